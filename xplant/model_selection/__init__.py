@@ -1,0 +1,1 @@
+"""xplant.model_selection."""

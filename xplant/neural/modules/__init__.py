@@ -1,0 +1,1 @@
+"""xplant.neural.modules."""
