@@ -1,0 +1,362 @@
+"""CodiEsp (CLEF eHealth 2020): Spanish clinical cases coded with CIE-10.
+
+Two sources give identical results:
+
+* the compact copy bundled with xplant (``data/codiesp.jsonl.gz``, built by
+  ``datasets/build_codiesp.py`` from the official distribution);
+* an official distribution folder (``data_home``) in the layout
+  ``{split}/{split}D.tsv``, ``{split}P.tsv``, ``{split}X.tsv``,
+  ``{split}/text_files/<id>.txt`` (Spanish) and ``text_files_en/<id>.txt``
+  (English machine translation, sentence-split).
+
+Both are first read into the same raw records (file contents unchanged); all
+normalisation happens afterwards, in one place.
+
+Data: Miranda-Escalada, Gonzalez-Agirre, Armengol-Estapé and Krallinger,
+"Overview of automatic clinical coding: annotations, guidelines, and
+solutions for non-English clinical cases at CodiEsp track of CLEF eHealth
+2020", CLEF 2020. Licence CC BY 4.0; see ``data/CODIESP_SOURCE.txt``.
+"""
+
+import functools
+import gzip
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ._base import check_split, make_bunch, normalise_code
+
+SPLITS = ("train", "dev", "test")
+BUNDLED_FILE = "codiesp.jsonl.gz"
+_TYPES = {"DIAGNOSTICO": "D", "PROCEDIMIENTO": "P"}
+
+
+def _read_tsv(path, n_fields):
+    """Rows of a CodiEsp TSV file, each a list of ``n_fields`` strings."""
+    rows = []
+    with open(path, encoding="utf-8", newline="") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) != n_fields:
+                raise ValueError(
+                    f"{path}, line {lineno}: expected {n_fields} tab-separated fields, "
+                    f"found {len(fields)}: {line!r}"
+                )
+            rows.append(fields)
+    return rows
+
+
+def read_official(data_home):
+    """Read an official CodiEsp distribution folder into raw records.
+
+    Parameters
+    ----------
+    data_home : str or Path
+        Folder holding ``train/``, ``dev/`` and ``test/`` in the official layout.
+
+    Returns
+    -------
+    list of dict
+        One record per document, splits in the order train, dev, test and
+        documents sorted by id: ``split``, ``id``, ``text_es`` and ``text_en``
+        (file contents, unchanged), ``D`` and ``P`` (codes as in the files)
+        and ``X`` (rows ``[type, code, evidence, positions]`` as in the file).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a split folder or file is missing.
+    ValueError
+        If an annotation names a document that has no text file.
+    """
+    root = Path(data_home)
+    out = []
+    for split in SPLITS:
+        folder = root / split
+        es_dir, en_dir = folder / "text_files", folder / "text_files_en"
+        for needed in (es_dir, en_dir, folder / f"{split}D.tsv"):
+            if not needed.exists():
+                raise FileNotFoundError(
+                    f"{needed} not found: data_home must be a CodiEsp distribution folder "
+                    "with train/, dev/ and test/ in the official layout"
+                )
+        ids = sorted(p.stem for p in es_dir.glob("*.txt"))
+        docs = {}
+        for doc_id in ids:
+            en_path = en_dir / f"{doc_id}.txt"
+            if not en_path.is_file():
+                raise FileNotFoundError(f"{en_path} not found (the English text of {doc_id})")
+            docs[doc_id] = {
+                "split": split,
+                "id": doc_id,
+                "text_es": (es_dir / f"{doc_id}.txt").read_text(encoding="utf-8"),
+                "text_en": en_path.read_text(encoding="utf-8"),
+                "D": [],
+                "P": [],
+                "X": [],
+            }
+        for kind in ("D", "P"):
+            path = folder / f"{split}{kind}.tsv"
+            for doc_id, code in _read_tsv(path, 2):
+                if doc_id not in docs:
+                    raise ValueError(f"{path}: document {doc_id!r} has no text file")
+                docs[doc_id][kind].append(code)
+        x_path = folder / f"{split}X.tsv"
+        if x_path.is_file():
+            for doc_id, *row in _read_tsv(x_path, 5):
+                if doc_id not in docs:
+                    raise ValueError(f"{x_path}: document {doc_id!r} has no text file")
+                docs[doc_id]["X"].append(row)
+        out.extend(docs[i] for i in ids)
+    return out
+
+
+def read_bundled():
+    """Read the compact copy of CodiEsp shipped inside the package.
+
+    Returns
+    -------
+    list of dict
+        The same raw records as :func:`read_official` on the distribution it
+        was built from.
+    """
+    ref = resources.files("xplant.datasets").joinpath("data", BUNDLED_FILE)
+    with ref.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+@functools.lru_cache(maxsize=4)
+def _records(data_home):
+    recs = read_bundled() if data_home is None else read_official(data_home)
+    return tuple(recs)
+
+
+def _get_records(data_home):
+    key = None if data_home is None else str(Path(data_home).resolve())
+    return _records(key)
+
+
+def _english(text):
+    """The sentence-split English translation joined with newlines.
+
+    The official ``text_files_en`` hold one sentence per line; lines are
+    joined with ``"\\n"`` after dropping blank lines and line-end spaces.
+    """
+    return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
+
+
+def _label_space(records, codes):
+    """Sorted union of the normalised codes of all splits, and their kinds."""
+    kinds = {}
+    for kind in codes:
+        for rec in records:
+            for code in rec[kind]:
+                c = normalise_code(code)
+                other = kinds.setdefault(c, kind)
+                if other != kind:
+                    raise ValueError(
+                        f"code {c!r} occurs both as a diagnosis (D) and as a procedure (P); "
+                        "with codes='DP' the two code systems must stay distinguishable"
+                    )
+    names = np.array(sorted(kinds), dtype=str)
+    return names, np.array([kinds[n] for n in names], dtype=str)
+
+
+def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False):
+    """Load CodiEsp, the Spanish clinical coding corpus (CLEF eHealth 2020).
+
+    1,000 clinical case reports: official splits train 500, dev 250, test
+    250; 2,557 distinct diagnosis codes (ICD-10-CM, "CodiEsp-D") and 870
+    procedure codes (ICD-10-PCS, "CodiEsp-P") across all splits.
+
+    Parameters
+    ----------
+    split : {"train", "dev", "test"}, default="train"
+    codes : {"D", "P", "DP"}, default="D"
+        Diagnoses, procedures, or both.
+    language : {"en", "es"}, default="en"
+        ``"es"``: the original Spanish text, unchanged (the CodiEsp-X
+        evidence offsets refer to it). ``"en"``: the official machine
+        translation, which is sentence-split; its lines are joined with a
+        newline.
+    data_home : str or Path, optional
+        An official distribution folder (``{split}/{split}D.tsv``,
+        ``{split}P.tsv``, ``{split}X.tsv``, ``text_files/``,
+        ``text_files_en/``). By default the compact copy bundled with the
+        package is read; both give identical results.
+    return_X_y : bool, default=False
+        Return ``(texts, Y)`` only.
+
+    Returns
+    -------
+    Bunch
+        texts : list of str, length n_docs
+        Y : csr_matrix of shape (n_docs, n_labels), int64 {0, 1}
+        label_names : ndarray of str of shape (n_labels,)
+            Upper-case codes as written by CodiEsp (``"N44.8"``,
+            ``"BW03ZZZ"``). The label space is the union over all three
+            official splits, sorted, so every split has the same columns.
+        label_types : ndarray of str of shape (n_labels,)
+            ``"D"`` (ICD-10-CM) or ``"P"`` (ICD-10-PCS) for each label.
+        ids : ndarray of str, the clinical case ids
+        label_frequency : ndarray of int64 of shape (n_labels,)
+            Positives per label in this split.
+        record : dict
+            Source, split, label policy and counts.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``split``, ``codes`` or ``language``, or if with
+        ``codes="DP"`` one code string occurs both as D and as P.
+
+    Notes
+    -----
+    Codes are strings normalised to upper case and never parsed as numbers.
+    With ``codes="DP"`` the two systems stay distinguishable by their form:
+    ICD-10-CM codes carry a dot after the third character whenever they are
+    longer than three characters, ICD-10-PCS codes never contain a dot. The
+    loader checks that no string occurs in both systems and returns each
+    label's system in ``label_types``. Documents without any code of the
+    chosen kind (65 training documents have no P code) stay rows.
+
+    Examples
+    --------
+    >>> from xplant.datasets import load_codiesp
+    >>> data = load_codiesp("dev")
+    >>> len(data.texts), data.Y.shape
+    (250, (250, 2557))
+    """
+    check_split(split, SPLITS)
+    if codes not in ("D", "P", "DP"):
+        raise ValueError(f"codes={codes!r} is not valid; choose 'D', 'P' or 'DP'")
+    if language not in ("en", "es"):
+        raise ValueError(f"language={language!r} is not valid; choose 'en' or 'es'")
+    records = _get_records(data_home)
+    label_names, label_types = _label_space(records, codes)
+    docs = [r for r in records if r["split"] == split]
+    texts = [r["text_en"] if language == "en" else r["text_es"] for r in docs]
+    if language == "en":
+        texts = [_english(t) for t in texts]
+    label_lists = [[normalise_code(c) for kind in codes for c in r[kind]] for r in docs]
+    source = "bundled copy (xplant/datasets/data/codiesp.jsonl.gz)" if data_home is None else "official distribution folder"
+    record = {
+        "dataset": "codiesp",
+        "source": source,
+        "split": split,
+        "codes": codes,
+        "language": language,
+        "label_policy": "union of the codes of all official splits (train, dev, test), sorted",
+        "steps": [
+            "codes stripped and upper-cased, never parsed as numbers",
+            "repeated (document, code) pairs counted once",
+            "English text: sentence lines joined with a newline"
+            if language == "en"
+            else "Spanish text unchanged (CodiEsp-X offsets refer to it)",
+        ],
+        "licence": "CC BY 4.0 (Miranda-Escalada et al., CodiEsp, CLEF eHealth 2020)",
+    }
+    bunch = make_bunch(
+        texts,
+        label_lists,
+        [r["id"] for r in docs],
+        label_names,
+        record,
+        return_X_y=return_X_y,
+        label_types=label_types,
+    )
+    return bunch
+
+
+def parse_positions(positions):
+    """Parse a CodiEsp-X position field into (start, end) pairs.
+
+    Parameters
+    ----------
+    positions : str
+        ``"start end"``, or ``"start end;start end"`` for a discontinuous
+        evidence.
+
+    Returns
+    -------
+    list of tuple of int
+        Character offsets into the Spanish text, end exclusive.
+
+    Raises
+    ------
+    ValueError
+        If a part is not two integers with ``0 <= start <= end``.
+
+    Examples
+    --------
+    >>> parse_positions("2787 2801;2810 2823")
+    [(2787, 2801), (2810, 2823)]
+    """
+    spans = []
+    for part in positions.split(";"):
+        bits = part.split()
+        try:
+            start, end = (int(b) for b in bits)
+        except ValueError:
+            raise ValueError(f"bad CodiEsp-X position {positions!r}: expected 'start end[;start end]'") from None
+        if not 0 <= start <= end:
+            raise ValueError(f"bad CodiEsp-X position {positions!r}: need 0 <= start <= end")
+        spans.append((start, end))
+    return spans
+
+
+def load_codiesp_evidence(split="train", data_home=None):
+    """Load the CodiEsp-X gold evidence of one split.
+
+    Parameters
+    ----------
+    split : {"train", "dev", "test"}, default="train"
+    data_home : str or Path, optional
+        An official distribution folder; by default the bundled copy.
+
+    Returns
+    -------
+    list of dict
+        One dict per row of ``{split}X.tsv``, in file order per document
+        (documents sorted by id): ``id`` (article), ``type``
+        (``"DIAGNOSTICO"`` or ``"PROCEDIMIENTO"``), ``kind`` (``"D"`` or
+        ``"P"``), ``code`` (upper case), ``evidence`` (the reference text)
+        and ``spans`` (list of (start, end) character offsets into the
+        Spanish text of :func:`load_codiesp` with ``language="es"``).
+
+    Notes
+    -----
+    For almost all rows ``" ".join(text[s:e] for s, e in spans)`` equals the
+    evidence text; in the official data 8 of 18,435 rows differ by a final
+    punctuation mark or a space.
+
+    Examples
+    --------
+    >>> ev = load_codiesp_evidence("train")
+    >>> ev[0]["type"], ev[0]["code"], ev[0]["spans"]
+    ('PROCEDIMIENTO', 'BW03ZZZ', [(2163, 2171)])
+    """
+    check_split(split, SPLITS)
+    out = []
+    for rec in _get_records(data_home):
+        if rec["split"] != split:
+            continue
+        for type_, code, evidence, positions in rec["X"]:
+            if type_ not in _TYPES:
+                raise ValueError(f"unknown CodiEsp-X type {type_!r} for document {rec['id']}")
+            out.append(
+                {
+                    "id": rec["id"],
+                    "type": type_,
+                    "kind": _TYPES[type_],
+                    "code": normalise_code(code),
+                    "evidence": evidence,
+                    "spans": parse_positions(positions),
+                }
+            )
+    return out
