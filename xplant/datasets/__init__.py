@@ -8,5 +8,6 @@ str), ``Y`` (CSR, int64 {0, 1}), ``label_names``, ``ids``,
 """
 
 from ._codiesp import load_codiesp, load_codiesp_evidence
+from ._eurlex import load_eurlex57k
 
-__all__ = ["load_codiesp", "load_codiesp_evidence"]
+__all__ = ["load_codiesp", "load_codiesp_evidence", "load_eurlex57k"]

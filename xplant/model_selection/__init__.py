@@ -1,1 +1,29 @@
-"""xplant.model_selection."""
+"""Multi-label splitters and label-frequency groups.
+
+``IterativeStratifiedKFold`` and ``iterative_train_test_split`` keep every
+label's positives balanced across parts (Sechidis et al. 2011);
+``label_frequency_buckets``, ``few_shot_labels``, ``zero_shot_labels`` and
+``frequent_labels`` group labels by training frequency (Chalkidis et al.
+2019); ``nested_subsamples`` draws nested low-data training sets.
+"""
+
+from ._labels import (
+    few_shot_labels,
+    frequent_labels,
+    label_frequency,
+    label_frequency_buckets,
+    zero_shot_labels,
+)
+from ._split import IterativeStratifiedKFold, iterative_train_test_split
+from ._subsample import nested_subsamples
+
+__all__ = [
+    "IterativeStratifiedKFold",
+    "few_shot_labels",
+    "frequent_labels",
+    "iterative_train_test_split",
+    "label_frequency",
+    "label_frequency_buckets",
+    "nested_subsamples",
+    "zero_shot_labels",
+]
