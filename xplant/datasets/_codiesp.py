@@ -131,14 +131,30 @@ def read_bundled():
 
 
 @functools.lru_cache(maxsize=4)
-def _records(data_home):
+def _records(data_home, signature):
     recs = read_bundled() if data_home is None else read_official(data_home)
     return tuple(recs)
 
 
+def _signature(root):
+    """Sizes and modification times of the annotation files and text folders."""
+    sig = []
+    for split in SPLITS:
+        for name in (f"{split}D.tsv", f"{split}P.tsv", f"{split}X.tsv", "text_files", "text_files_en"):
+            try:
+                st = (root / split / name).stat()
+                sig.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                sig.append(None)
+    return tuple(sig)
+
+
 def _get_records(data_home):
-    key = None if data_home is None else str(Path(data_home).resolve())
-    return _records(key)
+    """Raw records, cached per source; a changed folder is read again."""
+    if data_home is None:
+        return _records(None, None)
+    root = Path(data_home).resolve()
+    return _records(str(root), _signature(root))
 
 
 def _english(text):

@@ -71,7 +71,10 @@ def _label_space(root):
             continue
         per_split[split] = [_concepts(r, f"{split} {r.get('celex_id')}") for r in recs]
     if not per_split:
-        raise FileNotFoundError(f"no EURLEX57K split found in {root}")
+        raise FileNotFoundError(
+            f"no EURLEX57K split found in {root}: data_home must hold train.jsonl.gz, dev.jsonl.gz, "
+            "test.jsonl.gz (or .jsonl) or train/, dev/, test/ folders of per-document JSON files"
+        )
     names = np.array(sorted({c for lists in per_split.values() for cs in lists for c in cs}), dtype=str)
     index = {n: j for j, n in enumerate(names)}
     train_counts = np.zeros(len(names), dtype=np.int64)
