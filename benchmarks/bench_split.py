@@ -13,6 +13,7 @@ memory of the process.
 import argparse
 import resource
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,12 +42,9 @@ def main():
     Y = synthetic(args.n_docs, args.n_labels, args.labels_per_doc)
     X = np.zeros((Y.shape[0], 1))
     print(f"Y: {Y.shape[0]} docs x {Y.shape[1]} labels, {Y.nnz} positives")
+    warnings.simplefilter("ignore")  # rare-label warnings are expected here
     # warm-up compiles the numba kernels (cached on disk afterwards)
-    small = Y[:200]
-    list(IterativeStratifiedKFold(2, order=2).split(X[:200], small))
-    import warnings
-
-    warnings.simplefilter("ignore")
+    list(IterativeStratifiedKFold(2, order=2).split(X[:200], Y[:200]))
     for name, fn in [
         ("IterativeStratifiedKFold(5), order=1", lambda: list(IterativeStratifiedKFold(5).split(X, Y))),
         (

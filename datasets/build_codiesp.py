@@ -55,7 +55,7 @@ def check(source):
 
     from xplant.datasets import load_codiesp
 
-    _codiesp._records.cache_clear()
+    _codiesp._records.cache_clear()  # read both sources afresh
     for split in _codiesp.SPLITS:
         for codes in ("D", "P", "DP"):
             for language in ("en", "es"):

@@ -43,10 +43,21 @@ def _heap_pop(heap, size):
 
 @njit(cache=True)
 def _best_fold(desired_unit_row, desired_total, randomise, cand):
-    """Fold with the largest desire for the unit; ties: largest total; then random/lowest."""
+    """Fold with the largest desire for the unit; ties: largest total; then random/lowest.
+
+    Folds already at their size (desired total <= 0) are skipped while any
+    fold still wants documents, so that fold sizes stay on target.
+    """
     n_folds = desired_total.shape[0]
+    open_only = False
+    for k in range(n_folds):
+        if desired_total[k] > 0:
+            open_only = True
+            break
     n_cand = 0
     for k in range(n_folds):
+        if open_only and desired_total[k] <= 0:
+            continue
         if n_cand == 0:
             cand[0] = k
             n_cand = 1

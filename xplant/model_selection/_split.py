@@ -156,7 +156,10 @@ class IterativeStratifiedKFold(BaseCrossValidator):
     Runs in O(nnz log nnz + n_labels * n_splits) time in a numba kernel
     (a heap picks the label with the fewest remaining documents). Documents
     without labels are spread last over the folds that lack documents most.
-    Fold sizes are close to, not exactly, ``n_samples / n_splits``.
+    One deviation from Sechidis et al.: a fold that has reached its size
+    takes no more documents while another still has room, so that labels
+    with a single positive do not pile up in one fold; fold sizes then stay
+    within one document of ``n_samples / n_splits``.
 
     Examples
     --------
@@ -293,8 +296,8 @@ def iterative_train_test_split(
 
     Notes
     -----
-    The parts' sizes are close to, not exactly, the requested sizes: label
-    balance comes first (Sechidis et al. 2011).
+    The parts' sizes are within one document of the requested sizes; within
+    that, each label's positives are balanced (Sechidis et al. 2011).
 
     Examples
     --------
