@@ -258,7 +258,7 @@ def precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", emp
     0.5
     """
     Y, g = _hits(y_true, y_score, k, y_top_k, ties)
-    return _aggregate(g.sum(axis=1) / k, np.ones(Y.shape[0]), empty_rows, "P@k")
+    return _aggregate(g.sum(axis=1) / k, _n_true(Y), empty_rows, "P@k")
 
 
 def recall_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_rows="skip"):
