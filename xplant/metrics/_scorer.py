@@ -159,7 +159,8 @@ class XMTCScorer:
                 _auc_value, response_method=self.response_method, average=average, **kwargs
             )
         elif kind in ("pred", "tail"):
-            sk = make_scorer(fn, response_method="predict", **kwargs)
+            # 0/1 predictions need no response-method resolution
+            return float(fn(y_true, estimator.predict(X), **kwargs))
         else:
             sk = make_scorer(fn, response_method=self.response_method, **kwargs)
         return float(sk(estimator, X, y_true))
