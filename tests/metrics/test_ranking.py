@@ -328,3 +328,16 @@ def test_errors_are_clear():
         psp_at_k(y, s, k=1, inv_propensity=np.ones(2))
     with pytest.raises(ValueError, match="ties"):
         precision_at_k(y, s, ties="random")
+
+
+def test_inputs_are_not_modified():
+    rng = np.random.default_rng(0)
+    S = sp.csr_matrix(rng.random((5, 7)))
+    Y = sp.csr_matrix((rng.random((5, 7)) < 0.3).astype(np.int64))
+    before = [a.copy() for a in (S.data, S.indices, S.indptr, Y.data, Y.indices, Y.indptr)]
+    precision_at_k(Y, S, k=3, ties="average")
+    mean_average_precision(Y, S)
+    after = (S.data, S.indices, S.indptr, Y.data, Y.indices, Y.indptr)
+    for a, b in zip(before, after):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)

@@ -80,8 +80,11 @@ def check_scores(y_score, shape=None, name="y_score"):
         if not np.issubdtype(s.dtype, np.floating):
             s = s.astype(np.float64)
         data = s.data
-        s.indptr = s.indptr.astype(np.int64, copy=False)
-        s.indices = s.indices.astype(np.int64, copy=False)
+        if s.indptr.dtype != np.int64 or s.indices.dtype != np.int64:
+            # a new matrix object sharing the arrays: never mutate the caller's
+            s = sp.csr_matrix((s.data, s.indices, s.indptr), shape=s.shape, copy=False)
+            s.indptr = s.indptr.astype(np.int64)
+            s.indices = s.indices.astype(np.int64)
     else:
         s = np.asarray(y_score)
         if s.ndim != 2:
