@@ -37,25 +37,8 @@ def xmtc_report(
 
     This is the one place results tables take their numbers from. Every
     value is a python float in [0, 1] (not percent), computed with each
-    metric's default convention (see the individual functions).
-
-    Keys
-    ----
-    Ranking (from ``y_score`` or ``y_top_k``), for each k in ``ks``:
-    ``"P@k"``, ``"nDCG@k"`` (k > 1); for k = max(ks): ``"R@k"``, ``"RP@k"``;
-    ``"MAP"`` (full ranking with ``y_score``, truncated at the given columns
-    with ``y_top_k``).
-
-    With ``label_frequency`` and ``n_train_documents``: ``"PSP@k"`` for each
-    k (normalised, inverse propensities with ``A``, ``B``).
-
-    With ``y_pred`` (the chosen decision rule's 0/1 output): ``"micro_F1"``,
-    ``"micro_P"``, ``"micro_R"``, ``"macro_F1"`` (mean per-label F1 over
-    labels present in ``y_true``), ``"macro_F1_harmonic"`` (same labels),
-    ``"mean_labels_per_doc"`` (of ``y_pred``, not in [0, 1]); and with
-    ``label_frequency`` the bucket macro-F1s ``"F1_zero"`` (0 training
-    positives), ``"F1_few"`` (1-50) and ``"F1_frequent"`` (>50), each over
-    the bucket's labels present in ``y_true`` (NaN when there are none).
+    metric's default convention (see the individual functions); the keys are
+    listed under Notes.
 
     Parameters
     ----------
@@ -75,6 +58,24 @@ def xmtc_report(
     Returns
     -------
     report : dict of str to float
+
+    Notes
+    -----
+    Ranking keys (from ``y_score`` or ``y_top_k``), for each k in ``ks``:
+    ``"P@k"``, ``"nDCG@k"`` (k > 1); for k = max(ks): ``"R@k"``, ``"RP@k"``;
+    ``"MAP"`` (full ranking with ``y_score``, truncated at the given columns
+    with ``y_top_k``).
+
+    With ``label_frequency`` and ``n_train_documents``: ``"PSP@k"`` for each
+    k (normalised, inverse propensities with ``A``, ``B``).
+
+    With ``y_pred`` (the chosen decision rule's 0/1 output): ``"micro_F1"``,
+    ``"micro_P"``, ``"micro_R"``, ``"macro_F1"`` (mean per-label F1 over
+    labels present in ``y_true``), ``"macro_F1_harmonic"`` (same labels),
+    ``"mean_labels_per_doc"`` (of ``y_pred``, not in [0, 1]); and with
+    ``label_frequency`` the bucket macro-F1s ``"F1_zero"`` (0 training
+    positives), ``"F1_few"`` (1-50) and ``"F1_frequent"`` (>50), each over
+    the bucket's labels present in ``y_true`` (NaN when there are none).
 
     Examples
     --------
