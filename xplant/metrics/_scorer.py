@@ -1,0 +1,284 @@
+"""Scorers: every metric usable in ``cross_val_score`` and ``GridSearchCV``.
+
+A scorer is a callable ``scorer(estimator, X, y) -> float``. It picks the
+cheapest route to the numbers it needs:
+
+1. ranking metrics use ``predict_top_k(X, k) -> (indices, scores)`` when the
+   estimator (or a Pipeline's final step) has it, so no dense (n, L) matrix;
+2. otherwise a scikit-learn :func:`~sklearn.metrics.make_scorer` scorer with
+   ``response_method=("decision_function", "predict_proba")`` (ranking, AUC)
+   or ``"predict"`` (F1) does the work, so any classifier works, including
+   :class:`~sklearn.multiclass.OneVsRestClassifier`.
+
+Propensity-scored and tail metrics read ``label_frequency_`` and
+``n_train_documents_`` from the (final step of the) fitted estimator, unless
+they are given as arguments.
+"""
+
+import re
+
+import numpy as np
+from sklearn.metrics import get_scorer as _sk_get_scorer
+from sklearn.metrics import make_scorer
+from sklearn.pipeline import Pipeline
+
+from ._classification import f1_score, precision_score, recall_score, roc_auc, tail_f1
+from ._propensity import inverse_propensity
+from ._ranking import (
+    mean_average_precision,
+    ndcg_at_k,
+    precision_at_k,
+    psndcg_at_k,
+    psp_at_k,
+    r_precision_at_k,
+    recall_at_k,
+    sort_top_k,
+)
+from ._validation import check_k
+
+__all__ = ["get_scorer", "get_scorer_names", "make_xmtc_scorer", "XMTCScorer"]
+
+_SCORES = ("decision_function", "predict_proba")
+
+# name -> (function, kind, fixed kwargs); kind: "rank", "ps", "map", "auc", "pred", "tail"
+_METRICS = {
+    "precision": (precision_at_k, "rank", {}),
+    "recall": (recall_at_k, "rank", {}),
+    "r_precision": (r_precision_at_k, "rank", {}),
+    "ndcg": (ndcg_at_k, "rank", {}),
+    "psp": (psp_at_k, "ps", {}),
+    "psndcg": (psndcg_at_k, "ps", {}),
+    "map": (mean_average_precision, "map", {}),
+    "micro_f1": (f1_score, "pred", {"average": "micro"}),
+    "macro_f1": (f1_score, "pred", {"average": "per_label"}),
+    "macro_f1_harmonic": (f1_score, "pred", {"average": "harmonic"}),
+    "micro_precision": (precision_score, "pred", {"average": "micro"}),
+    "micro_recall": (recall_score, "pred", {"average": "micro"}),
+    "tail_f1": (tail_f1, "tail", {}),
+    "macro_auc": (roc_auc, "auc", {"average": "macro"}),
+    "micro_auc": (roc_auc, "auc", {"average": "micro"}),
+}
+_ALIASES = {"mean_average_precision": "map"}
+_AT_K = re.compile(r"^(precision|recall|r_precision|ndcg|psp|psndcg)_at_(\d+)$")
+
+
+def _final_step(estimator):
+    while isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
+def _transform_to_final(estimator, X):
+    while isinstance(estimator, Pipeline):
+        for _, step in estimator.steps[:-1]:
+            if step is not None and step != "passthrough":
+                X = step.transform(X)
+        estimator = estimator.steps[-1][1]
+    return estimator, X
+
+
+def _auc_value(y_true, y_score, average):
+    return roc_auc(y_true, y_score, average=average).value
+
+
+def _fitted_frequency(estimator, kwargs, need_n):
+    final = _final_step(estimator)
+    freq = kwargs.pop("label_frequency", None)
+    n_docs = kwargs.pop("n_train_documents", None)
+    if freq is None:
+        freq = getattr(final, "label_frequency_", None)
+    if need_n and n_docs is None:
+        n_docs = getattr(final, "n_train_documents_", None)
+    if freq is None or (need_n and n_docs is None):
+        raise ValueError(
+            f"This scorer needs the training label frequencies: the estimator "
+            f"{type(final).__name__} has no fitted label_frequency_/n_train_documents_. "
+            "Pass label_frequency= and n_train_documents= (or inv_propensity=) to "
+            "make_xmtc_scorer."
+        )
+    return np.asarray(freq), n_docs
+
+
+class XMTCScorer:
+    """Scorer ``scorer(estimator, X, y) -> float`` for one xplant metric.
+
+    Build it with :func:`make_xmtc_scorer` or :func:`get_scorer`.
+
+    Parameters
+    ----------
+    metric : str
+        A base metric name from :func:`get_scorer_names` without ``_at_k``.
+    k : int or None
+        Cut-off for ranking metrics; for ``"map"``, ``None`` means the full
+        ranking and an int truncates at k.
+    response_method : str or tuple of str
+        Score method for the scikit-learn route.
+    use_top_k : bool
+        Use the estimator's ``predict_top_k`` when it has one.
+    kwargs : dict
+        Extra keyword arguments of the metric (e.g. ``empty_rows``, ``A``,
+        ``B``, ``label_frequency``, ``n_train_documents``, ``inv_propensity``).
+    """
+
+    def __init__(self, metric, k, response_method, use_top_k, kwargs):
+        self.metric = metric
+        self.k = k
+        self.response_method = response_method
+        self.use_top_k = use_top_k
+        self.kwargs = kwargs
+
+    def __repr__(self):
+        at = f"_at_{self.k}" if self.k is not None else ""
+        return f"XMTCScorer({self.metric}{at})"
+
+    def __call__(self, estimator, X, y_true, sample_weight=None):
+        if sample_weight is not None:
+            raise ValueError("xplant scorers do not support sample_weight.")
+        fn, kind, fixed = _METRICS[self.metric]
+        kwargs = {**fixed, **self.kwargs}
+        if kind == "ps" and "inv_propensity" not in kwargs:
+            A = kwargs.pop("A", 0.55)
+            B = kwargs.pop("B", 1.5)
+            freq, n_docs = _fitted_frequency(estimator, kwargs, need_n=True)
+            kwargs["inv_propensity"] = inverse_propensity(
+                label_frequency=freq, n_train_documents=int(n_docs), A=A, B=B
+            )
+        if kind == "tail" and "label_frequency" not in kwargs:
+            kwargs["label_frequency"], _ = _fitted_frequency(estimator, kwargs, need_n=False)
+        if kind in ("rank", "ps"):
+            kwargs["k"] = self.k
+        if kind in ("rank", "ps", "map") and self.use_top_k and (kind != "map" or self.k):
+            final, Xt = _transform_to_final(estimator, X)
+            if hasattr(final, "predict_top_k"):
+                idx, scores = final.predict_top_k(Xt, self.k)
+                top = sort_top_k(idx, scores)[0]
+                return float(fn(y_true, y_top_k=top, **kwargs))
+        if kind == "auc":
+            average = kwargs.pop("average")
+            sk = make_scorer(
+                _auc_value, response_method=self.response_method, average=average, **kwargs
+            )
+        elif kind in ("pred", "tail"):
+            # 0/1 predictions need no response-method resolution
+            return float(fn(y_true, estimator.predict(X), **kwargs))
+        else:
+            sk = make_scorer(fn, response_method=self.response_method, **kwargs)
+        return float(sk(estimator, X, y_true))
+
+
+def make_xmtc_scorer(metric, *, k=None, response_method=_SCORES, use_top_k=True, **kwargs):
+    """Make a scorer for cross-validation and grid search from an xplant metric.
+
+    Parameters
+    ----------
+    metric : str
+        One of ``"precision"``, ``"recall"``, ``"r_precision"``, ``"ndcg"``,
+        ``"psp"``, ``"psndcg"`` (ranking at ``k``), ``"map"``, ``"micro_f1"``,
+        ``"macro_f1"`` (per-label, present labels), ``"macro_f1_harmonic"``,
+        ``"micro_precision"``, ``"micro_recall"``, ``"tail_f1"``,
+        ``"macro_auc"``, ``"micro_auc"``; or a full name such as
+        ``"precision_at_5"``.
+    k : int, default=None
+        Cut-off of the ranking metrics (default 5). For ``"map"``, ``None``
+        ranks all labels through ``response_method``; an int truncates at k
+        and may use ``predict_top_k``.
+    response_method : str or tuple of str, default=("decision_function", "predict_proba")
+        How scores are obtained when ``predict_top_k`` is not used (passed to
+        :func:`sklearn.metrics.make_scorer`). F1 metrics always use ``predict``.
+    use_top_k : bool, default=True
+        Use the estimator's ``predict_top_k(X, k)`` when it (or a Pipeline's
+        final step) has one; it never builds a dense (n, L) matrix.
+    **kwargs
+        Passed to the metric (``empty_rows``, ``ties``, ``labels``,
+        ``zero_division``...). Propensity metrics also take ``A``, ``B``,
+        ``label_frequency``, ``n_train_documents`` or ``inv_propensity``;
+        without them the fitted ``label_frequency_`` and
+        ``n_train_documents_`` are read from the estimator.
+
+    Returns
+    -------
+    scorer : XMTCScorer
+        A callable ``scorer(estimator, X, y) -> float``; greater is better.
+
+    Raises
+    ------
+    ValueError
+        For an unknown metric or a bad ``k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.multiclass import OneVsRestClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> Y = np.array([[1, 0], [1, 0], [0, 1], [0, 1]])
+    >>> clf = OneVsRestClassifier(LogisticRegression()).fit(X, Y)
+    >>> make_xmtc_scorer("precision", k=1)(clf, X, Y)
+    1.0
+    """
+    match = _AT_K.match(metric) if isinstance(metric, str) else None
+    if match:
+        if k is not None and int(match.group(2)) != k:
+            raise ValueError(f"metric {metric!r} already fixes k; do not pass k={k}.")
+        metric, k = match.group(1), int(match.group(2))
+    metric = _ALIASES.get(metric, metric)
+    if metric not in _METRICS:
+        raise ValueError(
+            f"Unknown xplant metric {metric!r}; choose one of {sorted(_METRICS)} "
+            "(ranking ones as e.g. 'precision_at_5')."
+        )
+    kind = _METRICS[metric][1]
+    if kind in ("rank", "ps"):
+        k = check_k(5 if k is None else k)
+    elif k is not None:
+        if kind != "map":
+            raise ValueError(f"metric {metric!r} takes no k.")
+        k = check_k(k)
+    return XMTCScorer(metric, k, response_method, use_top_k, kwargs)
+
+
+def get_scorer_names():
+    """Names accepted by :func:`get_scorer` besides scikit-learn's own.
+
+    Ranking metrics take any cut-off (``precision_at_3``, ``ndcg_at_10``...);
+    the list shows them at 1, 3, 5 and 10.
+
+    Examples
+    --------
+    >>> "psp_at_5" in get_scorer_names()
+    True
+    """
+    names = []
+    for base, (_, kind, _) in _METRICS.items():
+        if kind in ("rank", "ps"):
+            names += [f"{base}_at_{k}" for k in (1, 3, 5, 10)]
+        else:
+            names.append(base)
+    return sorted(names)
+
+
+def get_scorer(name):
+    """Scorer by name: an xplant metric, else scikit-learn's :func:`~sklearn.metrics.get_scorer`.
+
+    Parameters
+    ----------
+    name : str or callable
+        E.g. ``"precision_at_5"``, ``"ndcg_at_3"``, ``"psp_at_5"``,
+        ``"map"``, ``"micro_f1"``, ``"macro_f1"``, ``"macro_auc"``; other
+        strings go to scikit-learn; a callable is returned unchanged.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y) -> float``.
+
+    Examples
+    --------
+    >>> get_scorer("ndcg_at_5")
+    XMTCScorer(ndcg_at_5)
+    """
+    if callable(name):
+        return name
+    if isinstance(name, str) and (_AT_K.match(name) or _ALIASES.get(name, name) in _METRICS):
+        return make_xmtc_scorer(name)
+    return _sk_get_scorer(name)
