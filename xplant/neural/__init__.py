@@ -1,1 +1,15 @@
-"""xplant.neural."""
+"""The PLANT neural estimators (needs the ``neural`` extra: torch, skorch).
+
+This subpackage imports torch; ``import xplant`` does not import it.
+"""
+
+try:
+    import torch  # noqa: F401
+    import skorch  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError("xplant.neural needs torch and skorch: pip install 'xplant[neural]'") from exc
+
+from ._classifier import PlantClassifier, default_phases
+from ._planter import AttentionPlanter, load_planting
+
+__all__ = ["AttentionPlanter", "PlantClassifier", "default_phases", "load_planting"]

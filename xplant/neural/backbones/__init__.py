@@ -1,1 +1,51 @@
-"""xplant.neural.backbones."""
+"""Backbones behind one small interface.
+
+A backbone is an ``nn.Module`` with ``forward(ids, mask) -> H`` of shape
+(b, n, hidden_size), a ``hidden_size`` attribute and ``parameter_groups()``
+naming its parameters for progressive unfreezing.
+
+Specs: ``"cnn"``, ``"bigru"`` (word level, from scratch, optional GloVe),
+``"hf"`` / ``"minilm"`` (the bundled MiniLM-L6), ``"hf:<folder>"`` (any
+local Hugging Face encoder), ``"llm:<folder>"`` (decoder LLMs with LoRA).
+"""
+
+from ._word import WordEncoder, glove_matrix
+from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path
+
+WORD_BACKBONES = ("cnn", "bigru")
+
+
+def backbone_kind(spec):
+    """'word', 'hf' or 'llm' for a backbone spec, or raise ValueError."""
+    if not isinstance(spec, str):
+        raise ValueError(f"backbone must be a string, got {type(spec).__name__}")
+    if spec in WORD_BACKBONES:
+        return "word"
+    if spec in ("hf", "minilm") or spec.startswith("hf:"):
+        return "hf"
+    if spec.startswith("llm:"):
+        return "llm"
+    raise ValueError(f"unknown backbone {spec!r}; allowed: 'cnn', 'bigru', 'hf' (bundled MiniLM), "
+                     "'hf:<local folder>', 'llm:<local folder>'")
+
+
+def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel_size=5,
+                   dropout=0.2, glove=False, max_window=None, lora=None):
+    """Instantiate the backbone named by ``spec`` for a fitted MIGRelevance."""
+    kind = backbone_kind(spec)
+    if kind == "word":
+        weights = None
+        if glove:
+            weights, _ = glove_matrix(relevance.vocabulary_, embedding_dim)
+        return WordEncoder(len(relevance.vocabulary_), relevance.pad_id_, spec, embedding_dim,
+                           hidden_dim, kernel_size, dropout, weights)
+    if kind == "hf":
+        tok = load_hf_tokenizer(spec)
+        return HFEncoder(resolve_hf_path(spec), tok.cls_token_id, tok.sep_token_id,
+                         tok.pad_token_id, max_window)
+    from ._llm import LLMEncoder
+    return LLMEncoder(spec.split(":", 1)[1], pad_id=relevance.pad_id_, **(lora or {}))
+
+
+__all__ = ["WordEncoder", "HFEncoder", "build_backbone", "backbone_kind", "glove_matrix",
+           "default_pretrained_path", "load_hf_tokenizer", "resolve_hf_path", "WORD_BACKBONES"]

@@ -1,0 +1,138 @@
+"""skorch callbacks of the PLANT estimators.
+
+Each is a small class with no-op hooks except its own (skorch's callback
+pattern): learning-rate warmup and cosine decay, progressive unfreezing,
+dev-set scoring, and a guard against non-finite losses.
+"""
+
+import math
+
+import numpy as np
+import torch
+from skorch.callbacks import Callback
+
+
+class WarmupCosine(Callback):
+    """Linear warmup over ``warmup`` of all steps, then cosine decay to 0.
+
+    The peak learning rate of each optimizer parameter group is the one it
+    had when training began (PLANT paper: peak 5e-4, 10% warmup).
+    """
+
+    def __init__(self, warmup=0.1):
+        self.warmup = warmup
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.base_ = [g["lr"] for g in net.optimizer_.param_groups]
+        n_batches = getattr(net, "n_batches_per_epoch_", 1)
+        self.total_ = max(1, n_batches * net.max_epochs)
+        self.step_ = 0
+
+    def factor(self, step):
+        w = int(self.warmup * self.total_)
+        if step < w:
+            return (step + 1) / w
+        progress = (step - w) / max(1, self.total_ - w)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs):
+        if not training:
+            return
+        f = self.factor(self.step_)
+        for g, base in zip(net.optimizer_.param_groups, self.base_):
+            g["lr"] = base * f
+        self.step_ += 1
+
+
+class ProgressiveUnfreezing(Callback):
+    """Apply (epoch, group, lr) phases at the start of each epoch.
+
+    ``phases`` is a list of ``(epoch, group, lr)``: from ``epoch`` (0-based)
+    on, parameter group ``group`` trains with learning rate ``lr``; a later
+    phase of the same group replaces it; ``lr=0`` freezes it again. Groups
+    with no phase yet are frozen (``requires_grad=False``). PLANT.md §3.
+    """
+
+    def __init__(self, phases):
+        self.phases = phases
+
+    def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        epoch = len(net.history) - 1
+        active = {}
+        for start, group, lr in sorted(self.phases, key=lambda p: p[0]):
+            if start <= epoch:
+                active[group] = lr
+        named = dict(net.module_.named_parameters())
+        for g in net.optimizer_.param_groups:
+            lr = active.get(g["name"], 0.0)
+            g["lr"] = lr
+            for n in g["param_names"]:
+                named[n].requires_grad_(lr > 0)
+        net.history.record("trainable_groups", sorted(k for k, v in active.items() if v > 0))
+
+
+class DevScoring(Callback):
+    """Score the dev set after each epoch with an xplant metric.
+
+    Records ``valid_<name>`` in the history, higher is better. ``name`` is
+    "map" or "<metric>_at_<k>" with metric in precision, ndcg, recall.
+    """
+
+    def __init__(self, name="precision_at_5"):
+        self.name = name
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if getattr(net, "dev_docs_", None) is None:
+            return
+        scores = net._scores(net.dev_docs_)
+        net.history.record("valid_" + self.name, score_by_name(self.name, net.dev_Y_, scores))
+
+
+def metric_by_name(name):
+    """The xplant ranking metric named like a scorer, as f(Y, scores) -> float.
+
+    Raises
+    ------
+    ValueError
+        For a name other than "map" or "<precision|ndcg|recall>_at_<k>".
+    """
+    from .. import metrics
+    if name == "map":
+        return lambda Y, s: float(metrics.mean_average_precision(Y, s))
+    base, _, k = name.rpartition("_at_")
+    funcs = {"precision": metrics.precision_at_k, "ndcg": metrics.ndcg_at_k,
+             "recall": metrics.recall_at_k}
+    if base not in funcs or not k.isdigit() or int(k) < 1:
+        raise ValueError(f"scoring={name!r} is not supported for early stopping; use 'map' or "
+                         "'precision_at_<k>', 'ndcg_at_<k>', 'recall_at_<k>'")
+    return lambda Y, s: float(funcs[base](Y, s, k=int(k)))
+
+
+def score_by_name(name, Y, scores):
+    """Compute the metric named ``name`` (see :func:`metric_by_name`)."""
+    return metric_by_name(name)(Y, scores)
+
+
+class FiniteLossGuard(Callback):
+    """Stop training with a clear error when a training loss is NaN or inf."""
+
+    def on_batch_end(self, net, batch=None, training=False, **kwargs):
+        loss = kwargs.get("loss")
+        if training and loss is not None and not torch.isfinite(loss).all():
+            epoch = len(net.history)
+            n_batch = len(net.history[-1]["batches"])
+            raise FloatingPointError(
+                f"non-finite training loss at epoch {epoch}, batch {n_batch}; lower the learning "
+                "rate or check the inputs. The last checkpoint (if any) is kept.")
+
+
+class AttentionNDCG(Callback):
+    """Stage 1: dev attention nDCG@k against the target relevance, per epoch."""
+
+    def __init__(self, k=15):
+        self.k = k
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if getattr(net, "dev_full_", None) is None:
+            return
+        net.history.record("valid_attention_ndcg", net._attention_ndcg(net.dev_full_))

@@ -1,0 +1,431 @@
+"""PlantClassifier: Stage 2 of PLANT, leveraging planted attention.
+
+Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
+2410.23066, §3.2; PLANT.md §3 of this project.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+from skorch import NeuralNet
+from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
+from torch.utils.data import DataLoader
+
+from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
+from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
+                      seed_everything, set_torch_threads, split_validation)
+from ._data import (LengthBucketSampler, Stage2Collate, TokenDataset, pad_batch, positives_list,
+                    truncate)
+from ._planter import AttentionPlanter, load_planting
+from .backbones import backbone_kind, build_backbone
+from .losses import PlantLoss
+from .modules import PlantNet
+
+
+def default_phases(backbone, lr):
+    """Progressive unfreezing phases (epoch, group, lr) per backbone kind.
+
+    Word backbones (trained from scratch on a CPU): the head trains alone for
+    2 epochs, then attention and encoder join at the same rate. Pretrained
+    encoders follow the paper's order with smaller rates for lower layers.
+    """
+    if backbone_kind(backbone) == "word":
+        return [(0, "head", lr), (2, "attention", lr), (2, "encoder", lr), (2, "embeddings", lr)]
+    return [(0, "head", lr), (2, "attention", lr / 10), (4, "encoder", lr / 50),
+            (6, "intermediate", lr / 100), (6, "embeddings", lr / 100)]
+
+
+class PlantClassifier(NeuralNet):
+    """PLANT: label-wise attention planted by learning to rank, then trained.
+
+    ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
+    or ``plant_from`` names a saved planting) and Stage 2: label-wise
+    attention A = softmax(S)(H W_v), feature boosting A' = B_a + A ⊙ B_m,
+    adaptive pooling, a shared head plus per-label bias, focal loss with
+    label smoothing over positives and hard negatives, and progressive
+    unfreezing (PLANT.md §3).
+
+    Parameters
+    ----------
+    backbone : str, default="cnn"
+        "cnn", "bigru", "hf" (the bundled MiniLM-L6), "hf:<folder>", "llm:<folder>".
+    plant : bool, default=True
+        False leaves the label queries at their random initialisation (the
+        LAAT-style baseline).
+    planter : AttentionPlanter or None
+        Stage 1 settings; cloned and fitted inside ``fit``. Its architecture
+        parameters are overridden by this classifier's.
+    plant_from : str or None
+        Folder of a saved planting to reuse instead of running Stage 1.
+    relevance : MIGRelevance or None
+        Fitted inside ``fit`` when X is raw text; default
+        ``MIGRelevance()`` with the backbone's tokenizer.
+    stage1_target : {"mig", "tf"} or None
+        Shorthand for ``planter__target`` (the paper's TF ablation).
+    stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"} or None
+        Shorthand for the planter's loss.
+    embedding_dim, hidden_dim, attention_dim, kernel_size : int
+    dropout : float
+    glove : bool
+        Initialise word embeddings from GloVe 6B 50d (needs embedding_dim=50).
+    max_length : int or None, default=4096
+        Tokens kept per document (the first ones); longer documents are
+        truncated by this documented rule. Pretrained encoders see them in
+        windows of their maximum length.
+    pool_size : int, default=128
+    head : {"shared", "labelwise"}
+    loss : {"focal", "bce"}
+    gamma : float, default=2.0
+    label_smoothing : float, default=0.1
+    smoothing_form : {"paper", "symmetric"}
+    hard_negatives : int or None, default=1000
+        m of the hard-negative mining; None uses all negatives.
+    phases : list of (int, str, float) or None
+        Progressive unfreezing (epoch, group, lr); groups are "head",
+        "attention", "encoder", "embeddings" (and "intermediate" for
+        pretrained encoders). None: :func:`default_phases`.
+    lr : float, default=1e-3
+    weight_decay : float, default=0.01
+    max_epochs : int, default=30
+    batch_size : int, default=16
+    validation_fraction : float or None, default=0.1
+    scoring : str, default="precision_at_5"
+        Dev metric for early stopping ("map", "precision_at_k", "ndcg_at_k").
+    patience : int, default=5
+    decision : {"top_k", "threshold"}
+        The rule ``predict`` applies; k and the threshold are chosen on dev.
+    max_k : int, default=10
+    random_state : int, default=0
+    n_jobs : int or None
+        torch threads.
+
+    Attributes
+    ----------
+    module_ : PlantNet
+    relevance_ : MIGRelevance
+    planter_ : AttentionPlanter or None
+    classes_ : ndarray of shape (n_labels,)
+    n_labels_, n_train_documents_ : int
+    label_frequency_ : ndarray of int64 of shape (n_labels,)
+    k_ : int
+    threshold_ : float
+    best_epoch_ : int
+
+    Examples
+    --------
+    >>> from xplant.neural import PlantClassifier          # doctest: +SKIP
+    >>> clf = PlantClassifier(max_epochs=5).fit(texts, Y)  # doctest: +SKIP
+    >>> idx, scores = clf.predict_top_k(new_texts, k=5)     # doctest: +SKIP
+    """
+
+    def __init__(self, backbone="cnn", *, plant=True, planter=None, plant_from=None,
+                 relevance=None, stage1_target=None, stage1_loss=None, embedding_dim=100,
+                 hidden_dim=128, attention_dim=128, kernel_size=5, dropout=0.2, glove=False,
+                 max_length=4096, pool_size=128, head="shared", loss="focal", gamma=2.0,
+                 label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
+                 lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
+                 validation_fraction=0.1, scoring="precision_at_5", patience=5,
+                 decision="top_k", max_k=10, random_state=0, n_jobs=None,
+                 module=PlantNet, criterion=PlantLoss, optimizer=torch.optim.AdamW,
+                 train_split=None, verbose=1, device="cpu", **kwargs):
+        super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
+                         max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
+                         verbose=verbose, device=device, **kwargs)
+        self.backbone = backbone
+        self.plant = plant
+        self.planter = planter
+        self.plant_from = plant_from
+        self.relevance = relevance
+        self.stage1_target = stage1_target
+        self.stage1_loss = stage1_loss
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.attention_dim = attention_dim
+        self.kernel_size = kernel_size
+        self.dropout = dropout
+        self.glove = glove
+        self.max_length = max_length
+        self.pool_size = pool_size
+        self.head = head
+        self.loss = loss
+        self.gamma = gamma
+        self.label_smoothing = label_smoothing
+        self.smoothing_form = smoothing_form
+        self.hard_negatives = hard_negatives
+        self.phases = phases
+        self.weight_decay = weight_decay
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.patience = patience
+        self.decision = decision
+        self.max_k = max_k
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # -- skorch ladder -----------------------------------------------------
+    @property
+    def _default_callbacks(self):
+        base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
+        cbs = base + [("guard", FiniteLossGuard()),
+                      ("unfreeze", ProgressiveUnfreezing(self.phases_)),
+                      ("dev_score", DevScoring(self.scoring)),
+                      ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
+                                                       lower_is_better=False,
+                                                       patience=self.patience,
+                                                       load_best=True, sink=lambda *a: None))]
+        if self.verbose:
+            cbs += [("progress", ProgressBar()), ("print_log", PrintLog())]
+        return cbs
+
+    def initialize_module(self):
+        encoder = build_backbone(self.backbone, relevance=self.relevance_,
+                                 embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
+                                 kernel_size=self.kernel_size, dropout=self.dropout,
+                                 glove=self.glove)
+        kwargs = self.get_params_for("module")
+        self.module_ = self.module(encoder, self.n_labels_, self.attention_dim,
+                                   pool_size=self.pool_size, head=self.head, **kwargs)
+        return self
+
+    def initialize_criterion(self):
+        kwargs = self.get_params_for("criterion")
+        self.criterion_ = self.criterion(loss=self.loss, gamma=self.gamma,
+                                         label_smoothing=self.label_smoothing,
+                                         smoothing_form=self.smoothing_form,
+                                         hard_negatives=self.hard_negatives, **kwargs)
+        return self
+
+    def initialize_optimizer(self, triggered_directly=None):
+        named = dict(self.module_.named_parameters())
+        groups = []
+        for gname, names in self.module_.parameter_groups().items():
+            if names:
+                groups.append({"params": [named[n] for n in names], "lr": 0.0,
+                               "name": gname, "param_names": names})
+        kwargs = self.get_params_for("optimizer")
+        kwargs.setdefault("weight_decay", self.weight_decay)
+        self.optimizer_ = self.optimizer(groups, lr=self.lr, **kwargs)
+        return self
+
+    def get_split_datasets(self, X, y=None, **fit_params):
+        return X, self.dev_dataset_
+
+    def get_iterator(self, dataset, training=False):
+        sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
+                                      generator=self.rng_)
+        return DataLoader(dataset, batch_sampler=sampler,
+                          collate_fn=Stage2Collate(self.relevance_.pad_id_))
+
+    # -- fit -------------------------------------------------------------------
+    def _check_params(self):
+        backbone_kind(self.backbone)
+        check_param("head", self.head, allowed=("shared", "labelwise"))
+        check_param("loss", self.loss, allowed=("focal", "bce"))
+        check_param("smoothing_form", self.smoothing_form, allowed=("paper", "symmetric"))
+        check_param("decision", self.decision, allowed=("top_k", "threshold"))
+        check_param("stage1_target", self.stage1_target, allowed=(None, "mig", "tf"))
+        check_param("stage1_loss", self.stage1_loss,
+                    allowed=(None, "lambda", "lambdarank", "ranknet", "mse"))
+        for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size", "pool_size",
+                     "max_epochs", "batch_size", "patience", "max_k"):
+            check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
+        check_param("hard_negatives", self.hard_negatives, kind=numbers.Integral, low=1,
+                    none_ok=True)
+        check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
+        check_param("lr", self.lr, low=0, low_open=True)
+        check_param("gamma", self.gamma, low=0)
+        check_param("label_smoothing", self.label_smoothing, low=0, high=0.5)
+        check_param("dropout", self.dropout, low=0, high=1)
+        check_param("weight_decay", self.weight_decay, low=0)
+        check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
+                    low_open=True, none_ok=True)
+        if self.phases is not None:
+            for ph in self.phases:
+                if len(ph) != 3 or ph[0] < 0 or ph[2] < 0:
+                    raise ValueError(f"each phase must be (epoch >= 0, group, lr >= 0), got {ph!r}")
+        metric_by_name(self.scoring)
+
+    def fit(self, X, Y, validation_data=None):
+        """Fit Stage 1 (unless disabled) and Stage 2.
+
+        Parameters
+        ----------
+        X : token corpus from MIGRelevance.transform, or list of str, length n
+        Y : {array-like, sparse matrix} of shape (n, n_labels), or list of label lists
+        validation_data : tuple (X_dev, Y_dev) or None
+            The official dev split (raw texts or a token corpus of the same
+            MIGRelevance); else a seeded ``validation_fraction`` split of X.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Invalid parameters, misaligned X/Y, non-binary Y, no positive
+            label at all, or a token corpus from another tokenizer.
+        """
+        self._check_params()
+        set_torch_threads(self.n_jobs)
+        self.rng_ = seed_everything(self.random_state)
+        n = len(X)
+        Y, names = check_targets(Y, n)
+        if Y.nnz == 0:
+            raise ValueError("Y has no positive label at all; at least one document needs a label")
+        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone)
+        docs = truncate(docs, self.max_length)
+        self.n_labels_ = Y.shape[1]
+        self.classes_ = names if names is not None else np.arange(self.n_labels_)
+        self.label_frequency_ = np.asarray(Y.sum(0)).ravel().astype(np.int64)
+        self.n_train_documents_ = n
+        pos = positives_list(Y)
+        if validation_data is not None:
+            Xd, Yd = validation_data
+            dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
+            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev")
+            if Yd.shape[1] != self.n_labels_:
+                raise ValueError(f"Y_dev has {Yd.shape[1]} labels but Y has {self.n_labels_}; "
+                                 "both must use the same label space (columns)")
+            tr = np.arange(n)
+        elif self.validation_fraction:
+            tr, dv = split_validation(n, self.validation_fraction, self.random_state)
+            dev_docs, Yd = [docs[i] for i in dv], Y[dv]
+        else:
+            tr, dev_docs, Yd = np.arange(n), None, None
+        train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
+        self.dev_docs_, self.dev_Y_ = dev_docs, Yd
+        self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
+        self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
+        self.initialize()
+        self.planter_ = None
+        if self.plant:
+            self._plant(train_docs, Y[tr], dev_docs, Yd)
+        self.partial_fit(TokenDataset(train_docs, train_pos), None)
+        self.best_epoch_ = self._best_epoch()
+        self._choose_decision(Y[tr])
+        return self
+
+    def _plant(self, train_docs, Y_train, dev_docs, Y_dev):
+        if self.plant_from is not None:
+            state, meta = load_planting(self.plant_from)
+            if meta["n_labels"] != self.n_labels_:
+                raise ValueError(f"the planting at {self.plant_from} has {meta['n_labels']} labels, "
+                                 f"the data {self.n_labels_}")
+            fp = getattr(self.relevance_, "tokenizer_fingerprint_", None)
+            if meta.get("tokenizer_fingerprint") != fp:
+                raise ValueError(f"the planting at {self.plant_from} was made with another tokenizer "
+                                 "or vocabulary; plant again on this data")
+        else:
+            from ..relevance import TokenCorpus
+            planter = clone(self.planter) if self.planter is not None else AttentionPlanter()
+            over = {p: getattr(self, p) for p in ARCH_PARAMS}
+            if self.stage1_target is not None:
+                over["target"] = self.stage1_target
+            if self.stage1_loss is not None:
+                over["stage1_loss"] = self.stage1_loss
+            over["random_state"] = self.random_state
+            planter.set_params(**over)
+            corpus = TokenCorpus(train_docs, self.relevance_)
+            val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
+            planter.fit(corpus, Y_train, validation_data=val)
+            if val is None:
+                pass
+            self.planter_ = planter
+            state = planter.module_.state_dict()
+        own = self.module_.state_dict()
+        shared = {k: v for k, v in state.items()
+                  if (k.startswith("encoder.") or k.startswith("attention.")) and k in own}
+        missing = [k for k in own if k.startswith("attention.") and k not in shared]
+        if missing:
+            raise ValueError(f"the planting lacks {missing}; its architecture differs from this classifier")
+        self.module_.load_state_dict(shared, strict=False)
+
+    def _best_epoch(self):
+        key = "valid_" + self.scoring
+        vals = [h.get(key) for h in self.history]
+        if not vals or vals[0] is None:
+            return len(self.history)
+        return int(np.nanargmax(np.asarray(vals, dtype=float))) + 1
+
+    def _choose_decision(self, Y_train):
+        from .. import metrics
+        if self.dev_docs_ is not None and self.dev_Y_.nnz:
+            scores = self._scores(self.dev_docs_)
+            self.k_ = int(metrics.select_k(self.dev_Y_, scores, ks=range(1, self.max_k + 1)))
+            self.threshold_ = float(metrics.select_threshold(self.dev_Y_, scores))
+        else:
+            self.k_ = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
+            self.threshold_ = 0.5
+
+    # -- inference ---------------------------------------------------------------
+    @torch.no_grad()
+    def _logits_batches(self, docs, batch_size=None):
+        """Yield (row indices, logits tensor) over length-sorted batches."""
+        self.module_.eval()
+        bs = batch_size or self.batch_size
+        lengths = np.array([len(d) for d in docs])
+        order = np.argsort(lengths, kind="stable")
+        for lo in range(0, len(docs), bs):
+            idx = order[lo:lo + bs]
+            ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
+            yield idx, self.module_(ids.to(self.device), mask.to(self.device)).float().cpu()
+
+    def _logits(self, docs):
+        out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)
+        for idx, z in self._logits_batches(docs):
+            out[idx] = z.numpy()
+        return out
+
+    def _scores(self, docs):
+        return 1.0 / (1.0 + np.exp(-self._logits(docs)))
+
+    def _docs(self, X):
+        check_is_fitted(self, "module_")
+        return truncate(encode(X, self.relevance_), self.max_length)
+
+    def decision_function(self, X):
+        """Logits, shape (n_samples, n_labels), float32."""
+        return self._logits(self._docs(X))
+
+    def predict_proba(self, X):
+        """Label probabilities σ(logit), shape (n_samples, n_labels), float32.
+
+        One sigmoid, no (n, 2, L) stacking. Raises NotFittedError before fit.
+        """
+        return self._scores(self._docs(X))
+
+    def predict_top_k(self, X, k=5):
+        """Top-k labels and probabilities without a dense (n, L) matrix.
+
+        Returns
+        -------
+        indices : ndarray of int64 of shape (n_samples, k)
+            Ties go to the lower label index.
+        scores : ndarray of float32 of shape (n_samples, k)
+        """
+        from ..metrics import top_k_indices
+        if not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        docs = self._docs(X)
+        k = int(min(k, self.n_labels_))
+        ind = np.zeros((len(docs), k), dtype=np.int64)
+        sc = np.zeros((len(docs), k), dtype=np.float32)
+        for idx, z in self._logits_batches(docs):
+            p = torch.sigmoid(z).numpy()
+            top = top_k_indices(p, k)
+            ind[idx] = top
+            sc[idx] = np.take_along_axis(p, top, 1)
+        return ind, sc
+
+    def predict(self, X):
+        """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_)."""
+        from .. import metrics
+        scores = self.predict_proba(X)
+        if self.decision == "top_k":
+            return metrics.top_k_decision(scores, self.k_)
+        return metrics.threshold_decision(scores, self.threshold_)

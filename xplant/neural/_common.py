@@ -1,0 +1,185 @@
+"""Input handling shared by AttentionPlanter and PlantClassifier."""
+
+import numbers
+import os
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.base import clone
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from .backbones import backbone_kind, resolve_hf_path
+
+ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
+               "dropout", "glove", "max_length")
+
+
+def check_targets(Y, n_samples, *, what="Y"):
+    """Validate a multi-label target and return it as CSR float32 {0, 1}.
+
+    Accepts a dense or sparse 0/1 matrix of shape (n_samples, n_labels), or a
+    list of label lists (binarised with scikit-learn's MultiLabelBinarizer,
+    whose sorted classes become ``classes``).
+
+    Returns
+    -------
+    Y : scipy.sparse.csr_matrix of float32, shape (n_samples, n_labels)
+    classes : ndarray or None
+        Label names when Y was given as label lists.
+
+    Raises
+    ------
+    ValueError
+        Row count mismatch, values other than 0/1 (NaN included), a bare
+        string per row, or no positive label at all.
+    """
+    classes = None
+    if isinstance(Y, (list, tuple)) and len(Y) and not sp.issparse(Y) and \
+            all(isinstance(r, (list, tuple, set, frozenset)) for r in Y):
+        mlb = MultiLabelBinarizer(sparse_output=True)
+        Y = mlb.fit_transform(Y)
+        classes = mlb.classes_
+    elif isinstance(Y, (list, tuple)) and len(Y) and isinstance(Y[0], str):
+        raise ValueError(f"{what} is a list of strings; give one list of labels per document "
+                         "(split joined label strings by their separator first, e.g. "
+                         "[s.split('|') for s in labels]).")
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y)
+        data = Y.data
+    else:
+        Y = np.asarray(Y)
+        if Y.ndim != 2:
+            raise ValueError(f"{what} must be 2-d (n_samples, n_labels), got shape {Y.shape}")
+        data = Y
+    if data.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must be numeric 0/1, got dtype {data.dtype}")
+    if data.dtype.kind == "f" and not np.all(np.isfinite(data)):
+        raise ValueError(f"{what} contains NaN or inf; labels must be 0 or 1")
+    if not np.all((data == 0) | (data == 1)):
+        raise ValueError(f"{what} must contain only 0 and 1 (a multi-label indicator matrix); "
+                         f"found values {np.unique(data[(data != 0) & (data != 1)])[:5]}")
+    Y = sp.csr_matrix(Y, dtype=np.float32)
+    Y.eliminate_zeros()
+    if Y.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} documents but {what} has {Y.shape[0]} rows; "
+                         "they must be aligned row by row")
+    return Y, classes
+
+
+def default_relevance(backbone):
+    """The MIGRelevance a classifier fits when given raw texts."""
+    from ..relevance import MIGRelevance
+    if backbone_kind(backbone) == "word":
+        return MIGRelevance(tokenizer="word")
+    return MIGRelevance(tokenizer="hf:" + resolve_hf_path(backbone))
+
+
+def is_token_corpus(X):
+    return hasattr(X, "relevance") and hasattr(X, "docs")
+
+
+def check_texts(X):
+    """Raw texts as a list of str, with a clear error for anything else."""
+    if isinstance(X, str):
+        raise ValueError("X must be a sequence of documents, not one string; wrap it in a list")
+    try:
+        texts = list(X)
+    except TypeError as exc:
+        raise ValueError(f"X must be a sequence of texts or a token corpus, got {type(X).__name__}") from exc
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise ValueError(f"document {i} is a {type(t).__name__}, not a str; X must be raw texts "
+                             "or the token corpus returned by MIGRelevance.transform")
+    return texts
+
+
+def check_fingerprint(relevance, backbone):
+    """An hf/llm backbone must see exactly the tokens MIG was computed on.
+
+    Raises
+    ------
+    ValueError
+        When the token corpus's vocabulary differs from the backbone's
+        tokenizer vocabulary.
+    """
+    if backbone_kind(backbone) != "hf":
+        return
+    from .backbones import load_hf_tokenizer
+    vocab = load_hf_tokenizer(backbone).get_vocab()
+    if getattr(relevance, "vocabulary_", None) != vocab:
+        fp = getattr(relevance, "tokenizer_fingerprint_", "unknown")
+        raise ValueError(f"the token corpus was made by a tokenizer ({fp}) whose vocabulary differs "
+                         f"from backbone {backbone!r}; put MIGRelevance(tokenizer='hf:<same folder>') "
+                         "before this classifier so the attention sees the tokens MIG was computed on")
+
+
+def fit_or_take_corpus(X, Y, relevance_param, backbone):
+    """(docs, fitted MIGRelevance) from a token corpus or raw texts."""
+    if is_token_corpus(X):
+        check_fingerprint(X.relevance, backbone)
+        return list(X.docs), X.relevance
+    texts = check_texts(X)
+    rel = clone(relevance_param) if relevance_param is not None else default_relevance(backbone)
+    rel.fit(texts, Y)
+    return list(rel.tokenize(texts)), rel
+
+
+def encode(X, relevance):
+    """Token ids for new data: a token corpus of the same MIGRelevance, or texts."""
+    if is_token_corpus(X):
+        fp_new = getattr(X.relevance, "tokenizer_fingerprint_", None)
+        fp_old = getattr(relevance, "tokenizer_fingerprint_", None)
+        if X.relevance is not relevance and fp_new != fp_old:
+            raise ValueError("this token corpus was made by a different MIGRelevance (tokenizer "
+                             f"fingerprint {fp_new} != {fp_old}); pass raw texts instead")
+        return list(X.docs)
+    return list(relevance.tokenize(check_texts(X)))
+
+
+def split_validation(n, fraction, random_state):
+    """Seeded (train, dev) row indices, as scikit-learn's MLP early stopping."""
+    rng = np.random.default_rng(random_state)
+    perm = rng.permutation(n)
+    n_dev = max(1, int(round(fraction * n)))
+    if n - n_dev < 1:
+        raise ValueError(f"validation_fraction={fraction} leaves no training documents out of {n}")
+    return np.sort(perm[n_dev:]), np.sort(perm[:n_dev])
+
+
+def check_param(name, value, *, kind=numbers.Real, low=None, high=None, allowed=None,
+                low_open=False, none_ok=False):
+    """Raise a ValueError naming the parameter and its allowed values."""
+    if value is None and none_ok:
+        return
+    if allowed is not None:
+        if value not in allowed:
+            raise ValueError(f"{name}={value!r} is not allowed; use one of {list(allowed)}")
+        return
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ValueError(f"{name} must be a {'integer' if kind is numbers.Integral else 'number'}, "
+                         f"got {value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(f"{name}={value!r} is out of range; it must be "
+                         f"{'>' if low_open else '>='} {low}")
+    if high is not None and value > high:
+        raise ValueError(f"{name}={value!r} is out of range; it must be <= {high}")
+
+
+def set_torch_threads(n_jobs):
+    """Map n_jobs to torch's intra-op threads (None keeps torch's default)."""
+    if n_jobs is None:
+        return
+    n = os.cpu_count() if n_jobs == -1 else int(n_jobs)
+    torch.set_num_threads(max(1, n))
+
+
+def seed_everything(random_state):
+    seed = 0 if random_state is None else int(random_state)
+    torch.manual_seed(seed)
+    return np.random.default_rng(seed)
+
+
+def label_stats(Y):
+    freq = np.asarray(Y.sum(axis=0)).ravel().astype(np.int64)
+    return freq

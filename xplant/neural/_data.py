@@ -1,0 +1,300 @@
+"""Datasets, batching and Stage 1 sampling for the neural estimators.
+
+Everything here works on the *token corpus* hand-off of API.md: a list of
+int64 arrays of token ids (one per document) plus, for training, a CSR label
+matrix. Batches are padded to the longest document of the batch only, and
+training batches group documents of similar length (bucketing), so no batch
+is padded to the global maximum.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch.utils.data import Dataset, Sampler
+
+
+def truncate(docs, max_length, pad_id=0):
+    """Cut each document to at most ``max_length`` tokens, keep empty rows.
+
+    Parameters
+    ----------
+    docs : sequence of ndarray of int64
+        Token ids per document.
+    max_length : int or None
+        Tokens kept per document: the first ``max_length`` (the documented
+        truncation rule of the word backbones). None keeps everything.
+    pad_id : int
+        Unused here; kept so callers can pass their padding id uniformly.
+
+    Returns
+    -------
+    list of ndarray of int64
+    """
+    out = []
+    for d in docs:
+        d = np.asarray(d, dtype=np.int64)
+        if max_length is not None and d.shape[0] > max_length:
+            d = d[:max_length]
+        out.append(d)
+    return out
+
+
+def positives_list(Y):
+    """Positive label indices per row of a CSR matrix, as int64 arrays."""
+    Y = sp.csr_matrix(Y)
+    return [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64)
+            for i in range(Y.shape[0])]
+
+
+def pad_batch(seqs, pad_value=0, min_len=1, dtype=torch.long):
+    """Stack variable-length 1-d arrays into a (b, max_len) tensor plus mask."""
+    n = max(min_len, max((len(s) for s in seqs), default=0))
+    out = torch.full((len(seqs), n), pad_value, dtype=dtype)
+    mask = torch.zeros((len(seqs), n), dtype=torch.bool)
+    for i, s in enumerate(seqs):
+        if len(s):
+            out[i, :len(s)] = torch.as_tensor(s, dtype=dtype)
+            mask[i, :len(s)] = True
+    return out, mask
+
+
+class TokenDataset(Dataset):
+    """Documents (token ids) and, optionally, their positive labels.
+
+    Parameters
+    ----------
+    docs : list of ndarray of int64
+    positives : list of ndarray of int64 or None
+        Positive label ids per document (Stage 2 targets), never a dense
+        (n, L) matrix.
+    """
+
+    def __init__(self, docs, positives=None):
+        self.docs = docs
+        self.positives = positives
+
+    def __len__(self):
+        return len(self.docs)
+
+    def __getitem__(self, i):
+        if self.positives is None:
+            return self.docs[i], None
+        return self.docs[i], self.positives[i]
+
+    def lengths(self):
+        return np.array([len(d) for d in self.docs], dtype=np.int64)
+
+
+class Stage2Collate:
+    """Collate ``(ids, positives)`` items into model inputs and targets.
+
+    Returns ``({"ids": (b, n) long, "mask": (b, n) bool}, pos)`` where
+    ``pos`` is a (b, max_pos) long tensor of positive label ids padded with
+    -1 (or None when unlabelled).
+    """
+
+    def __init__(self, pad_id):
+        self.pad_id = pad_id
+
+    def __call__(self, items):
+        ids, mask = pad_batch([it[0] for it in items], pad_value=self.pad_id)
+        if items[0][1] is None:
+            return {"ids": ids, "mask": mask}, None
+        pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
+        return {"ids": ids, "mask": mask}, pos
+
+
+class LengthBucketSampler(Sampler):
+    """Batches of documents of similar length, in a seeded random order.
+
+    The documents are shuffled, cut into chunks of ``bucket_factor *
+    batch_size``, each chunk sorted by length and cut into batches; the
+    batches are then shuffled. Padding stays near the batch's own length.
+
+    Parameters
+    ----------
+    lengths : ndarray of int64 of shape (n_docs,)
+    batch_size : int
+    shuffle : bool
+    generator : numpy.random.Generator or None
+        Source of randomness; the caller owns its state, so runs are
+        reproducible and resumable.
+    bucket_factor : int, default=20
+    """
+
+    def __init__(self, lengths, batch_size, shuffle=True, generator=None, bucket_factor=20):
+        self.lengths = np.asarray(lengths)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.generator = generator if generator is not None else np.random.default_rng(0)
+        self.bucket_factor = bucket_factor
+
+    def _batches(self):
+        n = len(self.lengths)
+        if not self.shuffle:
+            order = np.argsort(self.lengths, kind="stable")
+            return [order[i:i + self.batch_size] for i in range(0, n, self.batch_size)]
+        order = self.generator.permutation(n)
+        chunk = self.batch_size * self.bucket_factor
+        batches = []
+        for c in range(0, n, chunk):
+            idx = order[c:c + chunk]
+            idx = idx[np.argsort(self.lengths[idx], kind="stable")]
+            batches += [idx[i:i + self.batch_size] for i in range(0, len(idx), self.batch_size)]
+        perm = self.generator.permutation(len(batches))
+        return [batches[i] for i in perm]
+
+    def __iter__(self):
+        for b in self._batches():
+            yield b.tolist()
+
+    def __len__(self):
+        return (len(self.lengths) + self.batch_size - 1) // self.batch_size
+
+
+# ---------------------------------------------------------------------------
+# Stage 1: per-document label sampling and ranking candidates
+# ---------------------------------------------------------------------------
+
+class Stage1Dataset(Dataset):
+    """Ranking items for Stage 1 (planting), sampled per document.
+
+    For document *i* the labels whose relevant-token set T_l meets the
+    document are candidates. The document's own labels come first (in a
+    random order), then other candidate labels in a random order, up to
+    ``labels_per_doc``. For each sampled label the ranking candidates are
+    the **first occurrence** of every distinct token of T_l in the document
+    (up to ``max_relevant``, highest relevance first), plus up to
+    ``n_negatives`` first occurrences of distinct document tokens outside
+    T_l, drawn at random, with relevance 0.
+
+    Parameters
+    ----------
+    docs : list of ndarray of int64
+    positives : list of ndarray of int64
+        Each document's own labels.
+    relevance : scipy.sparse.csr_matrix of shape (n_labels, n_tokens)
+        Graded relevance r[l, t] > 0 for t in T_l.
+    labels_per_doc, max_relevant, n_negatives : int
+    generator : numpy.random.Generator
+    deterministic : bool
+        For dev evaluation: own labels in index order, then other
+        candidates in index order; negatives are all remaining positions up
+        to ``n_negatives`` in document order.
+    """
+
+    def __init__(self, docs, positives, relevance, *, labels_per_doc=16,
+                 max_relevant=32, n_negatives=32, generator=None,
+                 deterministic=False, ignore_ids=()):
+        self.docs = docs
+        self.positives = positives
+        self.R = sp.csr_matrix(relevance, copy=True)
+        self.R.sort_indices()
+        self.Rc = self.R.tocsc()
+        self.labels_per_doc = labels_per_doc
+        self.max_relevant = max_relevant
+        self.n_negatives = n_negatives
+        self.generator = generator if generator is not None else np.random.default_rng(0)
+        self.deterministic = deterministic
+        self.ignore_ids = np.asarray(sorted(ignore_ids), dtype=np.int64)
+
+    def __len__(self):
+        return len(self.docs)
+
+    def lengths(self):
+        return np.array([len(d) for d in self.docs], dtype=np.int64)
+
+    def first_occurrences(self, ids):
+        uniq, first = np.unique(ids, return_index=True)
+        keep = ~np.isin(uniq, self.ignore_ids)
+        return uniq[keep], first[keep]
+
+    def candidate_labels(self, uniq):
+        if uniq.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        sub = self.Rc[:, uniq]
+        return np.unique(sub.indices).astype(np.int64)
+
+    def sample(self, i):
+        ids = np.asarray(self.docs[i])
+        uniq, first = self.first_occurrences(ids)
+        cand = self.candidate_labels(uniq)
+        own = np.intersect1d(self.positives[i], cand) if self.positives is not None else cand[:0]
+        other = np.setdiff1d(cand, own)
+        rng = self.generator
+        if not self.deterministic:
+            own = rng.permutation(own)
+            other = rng.permutation(other)
+        labels = np.concatenate([own, other])[: self.labels_per_doc]
+        items = []
+        for l in labels:
+            lo, hi = self.R.indptr[l], self.R.indptr[l + 1]
+            t_l, r_l = self.R.indices[lo:hi], self.R.data[lo:hi]
+            hit = np.isin(uniq, t_l)
+            pos_rel = first[hit]
+            rel = r_l[np.searchsorted(t_l, uniq[hit])]
+            order = np.argsort(-rel, kind="stable")[: self.max_relevant]
+            pos_rel, rel = pos_rel[order], rel[order]
+            neg_pool = first[~hit]
+            if self.deterministic:
+                neg = np.sort(neg_pool)[: self.n_negatives]
+            else:
+                neg = rng.permutation(neg_pool)[: self.n_negatives]
+            items.append((l, np.concatenate([pos_rel, neg]),
+                          np.concatenate([rel, np.zeros(len(neg))])))
+        return items
+
+    def __getitem__(self, i):
+        return self.docs[i], self.sample(i)
+
+
+class Stage1Batch:
+    """One Stage 1 batch: padded documents plus flattened ranking items.
+
+    ``len()`` is the number of documents (skorch counts batch sizes with it).
+    """
+
+    FIELDS = ("ids", "mask", "doc_index", "label_index", "positions")
+
+    def __init__(self, ids, mask, doc_index, label_index, positions):
+        self.ids, self.mask = ids, mask
+        self.doc_index, self.label_index, self.positions = doc_index, label_index, positions
+
+    def __len__(self):
+        return self.ids.shape[0]
+
+    def to(self, device):
+        return Stage1Batch(*(getattr(self, f).to(device) for f in self.FIELDS))
+
+    def as_dict(self):
+        return {f: getattr(self, f) for f in self.FIELDS}
+
+
+class Stage1Collate:
+    """Collate Stage 1 items into tensors.
+
+    Returns ``(x, y)`` with ``x`` a :class:`Stage1Batch` and ``y = (relevance, valid)``, where the ranking items of
+    all documents are flattened: ``doc_index`` (N,), ``label_index`` (N,),
+    ``positions`` (N, C), ``relevance`` (N, C) float, ``valid`` (N, C) bool.
+    """
+
+    def __init__(self, pad_id):
+        self.pad_id = pad_id
+
+    def __call__(self, batch):
+        ids, mask = pad_batch([b[0] for b in batch], pad_value=self.pad_id)
+        flat = [(d, l, p, r) for d, (_, items) in enumerate(batch) for (l, p, r) in items]
+        C = max([len(p) for _, _, p, _ in flat], default=1)
+        N = len(flat)
+        doc_index = torch.zeros(N, dtype=torch.long)
+        label_index = torch.zeros(N, dtype=torch.long)
+        positions = torch.zeros((N, max(C, 1)), dtype=torch.long)
+        rel = torch.zeros((N, max(C, 1)), dtype=torch.float32)
+        valid = torch.zeros((N, max(C, 1)), dtype=torch.bool)
+        for j, (d, l, p, r) in enumerate(flat):
+            doc_index[j] = d
+            label_index[j] = int(l)
+            positions[j, :len(p)] = torch.as_tensor(p, dtype=torch.long)
+            rel[j, :len(r)] = torch.as_tensor(r, dtype=torch.float32)
+            valid[j, :len(p)] = True
+        return Stage1Batch(ids, mask, doc_index, label_index, positions), (rel, valid)

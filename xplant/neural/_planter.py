@@ -1,0 +1,379 @@
+"""AttentionPlanter: Stage 1 of PLANT, planting label-wise attention.
+
+Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
+2410.23066, §3.1; PLANT.md §2 of this project.
+"""
+
+import json
+import numbers
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from skorch import NeuralNet
+from skorch.callbacks import PrintLog
+from torch.utils.data import DataLoader
+
+from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
+from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
+                      is_token_corpus, seed_everything, set_torch_threads, split_validation)
+from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, positives_list, truncate
+from .backbones import backbone_kind, build_backbone
+from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
+from .modules import PlanterNet
+
+
+def tf_relevance(docs, Y, n_tokens, top_k=50, ignore_ids=()):
+    """The ``stage1_target="tf"`` ablation target: label-conditional counts.
+
+    r[l, t] = number of training documents with label l that contain token t
+    (n11 of PLANT.md §1, without the MI transform), top-k per label, ties to
+    the smaller token id.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of float64, shape (n_labels, n_tokens)
+    """
+    rows = np.repeat(np.arange(len(docs)), [len(np.unique(d)) for d in docs])
+    cols = np.concatenate([np.unique(d) for d in docs]) if docs else np.zeros(0, np.int64)
+    B = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(docs), n_tokens))
+    if len(ignore_ids):
+        B[:, list(ignore_ids)] = 0
+        B.eliminate_zeros()
+    C = (sp.csr_matrix(Y).T @ B).tocsr()
+    out_r, out_c, out_v = [], [], []
+    for l in range(C.shape[0]):
+        lo, hi = C.indptr[l], C.indptr[l + 1]
+        t, v = C.indices[lo:hi], C.data[lo:hi]
+        order = np.lexsort((t, -v))[:top_k]
+        out_r.append(np.full(len(order), l))
+        out_c.append(t[order])
+        out_v.append(v[order])
+    if not out_r:
+        return sp.csr_matrix((C.shape[0], n_tokens))
+    return sp.csr_matrix((np.concatenate(out_v), (np.concatenate(out_r), np.concatenate(out_c))),
+                         shape=(C.shape[0], n_tokens))
+
+
+class AttentionPlanter(NeuralNet):
+    """Stage 1 of PLANT: train label queries so attention ranks tokens by MIG.
+
+    For each document, a few labels are sampled (the document's own labels
+    first; see :class:`~xplant.neural._data.Stage1Dataset`), and the label's
+    attention scores over the document's tokens are trained with a
+    learning-to-rank loss so that the tokens of T_l (its top-k MIG tokens)
+    come first, in MIG order.
+
+    Parameters
+    ----------
+    backbone : str, default="cnn"
+        "cnn", "bigru", "hf", "hf:<folder>" or "llm:<folder>".
+    relevance : MIGRelevance or None
+        Fitted on raw texts when ``fit`` gets texts; ignored for a token corpus.
+    target : {"mig", "tf"}, default="mig"
+        Ranking target; "tf" is the paper's ablation (label-conditional counts).
+    stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
+    ndcg_k : int, default=15
+        Cutoff of the |ΔnDCG@k| weights and of the dev attention nDCG.
+    sigma : float, default=1.0
+    labels_per_doc, max_relevant, n_negatives : int, default=16, 32, 32
+        Stage 1 sampling sizes per document.
+    train_encoder : bool, default=True
+        Train the backbone with the attention (word backbones learn from
+        scratch); False freezes it.
+    embedding_dim, hidden_dim, attention_dim, kernel_size, dropout, glove, max_length
+        Architecture; set by PlantClassifier so the planting fits it.
+    lr : float, default=5e-4
+        Peak learning rate of AdamW (paper), warmup then cosine decay.
+    weight_decay : float, default=0.01
+    warmup : float, default=0.1
+    max_epochs : int, default=10
+    batch_size : int, default=16
+    validation_fraction : float, default=0.1
+        Seeded dev split when no ``validation_data`` is given.
+    random_state : int, default=0
+    n_jobs : int or None
+        torch threads.
+
+    Attributes
+    ----------
+    module_ : PlanterNet
+    relevance_ : MIGRelevance
+    target_relevance_ : scipy.sparse.csr_matrix (n_labels, n_tokens)
+    initial_attention_ndcg_ : float
+        Dev attention nDCG@k before training (random queries).
+    attention_ndcg_ : float
+        Dev attention nDCG@k after training.
+    n_labels_ : int
+    history : skorch History with ``valid_attention_ndcg`` per epoch.
+
+    Examples
+    --------
+    See :class:`PlantClassifier`, which runs this planter inside its own fit.
+    """
+
+    def __init__(self, backbone="cnn", *, relevance=None, target="mig", stage1_loss="lambda",
+                 ndcg_k=15, sigma=1.0, labels_per_doc=16, max_relevant=32, n_negatives=32,
+                 train_encoder=True, embedding_dim=100, hidden_dim=128, attention_dim=128,
+                 kernel_size=5, dropout=0.2, glove=False, max_length=4096, lr=5e-4,
+                 weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
+                 validation_fraction=0.1, random_state=0, n_jobs=None,
+                 module=PlanterNet, criterion=Stage1Loss, optimizer=torch.optim.AdamW,
+                 train_split=None, verbose=0, device="cpu", **kwargs):
+        super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
+                         max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
+                         verbose=verbose, device=device, **kwargs)
+        self.backbone = backbone
+        self.relevance = relevance
+        self.target = target
+        self.stage1_loss = stage1_loss
+        self.ndcg_k = ndcg_k
+        self.sigma = sigma
+        self.labels_per_doc = labels_per_doc
+        self.max_relevant = max_relevant
+        self.n_negatives = n_negatives
+        self.train_encoder = train_encoder
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.attention_dim = attention_dim
+        self.kernel_size = kernel_size
+        self.dropout = dropout
+        self.glove = glove
+        self.max_length = max_length
+        self.weight_decay = weight_decay
+        self.warmup = warmup
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # -- skorch ladder -----------------------------------------------------
+    @property
+    def _default_callbacks(self):
+        base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
+        return base + [("guard", FiniteLossGuard()), ("schedule", WarmupCosine(self.warmup)),
+                       ("attention_ndcg", AttentionNDCG(self.ndcg_k)), ("print_log", PrintLog())]
+
+    def initialize_module(self):
+        encoder = build_backbone(self.backbone, relevance=self.relevance_,
+                                 embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
+                                 kernel_size=self.kernel_size, dropout=self.dropout,
+                                 glove=self.glove)
+        kwargs = self.get_params_for("module")
+        self.module_ = self.module(encoder, self.n_labels_, self.attention_dim, **kwargs)
+        return self
+
+    def initialize_criterion(self):
+        kwargs = self.get_params_for("criterion")
+        self.criterion_ = self.criterion(kind=self.stage1_loss, k=self.ndcg_k, sigma=self.sigma,
+                                         **kwargs)
+        return self
+
+    def initialize_optimizer(self, triggered_directly=None):
+        params = []
+        for name, p in self.module_.named_parameters():
+            if name.startswith("encoder.") and not self.train_encoder:
+                p.requires_grad_(False)
+                continue
+            params.append(p)
+        kwargs = self.get_params_for("optimizer")
+        kwargs.setdefault("weight_decay", self.weight_decay)
+        self.optimizer_ = self.optimizer(params, lr=self.lr, **kwargs)
+        return self
+
+    def infer(self, x, **fit_params):
+        return self.module_(x.to(self.device))
+
+    def get_split_datasets(self, X, y=None, **fit_params):
+        return X, self.dev_dataset_
+
+    def get_iterator(self, dataset, training=False):
+        sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
+                                      generator=self.rng_)
+        return DataLoader(dataset, batch_sampler=sampler,
+                          collate_fn=Stage1Collate(self.relevance_.pad_id_))
+
+    # -- validation ----------------------------------------------------------
+    def _check_params(self):
+        backbone_kind(self.backbone)
+        check_param("target", self.target, allowed=("mig", "tf"))
+        check_param("stage1_loss", self.stage1_loss, allowed=STAGE1_LOSSES)
+        for name in ("ndcg_k", "labels_per_doc", "max_relevant", "max_epochs", "batch_size",
+                     "embedding_dim", "hidden_dim", "attention_dim", "kernel_size"):
+            check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
+        check_param("n_negatives", self.n_negatives, kind=numbers.Integral, low=0)
+        check_param("lr", self.lr, low=0, low_open=True)
+        check_param("sigma", self.sigma, low=0, low_open=True)
+        check_param("warmup", self.warmup, low=0, high=1)
+        check_param("dropout", self.dropout, low=0, high=1)
+        check_param("weight_decay", self.weight_decay, low=0)
+        check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
+                    low_open=True, none_ok=True)
+        check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
+
+    def _special_ids(self):
+        rel = self.relevance_
+        ids = {rel.pad_id_, rel.unk_id_}
+        return {i for i in ids if i is not None and i >= 0}
+
+    def _stage1_dataset(self, docs, positives, deterministic=False, full=False):
+        big = 10 ** 9
+        return Stage1Dataset(docs, positives, self.target_relevance_,
+                             labels_per_doc=self.labels_per_doc,
+                             max_relevant=big if full else self.max_relevant,
+                             n_negatives=big if full else self.n_negatives,
+                             generator=self.rng_, deterministic=deterministic,
+                             ignore_ids=self._special_ids())
+
+    def fit(self, X, Y, validation_data=None):
+        """Plant the attention.
+
+        Parameters
+        ----------
+        X : token corpus from MIGRelevance.transform, or list of str
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        validation_data : tuple (X_dev, Y_dev) or None
+            Dev documents (texts or a token corpus of the same MIGRelevance)
+            and labels; else a seeded ``validation_fraction`` split.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Bad parameters or inputs (see ``check_targets``).
+        """
+        self._check_params()
+        set_torch_threads(self.n_jobs)
+        self.rng_ = seed_everything(self.random_state)
+        n = len(X)
+        Y, _ = check_targets(Y, n)
+        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone)
+        docs = truncate(docs, self.max_length)
+        self.n_labels_ = Y.shape[1]
+        pos = positives_list(Y)
+        if validation_data is not None:
+            Xd, Yd = validation_data
+            dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
+            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev")
+            train_docs, train_pos, dev_pos = docs, pos, positives_list(Yd)
+        elif self.validation_fraction:
+            tr, dv = split_validation(n, self.validation_fraction, self.random_state)
+            train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
+            dev_docs, dev_pos = [docs[i] for i in dv], [pos[i] for i in dv]
+        else:
+            train_docs, train_pos, dev_docs, dev_pos = docs, pos, None, None
+        if self.target == "mig":
+            self.target_relevance_ = sp.csr_matrix(self.relevance_.relevance_)
+        else:
+            top_k = getattr(self.relevance_, "top_k", None) or 50
+            self.target_relevance_ = tf_relevance(train_docs, Y if validation_data is not None
+                                                  or not self.validation_fraction else Y[tr],
+                                                  len(self.relevance_.vocabulary_), top_k,
+                                                  self._special_ids())
+        train_ds = self._stage1_dataset(train_docs, train_pos)
+        self.dev_dataset_ = None if dev_docs is None else \
+            self._stage1_dataset(dev_docs, dev_pos, deterministic=True)
+        self.dev_full_ = None if dev_docs is None else \
+            self._stage1_dataset(dev_docs, dev_pos, deterministic=True, full=True)
+        self.n_batches_per_epoch_ = len(LengthBucketSampler(train_ds.lengths(), self.batch_size))
+        self.initialize()
+        self.initial_attention_ndcg_ = (self._attention_ndcg(self.dev_full_)
+                                        if self.dev_full_ is not None else float("nan"))
+        self.partial_fit(train_ds, None)
+        self.attention_ndcg_ = (self.history[-1, "valid_attention_ndcg"]
+                                if self.dev_full_ is not None else float("nan"))
+        return self
+
+    # -- attention -----------------------------------------------------------
+    @torch.no_grad()
+    def _attention_ndcg(self, dataset):
+        """Mean graded attention nDCG@k over dev (document, label) items."""
+        self.module_.eval()
+        vals = []
+        loader = DataLoader(dataset, batch_size=self.batch_size,
+                            collate_fn=Stage1Collate(self.relevance_.pad_id_))
+        for x, (rel, valid) in loader:
+            s = self.module_(x)
+            v = graded_ndcg(s, rel, valid, self.ndcg_k)
+            vals.append(v[~torch.isnan(v)])
+        self.module_.train()
+        allv = torch.cat(vals) if vals else torch.zeros(0)
+        return float(allv.mean()) if allv.numel() else float("nan")
+
+    @torch.no_grad()
+    def attention(self, X, labels):
+        """Raw attention scores of the given labels over each document's tokens.
+
+        Parameters
+        ----------
+        X : token corpus or list of str, length n
+        labels : array-like of int of shape (m,)
+
+        Returns
+        -------
+        list of ndarray of float32 of shape (m, n_tokens_i)
+        """
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "module_")
+        docs = truncate(encode(X, self.relevance_), self.max_length)
+        labels = torch.as_tensor(np.asarray(labels, dtype=np.int64))
+        self.module_.eval()
+        out = []
+        for d in docs:
+            ids = torch.as_tensor(d if len(d) else np.array([self.relevance_.pad_id_]))[None]
+            mask = torch.ones_like(ids, dtype=torch.bool) if len(d) else torch.zeros_like(ids, dtype=torch.bool)
+            s = self.module_.attention_scores(ids, mask, labels[None])[0]
+            out.append(s[:, :len(d)].numpy())
+        return out
+
+    # -- persistence ---------------------------------------------------------
+    def save_planting(self, path):
+        """Save the planted encoder and attention: safetensors + JSON, no pickle.
+
+        Parameters
+        ----------
+        path : str or Path
+            A new or empty folder.
+
+        Returns
+        -------
+        Path
+        """
+        from safetensors.torch import save_file
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "module_")
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().contiguous().clone() for k, v in self.module_.state_dict().items()}
+        save_file(state, str(path / "planted.safetensors"))
+        meta = {"format": "xplant-planting-1", "n_labels": int(self.n_labels_),
+                "tokenizer_fingerprint": getattr(self.relevance_, "tokenizer_fingerprint_", None),
+                "arch": {p: getattr(self, p) for p in ARCH_PARAMS},
+                "attention_ndcg": self.attention_ndcg_,
+                "initial_attention_ndcg": self.initial_attention_ndcg_}
+        (path / "planting.json").write_text(json.dumps(meta, indent=2))
+        return path
+
+
+def load_planting(path):
+    """Read a planting saved by :meth:`AttentionPlanter.save_planting`.
+
+    Returns
+    -------
+    state : dict of str to torch.Tensor
+    meta : dict
+
+    Raises
+    ------
+    FileNotFoundError
+        When the folder lacks ``planted.safetensors`` or ``planting.json``.
+    """
+    from safetensors.torch import load_file
+    path = Path(path)
+    if not (path / "planted.safetensors").is_file() or not (path / "planting.json").is_file():
+        raise FileNotFoundError(f"{path} is not a planting folder (needs planted.safetensors and "
+                                "planting.json, as written by AttentionPlanter.save_planting)")
+    return load_file(str(path / "planted.safetensors")), json.loads((path / "planting.json").read_text())

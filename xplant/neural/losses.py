@@ -1,0 +1,205 @@
+"""Losses of PLANT: Stage 1 learning to rank, Stage 2 focal loss with hard negatives.
+
+Stage 1 (PLANT.md §2), for ranking items with scores s (N, C), graded
+relevance r (N, C) and a validity mask:
+
+    L = Σ_{j,h: r_j > r_h} w_jh · log2(1 + exp(−σ (s_j − s_h)))
+
+with w_jh = |ΔnDCG@k|_jh, the change of nDCG@k when j and h swap places in
+the current ranking by s ("lambda", the paper's LambdaLoss form; Burges 2010,
+Wang et al. CIKM 2018), w = 1 ("ranknet"), or the authors' code
+("lambdarank": σ = 0.5 and graded relevance). ``"mse"`` regresses scores on
+relevance scaled to [0, 1] (the paper's ablation).
+
+Stage 2 (PLANT.md §3): focal loss (Lin et al. 2017) with label smoothing
+over each document's positives ∪ its top-m hard negatives, normalised by
+the size of that set.
+"""
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+STAGE1_LOSSES = ("lambda", "lambdarank", "ranknet", "mse")
+
+
+def _discount(ranks, k):
+    d = 1.0 / torch.log2(ranks.float() + 1.0)
+    return torch.where(ranks <= k, d, torch.zeros_like(d))
+
+
+def ranks_desc(s, valid):
+    """1-based rank of each candidate by descending score among valid ones.
+
+    Ties are broken by position (lower index first); invalid entries get
+    ranks after all valid ones.
+    """
+    s = s.detach().masked_fill(~valid, float("-inf"))
+    order = torch.argsort(-s, dim=1, stable=True)
+    ranks = torch.empty_like(order)
+    ranks.scatter_(1, order, torch.arange(1, s.shape[1] + 1, device=s.device).expand_as(order))
+    return ranks
+
+
+def ideal_dcg(rel, valid, k):
+    """IDCG@k with linear gain: the top-k relevances in order."""
+    r = rel.masked_fill(~valid, 0.0)
+    top = torch.sort(r, dim=1, descending=True).values[:, :k]
+    disc = 1.0 / torch.log2(torch.arange(2, top.shape[1] + 2, device=r.device).float())
+    return (top * disc).sum(1)
+
+
+def graded_ndcg(s, rel, valid, k):
+    """nDCG@k of the ranking by s, linear gain r, per item (N,).
+
+    Items whose relevance is all zero get NaN (undefined), so callers can
+    skip them.
+    """
+    ranks = ranks_desc(s, valid)
+    dcg = (rel.masked_fill(~valid, 0.0) * _discount(ranks, k)).sum(1)
+    idcg = ideal_dcg(rel, valid, k)
+    return torch.where(idcg > 0, dcg / idcg.clamp(min=1e-12), torch.full_like(dcg, float("nan")))
+
+
+def stage1_loss(s, rel, valid, *, kind="lambda", k=15, sigma=1.0):
+    """Pairwise ranking loss for Stage 1, averaged over items with a pair.
+
+    Parameters
+    ----------
+    s : tensor (N, C)
+        Attention scores of the candidates.
+    rel : tensor (N, C)
+        Graded relevance (MIG in bits; 0 for sampled negatives). Linear gain.
+    valid : bool tensor (N, C)
+    kind : {"lambda", "lambdarank", "ranknet", "mse"}
+    k : int
+        nDCG cutoff of the |ΔnDCG@k| weights.
+    sigma : float
+        σ of the logistic; the authors' code ("lambdarank") uses 0.5.
+
+    Returns
+    -------
+    loss : scalar tensor
+    """
+    if kind not in STAGE1_LOSSES:
+        raise ValueError(f"stage1 loss must be one of {STAGE1_LOSSES}, got {kind!r}")
+    if s.numel() == 0:
+        return s.sum() * 0.0
+    if kind == "mse":
+        top = rel.masked_fill(~valid, 0).amax(1, keepdim=True).clamp(min=1e-12)
+        target = rel / top
+        err = (torch.sigmoid(s) - target) ** 2 * valid
+        return err.sum() / valid.sum().clamp(min=1)
+    if kind == "lambdarank":
+        sigma = 0.5 if sigma == 1.0 else sigma
+    diff_r = rel.unsqueeze(2) - rel.unsqueeze(1)                     # r_j - r_h
+    pair = (diff_r > 0) & valid.unsqueeze(2) & valid.unsqueeze(1)
+    if kind == "ranknet":
+        w = pair.float()
+    else:
+        ranks = ranks_desc(s, valid)
+        disc = _discount(ranks, k)
+        idcg = ideal_dcg(rel, valid, k).clamp(min=1e-12)
+        w = (diff_r.abs() * (disc.unsqueeze(2) - disc.unsqueeze(1)).abs()) / idcg[:, None, None]
+        w = w * pair
+    ds = s.unsqueeze(2) - s.unsqueeze(1)
+    pl = F.softplus(-sigma * ds) / math.log(2.0)
+    per_item = (w * pl).sum((1, 2))
+    has = pair.any(2).any(1)
+    return per_item[has].sum() / has.sum().clamp(min=1)
+
+
+class Stage1Loss(nn.Module):
+    """skorch criterion wrapper of :func:`stage1_loss`: ``(s, (rel, valid))``."""
+
+    def __init__(self, kind="lambda", k=15, sigma=1.0):
+        super().__init__()
+        self.kind, self.k, self.sigma = kind, k, sigma
+
+    def forward(self, s, target):
+        rel, valid = target
+        return stage1_loss(s, rel, valid, kind=self.kind, k=self.k, sigma=self.sigma)
+
+
+def smooth_targets(y, epsilon, form="paper"):
+    """Label smoothing: "paper" ỹ = (1−ε)y + ε(1−y); "symmetric" ỹ = (1−ε)y + ε/2."""
+    if form == "paper":
+        return (1 - epsilon) * y + epsilon * (1 - y)
+    if form == "symmetric":
+        return (1 - epsilon) * y + epsilon / 2
+    raise ValueError(f"smoothing form must be 'paper' or 'symmetric', got {form!r}")
+
+
+def select_labels(logits, positives, hard_negatives):
+    """Per document: positives ∪ top-m negatives by score.
+
+    Parameters
+    ----------
+    logits : tensor (b, L)
+    positives : long tensor (b, P), -1 padded
+    hard_negatives : int or None
+        m; None or m >= L uses every label.
+
+    Returns
+    -------
+    index : long tensor (b, S)
+        Selected label ids (padding repeats a valid id and is masked).
+    target : float tensor (b, S)
+    keep : bool tensor (b, S)
+    """
+    b, L = logits.shape
+    pos_valid = positives >= 0
+    pos_idx = positives.clamp(min=0)
+    # scatter_add, not scatter_: padding (-1 -> 0) may share an index with a real positive.
+    is_pos = torch.zeros_like(logits).scatter_add_(1, pos_idx, pos_valid.float()) > 0
+    if hard_negatives is None or hard_negatives >= L:
+        idx = torch.arange(L, device=logits.device).expand(b, L)
+        return idx, is_pos.float(), torch.ones_like(is_pos)
+    masked = logits.detach().masked_fill(is_pos, float("-inf"))
+    neg_idx = torch.topk(masked, hard_negatives, dim=1).indices
+    idx = torch.cat([pos_idx, neg_idx], 1)
+    target = torch.cat([pos_valid.float(), torch.zeros_like(neg_idx, dtype=torch.float)], 1)
+    neg_keep = torch.isfinite(masked.gather(1, neg_idx))   # never a positive as a negative
+    keep = torch.cat([pos_valid, neg_keep], 1)
+    return idx, target, keep
+
+
+def plant_loss(logits, positives, *, loss="focal", gamma=2.0, label_smoothing=0.1,
+               smoothing_form="paper", hard_negatives=1000):
+    """Stage 2 loss: focal (or BCE) with label smoothing over S_i, averaged.
+
+    With p = σ(z) and soft target ỹ, p_t = ỹ p + (1−ỹ)(1−p) and
+    focal = (1 − p_t)^γ · BCE(z, ỹ); the loss of document i is the mean over
+    S_i (its positives and top-m hard negatives); the batch loss is the mean
+    over documents.
+    """
+    idx, y, keep = select_labels(logits, positives, hard_negatives)
+    z = logits.gather(1, idx)
+    yt = smooth_targets(y, label_smoothing, smoothing_form) if label_smoothing else y
+    bce = F.binary_cross_entropy_with_logits(z, yt, reduction="none")
+    if loss == "focal":
+        p = torch.sigmoid(z)
+        pt = yt * p + (1 - yt) * (1 - p)
+        bce = (1 - pt).clamp(min=0) ** gamma * bce
+    elif loss != "bce":
+        raise ValueError(f"loss must be 'focal' or 'bce', got {loss!r}")
+    per_doc = (bce * keep).sum(1) / keep.sum(1).clamp(min=1)
+    return per_doc.mean()
+
+
+class PlantLoss(nn.Module):
+    """skorch criterion wrapper of :func:`plant_loss`: ``(logits, positives)``."""
+
+    def __init__(self, loss="focal", gamma=2.0, label_smoothing=0.1, smoothing_form="paper",
+                 hard_negatives=1000):
+        super().__init__()
+        self.loss, self.gamma, self.label_smoothing = loss, gamma, label_smoothing
+        self.smoothing_form, self.hard_negatives = smoothing_form, hard_negatives
+
+    def forward(self, logits, positives):
+        return plant_loss(logits, positives, loss=self.loss, gamma=self.gamma,
+                          label_smoothing=self.label_smoothing,
+                          smoothing_form=self.smoothing_form,
+                          hard_negatives=self.hard_negatives)
