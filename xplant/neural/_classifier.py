@@ -102,6 +102,13 @@ class PlantClassifier(NeuralNet):
     random_state : int, default=0
     n_jobs : int or None
         torch threads.
+    strategy : {"skorch", "deepspeed"}, default="skorch"
+        "deepspeed" trains Stage 2 (and a default planter's Stage 1) with
+        :func:`xplant.neural.distributed.fit_deepspeed` (ZeRO 0-3, bf16,
+        offload, several processes); ``batch_size`` is then the global batch.
+    deepspeed_config : dict, str or None
+        Overrides of :func:`xplant.neural.distributed.default_deepspeed_config`,
+        or a JSON/YAML file of them.
 
     Attributes
     ----------
@@ -130,7 +137,7 @@ class PlantClassifier(NeuralNet):
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="precision_at_5", patience=5,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
-                 module=PlantNet, criterion=PlantLoss, optimizer=torch.optim.AdamW,
+                 strategy="skorch", deepspeed_config=None, module=PlantNet, criterion=PlantLoss, optimizer=torch.optim.AdamW,
                  train_split=None, verbose=1, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
                          max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
@@ -165,6 +172,8 @@ class PlantClassifier(NeuralNet):
         self.max_k = max_k
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.strategy = strategy
+        self.deepspeed_config = deepspeed_config
 
     # -- skorch ladder -----------------------------------------------------
     @property
@@ -227,6 +236,7 @@ class PlantClassifier(NeuralNet):
         check_param("loss", self.loss, allowed=("focal", "bce"))
         check_param("smoothing_form", self.smoothing_form, allowed=("paper", "symmetric"))
         check_param("decision", self.decision, allowed=("top_k", "threshold"))
+        check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
         check_param("stage1_target", self.stage1_target, allowed=(None, "mig", "tf"))
         check_param("stage1_loss", self.stage1_loss,
                     allowed=(None, "lambda", "lambdarank", "ranknet", "mse"))
@@ -305,7 +315,12 @@ class PlantClassifier(NeuralNet):
         self.planter_ = None
         if self.plant:
             self._plant(train_docs, Y[tr], dev_docs, Yd)
-        self.partial_fit(TokenDataset(train_docs, train_pos), None)
+        if self.strategy == "deepspeed":
+            from .distributed import fit_deepspeed
+            fit_deepspeed(self, TokenDataset(train_docs, train_pos), self.dev_dataset_,
+                          config=self.deepspeed_config)
+        else:
+            self.partial_fit(TokenDataset(train_docs, train_pos), None)
         self.best_epoch_ = self._best_epoch()
         self._choose_decision(Y[tr])
         return self
@@ -329,6 +344,8 @@ class PlantClassifier(NeuralNet):
             if self.stage1_loss is not None:
                 over["stage1_loss"] = self.stage1_loss
             over["random_state"] = self.random_state
+            if self.strategy == "deepspeed" and planter.strategy == "skorch":
+                over.update(strategy="deepspeed", deepspeed_config=self.deepspeed_config)
             planter.set_params(**over)
             corpus = TokenCorpus(train_docs, self.relevance_)
             val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)

@@ -95,6 +95,10 @@ class AttentionPlanter(NeuralNet):
     random_state : int, default=0
     n_jobs : int or None
         torch threads.
+    strategy : {"skorch", "deepspeed"}, default="skorch"
+        "deepspeed" trains with :func:`xplant.neural.distributed.fit_deepspeed`.
+    deepspeed_config : dict, str or None
+        DeepSpeed config overrides, or a JSON/YAML file of them.
 
     Attributes
     ----------
@@ -118,8 +122,8 @@ class AttentionPlanter(NeuralNet):
                  train_encoder=True, embedding_dim=100, hidden_dim=128, attention_dim=128,
                  kernel_size=5, dropout=0.2, glove=False, max_length=4096, lr=5e-4,
                  weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
-                 validation_fraction=0.1, random_state=0, n_jobs=None,
-                 module=PlanterNet, criterion=Stage1Loss, optimizer=torch.optim.AdamW,
+                 validation_fraction=0.1, random_state=0, n_jobs=None, strategy="skorch",
+                 deepspeed_config=None, module=PlanterNet, criterion=Stage1Loss, optimizer=torch.optim.AdamW,
                  train_split=None, verbose=0, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
                          max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
@@ -146,6 +150,8 @@ class AttentionPlanter(NeuralNet):
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.strategy = strategy
+        self.deepspeed_config = deepspeed_config
 
     # -- skorch ladder -----------------------------------------------------
     @property
@@ -198,6 +204,7 @@ class AttentionPlanter(NeuralNet):
         backbone_kind(self.backbone)
         check_param("target", self.target, allowed=("mig", "tf"))
         check_param("stage1_loss", self.stage1_loss, allowed=STAGE1_LOSSES)
+        check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
         for name in ("ndcg_k", "labels_per_doc", "max_relevant", "max_epochs", "batch_size",
                      "embedding_dim", "hidden_dim", "attention_dim", "kernel_size"):
             check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
@@ -282,7 +289,11 @@ class AttentionPlanter(NeuralNet):
         self.initialize()
         self.initial_attention_ndcg_ = (self._attention_ndcg(self.dev_full_)
                                         if self.dev_full_ is not None else float("nan"))
-        self.partial_fit(train_ds, None)
+        if self.strategy == "deepspeed":
+            from .distributed import fit_deepspeed
+            fit_deepspeed(self, train_ds, self.dev_dataset_, config=self.deepspeed_config)
+        else:
+            self.partial_fit(train_ds, None)
         self.attention_ndcg_ = (self.history[-1, "valid_attention_ndcg"]
                                 if self.dev_full_ is not None else float("nan"))
         return self

@@ -1,0 +1,91 @@
+"""Worker of test_deepspeed.py: train a tiny PLANT model, write what rank 0 saw.
+
+Run as ``torchrun --nproc_per_node 2 _ds_worker.py OUT.json --zero 2`` (or as
+a plain process). Not a test module: it only runs under ``__main__``.
+"""
+
+import argparse
+import hashlib
+import json
+
+
+def synthetic(n_docs=48, n_labels=20, seed=0):
+    """Documents whose words depend on their labels, so MIG has signal."""
+    import numpy as np
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    rows, texts = [], []
+    for i in range(n_docs):
+        labels = rng.choice(n_labels, size=rng.integers(1, 4), replace=False)
+        words = [f"w{l}x{rng.integers(3)}" for l in labels for _ in range(3)]
+        words += [f"noise{rng.integers(30)}" for _ in range(rng.integers(5, 20))]
+        rng.shuffle(words)
+        texts.append(" ".join(words))
+        rows.append(labels)
+    Y = sp.lil_matrix((n_docs, n_labels), dtype=np.float32)
+    for i, ls in enumerate(rows):
+        Y[i, ls] = 1
+    return texts, Y.tocsr()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--strategy", default="deepspeed")
+    ap.add_argument("--zero", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--checkpoint-dir", default=None)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--plant", action="store_true")
+    args = ap.parse_args(argv)
+
+    import numpy as np
+    import torch
+    torch.set_num_threads(1)
+    from xplant.neural import PlantClassifier
+    from xplant.neural.distributed import broadcast_from_rank0, init_distributed, rank_and_world
+    from xplant.relevance import MIGRelevance
+
+    if args.strategy == "deepspeed":
+        import deepspeed.ops
+        # gloo alone: skip the shared-memory all-reduce op, a C++ build of minutes
+        deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+        init_distributed()
+    rank, world = rank_and_world()
+    texts, Y = synthetic()
+    dev_texts, dev_Y = synthetic(n_docs=12, seed=1)
+    # MIG once, on rank 0, shared with every rank
+    rel = broadcast_from_rank0(lambda: MIGRelevance(tokenizer="word", top_k=10).fit(texts, Y))
+    fp = hashlib.sha256(repr(sorted(rel.vocabulary_.items())).encode()
+                        + rel.relevance_.toarray().tobytes()).hexdigest()
+    corpus = rel.transform(texts)
+    lr = 3e-3
+    clf = PlantClassifier(
+        "cnn", plant=args.plant, embedding_dim=8, hidden_dim=8, attention_dim=8, kernel_size=3,
+        pool_size=8, dropout=0.0, hard_negatives=None, lr=lr, batch_size=8,
+        max_epochs=args.epochs, verbose=0, random_state=0,
+        phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
+        planter=None, strategy=args.strategy,
+        deepspeed_config={"zero_optimization": {"stage": args.zero},
+                          "checkpoint_dir": args.checkpoint_dir, "resume": args.resume})
+    clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))
+    fps = [None] * world
+    if world > 1:
+        torch.distributed.all_gather_object(fps, fp)
+    else:
+        fps = [fp]
+    proba = clf.predict_proba(corpus)
+    out = {"world": world, "train_loss": [h["train_loss"] for h in clf.history],
+           "epochs": [h["epoch"] for h in clf.history],
+           "valid_score": [h.get("valid_precision_at_5") for h in clf.history], "relevance_fingerprints": fps,
+           "proba": proba.tolist(),
+           "params": {k: v.detach().double().sum().item() for k, v in clf.module_.state_dict().items()},
+           "module_type": type(clf.module_).__name__,
+           "param_has_ds": any(hasattr(p, "ds_id") for p in clf.module_.parameters())}
+    if rank == 0:
+        with open(args.out, "w") as f:
+            json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Compute once on rank 0, share with every rank."""
+
+import torch
+
+from ._trainer import rank_and_world
+
+
+def broadcast_from_rank0(make=None, *, path=None):
+    """Build an object on rank 0 (or load it from a file) and give it to every rank.
+
+    Used for the fitted :class:`~xplant.relevance.MIGRelevance`, so that MIG
+    is computed once and all ranks plant and train against identical
+    vocabulary and relevance, whatever their shard of the data.
+
+    Parameters
+    ----------
+    make : callable or None
+        Called with no argument on rank 0 only.
+    path : str or Path or None
+        A file written by ``joblib.dump`` (for instance the
+        ``relevance.joblib`` of an earlier run); loaded on rank 0 only,
+        instead of calling ``make``. Load only files you trust (pickle).
+
+    Returns
+    -------
+    object
+        The same object (a pickled copy of rank 0's) on every rank; outside a
+        distributed job, simply ``make()`` or the loaded file.
+
+    Raises
+    ------
+    ValueError
+        When neither ``make`` nor ``path`` is given.
+
+    Examples
+    --------
+    >>> broadcast_from_rank0(lambda: {"vocabulary": 3})
+    {'vocabulary': 3}
+    """
+    if make is None and path is None:
+        raise ValueError("give make (a callable building the object) or path (a joblib file)")
+    rank, world = rank_and_world()
+    obj = None
+    if rank == 0:
+        if path is not None:
+            import joblib
+            obj = joblib.load(path)
+        else:
+            obj = make()
+    if world == 1:
+        return obj
+    box = [obj]
+    device = None
+    if torch.distributed.get_backend() == "nccl":
+        device = torch.device("cuda", torch.cuda.current_device())
+    torch.distributed.broadcast_object_list(box, src=0, device=device)
+    return box[0]
