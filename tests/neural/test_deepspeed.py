@@ -1,0 +1,81 @@
+"""DeepSpeed on CPU: 2 gloo processes under torchrun against a single-process run."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("skorch")
+if importlib.util.find_spec("deepspeed") is None:
+    pytest.skip("deepspeed is not installed (pip install 'xplant[deepspeed]')", allow_module_level=True)
+
+WORKER = Path(__file__).with_name("_ds_worker.py")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env():
+    env = dict(os.environ, DS_ACCELERATOR="cpu", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return env
+
+
+def _run(tmp_path, name, *args, nproc=2):
+    out = tmp_path / f"{name}.json"
+    if nproc:
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
+               "--standalone", str(WORKER), str(out), *args]
+    else:
+        cmd = [sys.executable, str(WORKER), str(out), *args]
+    proc = subprocess.run(cmd, env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The same tiny PLANT model trained by skorch in one process, 3 epochs."""
+    return _run(tmp_path_factory.mktemp("ref"), "ref", "--strategy", "skorch", "--epochs", "3",
+                nproc=0)
+
+
+def _assert_same_model(a, b):
+    assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4, abs=1e-6)
+    np.testing.assert_allclose(np.array(a["proba"]), np.array(b["proba"]), atol=1e-4)
+    for k, v in a["params"].items():
+        assert b["params"][k] == pytest.approx(v, rel=1e-4, abs=1e-4), k
+
+
+@pytest.mark.slow
+def test_zero2_two_processes_match_single_process(tmp_path, reference):
+    got = _run(tmp_path, "z2", "--zero", "2", "--epochs", "3")
+    assert got["world"] == 2
+    # MIG computed once on rank 0 and broadcast: both ranks hold the same relevance
+    assert len(set(got["relevance_fingerprints"])) == 1
+    assert got["epochs"] == [1, 2, 3]
+    # the loss decreases and the model is the single-process model
+    assert got["train_loss"][-1] < got["train_loss"][0]
+    _assert_same_model(reference, got)
+    assert got["valid_score"] == pytest.approx(reference["valid_score"])
+    # gathered back into a plain module: prediction needs no DeepSpeed
+    assert got["module_type"] == "PlantNet" and not got["param_has_ds"]
+
+
+@pytest.mark.slow
+def test_zero3_resume_continues_the_loss_curve(tmp_path, reference):
+    ckpt = tmp_path / "ckpt"
+    first = _run(tmp_path, "z3a", "--zero", "3", "--epochs", "2", "--checkpoint-dir", str(ckpt))
+    assert (ckpt / "PlantClassifier" / "latest").read_text().strip() == "epoch_2"
+    assert first["train_loss"] == pytest.approx(reference["train_loss"][:2], rel=1e-4)
+    resumed = _run(tmp_path, "z3b", "--zero", "3", "--epochs", "3", "--checkpoint-dir", str(ckpt),
+                   "--resume")
+    # epochs 1-2 come from the checkpoint's history, epoch 3 is trained anew
+    assert resumed["epochs"] == [1, 2, 3]
+    assert resumed["train_loss"][:2] == first["train_loss"]
+    _assert_same_model(reference, resumed)
+    assert not resumed["param_has_ds"]
