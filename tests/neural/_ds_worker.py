@@ -47,10 +47,8 @@ def main(argv=None):
     from xplant.relevance import MIGRelevance
 
     if args.strategy == "deepspeed":
-        import deepspeed.ops
         # gloo alone: skip the shared-memory all-reduce op, a C++ build of minutes
-        deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
-        init_distributed()
+        init_distributed(shm_comm=False)
     rank, world = rank_and_world()
     texts, Y = synthetic()
     dev_texts, dev_Y = synthetic(n_docs=12, seed=1)

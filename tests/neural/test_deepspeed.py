@@ -79,3 +79,36 @@ def test_zero3_resume_continues_the_loss_curve(tmp_path, reference):
     assert resumed["train_loss"][:2] == first["train_loss"]
     _assert_same_model(reference, resumed)
     assert not resumed["param_has_ds"]
+
+
+@pytest.mark.slow
+def test_train_launcher_writes_outputs_on_rank0(tmp_path):
+    """``python -m xplant.neural.distributed.train --config`` on the bundled CodiEsp-P."""
+    import json as _json
+    cfg = {"dataset": {"loader": "codiesp", "codes": "P", "dev_split": None},
+           "estimator": {"class": "PlantClassifier",
+                         "params": {"backbone": "cnn", "plant": False, "embedding_dim": 8,
+                                    "hidden_dim": 8, "attention_dim": 8, "pool_size": 8,
+                                    "max_epochs": 1, "batch_size": 100, "max_length": 64,
+                                    "hard_negatives": 20, "validation_fraction": 0.2,
+                                    "verbose": 0}},
+           "relevance": {"params": {"top_k": 5}},
+           "deepspeed": {"zero_optimization": {"stage": 1}},
+           "output_dir": str(tmp_path / "run")}
+    (tmp_path / "cfg.json").write_text(_json.dumps(cfg))
+    proc = subprocess.run([sys.executable, "-m", "xplant.neural.distributed.train", "--config",
+                           str(tmp_path / "cfg.json")], env=_env(), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    out = tmp_path / "run"
+    hist = _json.loads((out / "history.json").read_text())
+    assert [h["epoch"] for h in hist] == [1] and np.isfinite(hist[0]["train_loss"])
+    assert "valid_precision_at_5" in hist[0]
+    run = _json.loads((out / "run.json").read_text())
+    assert run["world_size"] == 1 and run["n_train_documents"] == 500
+    from safetensors.torch import load_file
+    state = load_file(str(out / "model" / "model.safetensors"))
+    meta = _json.loads((out / "model" / "model.json").read_text())
+    assert state["label_bias"].shape[0] == meta["n_labels"]
+    assert (out / "relevance.joblib").is_file()
+    assert (out / "checkpoints" / "PlantClassifier" / "latest").read_text().strip() == "epoch_1"

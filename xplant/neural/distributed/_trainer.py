@@ -52,16 +52,29 @@ def rank_and_world():
     return 0, 1
 
 
-def init_distributed(deepspeed=None):
+def init_distributed(deepspeed=None, *, shm_comm=None):
     """Start the process group from the launcher's environment (idempotent).
 
     Works under ``deepspeed`` (``--num_gpus``, ``--hostfile``), ``torchrun``
     and a plain single process (a 1-process group on a free local port).
     The backend is the accelerator's: NCCL on CUDA, gloo on CPU.
+
+    Parameters
+    ----------
+    deepspeed : module or None
+    shm_comm : bool or None
+        On CPU, DeepSpeed compiles a shared-memory all-reduce op (minutes,
+        once, then cached). None builds it only for several processes;
+        False never (gloo alone).
     """
     ds = deepspeed or import_deepspeed()
     if is_distributed():
         return
+    if shm_comm is None:
+        shm_comm = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if not shm_comm:
+        import deepspeed.ops
+        deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
     if "RANK" not in os.environ:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         if "MASTER_PORT" not in os.environ:
