@@ -5,10 +5,11 @@ Every kernel takes plain arrays: a CSR matrix is passed as ``indptr``,
 (labels) of a block, and each row writes only its own output slice, so no
 two threads ever write the same memory. Validation lives in ``_mig.py``.
 
-Counts arrive as int64 and are converted to float64 inside the kernels, so
-products such as ``N * n11`` never overflow 32-bit integers. The float64
-products are exact while they stay below 2**53 (N below about 9.4e7
-documents).
+Counts may arrive as int32 (the sparse product's counts never exceed N) but
+every product such as ``N * n11`` is formed in int64, so it never overflows
+32-bit integers; int64 products are exact up to N of about 3e9 documents.
+The MI itself is a sum of x·log2(x) terms looked up in a table of counts
+(``xlogx_table``), in float64.
 
 Normalization codes: 0 = none, 1 = ``"joint"`` (MI / H(T, L)),
 2 = ``"label"`` (MI / H(L)).
@@ -22,80 +23,108 @@ NORM_JOINT = 1
 NORM_LABEL = 2
 
 
-@njit(cache=True, error_model="numpy")
-def _cell(nab, na, nb, n):
-    # (n_ab / N) * log2(n_ab * N / (n_a * n_b)), times N; 0 log 0 = 0.
-    if nab == 0.0:
-        return 0.0
-    return nab * np.log2((nab * n) / (na * nb))
+#: Largest count whose x·log2(x) is looked up in a table rather than computed.
+TABLE_MAX = 1 << 22
+
+
+def xlogx_table(n_docs):
+    """Table of x·log2(x) for x = 0..min(n_docs, TABLE_MAX), float64."""
+    size = min(int(n_docs), TABLE_MAX) + 1
+    tab = np.arange(size, dtype=np.float64)
+    tab[1:] *= np.log2(tab[1:])
+    return tab
 
 
 @njit(cache=True, error_model="numpy")
-def _plogp(c, n):
-    # -(c / N) log2(c / N), times N.
-    if c == 0.0:
-        return 0.0
-    return -c * np.log2(c / n)
+def _xlogx(x, tab):
+    if x < tab.shape[0]:
+        return tab[x]
+    xf = float(x)
+    return xf * np.log2(xf)
 
 
 @njit(cache=True, error_model="numpy")
-def mig_cell(n11, df, freq, n, norm):
+def mig_cell(n11, df, freq, n, norm, tab):
     """MIG in bits of one (token, label) 2x2 table, optionally normalized.
+
+    With xlogx(x) = x log2 x, the mutual information of the table is
+
+        N·MI = Σ_ab xlogx(n_ab) − Σ_a xlogx(n_a·) − Σ_b xlogx(n_·b) + xlogx(N),
+
+    which equals Σ_ab n_ab log2(n_ab N / (n_a· n_·b)) (PLANT.md Sec. 1).
+    Tables whose counts factorise (n11·N = df·freq, e.g. a token in every
+    document or a label on every document) give exactly 0.
 
     Parameters
     ----------
     n11 : int
         Documents holding the token and the label.
     df : int
-        Documents holding the token, n1..
+        Documents holding the token, n1·.
     freq : int
-        Documents holding the label, n.1.
+        Documents holding the label, n·1.
     n : int
         Documents in total, N.
     norm : int
         0 none, 1 MI / H(T, L), 2 MI / H(L).
+    tab : ndarray of float64
+        ``xlogx_table(n)``; counts past its end are computed directly.
 
     Returns
     -------
     float
-        The (normalized) mutual information, >= 0; 0 when the normalizer is 0.
+        The (normalized) mutual information, >= 0; 0 for inconsistent counts
+        or a zero normalizer.
     """
-    n11f = float(n11)
-    n1 = float(df)
-    m1 = float(freq)
+    return _mi_core(
+        n11, df, freq, n, norm, tab, _pair_term(df, n, tab), _pair_term(freq, n, tab), _xlogx(n, tab)
+    )
+
+
+@njit(cache=True, error_model="numpy")
+def _pair_term(a, n, tab):
+    # xlogx(a) + xlogx(N - a): a margin's part of N·MI.
+    return _xlogx(a, tab) + _xlogx(n - a, tab)
+
+
+@njit(cache=True, error_model="numpy")
+def token_terms(df, n, tab):
+    """``_pair_term`` of every token's df, shape (V,), float64."""
+    out = np.empty(df.shape[0], dtype=np.float64)
+    for t in range(df.shape[0]):
+        out[t] = _pair_term(df[t], n, tab)
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _mi_core(n11, df, freq, n, norm, tab, tterm, lterm, hn):
+    n10 = df - n11
+    n01 = freq - n11
+    n00 = n - df - freq + n11
+    if n <= 0 or n11 < 0 or n10 < 0 or n01 < 0 or n00 < 0:
+        return 0.0  # no such table
+    if n11 * n == df * freq:
+        return 0.0  # independent: MI is exactly 0
     nf = float(n)
-    if nf <= 0.0:
-        return 0.0
-    n10 = n1 - n11f
-    n01 = m1 - n11f
-    n00 = nf - n1 - m1 + n11f
-    if n10 < 0.0 or n01 < 0.0 or n00 < 0.0:
-        return 0.0  # inconsistent counts: no such table exists
-    n0 = nf - n1
-    m0 = nf - m1
-    mi = (
-        _cell(n11f, n1, m1, nf)
-        + _cell(n10, n1, m0, nf)
-        + _cell(n01, n0, m1, nf)
-        + _cell(n00, n0, m0, nf)
-    ) / nf
+    cells = _xlogx(n11, tab) + _xlogx(n10, tab) + _xlogx(n01, tab) + _xlogx(n00, tab)
+    mi = (cells - (tterm + lterm) + hn) / nf
     if mi <= 0.0:
         return 0.0
     if norm == NORM_JOINT:
-        h = (_plogp(n11f, nf) + _plogp(n10, nf) + _plogp(n01, nf) + _plogp(n00, nf)) / nf
+        h = (hn - cells) / nf
         if h <= 0.0:
             return 0.0
-        mi = mi / h
+        mi = min(mi / h, 1.0)
     elif norm == NORM_LABEL:
-        h = (_plogp(m1, nf) + _plogp(m0, nf)) / nf
+        h = (hn - lterm) / nf
         if h <= 0.0:
             return 0.0
-        mi = mi / h
+        mi = min(mi / h, 1.0)
     return mi
 
 
 @njit(cache=True, error_model="numpy")
-def mig_cells(n11, df, freq, n, norm):
+def mig_cells(n11, df, freq, n, norm, tab):
     """Vectorised :func:`mig_cell` over equal-length int64 arrays.
 
     Parameters
@@ -106,6 +135,8 @@ def mig_cells(n11, df, freq, n, norm):
         Documents in total.
     norm : int
         Normalization code.
+    tab : ndarray of float64
+        ``xlogx_table(n)``.
 
     Returns
     -------
@@ -113,7 +144,7 @@ def mig_cells(n11, df, freq, n, norm):
     """
     out = np.empty(n11.shape[0], dtype=np.float64)
     for i in range(n11.shape[0]):
-        out[i] = mig_cell(n11[i], df[i], freq[i], n, norm)
+        out[i] = mig_cell(n11[i], df[i], freq[i], n, norm, tab)
     return out
 
 
@@ -168,7 +199,7 @@ def positive_row_counts(indptr, indices, n11, df, freq, n):
     Parameters
     ----------
     indptr, indices, n11 : ndarray
-        The CSR block of co-occurrence counts, shape (b, V), int64 data.
+        The CSR block of co-occurrence counts, shape (b, V), integer data.
     df : ndarray of shape (V,), int64
     freq : ndarray of shape (b,), int64
         Label frequencies of the block's rows.
@@ -191,9 +222,10 @@ def positive_row_counts(indptr, indices, n11, df, freq, n):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def positive_rows(indptr, indices, n11, df, freq, n, norm, out_indptr, out_indices, out_data):
+def positive_rows(indptr, indices, n11, df, tterm, freq, n, norm, tab, out_indptr, out_indices, out_data):
     """Fill every positively associated pair of each row, sorted by token id.
 
+    ``tterm`` is ``token_terms(df, n, tab)``.
     ``out_indptr`` comes from the cumulative sum of :func:`positive_row_counts`.
     Pairs whose (normalized) MIG is exactly 0 are dropped; the number written
     per row is returned, so the caller can compact the result.
@@ -202,6 +234,8 @@ def positive_rows(indptr, indices, n11, df, freq, n, norm, out_indptr, out_indic
     written = np.zeros(b, dtype=np.int64)
     for r in prange(b):
         f = freq[r]
+        lterm = _pair_term(f, n, tab)
+        hn = _xlogx(n, tab)
         start = out_indptr[r]
         m = out_indptr[r + 1] - start
         tok = np.empty(m, dtype=np.int64)
@@ -210,7 +244,7 @@ def positive_rows(indptr, indices, n11, df, freq, n, norm, out_indptr, out_indic
         for p in range(indptr[r], indptr[r + 1]):
             t = indices[p]
             if n11[p] * n > df[t] * f:
-                v = mig_cell(n11[p], df[t], f, n, norm)
+                v = _mi_core(n11[p], df[t], f, n, norm, tab, tterm[t], lterm, hn)
                 if v > 0.0:
                     tok[j] = t
                     val[j] = v
@@ -224,9 +258,10 @@ def positive_rows(indptr, indices, n11, df, freq, n, norm, out_indptr, out_indic
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def positive_top_k(indptr, indices, n11, df, freq, n, norm, k, out_tok, out_val):
+def positive_top_k(indptr, indices, n11, df, tterm, freq, n, norm, tab, k, out_tok, out_val):
     """Top-k positively associated tokens of each row.
 
+    ``tterm`` is ``token_terms(df, n, tab)``.
     Parameters
     ----------
     out_tok : ndarray of shape (b, k), int64
@@ -242,6 +277,8 @@ def positive_top_k(indptr, indices, n11, df, freq, n, norm, k, out_tok, out_val)
     counts = np.zeros(b, dtype=np.int64)
     for r in prange(b):
         f = freq[r]
+        lterm = _pair_term(f, n, tab)
+        hn = _xlogx(n, tab)
         m = indptr[r + 1] - indptr[r]
         tok = np.empty(m, dtype=np.int64)
         val = np.empty(m, dtype=np.float64)
@@ -249,7 +286,7 @@ def positive_top_k(indptr, indices, n11, df, freq, n, norm, k, out_tok, out_val)
         for p in range(indptr[r], indptr[r + 1]):
             t = indices[p]
             if n11[p] * n > df[t] * f:
-                v = mig_cell(n11[p], df[t], f, n, norm)
+                v = _mi_core(n11[p], df[t], f, n, norm, tab, tterm[t], lterm, hn)
                 if v > 0.0:
                     tok[j] = t
                     val[j] = v
@@ -259,21 +296,24 @@ def positive_top_k(indptr, indices, n11, df, freq, n, norm, k, out_tok, out_val)
 
 
 @njit(cache=True, error_model="numpy")
-def _full_row(indptr, indices, n11, r, df_code, df_unique, f, n, norm, row):
+def _full_row(indptr, indices, n11, r, df_code, df_unique, f, n, norm, tab, row):
     # Zero-co-occurrence value of every token: it depends on df alone, so it
     # is computed once per distinct df, then the co-occurring pairs override.
     zero_val = np.empty(df_unique.shape[0], dtype=np.float64)
+    lterm = _pair_term(f, n, tab)
+    hn = _xlogx(n, tab)
     for u in range(df_unique.shape[0]):
-        zero_val[u] = mig_cell(0, df_unique[u], f, n, norm)
+        zero_val[u] = _mi_core(0, df_unique[u], f, n, norm, tab, _pair_term(df_unique[u], n, tab), lterm, hn)
     for t in range(row.shape[0]):
         row[t] = zero_val[df_code[t]]
     for p in range(indptr[r], indptr[r + 1]):
         t = indices[p]
-        row[t] = mig_cell(n11[p], df_unique[df_code[t]], f, n, norm)
+        d = df_unique[df_code[t]]
+        row[t] = _mi_core(n11[p], d, f, n, norm, tab, _pair_term(d, n, tab), lterm, hn)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def all_pairs_dense(indptr, indices, n11, df_code, df_unique, freq, n, norm, out):
+def all_pairs_dense(indptr, indices, n11, df_code, df_unique, freq, n, norm, tab, out):
     """Exact MIG of every (row, token) pair, written into a dense block.
 
     Parameters
@@ -286,11 +326,11 @@ def all_pairs_dense(indptr, indices, n11, df_code, df_unique, freq, n, norm, out
     """
     b = indptr.shape[0] - 1
     for r in prange(b):
-        _full_row(indptr, indices, n11, r, df_code, df_unique, freq[r], n, norm, out[r])
+        _full_row(indptr, indices, n11, r, df_code, df_unique, freq[r], n, norm, tab, out[r])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def all_pairs_top_k(indptr, indices, n11, df_code, df_unique, freq, n, norm, k, out_tok, out_val):
+def all_pairs_top_k(indptr, indices, n11, df_code, df_unique, freq, n, norm, tab, k, out_tok, out_val):
     """Top-k over all V tokens of each row (zero co-occurrence included).
 
     Tokens with MIG exactly 0 are never selected. Returns the count per row.
@@ -300,7 +340,7 @@ def all_pairs_top_k(indptr, indices, n11, df_code, df_unique, freq, n, norm, k, 
     counts = np.zeros(b, dtype=np.int64)
     for r in prange(b):
         row = np.empty(v_size, dtype=np.float64)
-        _full_row(indptr, indices, n11, r, df_code, df_unique, freq[r], n, norm, row)
+        _full_row(indptr, indices, n11, r, df_code, df_unique, freq[r], n, norm, tab, row)
         m = 0
         for t in range(v_size):
             if row[t] > 0.0:
