@@ -171,7 +171,7 @@ class PlantClassifier(NeuralNet):
     def _default_callbacks(self):
         base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
         cbs = base + [("guard", FiniteLossGuard()),
-                      ("unfreeze", ProgressiveUnfreezing(self.phases_)),
+                      ("unfreeze", ProgressiveUnfreezing()),
                       ("dev_score", DevScoring(self.scoring)),
                       ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
                                                        lower_is_better=False,

@@ -39,7 +39,9 @@ def tf_relevance(docs, Y, n_tokens, top_k=50, ignore_ids=()):
     cols = np.concatenate([np.unique(d) for d in docs]) if docs else np.zeros(0, np.int64)
     B = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(docs), n_tokens))
     if len(ignore_ids):
-        B[:, list(ignore_ids)] = 0
+        keep = np.ones(n_tokens)
+        keep[list(ignore_ids)] = 0
+        B = (B @ sp.diags(keep)).tocsr()
         B.eliminate_zeros()
     C = (sp.csr_matrix(Y).T @ B).tocsr()
     out_r, out_c, out_v = [], [], []
