@@ -189,3 +189,25 @@ def test_ablation_switches_train(switch, small, make_corpus):
     clf = small(max_epochs=1, **switch).fit(texts, Y)
     assert np.isfinite(clf.predict_proba(texts[:3])).all()
     assert clf.criterion_.loss == switch.get("loss", "focal")
+
+
+def test_save_load_round_trip(fitted, tmp_path):
+    from xplant.neural import load_model
+    clf, texts, _ = fitted
+    path = clf.save(tmp_path / "model")
+    assert sorted(p.name for p in path.iterdir()) == ["config.json", "model.safetensors", "relevance"]
+    again = load_model(path)
+    np.testing.assert_array_equal(again.predict_proba(texts[:6]), clf.predict_proba(texts[:6]))
+    assert again.k_ == clf.k_ and list(again.classes_) == list(clf.classes_)
+    with pytest.raises(FileExistsError):
+        clf.save(path)
+    # the files hold no pickle: safetensors and JSON only
+    for f in path.rglob("*"):
+        if f.is_file():
+            assert f.suffix in (".json", ".safetensors"), f
+
+
+def test_load_rejects_foreign_folder(tmp_path):
+    from xplant.neural import load_model
+    with pytest.raises(FileNotFoundError, match="not a saved"):
+        load_model(tmp_path)

@@ -362,6 +362,21 @@ class PlantClassifier(NeuralNet):
             self.k_ = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
             self.threshold_ = 0.5
 
+    # -- persistence -------------------------------------------------------------
+    def save(self, path, *, overwrite=False):
+        """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
+
+        See :func:`xplant.neural.save_model`. Loading runs no pickled code.
+        """
+        from ._io import save_model
+        return save_model(self, path, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path):
+        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
+        from ._io import load_model
+        return load_model(path)
+
     # -- inference ---------------------------------------------------------------
     @torch.no_grad()
     def _logits_batches(self, docs, batch_size=None):

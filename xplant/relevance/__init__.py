@@ -6,7 +6,9 @@ transformer that owns tokenization and hands a ``TokenCorpus`` downstream.
 
 from ._corpus import TokenCorpus
 from ._estimator import MIGRelevance
+from ._io import load_relevance, save_relevance
 from ._mig import mig_from_counts, mig_scores
 from ._tokenize import tokenizer_fingerprint
 
-__all__ = ["MIGRelevance", "TokenCorpus", "mig_from_counts", "mig_scores", "tokenizer_fingerprint"]
+__all__ = ["MIGRelevance", "TokenCorpus", "load_relevance", "mig_from_counts", "mig_scores",
+           "save_relevance", "tokenizer_fingerprint"]
