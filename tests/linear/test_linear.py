@@ -1,5 +1,7 @@
 """Tests of the classical baselines in xplant.linear."""
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -234,6 +236,8 @@ def test_clone_get_params_and_fitted_attributes():
     np.testing.assert_array_equal(fitted.label_frequency_, np.asarray(Y.sum(axis=0)).ravel())
     assert fitted.n_train_documents_ == X.shape[0]
     assert not hasattr(OneVsRestLinear(), "predict_proba")
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(restored.predict_proba(X), fitted.predict_proba(X))
 
 
 def test_predict_rules():

@@ -63,7 +63,6 @@ def dcd_squared_hinge(indptr, indices, data, sqnorm, positive_rows, c_pos, c_neg
     np.random.seed(seed)
     active = n
     pg_max_old = np.inf
-    pg_min_old = -np.inf
     it = 0
     while it < max_iter:
         pg_max = -np.inf
@@ -113,12 +112,7 @@ def dcd_squared_hinge(indptr, indices, data, sqnorm, positive_rows, c_pos, c_neg
                 break
             active = n
             pg_max_old = np.inf
-            pg_min_old = -np.inf
             continue
-        pg_max_old = pg_max
-        pg_min_old = pg_min
-        if pg_max_old <= 0.0:
-            pg_max_old = np.inf
-        if pg_min_old >= 0.0:
-            pg_min_old = -np.inf
+        # No upper bound on alpha for the L2 loss, so only alpha = 0 shrinks.
+        pg_max_old = pg_max if pg_max > 0.0 else np.inf
     return it
