@@ -86,3 +86,35 @@ def test_padding_never_hides_a_positive_at_index_zero():
     idx, target, keep = select_labels(logits, pos, hard_negatives=1)
     sel = [(int(i), float(t)) for i, t, k in zip(idx[0], target[0], keep[0]) if k]
     assert (0, 1.0) in sel and (0, 0.0) not in sel
+
+
+def test_fused_forward_equals_the_formula():
+    """PlantNet's folded, fused forward equals PLANT.md §3 written out step by step."""
+    from torch.nn import functional as F
+    from xplant.neural.backbones import WordEncoder
+    from xplant.neural.modules import PlantNet
+    torch.manual_seed(0)
+    for head, p in (("shared", 4), ("labelwise", 8), ("shared", 8)):
+        net = PlantNet(WordEncoder(30, 0, "cnn", 6, 8, 3, 0.0), 5, 8, pool_size=p, head=head,
+                       label_chunk=3).eval()
+        with torch.no_grad():
+            net.boost_add.normal_()
+            net.boost_mul.normal_()
+            net.label_bias.normal_()
+        ids = torch.tensor([[3, 4, 5, 0], [0, 0, 0, 0]])
+        mask = ids > 0
+        with torch.no_grad():
+            got = net(ids, mask)
+            H = net.encoder(ids, mask)
+            S = net.attention.scores(net.attention.keys(H))                  # (b, L, n)
+            m = mask.clone()
+            m[1, 0] = True                                                   # empty doc rule
+            P = torch.softmax(S.masked_fill(~m[:, None], float("-inf")), -1)
+            A = P @ net.value(H)                                             # (b, L, h)
+            A2 = net.boost_add + A * net.boost_mul
+            pooled = F.adaptive_avg_pool1d(A2.reshape(-1, 1, 8), p).view(2, 5, p)
+            if head == "shared":
+                want = pooled @ net.head_weight + net.label_bias
+            else:
+                want = (pooled * net.head_weight).sum(-1) + net.label_bias
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
