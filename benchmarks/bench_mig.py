@@ -9,6 +9,7 @@ Prints, for one corpus:
   timed on ``--sk-labels`` labels and ``--sk-features`` token columns, then
   extrapolated linearly to all V tokens and all L labels (its cost is one
   contingency table per column per label);
+- each timed ``--repeat`` times (minimum reported; the machine may be shared);
 - the ratios, and peak memory: the process's peak RSS (getrusage), the RSS
   growth during mig_scores (sampled every 5 ms), and the tracemalloc peak of
   one traced mig_scores call (NumPy/SciPy allocations).
@@ -164,7 +165,11 @@ def eurlex(path):
     return B, Y
 
 
-def bench(B, Y, top_k, sk_labels, sk_features, n_jobs, seed):
+def _fmt(times):
+    return ", ".join(f"{t:.2f}" for t in times)
+
+
+def bench(B, Y, top_k, sk_labels, sk_features, n_jobs, seed, repeat):
     from sklearn.feature_selection import mutual_info_classif
 
     from xplant.relevance import _mig, mig_scores
@@ -184,25 +189,35 @@ def bench(B, Y, top_k, sk_labels, sk_features, n_jobs, seed):
     Bp = B.astype(dtype)
     row_cost = YT @ np.diff(B.indptr).astype(np.int64)
     blocks = _mig._blocks_for(row_cost, V, top_k, True, None)
-    t0 = time.perf_counter()
-    nnz_c = 0
-    for a, b in blocks:
-        C = YT[a:b] @ Bp
-        nnz_c += C.nnz
-        del C
-    t_prod = time.perf_counter() - t0
-    del Bp, YT
-    print(f"bare product YᵀB ({len(blocks)} label blocks): {t_prod:.2f} s, nnz(YᵀB)={nnz_c}")
-
-    with RssSampler() as rs:
+    prod_times = []
+    for _ in range(repeat):
         t0 = time.perf_counter()
-        R = mig_scores(B, Y, top_k=top_k, n_jobs=n_jobs)
-        t_mig = time.perf_counter() - t0
+        nnz_c = 0
+        for a, b in blocks:
+            C = YT[a:b] @ Bp
+            nnz_c += C.nnz
+            del C
+        prod_times.append(time.perf_counter() - t0)
+    t_prod = min(prod_times)
+    del Bp, YT
     print(
-        f"mig_scores(top_k={top_k}): {t_mig:.2f} s, result nnz={R.nnz}; "
-        f"RSS growth during call {rs.peak - rs.base:.0f} MB"
+        f"bare product YᵀB ({len(blocks)} label blocks): {t_prod:.2f} s "
+        f"(min of {_fmt(prod_times)}), nnz(YᵀB)={nnz_c}"
     )
-    del R
+
+    mig_times = []
+    for _ in range(repeat):
+        with RssSampler() as rs:
+            t0 = time.perf_counter()
+            R = mig_scores(B, Y, top_k=top_k, n_jobs=n_jobs)
+            mig_times.append(time.perf_counter() - t0)
+        nnz_r = R.nnz
+        del R
+    t_mig = min(mig_times)
+    print(
+        f"mig_scores(top_k={top_k}): {t_mig:.2f} s (min of {_fmt(mig_times)}), result nnz={nnz_r}; "
+        f"RSS growth during the last call {rs.peak - rs.base:.0f} MB"
+    )
     tracemalloc.start()
     R = mig_scores(B, Y, top_k=top_k, n_jobs=n_jobs)
     _, tm_peak = tracemalloc.get_traced_memory()
@@ -243,12 +258,13 @@ def main(argv=None):
     ap.add_argument("--sk-features", type=int, default=50, help="token columns timed with scikit-learn")
     ap.add_argument("--n-jobs", type=int, default=None, help="numba threads (default: numba's)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs of product and MIG; min reported")
     args = ap.parse_args(argv)
     if args.eurlex:
         B, Y = eurlex(args.eurlex)
     else:
         B, Y = synthetic(args.scale, args.seed)
-    bench(B, Y, args.top_k, args.sk_labels, args.sk_features, args.n_jobs, args.seed)
+    bench(B, Y, args.top_k, args.sk_labels, args.sk_features, args.n_jobs, args.seed, args.repeat)
     return 0
 
 

@@ -9,8 +9,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import KFold, cross_val_score
 from sklearn.pipeline import Pipeline
-from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import check_consistent_length
+from sklearn.utils import _safe_indexing, get_tags
 
 from xplant.relevance import MIGRelevance, TokenCorpus, mig_scores, tokenizer_fingerprint
 
@@ -244,6 +243,13 @@ def test_clone_get_params_and_pickle():
     again = pickle.loads(pickle.dumps(rel))
     np.testing.assert_array_equal(again.relevance_.toarray(), rel.relevance_.toarray())
     assert [d.tolist() for d in again.transform(texts[:3])] == [d.tolist() for d in rel.transform(texts[:3])]
+
+
+def test_tags_declare_text_sparse_and_multilabel_input():
+    tags = get_tags(MIGRelevance())
+    assert tags.input_tags.string and tags.input_tags.sparse
+    assert tags.target_tags.required and tags.target_tags.two_d_labels
+    assert not tags.target_tags.single_output
 
 
 class _CorpusConsumer(BaseEstimator):

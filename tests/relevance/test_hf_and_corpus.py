@@ -125,3 +125,14 @@ def test_token_corpus_survives_sklearn_indexing_and_splits():
         check_consistent_length(corpus, Y[:4])
     a, b, ya, yb = train_test_split(corpus, Y, test_size=2, random_state=0)
     assert isinstance(a, TokenCorpus) and len(a) == 4 and len(b) == 2
+
+
+def test_hf_tokenizer_object_survives_clone(minilm):
+    from sklearn.base import clone
+
+    _, tok = minilm
+    rel = MIGRelevance(tok, top_k=3)
+    cloned = clone(rel).fit(TEXTS, Y)
+    ref = rel.fit(TEXTS, Y)
+    assert cloned.tokenizer_fingerprint_ == ref.tokenizer_fingerprint_
+    np.testing.assert_array_equal(cloned.relevance_.toarray(), ref.relevance_.toarray())

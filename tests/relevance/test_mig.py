@@ -269,3 +269,22 @@ def test_bad_input_raises_clear_errors(kwargs, match):
     X, Y = args.pop("X"), args.pop("Y")
     with pytest.raises(ValueError, match=match):
         mig_scores(X, Y, **args)
+
+
+@pytest.mark.parametrize(
+    "shape_x, shape_y", [((3, 0), (3, 2)), ((3, 2), (3, 0)), ((0, 2), (0, 2))]
+)
+@pytest.mark.parametrize("kw", [{}, {"top_k": 2}, {"positive_only": False}])
+def test_degenerate_shapes(shape_x, shape_y, kw):
+    S = mig_scores(np.ones(shape_x), np.ones(shape_y), **kw)
+    assert S.shape == (shape_y[1], shape_x[1]) and S.nnz == 0
+
+
+def test_mig_from_counts_validates_its_inputs():
+    C = sp.csr_matrix(np.array([[1, 0]]))
+    with pytest.raises(ValueError, match="shape"):
+        mig_from_counts(C, df=[1, 1, 1], freq=[1], n_docs=2)
+    with pytest.raises(ValueError, match="df must lie"):
+        mig_from_counts(C, df=[3, 1], freq=[1], n_docs=2)
+    with pytest.raises(ValueError, match="non-negative"):
+        mig_from_counts(-C, df=[1, 1], freq=[1], n_docs=2)

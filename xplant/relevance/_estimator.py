@@ -257,9 +257,13 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.sparse = True
         tags.input_tags.two_d_array = True
+        tags.input_tags.positive_only = True
         tags.target_tags.required = True
+        tags.target_tags.two_d_labels = True
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = False
+        if tags.transformer_tags is not None:
+            tags.transformer_tags.preserves_dtype = []  # returns a TokenCorpus
         return tags
 
     # ------------------------------------------------------------------ labels
