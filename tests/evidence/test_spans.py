@@ -38,8 +38,8 @@ def test_below_cut_token_breaks_a_run_but_empty_special_token_does_not():
     off = np.array([[0, 0], [0, 6], [7, 8], [9, 12], [0, 0]])  # CLS ... SEP
     w = np.array([0.9, 0.8, 0.1, 0.7, 0.9])  # special tokens ignored even if attended
     assert [s["text"] for s in merge_spans(off, w, text=text)] == ["fiebre", "tos"]  # cut 0.4 from max 0.8
-    off2 = np.array([[0, 6], [6, 6], [9, 12]])
-    w2 = np.array([0.8, 0.0, 0.7])
+    off2 = np.array([[0, 6], [6, 6], [-1, -1], [9, 12]])  # an empty and an unplaced token
+    w2 = np.array([0.8, 0.0, 0.0, 0.7])
     (span,) = merge_spans(off2, w2)  # no text: raw hull of the run
     assert (span["start"], span["end"], span["weight"]) == (0, 12, pytest.approx(1.5))
 
