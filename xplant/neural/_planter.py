@@ -180,6 +180,8 @@ class AttentionPlanter(NeuralNet):
             params.append(p)
         kwargs = self.get_params_for("optimizer")
         kwargs.setdefault("weight_decay", self.weight_decay)
+        if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
+            kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
         self.optimizer_ = self.optimizer(params, lr=self.lr, **kwargs)
         return self
 
