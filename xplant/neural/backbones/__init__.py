@@ -11,6 +11,7 @@ local Hugging Face encoder), ``"llm:<folder>"`` (decoder LLMs with LoRA).
 
 from ._word import WordEncoder, glove_matrix
 from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path
+from ._llm import LLMEncoder, load_llm_tokenizer, resolve_llm_path
 
 WORD_BACKBONES = ("cnn", "bigru")
 
@@ -43,9 +44,13 @@ def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel
         tok = load_hf_tokenizer(spec)
         return HFEncoder(resolve_hf_path(spec), tok.cls_token_id, tok.sep_token_id,
                          tok.pad_token_id, max_window)
-    from ._llm import LLMEncoder
-    return LLMEncoder(spec.split(":", 1)[1], pad_id=relevance.pad_id_, **(lora or {}))
+    if relevance.pad_id_ is None:
+        raise ValueError(f"the token corpus has no pad id: the tokenizer of {spec!r} defines no pad "
+                         "token. Use MIGRelevance(tokenizer=load_llm_tokenizer(folder)), which pads "
+                         "with EOS or UNK (xplant.neural.backbones.load_llm_tokenizer)")
+    return LLMEncoder(spec, pad_id=relevance.pad_id_, **{"max_window": max_window, **(lora or {})})
 
 
-__all__ = ["WordEncoder", "HFEncoder", "build_backbone", "backbone_kind", "glove_matrix",
-           "default_pretrained_path", "load_hf_tokenizer", "resolve_hf_path", "WORD_BACKBONES"]
+__all__ = ["WordEncoder", "HFEncoder", "LLMEncoder", "build_backbone", "backbone_kind", "glove_matrix",
+           "default_pretrained_path", "load_hf_tokenizer", "load_llm_tokenizer", "resolve_hf_path",
+           "resolve_llm_path", "WORD_BACKBONES"]
