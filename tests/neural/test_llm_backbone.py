@@ -311,19 +311,26 @@ def tiny_corpus(n=20, seed=0):
     return texts, np.array(Y)
 
 
-def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm):
+@pytest.mark.parametrize("nf4", [False, True], ids=["lora", "nf4"])
+def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm, nf4):
     pytest.importorskip("peft")
     pytest.importorskip("skorch")
     from xplant.neural import AttentionPlanter, PlantClassifier
     from xplant.neural.modules import PlantNet
 
+    if nf4:
+        bnb = pytest.importorskip("bitsandbytes")
     texts, Y = tiny_corpus()
     lr = 1e-2
+    options = {"lora_r": 4, "load_in_4bit": nf4, "target_modules": "all-linear"}
     clf = PlantClassifier(backbone="llm:" + tiny_llm, planter=AttentionPlanter(max_epochs=1),
-                          max_epochs=1, batch_size=8, hidden_dim=16, attention_dim=16,
-                          pool_size=8, lr=lr, verbose=0, n_jobs=1,
+                          backbone_options=options, max_epochs=1, batch_size=8, hidden_dim=16,
+                          attention_dim=16, pool_size=8, lr=lr, verbose=0, n_jobs=1,
                           phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr)])
     clf.fit(texts, Y)
+    assert clf.planter_.backbone_options == options
+    n4 = sum(isinstance(m, bnb.nn.Linear4bit) for m in clf.module_.modules()) if nf4 else 0
+    assert n4 == (2 * 7 if nf4 else 0)
     assert clf.relevance_.pad_id_ == 2
     assert clf.history[-1]["trainable_groups"] == ["attention", "encoder", "head"]
     assert np.isfinite(clf.history[-1]["train_loss"])
@@ -336,5 +343,12 @@ def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm):
     # the adapters trained (B left zero), and only they moved in the encoder
     lora_b = {k: v for k, v in clf.module_.state_dict().items() if ".lora_B." in k}
     assert lora_b and all(v.abs().sum() > 0 for v in lora_b.values())
-    fresh = PlantNet(build_backbone(clf.backbone, relevance=clf.relevance_), 3, 16, pool_size=8)
+    fresh = PlantNet(build_backbone(clf.backbone, relevance=clf.relevance_, lora=options), 3, 16,
+                     pool_size=8)
     assert set(fresh.state_dict()) == set(clf.module_.state_dict())
+
+
+def test_backbone_options_are_for_llm_backbones_only():
+    rel = SimpleNamespace(pad_id_=0, vocabulary_={"<pad>": 0, "<unk>": 1, "a": 2})
+    with pytest.raises(ValueError, match="apply only to 'llm:' backbones"):
+        build_backbone("cnn", relevance=rel, lora={"lora_r": 4})

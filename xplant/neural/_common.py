@@ -12,7 +12,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
-               "dropout", "glove", "max_length")
+               "dropout", "glove", "max_length", "backbone_options")
 
 
 def check_targets(Y, n_samples, *, what="Y"):

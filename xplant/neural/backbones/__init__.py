@@ -32,8 +32,16 @@ def backbone_kind(spec):
 
 def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel_size=5,
                    dropout=0.2, glove=False, max_window=None, lora=None):
-    """Instantiate the backbone named by ``spec`` for a fitted MIGRelevance."""
+    """Instantiate the backbone named by ``spec`` for a fitted MIGRelevance.
+
+    ``lora`` (a dict or None) holds extra keyword arguments of
+    :class:`LLMEncoder`; it applies to ``"llm:"`` backbones only.
+    """
     kind = backbone_kind(spec)
+    if lora is not None and (kind != "llm" or not isinstance(lora, dict)):
+        raise ValueError(f"backbone options {lora!r} apply only to 'llm:' backbones, as a dict of "
+                         "LLMEncoder keyword arguments (e.g. {'lora_r': 16, 'load_in_4bit': True}); "
+                         f"backbone {spec!r} takes none")
     if kind == "word":
         weights = None
         if glove:
