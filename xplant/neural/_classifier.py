@@ -72,6 +72,10 @@ class PlantClassifier(NeuralNet):
     dropout : float
     glove : bool
         Initialise word embeddings from GloVe 6B 50d (needs embedding_dim=50).
+    backbone_options : dict or None
+        Extra keyword arguments of the ``"llm:"`` backbone
+        (:class:`~xplant.neural.backbones.LLMEncoder`), e.g.
+        ``{"lora_r": 16, "load_in_4bit": True}``.
     max_length : int or None, default=4096
         Tokens kept per document (the first ones); longer documents are
         truncated by this documented rule. Pretrained encoders see them in
@@ -125,7 +129,7 @@ class PlantClassifier(NeuralNet):
     def __init__(self, backbone="cnn", *, plant=True, planter=None, plant_from=None,
                  relevance=None, stage1_target=None, stage1_loss=None, embedding_dim=100,
                  hidden_dim=128, attention_dim=128, kernel_size=5, dropout=0.2, glove=False,
-                 max_length=4096, pool_size=128, head="shared", loss="focal", gamma=2.0,
+                 max_length=4096, backbone_options=None, pool_size=128, head="shared", loss="focal", gamma=2.0,
                  label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="precision_at_5", patience=5,
@@ -148,6 +152,7 @@ class PlantClassifier(NeuralNet):
         self.kernel_size = kernel_size
         self.dropout = dropout
         self.glove = glove
+        self.backbone_options = backbone_options
         self.max_length = max_length
         self.pool_size = pool_size
         self.head = head
@@ -185,7 +190,7 @@ class PlantClassifier(NeuralNet):
         encoder = build_backbone(self.backbone, relevance=self.relevance_,
                                  embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
                                  kernel_size=self.kernel_size, dropout=self.dropout,
-                                 glove=self.glove)
+                                 glove=self.glove, lora=self.backbone_options)
         kwargs = self.get_params_for("module")
         self.module_ = self.module(encoder, self.n_labels_, self.attention_dim,
                                    pool_size=self.pool_size, head=self.head, **kwargs)

@@ -84,7 +84,7 @@ class AttentionPlanter(NeuralNet):
     train_encoder : bool, default=True
         Train the backbone with the attention (word backbones learn from
         scratch); False freezes it.
-    embedding_dim, hidden_dim, attention_dim, kernel_size, dropout, glove, max_length
+    embedding_dim, hidden_dim, attention_dim, kernel_size, dropout, glove, max_length, backbone_options
         Architecture; set by PlantClassifier so the planting fits it.
     lr : float, default=5e-4
         Peak learning rate of AdamW (paper), warmup then cosine decay.
@@ -118,8 +118,8 @@ class AttentionPlanter(NeuralNet):
     def __init__(self, backbone="cnn", *, relevance=None, target="mig", stage1_loss="lambda",
                  ndcg_k=15, sigma=1.0, labels_per_doc=16, max_relevant=32, n_negatives=32,
                  train_encoder=True, embedding_dim=100, hidden_dim=128, attention_dim=128,
-                 kernel_size=5, dropout=0.2, glove=False, max_length=4096, lr=5e-4,
-                 weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
+                 kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
+                 lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None,
                  module=PlanterNet, criterion=Stage1Loss, optimizer=torch.optim.AdamW,
                  train_split=None, verbose=0, device="cpu", **kwargs):
@@ -142,6 +142,7 @@ class AttentionPlanter(NeuralNet):
         self.kernel_size = kernel_size
         self.dropout = dropout
         self.glove = glove
+        self.backbone_options = backbone_options
         self.max_length = max_length
         self.weight_decay = weight_decay
         self.warmup = warmup
@@ -160,7 +161,7 @@ class AttentionPlanter(NeuralNet):
         encoder = build_backbone(self.backbone, relevance=self.relevance_,
                                  embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
                                  kernel_size=self.kernel_size, dropout=self.dropout,
-                                 glove=self.glove)
+                                 glove=self.glove, lora=self.backbone_options)
         kwargs = self.get_params_for("module")
         self.module_ = self.module(encoder, self.n_labels_, self.attention_dim, **kwargs)
         return self
