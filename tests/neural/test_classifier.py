@@ -211,3 +211,33 @@ def test_load_rejects_foreign_folder(tmp_path):
     from xplant.neural import load_model
     with pytest.raises(FileNotFoundError, match="not a saved"):
         load_model(tmp_path)
+
+
+def test_explain_offsets_round_trip(fitted):
+    clf, texts, _ = fitted
+    docs = ["Ünïcode 😀 sig1 w3 w4 sig2 — ü", texts[0], ""]
+    ex = clf.explain(docs, top_labels=3, top_spans=2)
+    assert len(ex) == 3
+    for doc, e in zip(docs, ex):
+        assert len(e["labels"]) == 3
+        probs = [l["prob"] for l in e["labels"]]
+        assert probs == sorted(probs, reverse=True)
+        for lab in e["labels"]:
+            for sp_ in lab["spans"]:
+                assert sp_["text"] == doc[sp_["start"]:sp_["end"]]
+                assert sp_["weight"] > 0
+    assert ex[2]["labels"][0]["spans"] == []
+
+
+def test_planted_attention_points_at_the_signal_word(make_corpus, small):
+    """On the synthetic corpus, label l's top span is its signal word ``sig<l>``."""
+    texts, Y = make_corpus(n_docs=120, seed=3)
+    clf = small(max_epochs=10, lr=5e-3,
+                planter=AttentionPlanter(max_epochs=8, lr=5e-3)).fit(texts, Y)
+    hits = total = 0
+    for text, e in zip(texts[:30], clf.explain(texts[:30], top_labels=1, top_spans=1)):
+        lab = e["labels"][0]
+        if f"sig{lab['index']}" in text.split():
+            total += 1
+            hits += lab["spans"][0]["text"] == f"sig{lab['index']}"
+    assert total >= 10 and hits / total > 0.6

@@ -444,6 +444,65 @@ class PlantClassifier(NeuralNet):
             sc[idx] = np.take_along_axis(p, top, 1)
         return ind, sc
 
+    @torch.no_grad()
+    def explain(self, X, top_labels=5, top_spans=3, *, cut=None):
+        """The top labels of each document with the text spans their attention points at.
+
+        Parameters
+        ----------
+        X : list of str
+            Raw documents (offsets refer to these strings).
+        top_labels : int, default=5
+            Labels explained per document, by predicted probability.
+        top_spans : int, default=3
+            Spans kept per label.
+        cut : float or None
+            Attention cut for merging tokens into spans; None uses the rule
+            of :func:`xplant.evidence.merge_spans` (half the largest weight).
+
+        Returns
+        -------
+        list of dict, one per document
+            ``{"labels": [{"label", "index", "prob", "spans": [{"start",
+            "end", "text", "weight"}]}]}``; ``text == document[start:end]``,
+            ``weight`` is attention mass (the sum over the span's tokens).
+
+        Notes
+        -----
+        Adjacent tokens above the cut are merged into one span and spans are
+        snapped to word boundaries (API.md "Evidence spans"). Token offsets
+        come from the same tokenizer the model attends over (word or
+        WordPiece), so they map back to the original string, unicode
+        included.
+        """
+        from ..evidence import merge_spans
+        from ._common import check_texts
+        check_is_fitted(self, "module_")
+        texts = check_texts(X)
+        if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
+            raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
+        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True)
+        self.module_.eval()
+        out = []
+        m = int(min(top_labels, self.n_labels_))
+        for text, ids, off in zip(texts, ids_list, offsets):
+            ids = ids[: self.max_length] if self.max_length else ids
+            off = off[: len(ids)]
+            t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
+            probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
+            from ..metrics import top_k_indices
+            top = top_k_indices(probs[None], m)[0]
+            att = self.module_.attention_weights(t_ids, mask, torch.as_tensor(top)[None])[0]
+            labels = []
+            for j, lab in enumerate(top):
+                spans = merge_spans(off, att[j, :len(ids)].numpy(), cut=cut, top_spans=top_spans,
+                                    text=text) if len(ids) else []
+                labels.append({"label": self.classes_[lab].item() if hasattr(self.classes_[lab], "item")
+                               else self.classes_[lab], "index": int(lab), "prob": float(probs[lab]),
+                               "spans": spans})
+            out.append({"labels": labels})
+        return out
+
     def predict(self, X):
         """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_)."""
         from .. import metrics
