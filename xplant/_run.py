@@ -178,7 +178,7 @@ def format_table(models):
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                 random_state=0, verbose=1, isolate=True, max_docs=None, log=print):
+                 random_state=0, verbose=1, isolate=True, max_docs=None, report=False, log=print):
     """Fit, choose on dev and test every model; write results.json and per_label.npz.
 
     Parameters
@@ -196,6 +196,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         Fit each model in a child process (own fit time and peak RSS).
     max_docs : int or None
         Keep only the first documents of each split (a smoke run, seconds).
+    report : bool, default=False
+        Also write ``report.html`` (see :func:`xplant.report.render_report`).
 
     Returns
     -------
@@ -243,4 +245,7 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
     log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")
+    if report:
+        from .report import render_report
+        log(f"wrote {render_report(out_dir)}")
     return results

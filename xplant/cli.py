@@ -1,6 +1,8 @@
 """Command line: a thin argparse layer over the public API.
 
     xplant run       the main job (PLANT vs baselines on CodiEsp)
+    xplant predict   label new documents with a saved model
+    xplant report    an HTML report of a run folder
 """
 
 import argparse
@@ -13,7 +15,21 @@ def _run(args):
     run_main_job(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
                  models=models, epochs=args.epochs, plant_epochs=args.plant_epochs,
                  random_state=args.seed, verbose=0 if args.quiet else 1,
-                 max_docs=args.max_docs)
+                 max_docs=args.max_docs, report=args.report)
+    return 0
+
+
+def _predict(args):
+    from ._predict import predict_file
+    n = predict_file(args.model, args.input, args.output, fmt=args.format, top_k=args.top_k,
+                     evidence=args.evidence)
+    print(f"wrote {n} documents to {args.output}")
+    return 0
+
+
+def _report(args):
+    from .report import render_report
+    print(f"wrote {render_report(args.run_dir, out=args.out)}")
     return 0
 
 
@@ -34,7 +50,22 @@ def build_parser():
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
     r.add_argument("--quiet", action="store_true")
+    r.add_argument("--report", action="store_true", help="also write report.html")
     r.set_defaults(func=_run)
+
+    q = sub.add_parser("predict", help="label documents with a saved model")
+    q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
+    q.add_argument("--input", required=True, help=".jsonl, .tsv, or a folder of .txt files")
+    q.add_argument("--output", required=True)
+    q.add_argument("--format", default="jsonl", choices=["jsonl", "codiesp"])
+    q.add_argument("--top-k", type=int, default=10)
+    q.add_argument("--evidence", action="store_true", help="add attention evidence spans")
+    q.set_defaults(func=_predict)
+
+    o = sub.add_parser("report", help="write report.html for a run folder")
+    o.add_argument("run_dir")
+    o.add_argument("--out", help="output folder (default: the run folder)")
+    o.set_defaults(func=_report)
     return p
 
 

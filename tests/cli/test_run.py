@@ -65,3 +65,53 @@ def test_frequency_prior_metrics_by_hand(smoke_run):
     top = int(np.lexsort((np.arange(len(freq)), -freq))[0])
     p1 = float(te.Y[:40, top].toarray().mean())
     assert res["models"][0]["metrics"]["P@1"] == pytest.approx(p1)
+
+
+def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
+    from xplant.cli import main
+    out, _, _ = smoke_run
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Patient with fever and cough.", encoding="utf-8")
+    (docs / "b.txt").write_text("", encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    assert main(["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
+                 "--output", str(pred), "--top-k", "4", "--evidence"]) == 0
+    recs = [json.loads(l) for l in pred.read_text().splitlines()]
+    assert [r["id"] for r in recs] == ["a", "b"]
+    assert len(recs[0]["top"]) == 4 and recs[0]["decision"]["rule"] == "top_k"
+    assert len(recs[0]["predicted"]) == recs[0]["decision"]["k"]
+    text = "Patient with fever and cough."
+    for ev in recs[0]["evidence"]:
+        for s in ev["spans"]:
+            assert text[s["start"]:s["end"]] == s["text"]
+    tsv = tmp_path / "sub.tsv"
+    main(["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
+          "--output", str(tsv), "--format", "codiesp", "--top-k", "3"])
+    rows = [l.split("\t") for l in tsv.read_text().splitlines()]
+    assert len(rows) == 6 and rows[0][0] == "a" and rows[0][1] == rows[0][1].lower()
+    assert [r[1].upper() for r in rows[:3]] == [t["label"] for t in recs[0]["top"][:3]]
+
+
+def test_report_cli_renders(smoke_run):
+    from xplant.cli import main
+    out, _, _ = smoke_run
+    assert main(["report", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "PLANT" in html and "<table" in html
+
+
+def test_read_documents_errors(tmp_path):
+    from xplant._predict import read_documents
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"text": "a"}\n{"txt": "b"}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        read_documents(bad)
+    csv_file = tmp_path / "x.csv"
+    csv_file.write_text("id,text\n1,a\n")
+    with pytest.raises(ValueError, match="unsupported"):
+        read_documents(csv_file)
+    tsv = tmp_path / "x.tsv"
+    tsv.write_text("id\tbody\n1\ta\n")
+    with pytest.raises(ValueError, match="'text' column"):
+        read_documents(tsv)
