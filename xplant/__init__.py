@@ -15,7 +15,7 @@ _LAZY = {
     "TokenCorpus": "xplant.relevance",
     "AttentionPlanter": "xplant.neural",
     "PlantClassifier": "xplant.neural",
-    "predict_top_k": "xplant._api",
+    "predict_top_k": "xplant.linear",
 }
 
 _SUBPACKAGES = ("datasets", "linear", "metrics", "model_selection", "neural", "relevance")

@@ -1,1 +1,32 @@
-"""xplant.linear."""
+"""Classical XMTC baselines in scikit-learn style.
+
+- :class:`FrequencyPrior`: rank labels by training frequency.
+- :class:`OneVsRestLinear`: one linear model per label, pruned sparse weights.
+- :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic`: TF-IDF pipelines.
+- :func:`predict_top_k`: top-k labels of any fitted model or Pipeline.
+- Optional wrappers, each behind an extra: :class:`NapkinXCPLT`,
+  :class:`OmikujiTrees` (``xplant[trees]``), :class:`LibMultiLabelLinear`
+  (``xplant[libmultilabel]``).
+"""
+
+from ._base import check_label_matrix, predict_top_k, top_k_dense
+from ._ovr import EMPTY_LABEL_SCORE, OneVsRestLinear, fit_one_vs_rest
+from ._pipelines import TFIDF_DEFAULTS, make_tfidf_logistic, make_tfidf_ovr
+from ._prior import FrequencyPrior
+from ._wrappers import LibMultiLabelLinear, NapkinXCPLT, OmikujiTrees
+
+__all__ = [
+    "EMPTY_LABEL_SCORE",
+    "FrequencyPrior",
+    "LibMultiLabelLinear",
+    "NapkinXCPLT",
+    "OmikujiTrees",
+    "OneVsRestLinear",
+    "TFIDF_DEFAULTS",
+    "check_label_matrix",
+    "fit_one_vs_rest",
+    "make_tfidf_logistic",
+    "make_tfidf_ovr",
+    "predict_top_k",
+    "top_k_dense",
+]

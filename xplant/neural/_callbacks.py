@@ -51,15 +51,17 @@ class ProgressiveUnfreezing(Callback):
     on, parameter group ``group`` trains with learning rate ``lr``; a later
     phase of the same group replaces it; ``lr=0`` freezes it again. Groups
     with no phase yet are frozen (``requires_grad=False``). PLANT.md §3.
+    With ``phases=None`` the net's resolved ``phases_`` are used.
     """
 
-    def __init__(self, phases):
+    def __init__(self, phases=None):
         self.phases = phases
 
     def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         epoch = len(net.history) - 1
+        phases = self.phases if self.phases is not None else net.phases_
         active = {}
-        for start, group, lr in sorted(self.phases, key=lambda p: p[0]):
+        for start, group, lr in sorted(phases, key=lambda p: p[0]):
             if start <= epoch:
                 active[group] = lr
         named = dict(net.module_.named_parameters())

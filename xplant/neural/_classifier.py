@@ -72,6 +72,10 @@ class PlantClassifier(NeuralNet):
     dropout : float
     glove : bool
         Initialise word embeddings from GloVe 6B 50d (needs embedding_dim=50).
+    backbone_options : dict or None
+        Extra keyword arguments of the ``"llm:"`` backbone
+        (:class:`~xplant.neural.backbones.LLMEncoder`), e.g.
+        ``{"lora_r": 16, "load_in_4bit": True}``.
     max_length : int or None, default=4096
         Tokens kept per document (the first ones); longer documents are
         truncated by this documented rule. Pretrained encoders see them in
@@ -132,12 +136,13 @@ class PlantClassifier(NeuralNet):
     def __init__(self, backbone="cnn", *, plant=True, planter=None, plant_from=None,
                  relevance=None, stage1_target=None, stage1_loss=None, embedding_dim=100,
                  hidden_dim=128, attention_dim=128, kernel_size=5, dropout=0.2, glove=False,
-                 max_length=4096, pool_size=128, head="shared", loss="focal", gamma=2.0,
+                 max_length=4096, backbone_options=None, pool_size=128, head="shared", loss="focal", gamma=2.0,
                  label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="precision_at_5", patience=5,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
-                 strategy="skorch", deepspeed_config=None, module=PlantNet, criterion=PlantLoss, optimizer=torch.optim.AdamW,
+                 strategy="skorch", deepspeed_config=None, module=PlantNet, criterion=PlantLoss,
+                 optimizer=torch.optim.AdamW,
                  train_split=None, verbose=1, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
                          max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
@@ -155,6 +160,7 @@ class PlantClassifier(NeuralNet):
         self.kernel_size = kernel_size
         self.dropout = dropout
         self.glove = glove
+        self.backbone_options = backbone_options
         self.max_length = max_length
         self.pool_size = pool_size
         self.head = head
@@ -180,7 +186,7 @@ class PlantClassifier(NeuralNet):
     def _default_callbacks(self):
         base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
         cbs = base + [("guard", FiniteLossGuard()),
-                      ("unfreeze", ProgressiveUnfreezing(self.phases_)),
+                      ("unfreeze", ProgressiveUnfreezing()),
                       ("dev_score", DevScoring(self.scoring)),
                       ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
                                                        lower_is_better=False,
@@ -194,7 +200,7 @@ class PlantClassifier(NeuralNet):
         encoder = build_backbone(self.backbone, relevance=self.relevance_,
                                  embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
                                  kernel_size=self.kernel_size, dropout=self.dropout,
-                                 glove=self.glove)
+                                 glove=self.glove, lora=self.backbone_options)
         kwargs = self.get_params_for("module")
         self.module_ = self.module(encoder, self.n_labels_, self.attention_dim,
                                    pool_size=self.pool_size, head=self.head, **kwargs)
@@ -217,6 +223,8 @@ class PlantClassifier(NeuralNet):
                                "name": gname, "param_names": names})
         kwargs = self.get_params_for("optimizer")
         kwargs.setdefault("weight_decay", self.weight_decay)
+        if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
+            kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
         self.optimizer_ = self.optimizer(groups, lr=self.lr, **kwargs)
         return self
 
@@ -379,6 +387,21 @@ class PlantClassifier(NeuralNet):
             self.k_ = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
             self.threshold_ = 0.5
 
+    # -- persistence -------------------------------------------------------------
+    def save(self, path, *, overwrite=False):
+        """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
+
+        See :func:`xplant.neural.save_model`. Loading runs no pickled code.
+        """
+        from ._io import save_model
+        return save_model(self, path, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path):
+        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
+        from ._io import load_model
+        return load_model(path)
+
     # -- inference ---------------------------------------------------------------
     @torch.no_grad()
     def _logits_batches(self, docs, batch_size=None):
@@ -438,6 +461,65 @@ class PlantClassifier(NeuralNet):
             ind[idx] = top
             sc[idx] = np.take_along_axis(p, top, 1)
         return ind, sc
+
+    @torch.no_grad()
+    def explain(self, X, top_labels=5, top_spans=3, *, cut=None):
+        """The top labels of each document with the text spans their attention points at.
+
+        Parameters
+        ----------
+        X : list of str
+            Raw documents (offsets refer to these strings).
+        top_labels : int, default=5
+            Labels explained per document, by predicted probability.
+        top_spans : int, default=3
+            Spans kept per label.
+        cut : float or None
+            Attention cut for merging tokens into spans; None uses the rule
+            of :func:`xplant.evidence.merge_spans` (half the largest weight).
+
+        Returns
+        -------
+        list of dict, one per document
+            ``{"labels": [{"label", "index", "prob", "spans": [{"start",
+            "end", "text", "weight"}]}]}``; ``text == document[start:end]``,
+            ``weight`` is attention mass (the sum over the span's tokens).
+
+        Notes
+        -----
+        Adjacent tokens above the cut are merged into one span and spans are
+        snapped to word boundaries (API.md "Evidence spans"). Token offsets
+        come from the same tokenizer the model attends over (word or
+        WordPiece), so they map back to the original string, unicode
+        included.
+        """
+        from ..evidence import merge_spans
+        from ._common import check_texts
+        check_is_fitted(self, "module_")
+        texts = check_texts(X)
+        if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
+            raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
+        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True)
+        self.module_.eval()
+        out = []
+        m = int(min(top_labels, self.n_labels_))
+        for text, ids, off in zip(texts, ids_list, offsets):
+            ids = ids[: self.max_length] if self.max_length else ids
+            off = off[: len(ids)]
+            t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
+            probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
+            from ..metrics import top_k_indices
+            top = top_k_indices(probs[None], m)[0]
+            att = self.module_.attention_weights(t_ids, mask, torch.as_tensor(top)[None])[0]
+            labels = []
+            for j, lab in enumerate(top):
+                spans = merge_spans(off, att[j, :len(ids)].numpy(), cut=cut, top_spans=top_spans,
+                                    text=text) if len(ids) else []
+                labels.append({"label": self.classes_[lab].item() if hasattr(self.classes_[lab], "item")
+                               else self.classes_[lab], "index": int(lab), "prob": float(probs[lab]),
+                               "spans": spans})
+            out.append({"labels": labels})
+        return out
 
     def predict(self, X):
         """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_)."""

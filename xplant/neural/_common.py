@@ -12,7 +12,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
-               "dropout", "glove", "max_length")
+               "dropout", "glove", "max_length", "backbone_options")
 
 
 def check_targets(Y, n_samples, *, what="Y"):
@@ -72,6 +72,9 @@ def default_relevance(backbone):
     from ..relevance import MIGRelevance
     if backbone_kind(backbone) == "word":
         return MIGRelevance(tokenizer="word")
+    if backbone_kind(backbone) == "llm":
+        from .backbones import load_llm_tokenizer  # pads with EOS/UNK where none is defined
+        return MIGRelevance(tokenizer=load_llm_tokenizer(backbone))
     return MIGRelevance(tokenizer="hf:" + resolve_hf_path(backbone))
 
 
@@ -103,10 +106,11 @@ def check_fingerprint(relevance, backbone):
         When the token corpus's vocabulary differs from the backbone's
         tokenizer vocabulary.
     """
-    if backbone_kind(backbone) != "hf":
+    if backbone_kind(backbone) == "word":
         return
-    from .backbones import load_hf_tokenizer
-    vocab = load_hf_tokenizer(backbone).get_vocab()
+    from .backbones import load_hf_tokenizer, load_llm_tokenizer
+    load = load_llm_tokenizer if backbone_kind(backbone) == "llm" else load_hf_tokenizer
+    vocab = load(backbone).get_vocab()
     if getattr(relevance, "vocabulary_", None) != vocab:
         fp = getattr(relevance, "tokenizer_fingerprint_", "unknown")
         raise ValueError(f"the token corpus was made by a tokenizer ({fp}) whose vocabulary differs "

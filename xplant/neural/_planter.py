@@ -39,7 +39,9 @@ def tf_relevance(docs, Y, n_tokens, top_k=50, ignore_ids=()):
     cols = np.concatenate([np.unique(d) for d in docs]) if docs else np.zeros(0, np.int64)
     B = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(docs), n_tokens))
     if len(ignore_ids):
-        B[:, list(ignore_ids)] = 0
+        keep = np.ones(n_tokens)
+        keep[list(ignore_ids)] = 0
+        B = (B @ sp.diags(keep)).tocsr()
         B.eliminate_zeros()
     C = (sp.csr_matrix(Y).T @ B).tocsr()
     out_r, out_c, out_v = [], [], []
@@ -82,7 +84,7 @@ class AttentionPlanter(NeuralNet):
     train_encoder : bool, default=True
         Train the backbone with the attention (word backbones learn from
         scratch); False freezes it.
-    embedding_dim, hidden_dim, attention_dim, kernel_size, dropout, glove, max_length
+    embedding_dim, hidden_dim, attention_dim, kernel_size, dropout, glove, max_length, backbone_options
         Architecture; set by PlantClassifier so the planting fits it.
     lr : float, default=5e-4
         Peak learning rate of AdamW (paper), warmup then cosine decay.
@@ -120,10 +122,11 @@ class AttentionPlanter(NeuralNet):
     def __init__(self, backbone="cnn", *, relevance=None, target="mig", stage1_loss="lambda",
                  ndcg_k=15, sigma=1.0, labels_per_doc=16, max_relevant=32, n_negatives=32,
                  train_encoder=True, embedding_dim=100, hidden_dim=128, attention_dim=128,
-                 kernel_size=5, dropout=0.2, glove=False, max_length=4096, lr=5e-4,
-                 weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
+                 kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
+                 lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None, strategy="skorch",
-                 deepspeed_config=None, module=PlanterNet, criterion=Stage1Loss, optimizer=torch.optim.AdamW,
+                 deepspeed_config=None, module=PlanterNet, criterion=Stage1Loss,
+                 optimizer=torch.optim.AdamW,
                  train_split=None, verbose=0, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
                          max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
@@ -144,6 +147,7 @@ class AttentionPlanter(NeuralNet):
         self.kernel_size = kernel_size
         self.dropout = dropout
         self.glove = glove
+        self.backbone_options = backbone_options
         self.max_length = max_length
         self.weight_decay = weight_decay
         self.warmup = warmup
@@ -164,7 +168,7 @@ class AttentionPlanter(NeuralNet):
         encoder = build_backbone(self.backbone, relevance=self.relevance_,
                                  embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
                                  kernel_size=self.kernel_size, dropout=self.dropout,
-                                 glove=self.glove)
+                                 glove=self.glove, lora=self.backbone_options)
         kwargs = self.get_params_for("module")
         self.module_ = self.module(encoder, self.n_labels_, self.attention_dim, **kwargs)
         return self
@@ -184,6 +188,8 @@ class AttentionPlanter(NeuralNet):
             params.append(p)
         kwargs = self.get_params_for("optimizer")
         kwargs.setdefault("weight_decay", self.weight_decay)
+        if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
+            kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
         self.optimizer_ = self.optimizer(params, lr=self.lr, **kwargs)
         return self
 

@@ -11,6 +11,7 @@ local Hugging Face encoder), ``"llm:<folder>"`` (decoder LLMs with LoRA).
 
 from ._word import WordEncoder, glove_matrix
 from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path
+from ._llm import LLMEncoder, load_llm_tokenizer, resolve_llm_path
 
 WORD_BACKBONES = ("cnn", "bigru")
 
@@ -31,8 +32,16 @@ def backbone_kind(spec):
 
 def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel_size=5,
                    dropout=0.2, glove=False, max_window=None, lora=None):
-    """Instantiate the backbone named by ``spec`` for a fitted MIGRelevance."""
+    """Instantiate the backbone named by ``spec`` for a fitted MIGRelevance.
+
+    ``lora`` (a dict or None) holds extra keyword arguments of
+    :class:`LLMEncoder`; it applies to ``"llm:"`` backbones only.
+    """
     kind = backbone_kind(spec)
+    if lora is not None and (kind != "llm" or not isinstance(lora, dict)):
+        raise ValueError(f"backbone options {lora!r} apply only to 'llm:' backbones, as a dict of "
+                         "LLMEncoder keyword arguments (e.g. {'lora_r': 16, 'load_in_4bit': True}); "
+                         f"backbone {spec!r} takes none")
     if kind == "word":
         weights = None
         if glove:
@@ -43,9 +52,13 @@ def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel
         tok = load_hf_tokenizer(spec)
         return HFEncoder(resolve_hf_path(spec), tok.cls_token_id, tok.sep_token_id,
                          tok.pad_token_id, max_window)
-    from ._llm import LLMEncoder
-    return LLMEncoder(spec.split(":", 1)[1], pad_id=relevance.pad_id_, **(lora or {}))
+    if relevance.pad_id_ is None:
+        raise ValueError(f"the token corpus has no pad id: the tokenizer of {spec!r} defines no pad "
+                         "token. Use MIGRelevance(tokenizer=load_llm_tokenizer(folder)), which pads "
+                         "with EOS or UNK (xplant.neural.backbones.load_llm_tokenizer)")
+    return LLMEncoder(spec, pad_id=relevance.pad_id_, **{"max_window": max_window, **(lora or {})})
 
 
-__all__ = ["WordEncoder", "HFEncoder", "build_backbone", "backbone_kind", "glove_matrix",
-           "default_pretrained_path", "load_hf_tokenizer", "resolve_hf_path", "WORD_BACKBONES"]
+__all__ = ["WordEncoder", "HFEncoder", "LLMEncoder", "build_backbone", "backbone_kind", "glove_matrix",
+           "default_pretrained_path", "load_hf_tokenizer", "load_llm_tokenizer", "resolve_hf_path",
+           "resolve_llm_path", "WORD_BACKBONES"]

@@ -1,0 +1,117 @@
+"""The main job end to end on a small slice of the bundled CodiEsp data."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from xplant._run import format_table, run_main_job
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    lines = []
+    res = run_main_job(out, max_docs=40, epochs=1, plant_epochs=1, verbose=0, isolate=False,
+                       log=lines.append)
+    return out, res, "\n".join(lines)
+
+
+def test_results_json_schema(smoke_run):
+    out, res, _ = smoke_run
+    data = json.loads((out / "results.json").read_text())
+    assert data == json.loads(json.dumps(res, default=float))
+    assert {"dataset", "split", "created", "versions", "models"} <= set(data)
+    names = [m["name"] for m in data["models"]]
+    assert names == ["frequency prior", "TF-IDF + LR", "plant=False", "PLANT"]
+    for m in data["models"]:
+        assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
+                "k", "threshold"} <= set(m)
+        assert 1 <= m["k"] <= 10
+        for key in ("P@1", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1"):
+            assert 0.0 <= m["metrics"][key] <= 1.0
+    assert data["models"][1]["dev_selected"]["ovr__C"] in (1.0, 10.0, 100.0)
+
+
+def test_per_label_and_saved_models(smoke_run):
+    out, res, _ = smoke_run
+    from xplant.neural import load_model
+    from xplant.report import load_per_label
+    per = load_per_label(out / "per_label.npz")
+    L = len(per["train_frequency"])
+    assert sorted(per["f1"]) == sorted(m["name"] for m in res["models"])
+    assert per["f1"]["PLANT"].shape == (L,) and per["support"].shape == (L,)
+    clf = load_model(out / "models" / "PLANT")
+    assert clf.n_labels_ == L
+
+
+def test_table_prints_every_model(smoke_run):
+    _, res, text = smoke_run
+    table = format_table(res["models"])
+    for m in res["models"]:
+        assert m["name"] in table
+    assert "MAP" in text and "wrote" in text
+
+
+def test_frequency_prior_metrics_by_hand(smoke_run):
+    """The prior ranks labels by training frequency: check P@1 against numpy."""
+    from xplant.datasets import load_codiesp
+    _, res, _ = smoke_run
+    tr = load_codiesp("train")
+    te = load_codiesp("test")
+    freq = np.asarray(tr.Y[:40].sum(0)).ravel()
+    top = int(np.lexsort((np.arange(len(freq)), -freq))[0])
+    p1 = float(te.Y[:40, top].toarray().mean())
+    assert res["models"][0]["metrics"]["P@1"] == pytest.approx(p1)
+
+
+def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
+    from xplant.cli import main
+    out, _, _ = smoke_run
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Patient with fever and cough.", encoding="utf-8")
+    (docs / "b.txt").write_text("", encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    assert main(["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
+                 "--output", str(pred), "--top-k", "4", "--evidence"]) == 0
+    recs = [json.loads(l) for l in pred.read_text().splitlines()]
+    assert [r["id"] for r in recs] == ["a", "b"]
+    assert len(recs[0]["top"]) == 4 and recs[0]["decision"]["rule"] == "top_k"
+    assert len(recs[0]["predicted"]) == recs[0]["decision"]["k"]
+    text = "Patient with fever and cough."
+    for ev in recs[0]["evidence"]:
+        for s in ev["spans"]:
+            assert text[s["start"]:s["end"]] == s["text"]
+    tsv = tmp_path / "sub.tsv"
+    main(["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
+          "--output", str(tsv), "--format", "codiesp", "--top-k", "3"])
+    rows = [l.split("\t") for l in tsv.read_text().splitlines()]
+    assert len(rows) == 6 and rows[0][0] == "a" and rows[0][1] == rows[0][1].lower()
+    assert [r[1].upper() for r in rows[:3]] == [t["label"] for t in recs[0]["top"][:3]]
+
+
+def test_report_cli_renders(smoke_run):
+    from xplant.cli import main
+    out, _, _ = smoke_run
+    assert main(["report", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "PLANT" in html and "<table" in html
+
+
+def test_read_documents_errors(tmp_path):
+    from xplant._predict import read_documents
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"text": "a"}\n{"txt": "b"}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        read_documents(bad)
+    csv_file = tmp_path / "x.csv"
+    csv_file.write_text("id,text\n1,a\n")
+    with pytest.raises(ValueError, match="unsupported"):
+        read_documents(csv_file)
+    tsv = tmp_path / "x.tsv"
+    tsv.write_text("id\tbody\n1\ta\n")
+    with pytest.raises(ValueError, match="'text' column"):
+        read_documents(tsv)

@@ -1,0 +1,243 @@
+"""PlantClassifier and AttentionPlanter on tiny synthetic corpora."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import Pipeline
+
+from xplant.neural import AttentionPlanter, PlantClassifier
+from xplant.relevance import MIGRelevance
+
+
+@pytest.fixture(scope="module")
+def fitted(small, make_corpus):
+    texts, Y = make_corpus()
+    clf = small(max_epochs=4).fit(texts, Y)
+    return clf, texts, Y
+
+
+def test_predict_proba_shape_and_single_sigmoid(fitted):
+    clf, texts, Y = fitted
+    P = clf.predict_proba(texts[:7])
+    assert P.shape == (7, Y.shape[1])                   # (n, L), never (n, 2, L)
+    Z = clf.decision_function(texts[:7])
+    np.testing.assert_allclose(P, 1 / (1 + np.exp(-Z)), rtol=1e-5)
+
+
+def test_predict_top_k_matches_dense_ranking(fitted):
+    clf, texts, _ = fitted
+    idx, sc = clf.predict_top_k(texts[:9], k=3)
+    P = clf.predict_proba(texts[:9])
+    np.testing.assert_array_equal(idx, np.argsort(-P, axis=1, kind="stable")[:, :3])
+    np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-6)
+
+
+def test_predict_uses_dev_chosen_k(fitted):
+    clf, texts, _ = fitted
+    pred = clf.predict(texts[:5])
+    assert sp.issparse(pred)
+    assert (np.asarray(pred.sum(1)).ravel() == clf.k_).all()
+
+
+def test_fitted_attributes(fitted):
+    clf, texts, Y = fitted
+    assert clf.n_labels_ == Y.shape[1]
+    np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y.sum(0)).ravel())
+    assert clf.n_train_documents_ == len(texts)
+    assert "valid_precision_at_5" in clf.history[-1]
+    assert clf.planter_ is not None
+
+
+def test_planting_improves_dev_attention_ndcg(make_corpus, planter_params):
+    texts, Y = make_corpus(n_docs=120, seed=1)
+    pl = AttentionPlanter(**planter_params,
+                          max_epochs=8, lr=5e-3).fit(texts, Y)
+    assert pl.attention_ndcg_ > pl.initial_attention_ndcg_ + 0.1
+    hist = pl.history[:, "valid_attention_ndcg"]
+    assert len(hist) == 8
+
+
+def test_planted_queries_are_loaded_and_plant_false_keeps_random_init(small, make_corpus):
+    texts, Y = make_corpus()
+    only_head = [(0, "head", 1e-3)]                   # attention never unfreezes
+    a = small(phases=only_head).fit(texts, Y)
+    np.testing.assert_array_equal(a.module_.attention.label_queries.detach().numpy(),
+                                  a.planter_.module_.attention.label_queries.detach().numpy())
+    b = small(phases=only_head, plant=False).fit(texts, Y)
+    assert b.planter_ is None
+    torch.manual_seed(b.random_state)
+    fresh = clone(b)
+    fresh.rng_ = np.random.default_rng(0)
+    fresh.relevance_ = b.relevance_
+    fresh.n_labels_ = b.n_labels_
+    fresh.phases_ = only_head
+    torch.manual_seed(0)
+    fresh.initialize()
+    np.testing.assert_array_equal(b.module_.attention.label_queries.detach().numpy(),
+                                  fresh.module_.attention.label_queries.detach().numpy())
+
+
+def test_pipeline_with_token_corpus_and_dev_data(small, make_corpus):
+    texts, Y = make_corpus(n_docs=80)
+    pipe = Pipeline([("mig", MIGRelevance(top_k=10)), ("clf", small())])
+    pipe.fit(texts[:60], Y[:60], clf__validation_data=(texts[60:], Y[60:]))
+    clf = pipe[-1]
+    assert clf.relevance_ is pipe[0]
+    assert pipe.predict_proba(texts[60:]).shape == (20, Y.shape[1])
+
+
+def test_clone_and_nested_params(small, make_corpus):
+    clf = small(optimizer__betas=(0.8, 0.99), module__label_chunk=2)
+    params = clf.get_params()
+    assert params["optimizer__betas"] == (0.8, 0.99)
+    assert params["module__label_chunk"] == 2
+    c = clone(clf)
+    assert c.get_params()["optimizer__betas"] == (0.8, 0.99)
+    texts, Y = make_corpus(n_docs=30)
+    c.set_params(max_epochs=1).fit(texts, Y)
+    assert c.optimizer_.param_groups[0]["betas"] == (0.8, 0.99)
+    assert c.module_.label_chunk == 2
+
+
+def test_label_chunk_does_not_change_logits(fitted):
+    clf, texts, _ = fitted
+    a = clf.decision_function(texts[:4])
+    clf.module_.label_chunk = 2
+    try:
+        b = clf.decision_function(texts[:4])
+    finally:
+        clf.module_.label_chunk = 4096
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_label_without_training_positives_gets_finite_low_score(small, make_corpus):
+    texts, Y = make_corpus()
+    Y = sp.hstack([Y, sp.csr_matrix((Y.shape[0], 1))]).tocsr()
+    clf = small(plant=False).fit(texts, Y)
+    P = clf.predict_proba(texts[:5])
+    assert np.isfinite(P).all()
+    assert (P[:, -1] < P[:, :-1].max(1)).all()
+
+
+def test_empty_and_odd_documents_get_finite_scores(fitted):
+    clf, _, _ = fitted
+    odd = ["", "   \n\t ", "😀😀😀", "line\r\nbreak\x00nul", "sig1 " * 20000]
+    P = clf.predict_proba(odd)
+    assert P.shape[0] == len(odd) and np.isfinite(P).all()
+    # empty documents get the model's prior (the same row for any empty text)
+    np.testing.assert_allclose(P[0], P[1])
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(lr=0), "lr"), (dict(backbone="nope"), "unknown backbone"),
+    (dict(hard_negatives=0), "hard_negatives"), (dict(head="x"), "head"),
+    (dict(scoring="accuracy"), "scoring"), (dict(max_epochs=-1), "max_epochs"),
+])
+def test_bad_parameters_are_rejected_in_fit(bad, match, small, make_corpus):
+    texts, Y = make_corpus(n_docs=20)
+    with pytest.raises(ValueError, match=match):
+        small(**bad).fit(texts, Y)
+
+
+def test_bad_targets(small, make_corpus):
+    texts, Y = make_corpus(n_docs=20)
+    with pytest.raises(ValueError, match="rows"):
+        small().fit(texts, Y[:10])
+    D = Y.toarray().astype(float)
+    D[0, 0] = 2
+    with pytest.raises(ValueError, match="0 and 1"):
+        small().fit(texts, D)
+    D[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        small().fit(texts, D)
+    with pytest.raises(ValueError, match="no positive"):
+        small().fit(texts, np.zeros_like(D))
+    with pytest.raises(ValueError, match="list of strings"):
+        small().fit(texts, ["a|b"] * 20)
+
+
+def test_label_lists_are_binarised(small, make_corpus):
+    texts, Y = make_corpus(n_docs=30)
+    lists = [[f"L{j}" for j in Y[i].indices] for i in range(Y.shape[0])]
+    clf = small(max_epochs=1, plant=False).fit(texts, lists)
+    assert list(clf.classes_) == sorted({l for ls in lists for l in ls})
+
+
+def test_not_fitted(small):
+    with pytest.raises(NotFittedError):
+        small().predict_proba(["a b"])
+
+
+def test_stage1_target_tf_changes_the_target(make_corpus, planter_params):
+    texts, Y = make_corpus()
+    a = AttentionPlanter(**planter_params, max_epochs=1).fit(texts, Y)
+    b = AttentionPlanter(**planter_params, max_epochs=1,
+                         target="tf").fit(texts, Y)
+    assert (a.target_relevance_ != b.target_relevance_).nnz > 0
+    # tf relevance is a count of training documents: integers
+    assert np.all(b.target_relevance_.data == np.round(b.target_relevance_.data))
+
+
+@pytest.mark.parametrize("switch", [dict(loss="bce"), dict(hard_negatives=None),
+                                    dict(label_smoothing=0.0), dict(head="labelwise"),
+                                    dict(stage1_loss="mse"), dict(backbone="bigru")])
+def test_ablation_switches_train(switch, small, make_corpus):
+    texts, Y = make_corpus(n_docs=30)
+    clf = small(max_epochs=1, **switch).fit(texts, Y)
+    assert np.isfinite(clf.predict_proba(texts[:3])).all()
+    assert clf.criterion_.loss == switch.get("loss", "focal")
+
+
+def test_save_load_round_trip(fitted, tmp_path):
+    from xplant.neural import load_model
+    clf, texts, _ = fitted
+    path = clf.save(tmp_path / "model")
+    assert sorted(p.name for p in path.iterdir()) == ["config.json", "model.safetensors", "relevance"]
+    again = load_model(path)
+    np.testing.assert_array_equal(again.predict_proba(texts[:6]), clf.predict_proba(texts[:6]))
+    assert again.k_ == clf.k_ and list(again.classes_) == list(clf.classes_)
+    with pytest.raises(FileExistsError):
+        clf.save(path)
+    # the files hold no pickle: safetensors and JSON only
+    for f in path.rglob("*"):
+        if f.is_file():
+            assert f.suffix in (".json", ".safetensors"), f
+
+
+def test_load_rejects_foreign_folder(tmp_path):
+    from xplant.neural import load_model
+    with pytest.raises(FileNotFoundError, match="not a saved"):
+        load_model(tmp_path)
+
+
+def test_explain_offsets_round_trip(fitted):
+    clf, texts, _ = fitted
+    docs = ["Ünïcode 😀 sig1 w3 w4 sig2 — ü", texts[0], ""]
+    ex = clf.explain(docs, top_labels=3, top_spans=2)
+    assert len(ex) == 3
+    for doc, e in zip(docs, ex):
+        assert len(e["labels"]) == 3
+        probs = [l["prob"] for l in e["labels"]]
+        assert probs == sorted(probs, reverse=True)
+        for lab in e["labels"]:
+            for sp_ in lab["spans"]:
+                assert sp_["text"] == doc[sp_["start"]:sp_["end"]]
+                assert sp_["weight"] > 0
+    assert ex[2]["labels"][0]["spans"] == []
+
+
+def test_planted_attention_points_at_the_signal_word(make_corpus, small):
+    """On the synthetic corpus, label l's top span is its signal word ``sig<l>``."""
+    texts, Y = make_corpus(n_docs=120, seed=3)
+    clf = small(max_epochs=10, lr=5e-3,
+                planter=AttentionPlanter(max_epochs=8, lr=5e-3)).fit(texts, Y)
+    hits = total = 0
+    for text, e in zip(texts[:30], clf.explain(texts[:30], top_labels=1, top_spans=1)):
+        lab = e["labels"][0]
+        if f"sig{lab['index']}" in text.split():
+            total += 1
+            hits += lab["spans"][0]["text"] == f"sig{lab['index']}"
+    assert total >= 10 and hits / total > 0.6

@@ -1,0 +1,78 @@
+"""Command line: a thin argparse layer over the public API.
+
+    xplant run       the main job (PLANT vs baselines on CodiEsp)
+    xplant predict   label new documents with a saved model
+    xplant report    an HTML report of a run folder
+"""
+
+import argparse
+import sys
+
+
+def _run(args):
+    from ._run import DEFAULT_MODELS, run_main_job
+    models = DEFAULT_MODELS if not args.models else tuple(args.models.split(","))
+    run_main_job(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
+                 models=models, epochs=args.epochs, plant_epochs=args.plant_epochs,
+                 random_state=args.seed, verbose=0 if args.quiet else 1,
+                 max_docs=args.max_docs, report=args.report)
+    return 0
+
+
+def _predict(args):
+    from ._predict import predict_file
+    n = predict_file(args.model, args.input, args.output, fmt=args.format, top_k=args.top_k,
+                     evidence=args.evidence)
+    print(f"wrote {n} documents to {args.output}")
+    return 0
+
+
+def _report(args):
+    from .report import render_report
+    print(f"wrote {render_report(args.run_dir, out=args.out)}")
+    return 0
+
+
+def build_parser():
+    from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+    p = argparse.ArgumentParser(prog="xplant", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="fit PLANT and baselines on CodiEsp; report test metrics")
+    r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
+    r.add_argument("--codes", default="D", choices=["D", "P", "DP"])
+    r.add_argument("--language", default="en", choices=["en", "es"])
+    r.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy)")
+    r.add_argument("--models", help="comma-separated subset of the default models")
+    r.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
+    r.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+                   help="Stage 1 epoch budget")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
+    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--report", action="store_true", help="also write report.html")
+    r.set_defaults(func=_run)
+
+    q = sub.add_parser("predict", help="label documents with a saved model")
+    q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
+    q.add_argument("--input", required=True, help=".jsonl, .tsv, or a folder of .txt files")
+    q.add_argument("--output", required=True)
+    q.add_argument("--format", default="jsonl", choices=["jsonl", "codiesp"])
+    q.add_argument("--top-k", type=int, default=10)
+    q.add_argument("--evidence", action="store_true", help="add attention evidence spans")
+    q.set_defaults(func=_predict)
+
+    o = sub.add_parser("report", help="write report.html for a run folder")
+    o.add_argument("run_dir")
+    o.add_argument("--out", help="output folder (default: the run folder)")
+    o.set_defaults(func=_report)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

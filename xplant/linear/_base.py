@@ -1,0 +1,357 @@
+"""Shared pieces of the classical baselines: label-matrix checks, top-k.
+
+Every baseline in :mod:`xplant.linear` scores all labels of a document and
+ranks them. The helpers here keep that consistent: one way to validate ``Y``,
+one tie rule (equal scores rank the lower label index first) and one way to
+take the top k scores in row blocks, so that no dense ``(n, L)`` matrix is
+held when ``L`` is large.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+# Score budget of one row block, in matrix entries (8 bytes each): 2**24
+# entries is 128 MiB of float64, whatever the number of labels.
+_BLOCK_ENTRIES = 2**24
+
+
+def check_label_matrix(Y, n_samples=None):
+    """Validate a multi-label indicator matrix and return it as CSR int64.
+
+    Parameters
+    ----------
+    Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        Binary indicator matrix: ``Y[i, j] = 1`` when document ``i`` carries
+        label ``j``. Dense, boolean and any scipy sparse format are accepted.
+    n_samples : int, default=None
+        Expected number of rows (the number of documents in ``X``).
+
+    Returns
+    -------
+    Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels), dtype int64
+        Canonical CSR (sorted indices, no explicit zeros), values all 1.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` is not 2-D, holds values other than 0 and 1, has a number of
+        rows other than ``n_samples``, has no label column, or has no positive
+        at all (nothing could be learned).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_label_matrix(np.array([[1, 0], [0, 1]])).toarray()
+    array([[1, 0],
+           [0, 1]])
+    """
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y, copy=True)
+    else:
+        Y = np.asarray(Y)
+        if Y.ndim != 2:
+            raise ValueError(
+                f"Y must be a 2-D label indicator matrix of shape (n_samples, n_labels); "
+                f"got an array with {Y.ndim} dimension(s). Convert label lists with "
+                "sklearn.preprocessing.MultiLabelBinarizer(sparse_output=True)."
+            )
+        if Y.dtype == object:
+            raise ValueError("Y must be numeric 0/1 indicators, not objects; use MultiLabelBinarizer.")
+        Y = sp.csr_matrix(Y)
+    if Y.ndim != 2:  # pragma: no cover - scipy matrices are always 2-D
+        raise ValueError("Y must be 2-D.")
+    Y.eliminate_zeros()
+    if Y.nnz and not np.all(Y.data == 1):
+        bad = Y.data[Y.data != 1][0]
+        raise ValueError(
+            f"Y must hold only 0 and 1 (a label indicator matrix); found the value {bad!r}."
+        )
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise ValueError(
+            f"X has {n_samples} documents but Y has {Y.shape[0]} rows; they must match."
+        )
+    if Y.shape[1] == 0:
+        raise ValueError("Y has no label column; the label space must hold at least one label.")
+    if Y.nnz == 0:
+        raise ValueError(
+            "Y has no positive entry at all, so there is nothing to learn; check that the "
+            "labels were binarised against the right label space."
+        )
+    Y.sum_duplicates()
+    Y.sort_indices()
+    return sp.csr_matrix(
+        (np.ones(Y.nnz, dtype=np.int64), Y.indices.astype(np.int32), Y.indptr.astype(np.int64)),
+        shape=Y.shape,
+    )
+
+
+def check_k(k, n_labels):
+    """Check that ``k`` is an int in ``1..n_labels`` and return it as int."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, got {type(k).__name__}.")
+    if not 1 <= k <= n_labels:
+        raise ValueError(f"k must be between 1 and the number of labels ({n_labels}); got {k}.")
+    return int(k)
+
+
+def top_k_dense(scores, k):
+    """Top-``k`` labels of each row of a dense score block, with exact ties.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_rows, n_labels)
+        Scores, higher is better. Must not hold NaN.
+    k : int
+        Number of labels to return, ``1 <= k <= n_labels``.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_rows, k), dtype int64
+        Label indices by decreasing score; equal scores rank the lower index
+        first (the order of a stable sort of ``-scores``).
+    values : ndarray of shape (n_rows, k), dtype float64
+        The matching scores.
+
+    Notes
+    -----
+    ``O(n_rows * n_labels)``: ``argpartition`` finds the k-th largest score of
+    each row, every score above it is kept, and ties at it are filled in index
+    order; only the ``k`` kept entries are then sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> idx, val = top_k_dense(np.array([[0.2, 0.5, 0.2, 0.1]]), 2)
+    >>> idx.tolist(), val.tolist()
+    ([[1, 0]], [[0.5, 0.2]])
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n, n_labels = scores.shape
+    k = check_k(k, n_labels)
+    if n == 0:
+        return np.empty((0, k), dtype=np.int64), np.empty((0, k), dtype=np.float64)
+    if np.isnan(scores).any():
+        raise ValueError("Scores hold NaN; the model produced invalid scores.")
+    if k == n_labels:
+        order = np.argsort(-scores, axis=1, kind="stable")
+    else:
+        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
+        above = scores > kth
+        ties = scores == kth
+        need = k - above.sum(axis=1, keepdims=True)
+        keep = above | (ties & (np.cumsum(ties, axis=1) <= need))
+        cols = np.nonzero(keep)[1].reshape(n, k)  # row-major: index order
+        kept = np.take_along_axis(scores, cols, axis=1)
+        order = np.take_along_axis(cols, np.argsort(-kept, axis=1, kind="stable"), axis=1)
+    order = order[:, :k].astype(np.int64)
+    return order, np.take_along_axis(scores, order, axis=1)
+
+
+def _row_blocks(n_rows, n_labels, block_entries=_BLOCK_ENTRIES):
+    step = max(1, block_entries // max(1, n_labels))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(n_rows, start + step))
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _take_rows(X, rows):
+    return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
+
+
+def predict_top_k(estimator, X, k):
+    """Top-``k`` labels of each document, without an ``(n, L)`` score matrix.
+
+    Parameters
+    ----------
+    estimator : fitted estimator or :class:`~sklearn.pipeline.Pipeline`
+        A multi-label model. If it (or a Pipeline's last step) has its own
+        ``predict_top_k(X, k)``, that is used; otherwise scores come from
+        ``predict_proba`` or else ``decision_function``, in row blocks.
+    X : array-like, sparse matrix or sequence of texts
+        Input of the estimator (raw texts for a text Pipeline).
+    k : int
+        Number of labels per document, ``1 <= k <= n_labels``.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_samples, k), dtype int64
+        Label columns by decreasing score; equal scores rank the lower index
+        first.
+    scores : ndarray of shape (n_samples, k), dtype float64
+        The matching scores.
+
+    Raises
+    ------
+    TypeError
+        If the estimator has none of ``predict_top_k``, ``predict_proba`` and
+        ``decision_function``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from xplant.linear import FrequencyPrior
+    >>> prior = FrequencyPrior().fit(np.zeros((3, 1)), np.array([[1, 0], [1, 1], [1, 0]]))
+    >>> predict_top_k(prior, np.zeros((1, 1)), 2)[0].tolist()
+    [[0, 1]]
+    """
+    final = estimator
+    steps = getattr(estimator, "steps", None)
+    if steps is not None:
+        final = steps[-1][1]
+        for _, step in steps[:-1]:
+            if step is None or step == "passthrough":
+                continue
+            X = step.transform(X)
+    if hasattr(final, "predict_top_k"):
+        return final.predict_top_k(X, k)
+    if hasattr(final, "predict_proba"):
+        score = final.predict_proba
+    elif hasattr(final, "decision_function"):
+        score = final.decision_function
+    else:
+        raise TypeError(
+            f"{type(final).__name__} has none of predict_top_k, predict_proba and "
+            "decision_function, so its labels cannot be ranked."
+        )
+    n = _n_rows(X)
+    indices, values = [], []
+    n_labels = getattr(final, "n_labels_", None)
+    # Without a known label count, score 256 rows at a time.
+    for rows in _row_blocks(n, n_labels or _BLOCK_ENTRIES // 256):
+        block = np.asarray(score(_take_rows(X, rows)), dtype=np.float64)
+        if block.ndim != 2:
+            raise ValueError(
+                f"{type(final).__name__} returned scores of shape {block.shape}; "
+                "expected (n_samples, n_labels)."
+            )
+        i, v = top_k_dense(block, k)
+        indices.append(i)
+        values.append(v)
+    if not indices:
+        return np.empty((0, k), dtype=np.int64), np.empty((0, k), dtype=np.float64)
+    return np.vstack(indices), np.vstack(values)
+
+
+class MultiLabelRankerMixin:
+    """Top-k ranking and 0/1 prediction from a ``_scores(X)`` method.
+
+    Subclasses set ``classes_``, ``n_labels_``, ``label_frequency_``,
+    ``n_train_documents_`` in ``fit``, and implement ``_validate_X(X)`` and
+    ``_scores(X)`` (a dense float64 ``(n_rows, n_labels)`` block for a block
+    of rows). They define ``_default_rule`` as ``("k", k)`` or
+    ``("threshold", t)``.
+    """
+
+    def _fit_label_space(self, Y, n_samples, label_names):
+        Y = check_label_matrix(Y, n_samples)
+        n_labels = Y.shape[1]
+        if label_names is None:
+            classes = np.arange(n_labels)
+        else:
+            classes = np.asarray(label_names)
+            if classes.ndim != 1 or classes.shape[0] != n_labels:
+                raise ValueError(
+                    f"label_names must be a sequence of {n_labels} names, one per column "
+                    f"of Y; got shape {classes.shape}."
+                )
+        self.classes_ = classes
+        self.n_labels_ = n_labels
+        self.label_frequency_ = np.bincount(Y.indices, minlength=n_labels).astype(np.int64)
+        self.n_train_documents_ = int(Y.shape[0])
+        return Y
+
+    def predict_top_k(self, X, k):
+        """Top-``k`` labels of each document, scored in row blocks.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+        k : int
+            Number of labels per document, ``1 <= k <= n_labels_``.
+
+        Returns
+        -------
+        indices : ndarray of shape (n_samples, k), dtype int64
+            Label columns by decreasing score; equal scores rank the lower
+            label index first.
+        scores : ndarray of shape (n_samples, k), dtype float64
+            The matching scores (the scale of ``decision_function``, or of
+            ``predict_proba`` for models without one).
+        """
+        check_is_fitted(self)
+        k = check_k(k, self.n_labels_)
+        X = self._validate_X(X)
+        n = _n_rows(X)
+        indices = np.empty((n, k), dtype=np.int64)
+        values = np.empty((n, k), dtype=np.float64)
+        for rows in _row_blocks(n, self.n_labels_):
+            indices[rows], values[rows] = top_k_dense(self._scores(_take_rows(X, rows)), k)
+        return indices, values
+
+    def predict(self, X, *, k=None, threshold=None):
+        """0/1 label predictions by top-k or by a score threshold.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+        k : int, default=None
+            Predict the ``k`` best-scored labels of each document.
+        threshold : float, default=None
+            Predict every label whose score (the scale of ``predict_top_k``)
+            is at least ``threshold``.
+
+        Returns
+        -------
+        Y_pred : scipy.sparse.csr_matrix of shape (n_samples, n_labels), dtype int64
+            1 for predicted labels. With neither ``k`` nor ``threshold`` the
+            estimator's default rule applies (see its class docstring).
+
+        Raises
+        ------
+        ValueError
+            If both ``k`` and ``threshold`` are given.
+        """
+        check_is_fitted(self)
+        if k is not None and threshold is not None:
+            raise ValueError("Give either k or threshold, not both.")
+        if k is None and threshold is None:
+            rule, value = self._default_rule()
+        elif k is not None:
+            rule, value = "k", k
+        else:
+            rule, value = "threshold", float(threshold)
+        X = self._validate_X(X)
+        n = _n_rows(X)
+        if rule == "k":
+            k = check_k(value, self.n_labels_)
+            idx, _ = self.predict_top_k(X, k)
+            indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+            Y = sp.csr_matrix(
+                (np.ones(n * k, dtype=np.int64), idx.ravel(), indptr), shape=(n, self.n_labels_)
+            )
+            Y.sort_indices()
+            return Y
+        parts = []
+        for rows in _row_blocks(n, self.n_labels_):
+            block = self._scores(_take_rows(X, rows))
+            parts.append(sp.csr_matrix((block >= value).astype(np.int64)))
+        if not parts:
+            return sp.csr_matrix((0, self.n_labels_), dtype=np.int64)
+        return sp.vstack(parts, format="csr")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_label = True
+        return tags
+

@@ -1,0 +1,373 @@
+"""One-vs-rest linear models on sparse features, with pruned sparse weights."""
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import MultiLabelRankerMixin
+from ._dcd import dcd_squared_hinge
+
+#: Decision value of a label with no training positive: low, finite, constant.
+EMPTY_LABEL_SCORE = -1000.0
+
+
+def _class_weights(class_weight, y_pos, n):
+    """(weight of negatives, weight of positives) for one binary problem."""
+    if class_weight is None:
+        return 1.0, 1.0
+    if class_weight == "balanced":
+        y = np.zeros(n, dtype=np.int8)
+        y[y_pos] = 1
+        w = compute_class_weight("balanced", classes=np.array([0, 1]), y=y)
+        return float(w[0]), float(w[1])
+    return float(class_weight.get(0, 1.0)), float(class_weight.get(1, 1.0))
+
+
+def _fit_batch(X, sqnorm, positives, labels, seeds, params, n_features):
+    """Fit the labels of one batch; return their pruned weights.
+
+    Runs in a joblib worker. ``positives[t]`` are the positive rows of
+    ``labels[t]``. Returns a list of ``(label, rows, values, intercept,
+    n_iter)``, where ``rows`` index features whose weight survived pruning.
+    """
+    loss, C, class_weight, fit_intercept, tol, max_iter, solver, threshold = params
+    n = X.shape[0]
+    out = []
+    if solver == "dcd":
+        indptr = X.indptr.astype(np.int64, copy=False)
+        indices = X.indices.astype(np.int32, copy=False)
+        data = X.data.astype(np.float64, copy=False)
+        w = np.zeros(n_features + 1)
+    for label, pos, seed in zip(labels, positives, seeds):
+        c_neg, c_pos = _class_weights(class_weight, pos, n)
+        if solver == "dcd":
+            n_iter = dcd_squared_hinge(
+                indptr, indices, data, sqnorm, pos, C * c_pos, C * c_neg,
+                1.0 if fit_intercept else 0.0, tol, max_iter, seed, w,
+            )
+            coef, intercept = w[:n_features], float(w[n_features])
+        else:
+            y = np.zeros(n, dtype=np.int64)
+            y[pos] = 1
+            common = dict(C=C, class_weight=class_weight, fit_intercept=fit_intercept,
+                          tol=tol, max_iter=max_iter, random_state=seed)
+            if loss == "logistic":
+                model = LogisticRegression(solver="liblinear", **common)
+            else:
+                model = LinearSVC(loss="squared_hinge", dual=True, **common)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model.fit(X, y)
+            coef = model.coef_.ravel()
+            intercept = float(model.intercept_[0]) if fit_intercept else 0.0
+            n_iter = int(np.max(model.n_iter_))
+        keep = np.flatnonzero(np.abs(coef) > threshold) if threshold > 0 else np.flatnonzero(coef)
+        out.append((label, keep.astype(np.int32), coef[keep].copy(), intercept, n_iter))
+    return out
+
+
+def fit_one_vs_rest(X, Y, *, loss="squared_hinge", C=1.0, class_weight=None,
+                    fit_intercept=True, tol=0.1, max_iter=1000, prune_threshold=0.01,
+                    solver="auto", n_jobs=None, random_state=None, batches_per_job=8):
+    """Fit one binary linear model per label; return pruned sparse weights.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features), float64
+        Features (for example TF-IDF).
+    Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
+        0/1 label indicators (as returned by ``check_label_matrix``).
+    loss, C, class_weight, fit_intercept, tol, max_iter, prune_threshold, solver
+        See :class:`OneVsRestLinear`.
+    n_jobs : int, default=None
+        Number of joblib workers (``None``: 1, or the active
+        ``joblib.parallel_config``).
+    random_state : int, RandomState or None
+        Source of the per-label seeds of the dual solvers.
+    batches_per_job : int, default=8
+        Labels are split into ``batches_per_job * effective_n_jobs`` batches,
+        each one joblib task, so that per-task overhead stays small.
+
+    Returns
+    -------
+    weights : scipy.sparse.csr_matrix of shape (n_features, n_labels), float64
+        Weights with ``|w| <= prune_threshold`` dropped.
+    intercept : ndarray of shape (n_labels,), float64
+        Bias of each label; ``EMPTY_LABEL_SCORE`` for labels with no positive.
+    n_iter : ndarray of shape (n_labels,), int64
+        Solver iterations per label (0 for labels with no positive).
+    """
+    n, n_features = X.shape
+    n_labels = Y.shape[1]
+    if solver == "auto":
+        solver = "dcd" if loss == "squared_hinge" else "liblinear"
+    Yc = Y.tocsc()
+    Yc.sort_indices()
+    freq = np.diff(Yc.indptr)
+    trained = np.flatnonzero(freq > 0)
+    seeds = check_random_state(random_state).randint(0, np.iinfo(np.int32).max, size=n_labels)
+    # Frequent and rare labels cost differently: deal labels round-robin in
+    # order of frequency so that every batch gets a similar mix.
+    order = trained[np.argsort(-freq[trained], kind="stable")]
+    n_batches = max(1, min(len(order), batches_per_job * effective_n_jobs(n_jobs)))
+    batches = [order[b::n_batches] for b in range(n_batches)]
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    params = (loss, float(C), class_weight, fit_intercept, float(tol), int(max_iter), solver,
+              float(prune_threshold))
+    results = Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(_fit_batch)(
+            X, sqnorm,
+            [Yc.indices[Yc.indptr[j]:Yc.indptr[j + 1]].astype(np.int64) for j in batch],
+            batch, seeds[batch], params, n_features,
+        )
+        for batch in batches
+    )
+    intercept = np.full(n_labels, EMPTY_LABEL_SCORE)
+    n_iter = np.zeros(n_labels, dtype=np.int64)
+    rows = [np.empty(0, dtype=np.int32)] * n_labels
+    vals = [np.empty(0)] * n_labels
+    for batch in results:
+        for label, keep, values, b, it in batch:
+            rows[label], vals[label], intercept[label], n_iter[label] = keep, values, b, it
+    counts = np.array([r.shape[0] for r in rows], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    weights = sp.csc_matrix(
+        (np.concatenate(vals), np.concatenate(rows), indptr), shape=(n_features, n_labels)
+    ).tocsr()
+    return weights, intercept, n_iter
+
+
+class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+    """One binary linear model per label, with sparse pruned weights.
+
+    Each label gets its own L2-regularised linear classifier on the (sparse)
+    features, trained in parallel over labels with joblib. Weights whose
+    magnitude is at most ``prune_threshold`` are dropped, as in DiSMEC
+    (Babbar & Schölkopf, WSDM 2017), and the rest are kept as one sparse
+    ``(n_features, n_labels)`` matrix, so that scoring is one sparse product.
+
+    Parameters
+    ----------
+    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        ``"squared_hinge"``: L2-loss linear SVM, the XMTC workhorse
+        (LIBLINEAR's solver 1, the default of LibMultiLabel and DiSMEC).
+        ``"logistic"``: logistic regression; enables ``predict_proba``.
+    C : float, default=1.0
+        Inverse regularisation strength (loss weight), > 0.
+    class_weight : "balanced", dict or None, default=None
+        Weights of the negative (key 0) and positive (key 1) rows of each
+        binary problem, as scikit-learn's ``class_weight``; ``"balanced"``
+        uses ``n / (2 * count)`` per label.
+    fit_intercept : bool, default=True
+        Append a constant feature of value 1 whose weight is the intercept;
+        it is regularised, as in LIBLINEAR's ``-B 1``.
+    tol : float, default=0.1
+        Stopping tolerance. For the dual solvers it bounds the spread of the
+        projected gradient; 0.1 is LIBLINEAR's default for them and is what
+        makes one-vs-rest fast at thousands of labels.
+    max_iter : int, default=1000
+        Maximum number of solver iterations per label.
+    prune_threshold : float, default=0.01
+        Weights with ``|w| <= prune_threshold`` are set to 0 (DiSMEC's
+        Delta = 0.01). ``0`` keeps every non-zero weight.
+    solver : {"auto", "dcd", "liblinear"}, default="auto"
+        ``"dcd"``: xplant's numba dual coordinate descent (Hsieh et al. 2008),
+        squared hinge only; it reads the shared feature matrix in place.
+        ``"liblinear"``: scikit-learn's ``LinearSVC(dual=True)`` or
+        ``LogisticRegression(solver="liblinear")`` per label; same optimum,
+        but each call copies X, which costs ~0.5 s per label at EURLEX57K
+        scale. ``"auto"``: ``"dcd"`` for squared hinge, ``"liblinear"`` for
+        logistic.
+    n_jobs : int, default=None
+        Number of joblib workers over label batches. ``None`` means 1 unless
+        inside ``joblib.parallel_config``; -1 uses all cores. Threads are
+        preferred (both solvers release the GIL); under
+        ``joblib.parallel_config(backend="dask")`` or ``"ray"`` the batches
+        run on that cluster instead.
+    random_state : int, RandomState or None, default=None
+        Seeds the order in which the dual solvers visit documents (one seed
+        per label, drawn up front, so results do not depend on ``n_jobs``).
+
+    Attributes
+    ----------
+    weights_ : scipy.sparse.csr_matrix of shape (n_features, n_labels), float64
+        Pruned weights.
+    intercept_ : ndarray of shape (n_labels,), float64
+        Intercepts; ``EMPTY_LABEL_SCORE`` (-1000) for labels with no training
+        positive, whose weights are all zero, so their score is that constant.
+    n_iter_ : ndarray of shape (n_labels,), int64
+        Solver iterations per label.
+    classes_, n_labels_, label_frequency_, n_train_documents_
+        Label space, as in the xplant API: label names (or ``0..L-1``),
+        number of labels, int64 training positives per label, number of
+        training documents.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Notes
+    -----
+    ``decision_function(X) = X @ weights_ + intercept_``. ``predict(X)``
+    with no argument predicts labels with a decision value >= 0 (the
+    rule each binary model was trained for; ``predict_proba >= 0.5`` for
+    logistic); ``predict(X, k=...)`` takes the top k and
+    ``predict(X, threshold=...)`` thresholds the decision value.
+
+    Training costs one solver run per label with a positive; on EURLEX57K
+    (45,000 documents, ~40,000 TF-IDF features, 4,271 labels) that is about
+    0.2 s per label per core with ``solver="dcd"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> Y = np.array([[1, 0], [1, 0], [0, 1], [1, 1]])
+    >>> clf = OneVsRestLinear(C=10.0, random_state=0).fit(X, Y)
+    >>> clf.predict_top_k(np.array([[1.0, 0.0]]), 1)[0].tolist()
+    [[0]]
+    >>> clf.predict(np.array([[0.0, 1.0]])).toarray().tolist()
+    [[0, 1]]
+    """
+
+    _parameter_constraints = {
+        "loss": [StrOptions({"squared_hinge", "logistic"})],
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "fit_intercept": ["boolean"],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "prune_threshold": [Interval(numbers.Real, 0, None, closed="left")],
+        "solver": [StrOptions({"auto", "dcd", "liblinear"})],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, loss="squared_hinge", C=1.0, *, class_weight=None, fit_intercept=True,
+                 tol=0.1, max_iter=1000, prune_threshold=0.01, solver="auto", n_jobs=None,
+                 random_state=None):
+        self.loss = loss
+        self.C = C
+        self.class_weight = class_weight
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.prune_threshold = prune_threshold
+        self.solver = solver
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, *, label_names=None):
+        """Fit one linear model per label of ``Y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Features, for example TF-IDF. Converted to CSR float64.
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 label indicators; CSR int64 preferred, dense and bool
+            accepted. Columns without positives are allowed.
+        label_names : sequence of n_labels names, default=None
+            Stored as ``classes_``.
+
+        Returns
+        -------
+        self : OneVsRestLinear
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On invalid parameters, a non-0/1 ``Y``, mismatched rows, an
+            all-empty ``Y``, or ``solver="dcd"`` with ``loss="logistic"``.
+        """
+        if self.solver == "dcd" and self.loss != "squared_hinge":
+            raise ValueError(
+                'solver="dcd" solves the squared hinge loss only; use solver="liblinear" '
+                'or "auto" for loss="logistic".'
+            )
+        if self.class_weight is not None and self.class_weight != "balanced":
+            bad = set(self.class_weight) - {0, 1}
+            if bad:
+                raise ValueError(
+                    f"class_weight keys must be 0 (negatives) and 1 (positives); got {sorted(bad)}."
+                )
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
+        X = sp.csr_matrix(X)
+        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        weights, intercept, n_iter = fit_one_vs_rest(
+            X, Y, loss=self.loss, C=self.C, class_weight=self.class_weight,
+            fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
+            prune_threshold=self.prune_threshold, solver=self.solver, n_jobs=self.n_jobs,
+            random_state=self.random_state,
+        )
+        self.weights_, self.intercept_, self.n_iter_ = weights, intercept, n_iter
+        not_converged = int(np.sum(n_iter >= self.max_iter))
+        if not_converged:
+            warnings.warn(
+                f"{not_converged} of {self.n_labels_} labels reached max_iter={self.max_iter} "
+                "before converging; raise max_iter or tol.",
+                ConvergenceWarning,
+            )
+        return self
+
+    def _validate_X(self, X):
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return X
+
+    def _scores(self, X):
+        product = X @ self.weights_
+        product = product.toarray() if sp.issparse(product) else np.asarray(product)
+        return product + self.intercept_
+
+    def _default_rule(self):
+        return "threshold", 0.0
+
+    def decision_function(self, X):
+        """Decision values ``X @ weights_ + intercept_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_labels), dtype float64
+            Higher means more likely; labels never seen in training score
+            ``EMPTY_LABEL_SCORE``. Dense: use ``predict_top_k`` when the
+            label count is large.
+        """
+        check_is_fitted(self)
+        return self._scores(self._validate_X(X))
+
+    def _is_logistic(self):
+        return self.loss == "logistic"
+
+    @available_if(_is_logistic)
+    def predict_proba(self, X):
+        """Per-label probabilities ``sigmoid(decision_function(X))`` (logistic loss only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_labels), dtype float64
+            Independent per-label probabilities (rows need not sum to 1).
+        """
+        return expit(self.decision_function(X))

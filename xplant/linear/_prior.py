@@ -1,0 +1,114 @@
+"""The trivial baseline: rank labels by their training frequency."""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import MultiLabelRankerMixin, _n_rows
+
+
+class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+    """Score every label by its training frequency, whatever the document.
+
+    The prior ``p_j = n_j / n`` (the share of training documents that carry
+    label ``j``) is the score of label ``j`` for every document, so every
+    document gets the same ranking: the most frequent labels first, equal
+    frequencies by lower label index. A label with no training positive
+    scores 0. It is the floor any real model must clear.
+
+    Parameters
+    ----------
+    None.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_labels,)
+        Label names passed to ``fit`` as ``label_names``, else ``0..L-1``.
+    n_labels_ : int
+        Number of labels (columns of ``Y``).
+    label_frequency_ : ndarray of shape (n_labels,), dtype int64
+        Training positives per label.
+    n_train_documents_ : int
+        Number of training documents.
+    prior_ : ndarray of shape (n_labels,), dtype float64
+        ``label_frequency_ / n_train_documents_``.
+    k_ : int
+        Default number of labels ``predict`` returns: the mean number of
+        labels per training document, rounded, at least 1.
+
+    Notes
+    -----
+    ``predict(X)`` with no argument predicts the ``k_`` most frequent labels
+    for every document; ``predict(X, k=...)`` or ``predict(X, threshold=...)``
+    (on the ``predict_proba`` scale) choose another rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 1], [1, 0, 0]])
+    >>> prior = FrequencyPrior().fit(np.zeros((4, 1)), Y)
+    >>> prior.predict_proba(np.zeros((1, 1))).tolist()
+    [[0.5, 0.25, 0.75]]
+    >>> prior.predict_top_k(np.zeros((2, 1)), 2)[0].tolist()
+    [[2, 0], [2, 0]]
+    """
+
+    def fit(self, X, Y, *, label_names=None):
+        """Count training positives per label.
+
+        Parameters
+        ----------
+        X : sequence or array-like of length n_samples
+            Training documents; only their number is used.
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            Binary label indicators.
+        label_names : sequence of n_labels names, default=None
+            Stored as ``classes_``.
+
+        Returns
+        -------
+        self : FrequencyPrior
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` is not a 0/1 matrix with as many rows as ``X``, or has no
+            positive at all.
+        """
+        n = _n_rows(X)
+        Y = self._fit_label_space(Y, n, label_names)
+        self.prior_ = self.label_frequency_ / float(self.n_train_documents_)
+        self.k_ = max(1, int(round(Y.nnz / self.n_train_documents_)))
+        return self
+
+    def _validate_X(self, X):
+        _n_rows(X)
+        return X
+
+    def _scores(self, X):
+        return np.tile(self.prior_, (_n_rows(X), 1))
+
+    def _default_rule(self):
+        return "k", self.k_
+
+    def predict_proba(self, X):
+        """The training prior of every label, for each document.
+
+        Parameters
+        ----------
+        X : sequence or array-like of length n_samples
+            Documents; only their number is used.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_labels), dtype float64
+            Every row equals ``prior_``.
+        """
+        check_is_fitted(self)
+        return self._scores(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        return tags

@@ -1,0 +1,448 @@
+"""Scikit-learn wrappers around external XMTC libraries (optional extras).
+
+Each library is imported only inside ``fit``; when it is missing, the
+``ImportError`` names the extra that installs it. Each wrapper takes the
+same ``X`` (sparse features, for example TF-IDF) and ``Y`` (0/1 indicator
+matrix) as :class:`~xplant.linear.OneVsRestLinear`, and handles its
+library's data quirks inside.
+"""
+
+import importlib
+import numbers
+import os
+import shutil
+import tempfile
+import warnings
+import weakref
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import MultiLabelRankerMixin, _row_blocks, check_k, top_k_dense
+from ._ovr import EMPTY_LABEL_SCORE
+
+
+def _import_optional(module, extra, package=None):
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{package or module} is needed for this estimator; install it with "
+            f"pip install 'xplant[{extra}]'."
+        ) from exc
+
+
+def _temporary_dir(owner, prefix):
+    """A temporary folder removed when ``owner`` is garbage-collected."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    weakref.finalize(owner, shutil.rmtree, path, True)
+    return path
+
+
+class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+    """Common face of label-tree libraries that return top-k (label, prob) lists."""
+
+    def _validate_X(self, X):
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return sp.csr_matrix(X)
+
+    def _default_rule(self):
+        return "threshold", 0.5
+
+    def _native_top_k(self, X, k):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fill(self, pairs, k):
+        """(label, score) lists -> (n, k) arrays, missing labels scored 0."""
+        n = len(pairs)
+        scores = np.zeros((n, self.n_labels_))
+        for i, row in enumerate(pairs):
+            for label, score in row:
+                if 0 <= label < self.n_labels_:
+                    scores[i, label] = score
+        return scores
+
+    def _scores(self, X):
+        return self._fill(self._native_top_k(X, self.n_labels_), self.n_labels_)
+
+    def predict_top_k(self, X, k):
+        """Top-``k`` labels by the library's own tree search.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+        k : int
+            Number of labels, ``1 <= k <= n_labels_``.
+
+        Returns
+        -------
+        indices : ndarray of shape (n_samples, k), dtype int64
+            Labels by decreasing probability; labels the search did not reach
+            score 0 and fill the list in index order.
+        scores : ndarray of shape (n_samples, k), dtype float64
+            Estimated probabilities.
+        """
+        check_is_fitted(self)
+        k = check_k(k, self.n_labels_)
+        X = self._validate_X(X)
+        n = X.shape[0]
+        indices = np.empty((n, k), dtype=np.int64)
+        values = np.empty((n, k), dtype=np.float64)
+        for rows in _row_blocks(n, self.n_labels_):
+            block = self._fill(self._native_top_k(X[rows], k), k)
+            indices[rows], values[rows] = top_k_dense(block, k)
+        return indices, values
+
+    def predict_proba(self, X):
+        """Label probabilities estimated by the tree (dense; 0 where not reached).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_labels), dtype float64
+        """
+        check_is_fitted(self)
+        return self._scores(self._validate_X(X))
+
+
+class NapkinXCPLT(_TreeWrapper):
+    """Probabilistic label tree (napkinXC ``PLT``) as a scikit-learn estimator.
+
+    Jasinska-Kobus et al., "Probabilistic label trees for extreme multi-label
+    classification" (2020); napkinXC's hierarchical k-means tree with
+    LIBLINEAR node classifiers. Needs ``pip install 'xplant[trees]'``.
+
+    The wrapper passes features as float32 CSR and labels as plain Python
+    int lists, as napkinXC wants, and keeps the model files in a temporary
+    folder removed with the estimator (so a fitted wrapper cannot be
+    pickled).
+
+    Parameters
+    ----------
+    loss : {"log", "l2"}, default="log"
+        Node classifier loss: logistic or squared hinge.
+    liblinear_c : float, default=10.0
+        Inverse regularisation strength of the node classifiers.
+    arity : int, default=2
+        Arity of the k-means tree.
+    max_leaves : int, default=100
+        Maximum number of labels under one pre-leaf node.
+    weights_threshold : float, default=0.1
+        Node weights with smaller magnitude are pruned.
+    ensemble : int, default=1
+        Number of trees.
+    n_jobs : int, default=None
+        Threads; ``None`` or -1 use all cores.
+    random_state : int, default=0
+        Seed of tree building.
+
+    Attributes
+    ----------
+    model_ : napkinxc.models.PLT
+    model_dir_ : str
+        Temporary folder holding the model files.
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+        As in :class:`~xplant.linear.OneVsRestLinear`.
+
+    Notes
+    -----
+    ``predict(X)`` with no argument predicts labels with probability >= 0.5.
+    """
+
+    _parameter_constraints = {
+        "loss": [StrOptions({"log", "l2"})],
+        "liblinear_c": [Interval(numbers.Real, 0, None, closed="neither")],
+        "arity": [Interval(numbers.Integral, 2, None, closed="left")],
+        "max_leaves": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weights_threshold": [Interval(numbers.Real, 0, None, closed="left")],
+        "ensemble": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": [numbers.Integral],
+    }
+
+    def __init__(self, loss="log", liblinear_c=10.0, arity=2, max_leaves=100,
+                 weights_threshold=0.1, ensemble=1, n_jobs=None, random_state=0):
+        self.loss = loss
+        self.liblinear_c = liblinear_c
+        self.arity = arity
+        self.max_leaves = max_leaves
+        self.weights_threshold = weights_threshold
+        self.ensemble = ensemble
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, *, label_names=None):
+        """Build the tree and train its node classifiers.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 label indicators.
+        label_names : sequence of n_labels names, default=None
+
+        Returns
+        -------
+        self : NapkinXCPLT
+
+        Raises
+        ------
+        ImportError
+            If napkinXC is not installed.
+        """
+        models = _import_optional("napkinxc.models", "trees", "napkinxc")
+        X = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
+        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        self.model_dir_ = _temporary_dir(self, "xplant-napkinxc-")
+        threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
+        self.model_ = models.PLT(
+            self.model_dir_, loss=self.loss, liblinear_c=float(self.liblinear_c),
+            arity=int(self.arity), max_leaves=int(self.max_leaves),
+            weights_threshold=float(self.weights_threshold), ensemble=int(self.ensemble),
+            threads=threads, seed=int(self.random_state), verbose=0,
+        )
+        labels = [[int(j) for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]] for i in range(Y.shape[0])]
+        self.model_.fit(X.astype(np.float32), labels)
+        return self
+
+    def _native_top_k(self, X, k):
+        return self.model_.predict_proba(X.astype(np.float32), top_k=int(k))
+
+
+class OmikujiTrees(_TreeWrapper):
+    """Omikuji's partitioned label trees (Parabel- or Bonsai-like).
+
+    Prabhu et al., "Parabel" (WWW 2018) and Khandagale et al., "Bonsai"
+    (2020), as implemented by Omikuji. Omikuji trains from a file in the
+    Extreme Classification repository format; the wrapper writes it to a
+    temporary folder and removes it after training. Needs
+    ``pip install 'xplant[trees]'``.
+
+    Parameters
+    ----------
+    preset : {"parabel", "bonsai"}, default="bonsai"
+        ``"parabel"``: balanced 2-means trees, depth up to 20, 3 trees
+        (Omikuji's defaults). ``"bonsai"``: unbalanced 100-means, depth 3.
+    n_trees : int, default=None
+        Override the preset's number of trees.
+    linear_c : float, default=1.0
+        Inverse regularisation strength of the node classifiers.
+    beam_size : int, default=10
+        Beam width of prediction.
+    n_jobs : int, default=None
+        Threads; ``None`` uses all cores.
+
+    Attributes
+    ----------
+    model_ : omikuji.Model
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+        As in :class:`~xplant.linear.OneVsRestLinear`.
+
+    Notes
+    -----
+    ``predict(X)`` with no argument predicts labels with probability >= 0.5.
+    The fitted model lives in Omikuji's native memory and cannot be pickled;
+    use ``model_.save(path)``.
+    """
+
+    _parameter_constraints = {
+        "preset": [StrOptions({"parabel", "bonsai"})],
+        "n_trees": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "linear_c": [Interval(numbers.Real, 0, None, closed="neither")],
+        "beam_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_jobs": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, preset="bonsai", *, n_trees=None, linear_c=1.0, beam_size=10, n_jobs=None):
+        self.preset = preset
+        self.n_trees = n_trees
+        self.linear_c = linear_c
+        self.beam_size = beam_size
+        self.n_jobs = n_jobs
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, *, label_names=None):
+        """Write an XC-format file, train Omikuji on it, remove the file.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 label indicators.
+        label_names : sequence of n_labels names, default=None
+
+        Returns
+        -------
+        self : OmikujiTrees
+
+        Raises
+        ------
+        ImportError
+            If Omikuji is not installed.
+        """
+        omikuji = _import_optional("omikuji", "trees")
+        X = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
+        X.sort_indices()
+        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        hp = omikuji.Model.default_hyper_param()
+        if self.preset == "bonsai":
+            hp.cluster_balanced = False
+            hp.cluster_k = 100
+            hp.max_depth = 3
+        if self.n_trees is not None:
+            hp.n_trees = int(self.n_trees)
+        hp.linear_c = float(self.linear_c)
+        folder = tempfile.mkdtemp(prefix="xplant-omikuji-")
+        try:
+            path = os.path.join(folder, "train.txt")
+            write_xc_file(path, X, Y)
+            self.model_ = omikuji.Model.train_on_data(path, hp, n_threads=self.n_jobs)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return self
+
+    def _native_top_k(self, X, k):
+        out = []
+        for i in range(X.shape[0]):
+            start, stop = X.indptr[i], X.indptr[i + 1]
+            pairs = list(zip(X.indices[start:stop].tolist(), X.data[start:stop].tolist()))
+            out.append(self.model_.predict(pairs, beam_size=int(self.beam_size), top_k=int(k)))
+        return out
+
+
+def write_xc_file(path, X, Y):
+    """Write features and labels in the Extreme Classification repository format.
+
+    The first line is ``n_samples n_features n_labels``; each next line is
+    ``l1,l2,... f:v f:v ...`` (0-based ids).
+
+    Parameters
+    ----------
+    path : str
+        File to write.
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+    Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
+
+    Examples
+    --------
+    >>> import io, os, tempfile, scipy.sparse as sp
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.txt")
+    >>> write_xc_file(path, sp.csr_matrix([[0.5, 0.0]]), sp.csr_matrix([[0, 1, 1]]))
+    >>> print(open(path).read(), end="")
+    1 2 3
+    1,2 0:0.5
+    """
+    with open(path, "w") as f:
+        f.write(f"{X.shape[0]} {X.shape[1]} {Y.shape[1]}\n")
+        for i in range(X.shape[0]):
+            labels = ",".join(map(str, Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()))
+            feats = " ".join(
+                f"{j}:{v:.6g}"
+                for j, v in zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
+                                X.data[X.indptr[i]:X.indptr[i + 1]].tolist())
+            )
+            f.write(f"{labels} {feats}\n")
+
+
+class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+    """LibMultiLabel's linear one-vs-rest model (``train_1vsrest``).
+
+    LibMultiLabel (Lin et al., "LibMultiLabel: a library for multi-label
+    text classification", 2022) trains one LIBLINEAR model per label; its
+    default option string ``""`` means an L2-regularised L2-loss SVM solved
+    in the dual (``-s 1``), C = 1, no bias, on all physical cores. Needs
+    ``pip install 'xplant[libmultilabel]'``.
+
+    Parameters
+    ----------
+    options : str, default=""
+        LIBLINEAR option string, passed unchanged (for example
+        ``"-s 1 -c 0.5 -B 1"``).
+    verbose : bool, default=False
+        Show LibMultiLabel's progress bar.
+
+    Attributes
+    ----------
+    model_ : libmultilabel.linear.FlatModel
+        Dense weights ``(n_features, n_labels)``, as LibMultiLabel keeps them.
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+        As in :class:`~xplant.linear.OneVsRestLinear`.
+
+    Notes
+    -----
+    Labels with no training positive score ``EMPTY_LABEL_SCORE``.
+    ``predict(X)`` with no argument predicts decision values >= 0.
+    """
+
+    _parameter_constraints = {"options": [str], "verbose": ["boolean"]}
+
+    def __init__(self, options="", verbose=False):
+        self.options = options
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, *, label_names=None):
+        """Train LibMultiLabel's one-vs-rest linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 label indicators.
+        label_names : sequence of n_labels names, default=None
+
+        Returns
+        -------
+        self : LibMultiLabelLinear
+
+        Raises
+        ------
+        ImportError
+            If LibMultiLabel is not installed.
+        """
+        linear = _import_optional("libmultilabel.linear", "libmultilabel", "libmultilabel")
+        X = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
+        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PendingDeprecationWarning)  # its np.matrix weights
+            self.model_ = linear.train_1vsrest(
+                Y.astype(np.float64), X, options=self.options, verbose=self.verbose
+            )
+        return self
+
+    def _validate_X(self, X):
+        return sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                           reset=False))
+
+    def _scores(self, X):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            scores = np.asarray(self.model_.predict_values(X), dtype=np.float64)
+        scores[:, self.label_frequency_ == 0] = EMPTY_LABEL_SCORE
+        return scores
+
+    def _default_rule(self):
+        return "threshold", 0.0
+
+    def decision_function(self, X):
+        """LibMultiLabel's decision values (dense).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_labels), dtype float64
+        """
+        check_is_fitted(self)
+        return self._scores(self._validate_X(X))

@@ -1,0 +1,152 @@
+"""Saving and loading PlantClassifier: safetensors for tensors, JSON for the rest.
+
+A saved model is a folder:
+
+- ``model.safetensors``: the network's state dict;
+- ``config.json``: the estimator's parameters, label names, label
+  frequencies, the dev-chosen k and threshold, package versions;
+- ``relevance/``: the fitted MIGRelevance (see
+  :func:`xplant.relevance.save_relevance`).
+
+Loading runs no pickled code. Writes go to a temporary sibling folder that
+is renamed into place, so an interrupted save never leaves a half-written
+model under the final name.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+_FORMAT = "xplant-plant-classifier-1"
+_JSON_TYPES = (int, float, str, bool, type(None))
+
+
+def _json_params(clf):
+    out = {}
+    for k, v in clf.get_params(deep=False).items():
+        if k in ("planter", "relevance", "callbacks", "module", "criterion", "optimizer",
+                 "iterator_train", "iterator_valid", "dataset", "train_split"):
+            continue
+        if isinstance(v, _JSON_TYPES):
+            out[k] = v
+        elif k == "phases" and v is not None:
+            out[k] = [list(p) for p in v]
+    return out
+
+
+def save_model(clf, path, *, overwrite=False):
+    """Save a fitted PlantClassifier to the folder ``path``.
+
+    Parameters
+    ----------
+    clf : PlantClassifier
+        Fitted.
+    path : str or Path
+    overwrite : bool, default=False
+        Replace an existing folder.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    FileExistsError
+        When ``path`` exists and ``overwrite`` is False.
+    sklearn.exceptions.NotFittedError
+    """
+    from safetensors.torch import save_file
+    from sklearn.utils.validation import check_is_fitted
+    from ..relevance import save_relevance
+    check_is_fitted(clf, "module_")
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    try:
+        state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
+        save_file(state, str(tmp / "model.safetensors"))
+        save_relevance(clf.relevance_, tmp / "relevance")
+        import importlib.metadata as md
+        config = {
+            "format": _FORMAT,
+            "params": _json_params(clf),
+            "classes": [str(c) for c in clf.classes_],
+            "classes_are_indices": bool(np.issubdtype(np.asarray(clf.classes_).dtype, np.integer)),
+            "n_labels": int(clf.n_labels_),
+            "label_frequency": clf.label_frequency_.tolist(),
+            "n_train_documents": int(clf.n_train_documents_),
+            "k": int(clf.k_), "threshold": float(clf.threshold_),
+            "best_epoch": int(getattr(clf, "best_epoch_", 0)),
+            "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
+        }
+        (tmp / "config.json").write_text(json.dumps(config, indent=1))
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def _has(pkg):
+    import importlib.metadata as md
+    try:
+        md.version(pkg)
+        return True
+    except md.PackageNotFoundError:
+        return False
+
+
+def load_model(path):
+    """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` is not a saved model folder.
+    ValueError
+        When the files disagree (another format, a tokenizer that no longer
+        matches, or weights of another shape).
+    """
+    from safetensors.torch import load_file
+    from ..relevance import load_relevance
+    from ._classifier import PlantClassifier
+    path = Path(path)
+    if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
+        raise FileNotFoundError(f"{path} is not a saved PlantClassifier (needs config.json and "
+                                "model.safetensors)")
+    config = json.loads((path / "config.json").read_text())
+    if config.get("format") != _FORMAT:
+        raise ValueError(f"{path}: unknown format {config.get('format')!r}, expected {_FORMAT!r}")
+    params = dict(config["params"])
+    if params.get("phases") is not None:
+        params["phases"] = [tuple(p) for p in params["phases"]]
+    clf = PlantClassifier(**params)
+    clf.relevance_ = load_relevance(path / "relevance")
+    clf.n_labels_ = config["n_labels"]
+    clf.classes_ = (np.arange(clf.n_labels_) if config["classes_are_indices"]
+                    else np.asarray(config["classes"]))
+    clf.label_frequency_ = np.asarray(config["label_frequency"], dtype=np.int64)
+    clf.n_train_documents_ = config["n_train_documents"]
+    clf.k_, clf.threshold_ = config["k"], config["threshold"]
+    clf.best_epoch_ = config.get("best_epoch", 0)
+    clf.planter_ = None
+    clf.rng_ = np.random.default_rng(clf.random_state)
+    clf.phases_ = clf.phases if clf.phases is not None else []
+    clf.dev_docs_ = clf.dev_Y_ = clf.dev_dataset_ = None
+    clf.initialize()
+    state = load_file(str(path / "model.safetensors"))
+    try:
+        clf.module_.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise ValueError(f"{path}: the weights do not fit the saved configuration: {exc}") from exc
+    clf.module_.eval()
+    return clf

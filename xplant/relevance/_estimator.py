@@ -1,0 +1,773 @@
+"""MIGRelevance: the scikit-learn transformer around :func:`mig_scores`."""
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.preprocessing import MultiLabelBinarizer
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._corpus import TokenCorpus
+from ._mig import binarize_labels, binarize_tokens, mig_from_counts, mig_scores
+from ._tokenize import (
+    PAD_TOKEN,
+    UNK_TOKEN,
+    locate_tokens,
+    resolve_tokenizer,
+    tokenizer_fingerprint,
+    word_tokens,
+    word_tokens_offsets,
+)
+
+_HF_BATCH = 256
+
+
+def _input_kind(X):
+    """'matrix', 'text' or 'tokens' for an input X; raise on anything else."""
+    if sp.issparse(X):
+        return "matrix"
+    if isinstance(X, str):
+        raise TypeError(
+            "X must be a list of documents, not a single string; wrap it: [text]."
+        )
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype != object:
+        return "matrix"
+    if isinstance(X, TokenCorpus):
+        raise TypeError("X is already a TokenCorpus; pass the raw texts instead.")
+    try:
+        n = len(X)
+    except TypeError:
+        raise TypeError(
+            f"X must be a list of texts, a list of token lists, or a document-token "
+            f"matrix; got {type(X).__name__}."
+        ) from None
+    if n == 0:
+        raise ValueError("X is empty: at least one document is needed.")
+    first = X[0] if not hasattr(X, "iloc") else X.iloc[0]
+    if isinstance(first, str):
+        return "text"
+    if isinstance(first, (list, tuple, np.ndarray)):
+        return "tokens"
+    raise TypeError(
+        "X must be a list of texts (str), a list of token lists (list of str), or a "
+        f"document-token matrix; its first item is {type(first).__name__}."
+    )
+
+
+def _as_docs(X, kind):
+    docs = list(X) if not hasattr(X, "iloc") else X.tolist()
+    if kind == "text":
+        for i, d in enumerate(docs):
+            if not isinstance(d, str):
+                raise TypeError(f"X[{i}] is {type(d).__name__}, expected str like X[0].")
+    else:
+        for i, d in enumerate(docs):
+            if isinstance(d, str) or not isinstance(d, (list, tuple, np.ndarray)):
+                raise TypeError(f"X[{i}] is {type(d).__name__}, expected a list of tokens.")
+    return docs
+
+
+def _presence(seqs, n_cols):
+    """(n_docs, n_cols) int64 CSR token-presence matrix of id sequences."""
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    indptr = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    indices = np.concatenate(seqs) if seqs else np.zeros(0, np.int64)
+    B = sp.csr_matrix(
+        (np.ones(indices.shape[0], dtype=np.int64), indices, indptr), shape=(len(seqs), n_cols)
+    )
+    B.sum_duplicates()
+    B.data[:] = 1
+    return B
+
+
+def _drop_columns(M, keep):
+    """Copy of CSR ``M`` without the entries of columns where ``keep`` is False."""
+    M = M.copy()
+    M.data[~keep[M.indices]] = 0
+    M.eliminate_zeros()
+    return M
+
+
+def _df_bounds(min_df, max_df, n_docs):
+    lo = min_df if isinstance(min_df, numbers.Integral) else min_df * n_docs
+    hi = max_df if isinstance(max_df, numbers.Integral) else max_df * n_docs
+    return lo, hi
+
+
+class MIGRelevance(TransformerMixin, BaseEstimator):
+    """Token-label relevance by exact mutual information gain, and tokenization.
+
+    ``fit`` tokenizes the training texts, builds the vocabulary and computes
+    each label's top-k tokens by MIG (in bits) from the training rows only
+    (PLANT, arXiv 2410.23066; see :func:`mig_scores`). ``transform`` returns
+    a :class:`TokenCorpus`: token ids per document plus a reference to this
+    fitted transformer, which the neural estimators use for Stage 1.
+
+    Parameters
+    ----------
+    tokenizer : "word", callable, Hugging Face tokenizer or "hf:<folder>", default="word"
+        - ``"word"``: the built-in tokenizer, regex ``\\w+`` (Unicode word
+          characters) over the original text; each token is lowercased after
+          matching when ``lowercase``, so offsets are exact. Ids: 0 =
+          ``"<pad>"``, 1 = ``"<unk>"``, then the kept tokens from 2 in sorted
+          order.
+        - a callable ``str -> list of str``: used in place of the regex, ids as
+          for ``"word"``. Offsets are found by searching each token in the text
+          after the previous one (exactly, then ignoring case); a token that
+          cannot be found gets ``[-1, -1]``.
+        - a Hugging Face tokenizer object, or ``"hf:<local folder>"`` loaded
+          with ``AutoTokenizer.from_pretrained(folder, local_files_only=True)``:
+          ids are the tokenizer's own subword ids (no special tokens added),
+          ``vocabulary_ = tokenizer.get_vocab()``. Offsets come from a fast
+          tokenizer's offset mapping.
+    top_k : int or None, default=50
+        Tokens kept per label in ``relevance_``; None keeps every positive pair.
+    positive_only : bool, default=True
+        Keep only tokens positively associated with the label.
+    normalize : {None, "joint", "label"}, default=None
+        See :func:`mig_scores`.
+    min_df, max_df : int or float, default=1 and 1.0
+        Document-frequency limits, as in ``CountVectorizer``: an int is a
+        count, a float in [0, 1] a fraction of the training documents. With a
+        learned word vocabulary, tokens outside the limits map to the unknown
+        id. With a fixed vocabulary (``vocabulary=``, a Hugging Face tokenizer)
+        the ids stay and only the relevance of those tokens is dropped.
+    lowercase : bool, default=True
+        Lowercase word/callable tokens (and given token lists). Hugging Face
+        tokenizers apply their own normalization instead.
+    vocabulary : mapping or iterable of str, default=None
+        A fixed vocabulary for word/callable tokenization. An iterable gives
+        ids 2, 3, ... in its order (0 and 1 are pad and unk); a mapping must
+        map ``"<pad>"`` and ``"<unk>"`` and be a bijection onto 0..V-1.
+    max_length : int or None, default=None
+        Keep only each document's first ``max_length`` tokens, in ``fit`` (so
+        the relevance sees what the backbone sees), ``transform`` and
+        ``tokenize``.
+    n_jobs : int or None, default=None
+        Numba threads for the MIG kernels (-1: all).
+
+    Attributes
+    ----------
+    vocabulary_ : dict of str -> int
+        Token to id. For a document-token matrix input: column j -> j.
+    relevance_ : csr_matrix of shape (n_labels_, n_tokens_), float64
+        Each label's top-k tokens with their MIG in bits (normalized when
+        asked), sorted column indices. Pad, unk and special-token columns are
+        empty.
+    document_frequency_ : ndarray of shape (n_tokens_,), int64
+        Training documents holding each id.
+    label_frequency_ : ndarray of shape (n_labels_,), int64
+        Training positives per label.
+    n_train_documents_ : int
+    n_labels_ : int
+    n_tokens_ : int
+        Vocabulary size V (the id space, special ids included).
+    classes_ : ndarray of shape (n_labels_,)
+        Label names: from ``classes=`` in ``fit``, from the label lists when Y
+        is a list of label lists (sorted, as ``MultiLabelBinarizer``), else
+        0..L-1.
+    tokenizer_ : str, callable or Hugging Face tokenizer
+        The resolved tokenizer (a loaded object for ``"hf:<folder>"``).
+    tokenizer_fingerprint_ : str
+        See :func:`tokenizer_fingerprint`.
+    pad_id_, unk_id_ : int or None
+        Padding and unknown ids (None for a matrix input, or where a Hugging
+        Face tokenizer has none).
+    input_kind_ : {"text", "matrix"}
+        Whether the model was fitted on texts/token lists or a matrix.
+
+    See Also
+    --------
+    mig_scores : the plain function.
+    TokenCorpus : what ``transform`` returns.
+
+    Notes
+    -----
+    The fitted relevance depends only on the rows passed to ``fit`` (or to the
+    successive ``partial_fit`` calls, whose sum gives exactly the same result
+    as one ``fit`` on all of them).
+
+    Examples
+    --------
+    >>> from xplant.relevance import MIGRelevance
+    >>> texts = ["fever and cough", "cough, cough!", "broken leg", "leg pain"]
+    >>> Y = [[1, 0], [1, 0], [0, 1], [0, 1]]
+    >>> rel = MIGRelevance(top_k=2).fit(texts, Y)
+    >>> [t for t, i in sorted(rel.vocabulary_.items(), key=lambda kv: kv[1])]
+    ['<pad>', '<unk>', 'and', 'broken', 'cough', 'fever', 'leg', 'pain']
+    >>> rel.relevance_[0].indices.tolist()  # 'cough', then 'and' ties 'fever'
+    [2, 4]
+    >>> round(float(rel.relevance_[0, 4]), 6), round(float(rel.relevance_[0, 2]), 6)
+    (1.0, 0.311278)
+    >>> corpus = rel.transform(["Cough and a sore leg"])
+    >>> corpus[0].tolist()
+    [4, 2, 1, 1, 6]
+    """
+
+    _parameter_constraints = {
+        "tokenizer": "no_validation",
+        "top_k": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "positive_only": ["boolean"],
+        "normalize": [StrOptions({"joint", "label"}), None],
+        "min_df": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="both"),
+        ],
+        "max_df": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="both"),
+        ],
+        "lowercase": ["boolean"],
+        "vocabulary": [Mapping, "array-like", None],
+        "max_length": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_jobs": [numbers.Integral, None],
+    }
+
+    def __init__(
+        self,
+        tokenizer="word",
+        *,
+        top_k=50,
+        positive_only=True,
+        normalize=None,
+        min_df=1,
+        max_df=1.0,
+        lowercase=True,
+        vocabulary=None,
+        max_length=None,
+        n_jobs=None,
+    ):
+        self.tokenizer = tokenizer
+        self.top_k = top_k
+        self.positive_only = positive_only
+        self.normalize = normalize
+        self.min_df = min_df
+        self.max_df = max_df
+        self.lowercase = lowercase
+        self.vocabulary = vocabulary
+        self.max_length = max_length
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.sparse = True
+        tags.input_tags.two_d_array = True
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = True
+        tags.target_tags.two_d_labels = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        if tags.transformer_tags is not None:
+            tags.transformer_tags.preserves_dtype = []  # returns a TokenCorpus
+        return tags
+
+    # ------------------------------------------------------------------ labels
+    def _labels(self, Y, n_docs, classes, *, fixed):
+        """Y as int64 CSR (n_docs, L) and the label names."""
+        if classes is not None:
+            classes = np.asarray(classes)
+            if classes.ndim != 1 or len(np.unique(classes)) != classes.shape[0]:
+                raise ValueError("classes must be a 1-d sequence of distinct label names.")
+        is_lists = (
+            not sp.issparse(Y)
+            and not isinstance(Y, np.ndarray)
+            and hasattr(Y, "__len__")
+            and len(Y) > 0
+            and all(
+                isinstance(y, (list, tuple, set, frozenset)) and
+                all(not isinstance(v, (list, tuple, set)) for v in y)
+                for y in Y
+            )
+            and not _rectangular_01(Y)
+        )
+        if is_lists:
+            if len(Y) != n_docs:
+                raise ValueError(
+                    f"X and Y must have the same number of documents; got {n_docs} and {len(Y)}."
+                )
+            if classes is None:
+                if fixed:
+                    raise ValueError(
+                        "Y is a list of label lists: pass classes=[...] on the first "
+                        "partial_fit call to fix the label space."
+                    )
+                mlb = MultiLabelBinarizer(sparse_output=True).fit(Y)
+            else:
+                unknown = set().union(*map(set, Y)) - set(classes.tolist())
+                if unknown:
+                    raise ValueError(
+                        f"Y holds labels not in classes: {sorted(map(str, unknown))[:5]}."
+                    )
+                mlb = MultiLabelBinarizer(classes=classes, sparse_output=True).fit(Y)
+            return binarize_labels(mlb.transform(Y), n_docs), mlb.classes_
+        Yc = binarize_labels(Y, n_docs)
+        if classes is not None and classes.shape[0] != Yc.shape[1]:
+            raise ValueError(
+                f"classes has {classes.shape[0]} names but Y has {Yc.shape[1]} columns."
+            )
+        names = classes if classes is not None else np.arange(Yc.shape[1])
+        return Yc, names
+
+    # -------------------------------------------------------------- tokenizing
+    def _raw_tokens(self, doc, kind):
+        if kind == "text":
+            if self._tok_kind == "word":
+                toks = word_tokens(doc, self.lowercase)
+            else:
+                toks = list(self.tokenizer_(doc))
+                if self.lowercase:
+                    toks = [str(t).lower() for t in toks]
+        else:
+            toks = [str(t) for t in doc]
+            if self.lowercase:
+                toks = [t.lower() for t in toks]
+        if self.max_length is not None:
+            toks = toks[: self.max_length]
+        return toks
+
+    def _hf_ids(self, docs, kind, offsets=False):
+        tok = self.tokenizer_
+        out_ids, out_off = [], []
+        if kind == "tokens":
+            for d in docs:
+                ids = tok.convert_tokens_to_ids([str(t) for t in d])
+                ids = np.asarray([self.unk_id_ if i is None else i for i in ids], dtype=np.int64)
+                out_ids.append(ids[: self.max_length] if self.max_length else ids)
+            return out_ids, None
+        if offsets and not getattr(tok, "is_fast", False):
+            raise ValueError(
+                "return_offsets=True needs a fast Hugging Face tokenizer "
+                "(use_fast=True), which provides offset mappings."
+            )
+        for s in range(0, len(docs), _HF_BATCH):
+            enc = tok(
+                docs[s : s + _HF_BATCH],
+                add_special_tokens=False,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+                return_offsets_mapping=offsets,
+                truncation=False,
+                verbose=False,
+            )
+            for i, ids in enumerate(enc["input_ids"]):
+                ids = np.asarray(ids, dtype=np.int64)
+                if self.max_length is not None:
+                    ids = ids[: self.max_length]
+                out_ids.append(ids)
+                if offsets:
+                    off = np.asarray(enc["offset_mapping"][i], dtype=np.int64).reshape(-1, 2)
+                    out_off.append(off[: ids.shape[0]])
+        return out_ids, (out_off if offsets else None)
+
+    def _ids(self, docs, kind):
+        """Token id arrays of validated docs, with the fitted vocabulary."""
+        if self._tok_kind == "hf":
+            return self._hf_ids(docs, kind)[0]
+        vocab, unk = self.vocabulary_, self.unk_id_
+        out = []
+        for d in docs:
+            toks = self._raw_tokens(d, kind)
+            out.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
+        return out
+
+    # ------------------------------------------------------------------ setup
+    def _fixed_vocabulary(self):
+        voc = self.vocabulary
+        if isinstance(voc, Mapping):
+            vocab = {str(k): int(v) for k, v in voc.items()}
+            for special in (PAD_TOKEN, UNK_TOKEN):
+                if special not in vocab:
+                    raise ValueError(
+                        f"vocabulary mapping must contain {special!r}; or pass a list of "
+                        "tokens and ids 0 (<pad>) and 1 (<unk>) are added."
+                    )
+            ids = np.sort(np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)))
+            if not np.array_equal(ids, np.arange(len(vocab))):
+                raise ValueError("vocabulary mapping must map its tokens one-to-one onto 0..V-1.")
+            return vocab
+        tokens = [str(t) for t in voc]
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("vocabulary holds duplicate tokens.")
+        if PAD_TOKEN in tokens or UNK_TOKEN in tokens:
+            raise ValueError(
+                "a vocabulary list must not hold '<pad>' or '<unk>'; they get ids 0 and 1."
+            )
+        vocab = {PAD_TOKEN: 0, UNK_TOKEN: 1}
+        vocab.update((t, i + 2) for i, t in enumerate(tokens))
+        return vocab
+
+    def _setup_tokenizer(self, kind):
+        """Resolve the tokenizer and, where fixed, the vocabulary."""
+        self.input_kind_ = "matrix" if kind == "matrix" else "text"
+        if kind == "matrix":
+            self._tok_kind, self.tokenizer_ = None, None
+            return
+        self._tok_kind, self.tokenizer_ = resolve_tokenizer(self.tokenizer)
+        if self._tok_kind == "hf":
+            if self.vocabulary is not None:
+                raise ValueError(
+                    "vocabulary= cannot be combined with a Hugging Face tokenizer, whose "
+                    "vocabulary is its own."
+                )
+            tok = self.tokenizer_
+            self.vocabulary_ = dict(tok.get_vocab())
+            self.n_tokens_ = max(len(tok), max(self.vocabulary_.values()) + 1)
+            self.pad_id_ = tok.pad_token_id
+            self.unk_id_ = tok.unk_token_id
+        elif self.vocabulary is not None:
+            self.vocabulary_ = self._fixed_vocabulary()
+            self.n_tokens_ = len(self.vocabulary_)
+            self.pad_id_ = self.vocabulary_[PAD_TOKEN]
+            self.unk_id_ = self.vocabulary_[UNK_TOKEN]
+
+    def _special_ids(self):
+        if self.input_kind_ == "matrix":
+            return np.zeros(0, dtype=np.int64)
+        if self._tok_kind == "hf":
+            ids = set(self.tokenizer_.all_special_ids)
+        else:
+            ids = {self.pad_id_, self.unk_id_}
+        ids.discard(None)
+        return np.asarray(sorted(ids), dtype=np.int64)
+
+    def _relevance_mask(self, df, n_docs):
+        """Boolean (V,) of the columns that may carry relevance."""
+        keep = np.ones(df.shape[0], dtype=bool)
+        keep[self._special_ids()] = False
+        if self._pruning_by_mask:
+            lo, hi = _df_bounds(self.min_df, self.max_df, n_docs)
+            keep &= (df >= lo) & (df <= hi)
+        return keep
+
+    def _finish(self, df, freq, n_docs):
+        self.document_frequency_ = df
+        self.label_frequency_ = freq
+        self.n_train_documents_ = int(n_docs)
+        self.n_labels_ = int(freq.shape[0])
+        if self.input_kind_ == "matrix":
+            self.vocabulary_ = {j: j for j in range(self.n_tokens_)}
+            self.pad_id_ = None
+            self.unk_id_ = None
+            self.tokenizer_fingerprint_ = "matrix:" + str(self.n_tokens_)
+        else:
+            self.tokenizer_fingerprint_ = tokenizer_fingerprint(
+                self.tokenizer_, self.vocabulary_, lowercase=self.lowercase
+            )
+
+    # -------------------------------------------------------------------- fit
+    def _learn_vocabulary(self, docs, kind):
+        """Learn a word/callable vocabulary; return final id sequences."""
+        prov = {}
+        seqs = []
+        for d in docs:
+            toks = self._raw_tokens(d, kind)
+            seqs.append(
+                np.fromiter((prov.setdefault(t, len(prov)) for t in toks), dtype=np.int64,
+                            count=len(toks))
+            )
+        n_docs = len(seqs)
+        df = np.bincount(_presence(seqs, len(prov)).indices, minlength=len(prov))
+        lo, hi = _df_bounds(self.min_df, self.max_df, n_docs)
+        if hi < lo:
+            raise ValueError(
+                f"max_df={self.max_df} corresponds to fewer documents than min_df={self.min_df}."
+            )
+        names = np.empty(len(prov), dtype=object)
+        names[list(prov.values())] = list(prov.keys())
+        kept = np.flatnonzero((df >= lo) & (df <= hi))
+        if kept.size == 0:
+            raise ValueError(
+                "After pruning by min_df/max_df no token remains; lower min_df or raise max_df."
+            )
+        order = kept[np.argsort(names[kept].astype(str), kind="stable")]
+        remap = np.full(len(prov), 1, dtype=np.int64)  # pruned -> <unk>
+        remap[order] = np.arange(2, 2 + order.shape[0])
+        self.vocabulary_ = {PAD_TOKEN: 0, UNK_TOKEN: 1}
+        self.vocabulary_.update((names[p], i + 2) for i, p in enumerate(order.tolist()))
+        self.n_tokens_ = len(self.vocabulary_)
+        self.pad_id_, self.unk_id_ = 0, 1
+        return [remap[s] for s in seqs]
+
+    def _fit_impl(self, X, Y, classes):
+        kind = _input_kind(X)
+        self._clear_partial()
+        self._setup_tokenizer(kind)
+        self._pruning_by_mask = True
+        if kind == "matrix":
+            B = binarize_tokens(X)
+            self.n_tokens_ = B.shape[1]
+            seqs = None
+        else:
+            docs = _as_docs(X, kind)
+            if self._tok_kind == "hf":
+                seqs = self._hf_ids(docs, kind)[0]
+            elif self.vocabulary is None:
+                seqs = self._learn_vocabulary(docs, kind)
+                self._pruning_by_mask = False  # pruned tokens are already <unk>
+            else:
+                seqs = self._ids(docs, kind)
+            B = _presence(seqs, self.n_tokens_)
+        n_docs = B.shape[0]
+        Yc, self.classes_ = self._labels(Y, n_docs, classes, fixed=False)
+        df = np.bincount(B.indices, minlength=B.shape[1]).astype(np.int64)
+        freq = np.bincount(Yc.indices, minlength=Yc.shape[1]).astype(np.int64)
+        keep = self._relevance_mask(df, n_docs)
+        if not keep.all():
+            B = _drop_columns(B, keep)
+        self.relevance_ = mig_scores(
+            B, Yc, top_k=self.top_k, positive_only=self.positive_only,
+            normalize=self.normalize, n_jobs=self.n_jobs,
+        )
+        self._finish(df, freq, n_docs)
+        return seqs
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, *, classes=None):
+        """Learn the vocabulary and each label's top-k tokens by MIG.
+
+        Parameters
+        ----------
+        X : list of str, list of list of str, or {array-like, sparse matrix} of shape (n_docs, V)
+            Raw texts, pre-tokenised documents, or a document-token count
+            matrix (then the vocabulary is the column ids).
+        Y : {array-like, sparse matrix} of shape (n_docs, L), or list of label lists
+            Label indicators in {0, 1}, or each document's labels (binarised
+            with ``MultiLabelBinarizer``; ``classes_`` are then the sorted
+            labels, or ``classes`` when given).
+        classes : array-like of shape (L,), default=None
+            Label names. With an indicator Y, its column names.
+
+        Returns
+        -------
+        self : MIGRelevance
+
+        Raises
+        ------
+        ValueError
+            On mismatched lengths, a non-{0, 1} Y, or invalid parameters.
+        """
+        self._fit_impl(X, Y, classes)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, Y, *, classes=None):
+        """Fit, then return the training documents as a :class:`TokenCorpus`.
+
+        Tokenizes once. Same parameters as :meth:`fit`.
+
+        Returns
+        -------
+        TokenCorpus of length n_docs
+        """
+        seqs = self._fit_impl(X, Y, classes)
+        if seqs is None:
+            return self.transform(X)
+        return TokenCorpus(seqs, self)
+
+    # ------------------------------------------------------------ partial_fit
+    def _clear_partial(self):
+        for name in ("_cooc", "_df_acc", "_freq_acc", "_n_acc"):
+            if hasattr(self, name):
+                delattr(self, name)
+
+    def partial_fit(self, X, Y, *, classes=None, n_labels=None):
+        """Accumulate counts from one shard of documents and refresh the relevance.
+
+        The relevance after several ``partial_fit`` calls equals ``fit`` on
+        their concatenation exactly: the co-occurrence counts YᵀB, the
+        document and label frequencies and N are sums over shards. Memory is
+        saved on X, not on the counts (nnz of YᵀB).
+
+        Parameters
+        ----------
+        X : list of str, list of list of str, or sparse matrix of shape (n_docs, V)
+            One shard. Needs a fixed vocabulary: a Hugging Face tokenizer, the
+            ``vocabulary`` parameter, or a matrix (its columns).
+        Y : {array-like, sparse matrix} of shape (n_docs, L), or list of label lists
+        classes : array-like of shape (L,), default=None
+            Label names; required on the first call unless ``n_labels`` is
+            given (and required for label lists). Ignored afterwards unless it
+            differs, which raises.
+        n_labels : int, default=None
+            Number of labels L, on the first call, for an indicator Y.
+
+        Returns
+        -------
+        self : MIGRelevance
+
+        Raises
+        ------
+        ValueError
+            On the first call without a fixed vocabulary or label space; later,
+            if the shard's shape does not match.
+        """
+        first = not hasattr(self, "_cooc")
+        kind = _input_kind(X)
+        if first:
+            if hasattr(self, "relevance_"):
+                raise ValueError(
+                    "This MIGRelevance was fitted with fit(), which keeps no counts; "
+                    "partial_fit must start from an unfitted estimator (use clone)."
+                )
+            self._validate_params()
+            self._setup_tokenizer(kind)
+            self._pruning_by_mask = True
+            if kind != "matrix" and self._tok_kind != "hf" and self.vocabulary is None:
+                raise ValueError(
+                    "partial_fit needs a fixed vocabulary: pass vocabulary=[...] (or a "
+                    "Hugging Face tokenizer), or use fit() to learn one."
+                )
+            if classes is None and n_labels is None:
+                raise ValueError(
+                    "partial_fit needs the label space on the first call: pass "
+                    "classes=[...] or n_labels=L."
+                )
+            if classes is not None and n_labels is not None and len(classes) != n_labels:
+                raise ValueError("classes and n_labels disagree.")
+            if kind == "matrix":
+                self.n_tokens_ = X.shape[1]
+            if classes is not None:
+                self._fixed_classes = np.asarray(classes)
+                n_labels = len(self._fixed_classes)
+            else:
+                self._fixed_classes = None
+            self._n_labels_fixed = int(n_labels)
+        elif (kind == "matrix") != (self.input_kind_ == "matrix"):
+            raise ValueError("partial_fit shards must all be texts/token lists or all matrices.")
+        if classes is not None and not first and self._fixed_classes is not None:
+            if not np.array_equal(np.asarray(classes), self._fixed_classes):
+                raise ValueError("classes differ from those of the first partial_fit call.")
+
+        if kind == "matrix":
+            B = binarize_tokens(X)
+            if B.shape[1] != self.n_tokens_:
+                raise ValueError(f"X has {B.shape[1]} columns; the first shard had {self.n_tokens_}.")
+        else:
+            docs = _as_docs(X, kind)
+            B = _presence(self._ids(docs, kind), self.n_tokens_)
+        Yc, names = self._labels(Y, B.shape[0], self._fixed_classes, fixed=True)
+        if Yc.shape[1] != self._n_labels_fixed:
+            raise ValueError(
+                f"Y has {Yc.shape[1]} label columns; the label space has {self._n_labels_fixed}."
+            )
+        C = (Yc.T.tocsr() @ B).tocsr()
+        if first:
+            self._cooc = C
+            self._df_acc = np.zeros(self.n_tokens_, dtype=np.int64)
+            self._freq_acc = np.zeros(self._n_labels_fixed, dtype=np.int64)
+            self._n_acc = 0
+        else:
+            self._cooc = (self._cooc + C).tocsr()
+        self._df_acc += np.bincount(B.indices, minlength=self.n_tokens_).astype(np.int64)
+        self._freq_acc += np.bincount(Yc.indices, minlength=self._n_labels_fixed).astype(np.int64)
+        self._n_acc += B.shape[0]
+        self.classes_ = names
+
+        keep = self._relevance_mask(self._df_acc, self._n_acc)
+        C = self._cooc
+        df = self._df_acc
+        if not keep.all():
+            C = _drop_columns(C, keep)
+            df = np.where(keep, df, 0)
+        self.relevance_ = mig_from_counts(
+            C, df, self._freq_acc, self._n_acc, top_k=self.top_k,
+            positive_only=self.positive_only, normalize=self.normalize, n_jobs=self.n_jobs,
+        )
+        self._finish(self._df_acc.copy(), self._freq_acc.copy(), self._n_acc)
+        return self
+
+    # -------------------------------------------------------------- transform
+    def transform(self, X):
+        """Token ids of each document, as a :class:`TokenCorpus`.
+
+        Parameters
+        ----------
+        X : list of str, list of list of str, or sparse matrix of shape (n_docs, V)
+            The same kind of input as in ``fit``. Tokens outside the
+            vocabulary map to ``unk_id_``. For a matrix, each document's ids
+            are its non-zero columns, in order, once each.
+
+        Returns
+        -------
+        TokenCorpus of length n_docs
+            Int64 id arrays, with ``.relevance`` set to this estimator.
+        """
+        check_is_fitted(self, "relevance_")
+        kind = _input_kind(X)
+        if (kind == "matrix") != (self.input_kind_ == "matrix"):
+            raise ValueError(
+                f"This MIGRelevance was fitted on {'a matrix' if self.input_kind_ == 'matrix' else 'texts'}; "
+                "transform needs the same kind of input."
+            )
+        if kind == "matrix":
+            B = binarize_tokens(X)
+            if B.shape[1] != self.n_tokens_:
+                raise ValueError(f"X has {B.shape[1]} columns; fit saw {self.n_tokens_}.")
+            seqs = [B.indices[B.indptr[i] : B.indptr[i + 1]].astype(np.int64) for i in range(B.shape[0])]
+            if self.max_length is not None:
+                seqs = [s[: self.max_length] for s in seqs]
+            return TokenCorpus(seqs, self)
+        return TokenCorpus(self._ids(_as_docs(X, kind), kind), self)
+
+    def tokenize(self, texts, *, return_offsets=False):
+        """Token ids (and character offsets) of raw texts, with the fitted vocabulary.
+
+        Parameters
+        ----------
+        texts : list of str
+        return_offsets : bool, default=False
+            Also return each token's ``[start, end)`` offsets into its text.
+
+        Returns
+        -------
+        ids : list of ndarray of shape (n_tok_i,), int64
+        offsets : list of ndarray of shape (n_tok_i, 2), int64
+            Only with ``return_offsets=True``; ``text[s:e]`` is the token as
+            written (``[-1, -1]`` where a callable's token cannot be found).
+
+        Examples
+        --------
+        >>> rel = MIGRelevance().fit(["a b", "b c"], [[1], [0]])
+        >>> ids, off = rel.tokenize(["B  a z"], return_offsets=True)
+        >>> ids[0].tolist(), off[0].tolist()
+        ([3, 2, 1], [[0, 1], [3, 4], [5, 6]])
+        """
+        check_is_fitted(self, "relevance_")
+        if self.input_kind_ == "matrix":
+            raise ValueError("This MIGRelevance was fitted on a matrix; it has no tokenizer.")
+        if _input_kind(texts) != "text":
+            raise TypeError("tokenize takes a list of raw texts (str).")
+        docs = _as_docs(texts, "text")
+        if self._tok_kind == "hf":
+            ids, off = self._hf_ids(docs, "text", offsets=return_offsets)
+            return (ids, off) if return_offsets else ids
+        if not return_offsets:
+            return self._ids(docs, "text")
+        vocab, unk = self.vocabulary_, self.unk_id_
+        all_ids, all_off = [], []
+        for d in docs:
+            if self._tok_kind == "word":
+                toks, off = word_tokens_offsets(d, self.lowercase)
+            else:
+                raw = [str(t) for t in self.tokenizer_(d)]
+                off = locate_tokens(d, raw)
+                toks = [t.lower() for t in raw] if self.lowercase else raw
+            if self.max_length is not None:
+                toks, off = toks[: self.max_length], off[: self.max_length]
+            all_ids.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
+            all_off.append(off)
+        return all_ids, all_off
+
+
+def _rectangular_01(Y):
+    """True when a list-like Y looks like a {0,1} indicator matrix."""
+    try:
+        A = np.asarray(Y)
+    except ValueError:
+        return False
+    return A.ndim == 2 and A.dtype != object and np.isin(A, (0, 1)).all()
