@@ -106,9 +106,12 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
     assert "valid_precision_at_5" in hist[0]
     run = _json.loads((out / "run.json").read_text())
     assert run["world_size"] == 1 and run["n_train_documents"] == 500
-    from safetensors.torch import load_file
-    state = load_file(str(out / "model" / "model.safetensors"))
-    meta = _json.loads((out / "model" / "model.json").read_text())
-    assert state["label_bias"].shape[0] == meta["n_labels"]
-    assert (out / "relevance.joblib").is_file()
+    # saved in xplant's normal format: loads and predicts without DeepSpeed
+    from xplant.datasets import load_codiesp
+    from xplant.neural import load_model
+    clf = load_model(out / "model")
+    test = load_codiesp("test", codes="P")
+    idx, scores = clf.predict_top_k(test.texts[:3], k=5)
+    assert idx.shape == (3, 5) and np.all(np.diff(scores, axis=1) <= 0)
+    assert clf.n_labels_ == test.Y.shape[1]
     assert (out / "checkpoints" / "PlantClassifier" / "latest").read_text().strip() == "epoch_1"

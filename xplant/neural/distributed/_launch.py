@@ -19,15 +19,15 @@ or as one plain process. The config (YAML or JSON)::
       params: {backbone: cnn, max_epochs: 10, batch_size: 32}
     relevance:                # MIGRelevance parameters, or a saved one
       params: {top_k: 50}
-      path: null              # a relevance.joblib of an earlier run
+      path: null              # a saved one: <earlier run>/model/relevance
     deepspeed: {zero_optimization: {stage: 2}}   # or the path of a JSON/YAML file
     output_dir: runs/codiesp-d
     checkpoint_dir: null      # default <output_dir>/checkpoints
     resume: false
 
 MIG is computed once, on rank 0, and broadcast to every rank. Rank 0
-alone writes the outputs: ``model/`` (``model.safetensors`` + ``model.json``,
-or the estimator's own ``save``), ``relevance.joblib``, ``history.json``
+alone writes the outputs: ``model/`` (xplant's normal safetensors + JSON
+format, with the MIGRelevance in ``model/relevance/``), ``history.json``
 and ``run.json``.
 """
 
@@ -105,21 +105,24 @@ def _load_split(ds, split):
 
 
 def save_estimator(estimator, path):
-    """Rank 0: the estimator's own ``save`` if it has one, else safetensors + JSON."""
-    path = Path(path)
+    """Rank 0: xplant's normal format (safetensors + JSON, no pickle).
+
+    A PlantClassifier is saved by its ``save`` (``model.safetensors``,
+    ``config.json``, ``relevance/``); an AttentionPlanter by
+    ``save_planting``.
+    """
     if hasattr(estimator, "save"):
-        return estimator.save(path)
-    from safetensors.torch import save_file
-    path.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().contiguous().clone() for k, v in estimator.module_.state_dict().items()}
-    save_file(state, str(path / "model.safetensors"))
-    params = {k: v for k, v in estimator.get_params(deep=False).items()
-              if isinstance(v, (str, int, float, bool, type(None), list, tuple, dict))}
-    meta = {"format": "xplant-module-1", "class": type(estimator).__name__,
-            "n_labels": int(estimator.n_labels_), "params": params,
-            "tokenizer_fingerprint": getattr(estimator.relevance_, "tokenizer_fingerprint_", None)}
-    (path / "model.json").write_text(json.dumps(meta, indent=2, default=str))
-    return path
+        return estimator.save(path, overwrite=True)
+    return estimator.save_planting(path)
+
+
+def _load_relevance(path):
+    """A saved MIGRelevance: a folder of ``save_relevance``, or a joblib file (trusted)."""
+    if Path(path).is_dir():
+        from ...relevance import load_relevance
+        return load_relevance(path)
+    import joblib
+    return joblib.load(path)
 
 
 def main(argv=None):
@@ -158,7 +161,9 @@ def main(argv=None):
         rel = default_relevance(backbone).set_params(**cfg["relevance"]["params"])
         return rel.fit(train.texts, train.Y)
 
-    relevance = broadcast_from_rank0(fit_relevance, path=cfg["relevance"]["path"])
+    rel_path = cfg["relevance"]["path"]
+    relevance = broadcast_from_rank0(
+        (lambda: _load_relevance(rel_path)) if rel_path else fit_relevance)
     corpus = relevance.transform(train.texts)
 
     ds_cfg = resolve_deepspeed_config(cfg["deepspeed"]) if cfg["deepspeed"] is not None else {}
@@ -172,11 +177,9 @@ def main(argv=None):
     estimator.fit(corpus, train.Y, validation_data=val)
 
     if rank == 0:
-        import joblib
         out = Path(cfg["output_dir"])
         out.mkdir(parents=True, exist_ok=True)
         save_estimator(estimator, out / "model")
-        joblib.dump(relevance, out / "relevance.joblib")
         (out / "history.json").write_text(json.dumps(list(estimator.history), default=float))
         run = {"config": cfg, "world_size": world, "seconds": time.time() - t0,
                "n_train_documents": len(train.texts),

@@ -17,9 +17,9 @@ def broadcast_from_rank0(make=None, *, path=None):
     make : callable or None
         Called with no argument on rank 0 only.
     path : str or Path or None
-        A file written by ``joblib.dump`` (for instance the
-        ``relevance.joblib`` of an earlier run); loaded on rank 0 only,
-        instead of calling ``make``. Load only files you trust (pickle).
+        A file written by ``joblib.dump``, loaded on rank 0 only instead of
+        calling ``make``; load only files you trust (pickle). For a saved
+        MIGRelevance folder, pass ``make=lambda: load_relevance(folder)``.
 
     Returns
     -------

@@ -169,8 +169,10 @@ def _gather_full_state(deepspeed, module):
             else:
                 full = p.data.detach().clone()
         out[name] = full.detach().to("cpu", torch.float32 if full.is_floating_point() else full.dtype)
+    persistent = set(module.state_dict().keys())
     for name, b in module.named_buffers():
-        out[name] = b.detach().to("cpu").clone()
+        if name in persistent:
+            out[name] = b.detach().to("cpu").clone()
     return out
 
 
@@ -343,7 +345,8 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
         lrs = list(base_lrs)
         if phases is not None:
             active = {}
-            for start, group, lr in sorted(phases.phases, key=lambda p: p[0]):
+            plan = phases.phases if phases.phases is not None else estimator.phases_
+            for start, group, lr in sorted(plan, key=lambda p: p[0]):
                 if start <= epoch:
                     active[group] = lr
             lrs = [active.get(n, 0.0) for n in names]
