@@ -241,3 +241,10 @@ def test_planted_attention_points_at_the_signal_word(make_corpus, small):
             total += 1
             hits += lab["spans"][0]["text"] == f"sig{lab['index']}"
     assert total >= 10 and hits / total > 0.6
+
+
+def test_without_dev_data_trains_max_epochs(small, make_corpus):
+    texts, Y = make_corpus(n_docs=30)
+    clf = small(max_epochs=2, validation_fraction=None, plant=False).fit(texts, Y)
+    assert len(clf.history) == 2 and "valid_precision_at_5" not in clf.history[-1]
+    assert clf.k_ >= 1 and clf.threshold_ == 0.5

@@ -185,13 +185,12 @@ class PlantClassifier(NeuralNet):
     @property
     def _default_callbacks(self):
         base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
-        cbs = base + [("guard", FiniteLossGuard()),
-                      ("unfreeze", ProgressiveUnfreezing()),
-                      ("dev_score", DevScoring(self.scoring)),
-                      ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
-                                                       lower_is_better=False,
-                                                       patience=self.patience,
-                                                       load_best=True, sink=lambda *a: None))]
+        cbs = base + [("guard", FiniteLossGuard()), ("unfreeze", ProgressiveUnfreezing())]
+        if getattr(self, "dev_docs_", None) is not None:   # no dev data: train max_epochs
+            cbs += [("dev_score", DevScoring(self.scoring)),
+                    ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
+                                                     lower_is_better=False, patience=self.patience,
+                                                     load_best=True, sink=lambda *a: None))]
         if self.verbose:
             cbs += [("progress", ProgressBar()), ("print_log", PrintLog())]
         return cbs
