@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..datasets import dump_xc
 from ._base import MultiLabelRankerMixin, _row_blocks, check_k, top_k_dense
 from ._ovr import EMPTY_LABEL_SCORE
 
@@ -304,7 +305,7 @@ class OmikujiTrees(_TreeWrapper):
         folder = tempfile.mkdtemp(prefix="xplant-omikuji-")
         try:
             path = os.path.join(folder, "train.txt")
-            write_xc_file(path, X, Y)
+            dump_xc(path, X, Y)
             self.model_ = omikuji.Model.train_on_data(path, hp, n_threads=self.n_jobs)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -317,40 +318,6 @@ class OmikujiTrees(_TreeWrapper):
             pairs = list(zip(X.indices[start:stop].tolist(), X.data[start:stop].tolist()))
             out.append(self.model_.predict(pairs, beam_size=int(self.beam_size), top_k=int(k)))
         return out
-
-
-def write_xc_file(path, X, Y):
-    """Write features and labels in the Extreme Classification repository format.
-
-    The first line is ``n_samples n_features n_labels``; each next line is
-    ``l1,l2,... f:v f:v ...`` (0-based ids).
-
-    Parameters
-    ----------
-    path : str
-        File to write.
-    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
-    Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
-
-    Examples
-    --------
-    >>> import io, os, tempfile, scipy.sparse as sp
-    >>> path = os.path.join(tempfile.mkdtemp(), "d.txt")
-    >>> write_xc_file(path, sp.csr_matrix([[0.5, 0.0]]), sp.csr_matrix([[0, 1, 1]]))
-    >>> print(open(path).read(), end="")
-    1 2 3
-    1,2 0:0.5
-    """
-    with open(path, "w") as f:
-        f.write(f"{X.shape[0]} {X.shape[1]} {Y.shape[1]}\n")
-        for i in range(X.shape[0]):
-            labels = ",".join(map(str, Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()))
-            feats = " ".join(
-                f"{j}:{v:.6g}"
-                for j, v in zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
-                                X.data[X.indptr[i]:X.indptr[i + 1]].tolist())
-            )
-            f.write(f"{labels} {feats}\n")
 
 
 class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):

@@ -7,7 +7,6 @@ dev-set scoring, and a guard against non-finite losses.
 
 import math
 
-import numpy as np
 import torch
 from skorch.callbacks import Callback
 

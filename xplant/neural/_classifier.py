@@ -7,21 +7,19 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
-from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
-from torch.utils.data import DataLoader
 
+from ._base import PlantNetBase
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
-from ._data import (LengthBucketSampler, Stage2Collate, TokenDataset, pad_batch, positives_list,
+from ._data import (Stage2Collate, TokenDataset, pad_batch, positives_list,
                     truncate)
 from ._planter import AttentionPlanter, load_planting
-from .backbones import backbone_kind, build_backbone
+from .backbones import backbone_kind
 from .losses import PlantLoss
 from .modules import PlantNet
 
@@ -39,7 +37,7 @@ def default_phases(backbone, lr):
             (6, "intermediate", lr / 100), (6, "embeddings", lr / 100)]
 
 
-class PlantClassifier(NeuralNet):
+class PlantClassifier(PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -181,6 +179,8 @@ class PlantClassifier(NeuralNet):
         self.strategy = strategy
         self.deepspeed_config = deepspeed_config
 
+    collate = Stage2Collate
+
     # -- skorch ladder -----------------------------------------------------
     @property
     def _default_callbacks(self):
@@ -196,12 +196,8 @@ class PlantClassifier(NeuralNet):
         return cbs
 
     def initialize_module(self):
-        encoder = build_backbone(self.backbone, relevance=self.relevance_,
-                                 embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
-                                 kernel_size=self.kernel_size, dropout=self.dropout,
-                                 glove=self.glove, lora=self.backbone_options)
         kwargs = self.get_params_for("module")
-        self.module_ = self.module(encoder, self.n_labels_, self.attention_dim,
+        self.module_ = self.module(self.build_encoder(), self.n_labels_, self.attention_dim,
                                    pool_size=self.pool_size, head=self.head, **kwargs)
         return self
 
@@ -220,44 +216,22 @@ class PlantClassifier(NeuralNet):
             if names:
                 groups.append({"params": [named[n] for n in names], "lr": 0.0,
                                "name": gname, "param_names": names})
-        kwargs = self.get_params_for("optimizer")
-        kwargs.setdefault("weight_decay", self.weight_decay)
-        if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
-            kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
-        self.optimizer_ = self.optimizer(groups, lr=self.lr, **kwargs)
-        return self
-
-    def get_split_datasets(self, X, y=None, **fit_params):
-        return X, self.dev_dataset_
-
-    def get_iterator(self, dataset, training=False):
-        sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
-                                      generator=self.rng_)
-        return DataLoader(dataset, batch_sampler=sampler,
-                          collate_fn=Stage2Collate(self.relevance_.pad_id_))
+        return self.make_optimizer(groups)
 
     # -- fit -------------------------------------------------------------------
     def _check_params(self):
-        backbone_kind(self.backbone)
+        self.check_shared_params(("pool_size", "patience", "max_k"))
         check_param("head", self.head, allowed=("shared", "labelwise"))
         check_param("loss", self.loss, allowed=("focal", "bce"))
         check_param("smoothing_form", self.smoothing_form, allowed=("paper", "symmetric"))
         check_param("decision", self.decision, allowed=("top_k", "threshold"))
-        check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
         check_param("stage1_target", self.stage1_target, allowed=(None, "mig", "tf"))
         check_param("stage1_loss", self.stage1_loss,
                     allowed=(None, "lambda", "lambdarank", "ranknet", "mse"))
-        for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size", "pool_size",
-                     "max_epochs", "batch_size", "patience", "max_k"):
-            check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
         check_param("hard_negatives", self.hard_negatives, kind=numbers.Integral, low=1,
                     none_ok=True)
-        check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
-        check_param("lr", self.lr, low=0, low_open=True)
         check_param("gamma", self.gamma, low=0)
         check_param("label_smoothing", self.label_smoothing, low=0, high=0.5)
-        check_param("dropout", self.dropout, low=0, high=1)
-        check_param("weight_decay", self.weight_decay, low=0)
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
                     low_open=True, none_ok=True)
         if self.phases is not None:

@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import torch
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))

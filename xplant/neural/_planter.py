@@ -11,15 +11,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 import torch
-from skorch import NeuralNet
 from skorch.callbacks import PrintLog
 from torch.utils.data import DataLoader
 
+from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
-                      is_token_corpus, seed_everything, set_torch_threads, split_validation)
+                      seed_everything, set_torch_threads, split_validation)
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, positives_list, truncate
-from .backbones import backbone_kind, build_backbone
 from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
 from .modules import PlanterNet
 
@@ -58,7 +57,7 @@ def tf_relevance(docs, Y, n_tokens, top_k=50, ignore_ids=()):
                          shape=(C.shape[0], n_tokens))
 
 
-class AttentionPlanter(NeuralNet):
+class AttentionPlanter(PlantNetBase):
     """Stage 1 of PLANT: train label queries so attention ranks tokens by MIG.
 
     For each document, a few labels are sampled (the document's own labels
@@ -157,6 +156,8 @@ class AttentionPlanter(NeuralNet):
         self.strategy = strategy
         self.deepspeed_config = deepspeed_config
 
+    collate = Stage1Collate
+
     # -- skorch ladder -----------------------------------------------------
     @property
     def _default_callbacks(self):
@@ -165,12 +166,9 @@ class AttentionPlanter(NeuralNet):
                        ("attention_ndcg", AttentionNDCG(self.ndcg_k)), ("print_log", PrintLog())]
 
     def initialize_module(self):
-        encoder = build_backbone(self.backbone, relevance=self.relevance_,
-                                 embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
-                                 kernel_size=self.kernel_size, dropout=self.dropout,
-                                 glove=self.glove, lora=self.backbone_options)
         kwargs = self.get_params_for("module")
-        self.module_ = self.module(encoder, self.n_labels_, self.attention_dim, **kwargs)
+        self.module_ = self.module(self.build_encoder(), self.n_labels_, self.attention_dim,
+                                   **kwargs)
         return self
 
     def initialize_criterion(self):
@@ -186,43 +184,20 @@ class AttentionPlanter(NeuralNet):
                 p.requires_grad_(False)
                 continue
             params.append(p)
-        kwargs = self.get_params_for("optimizer")
-        kwargs.setdefault("weight_decay", self.weight_decay)
-        if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
-            kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
-        self.optimizer_ = self.optimizer(params, lr=self.lr, **kwargs)
-        return self
+        return self.make_optimizer(params)
 
     def infer(self, x, **fit_params):
         return self.module_(x.to(self.device))
 
-    def get_split_datasets(self, X, y=None, **fit_params):
-        return X, self.dev_dataset_
-
-    def get_iterator(self, dataset, training=False):
-        sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
-                                      generator=self.rng_)
-        return DataLoader(dataset, batch_sampler=sampler,
-                          collate_fn=Stage1Collate(self.relevance_.pad_id_))
 
     # -- validation ----------------------------------------------------------
     def _check_params(self):
-        backbone_kind(self.backbone)
+        self.check_shared_params(("ndcg_k", "labels_per_doc", "max_relevant"))
         check_param("target", self.target, allowed=("mig", "tf"))
         check_param("stage1_loss", self.stage1_loss, allowed=STAGE1_LOSSES)
-        check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
-        for name in ("ndcg_k", "labels_per_doc", "max_relevant", "max_epochs", "batch_size",
-                     "embedding_dim", "hidden_dim", "attention_dim", "kernel_size"):
-            check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
         check_param("n_negatives", self.n_negatives, kind=numbers.Integral, low=0)
-        check_param("lr", self.lr, low=0, low_open=True)
         check_param("sigma", self.sigma, low=0, low_open=True)
         check_param("warmup", self.warmup, low=0, high=1)
-        check_param("dropout", self.dropout, low=0, high=1)
-        check_param("weight_decay", self.weight_decay, low=0)
-        check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
-                    low_open=True, none_ok=True)
-        check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
 
     def _special_ids(self):
         rel = self.relevance_

@@ -55,10 +55,9 @@ def resolve_hf_path(spec):
 
 
 def load_hf_tokenizer(spec):
-    """The fast tokenizer of a local model folder, loaded offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from transformers import AutoTokenizer
-    return AutoTokenizer.from_pretrained(resolve_hf_path(spec))
+    """The fast tokenizer of a backbone spec's local folder, loaded offline."""
+    from ...relevance._tokenize import load_hf_tokenizer as load_folder
+    return load_folder(resolve_hf_path(spec))
 
 
 class HFEncoder(nn.Module):

@@ -1,0 +1,60 @@
+"""The skorch ladder shared by AttentionPlanter and PlantClassifier."""
+
+import numbers
+
+import torch
+from skorch import NeuralNet
+from torch.utils.data import DataLoader
+
+from ._common import check_param
+from ._data import LengthBucketSampler
+from .backbones import backbone_kind, build_backbone
+
+
+class PlantNetBase(NeuralNet):
+    """skorch NeuralNet with xplant's data path: token datasets, length buckets, dev split.
+
+    Subclasses set ``collate`` (a collate class taking the padding id) and
+    build their module from :meth:`build_encoder`.
+    """
+
+    collate = None
+
+    def build_encoder(self):
+        """The backbone for the fitted MIGRelevance (architecture params of self)."""
+        return build_backbone(self.backbone, relevance=self.relevance_,
+                              embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
+                              kernel_size=self.kernel_size, dropout=self.dropout,
+                              glove=self.glove, lora=self.backbone_options)
+
+    def make_optimizer(self, params):
+        """``self.optimizer`` over ``params`` (tensors or param-group dicts)."""
+        kwargs = self.get_params_for("optimizer")
+        kwargs.setdefault("weight_decay", self.weight_decay)
+        if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
+            kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
+        self.optimizer_ = self.optimizer(params, lr=self.lr, **kwargs)
+        return self
+
+    def get_split_datasets(self, X, y=None, **fit_params):
+        return X, self.dev_dataset_
+
+    def get_iterator(self, dataset, training=False):
+        sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
+                                      generator=self.rng_)
+        return DataLoader(dataset, batch_sampler=sampler,
+                          collate_fn=self.collate(self.relevance_.pad_id_))
+
+    def check_shared_params(self, int_params=()):
+        """Validate the parameters both estimators have; raise ValueError naming the fix."""
+        backbone_kind(self.backbone)
+        check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
+        for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size", "max_epochs",
+                     "batch_size") + tuple(int_params):
+            check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
+        check_param("lr", self.lr, low=0, low_open=True)
+        check_param("dropout", self.dropout, low=0, high=1)
+        check_param("weight_decay", self.weight_decay, low=0)
+        check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
+                    low_open=True, none_ok=True)
+        check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
