@@ -16,7 +16,6 @@ repository checkout.
 """
 
 import argparse
-import gzip
 import json
 import os
 import platform
@@ -25,54 +24,19 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from xplant.datasets import load_eurlex57k
 from xplant.linear import TFIDF_DEFAULTS, FrequencyPrior, LibMultiLabelLinear, OneVsRestLinear
+from xplant.metrics import xmtc_report
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 
 
-def read_split(path, limit=None):
-    """Texts (title + header + recitals + main body) and concept lists of one split."""
-    texts, labels = [], []
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if limit is not None and len(texts) >= limit:
-                break
-            r = json.loads(line)
-            texts.append("\n".join([r["title"], r["header"], r["recitals"], " ".join(r["main_body"])]))
-            labels.append(r["concepts"])
-    return texts, labels
-
-
-def binarize(labels, index):
-    rows = np.repeat(np.arange(len(labels)), [len(ls) for ls in labels])
-    cols = np.array([index[c] for ls in labels for c in ls], dtype=np.int64)
-    Y = sp.csr_matrix((np.ones(len(cols), dtype=np.int64), (rows, cols)),
-                      shape=(len(labels), len(index)))
-    Y.sum_duplicates()
-    Y.data[:] = 1
-    return Y
-
-
 def ranking_metrics(top, Y):
-    """P@1, P@5 (all rows) and nDCG@5 (rows with a gold label) from top-5 indices."""
-    Y = Y.tocsr()
-    hits = np.zeros(top.shape, dtype=bool)
-    for i in range(top.shape[0]):
-        hits[i] = np.isin(top[i], Y.indices[Y.indptr[i]:Y.indptr[i + 1]])
-    n_gold = np.diff(Y.indptr)
-    discount = 1.0 / np.log2(np.arange(2, 7))
-    dcg = hits[:, :5] @ discount
-    idcg = np.array([discount[: min(g, 5)].sum() for g in n_gold])
-    has = n_gold > 0
-    return {
-        "P@1": float(hits[:, 0].mean()),
-        "P@5": float(hits[:, :5].mean()),
-        "nDCG@5": float((dcg[has] / idcg[has]).mean()),
-    }
+    """P@1, P@5 and nDCG@5 from top-5 indices, by xplant's one metric implementation."""
+    rep = xmtc_report(Y, y_top_k=top, ks=(1, 5))
+    return {k: rep[k] for k in ("P@1", "P@5", "nDCG@5")}
 
 
 class PeakRSS:
@@ -140,11 +104,11 @@ def main(argv=None):
 
     limits = {"train": args.max_train, "dev": args.max_eval, "test": args.max_eval}
     start = time.perf_counter()
-    raw = {s: read_split(args.data_home / f"{s}.jsonl.gz", limits[s]) for s in limits}
-    index = {c: j for j, c in enumerate(sorted({c for _, ls in raw.values() for l in ls for c in l}))}
-    Y = {s: binarize(raw[s][1], index) for s in raw}
-    vectorizer = TfidfVectorizer(**TFIDF_DEFAULTS).fit(raw["train"][0])
-    X = {s: vectorizer.transform(raw[s][0]) for s in raw}
+    data = {s: load_eurlex57k(s, data_home=args.data_home, max_docs=limits[s]) for s in limits}
+    index = data["train"].label_names
+    Y = {s: data[s].Y for s in data}
+    vectorizer = TfidfVectorizer(**TFIDF_DEFAULTS).fit(data["train"].texts)
+    X = {s: vectorizer.transform(data[s].texts) for s in data}
     prep_seconds = time.perf_counter() - start
     print(f"data: train {X['train'].shape}, dev {X['dev'].shape[0]}, test {X['test'].shape[0]}, "
           f"{len(index)} labels, TF-IDF + loading {prep_seconds:.0f} s", flush=True)
