@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.xplant-installed
-EXTRAS ?= neural,report,test
+EXTRAS ?= neural,report,test,llm,deepspeed,trees
 
 .PHONY: run test test-fast setup clean
 
