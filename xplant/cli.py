@@ -3,6 +3,8 @@
     xplant run       the main job (PLANT vs baselines on CodiEsp)
     xplant predict   label new documents with a saved model
     xplant report    an HTML report of a run folder
+    xplant train     train from a YAML/JSON config, one process or many
+                     (torchrun / deepspeed launchers; see docs/scaling.md)
 """
 
 import argparse
@@ -38,6 +40,7 @@ def build_parser():
     p = argparse.ArgumentParser(prog="xplant", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("train", help="train from a config file (xplant train --config cfg.yaml)")
     r = sub.add_parser("run", help="fit PLANT and baselines on CodiEsp; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
     r.add_argument("--codes", default="D", choices=["D", "P", "DP"])
@@ -70,6 +73,11 @@ def build_parser():
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:
+        # The launcher owns its arguments (deepspeed appends --local_rank).
+        from .neural.distributed._launch import main as train_main
+        return train_main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.func(args)
 
