@@ -84,7 +84,7 @@ def test_bench_smoke_other_rows(tmp_path):
     assert names[0] == "TF-IDF + LR" and "plant=False" in names
     assert names[-5:] == ['PLANT stage1_target="tf"', 'PLANT stage1_loss="mse"', 'PLANT loss="bce"',
                           "PLANT hard_negatives=None", "PLANT label_smoothing=0"]
-    assert len(names) + len(d["skipped"]) == 11
+    assert len(names) + len(d["skipped"]) == 10
     by_name = {m["name"]: m for m in d["models"]}
     assert by_name['PLANT loss="bce"']["params"]["loss"] == "bce"
     assert by_name["PLANT hard_negatives=None"]["params"]["hard_negatives"] is None
