@@ -4,7 +4,7 @@ One command reproduces the results table of ``docs/results.md``:
 
     python benchmarks/bench_xmtc.py --output bench-results          # full run
     python benchmarks/bench_xmtc.py --datasets codiesp-D --models prior,svm
-    python benchmarks/bench_xmtc.py --smoke --output /tmp/smoke     # ~1 minute, for tests
+    python benchmarks/bench_xmtc.py --smoke --output smoke-out      # ~1 minute, for tests
 
 Protocol (the machinery of ``xplant run``, :func:`xplant._run.run_models`):
 every model of a dataset sees the same official train / dev / test splits and
