@@ -10,9 +10,11 @@ its own.
 import json
 import multiprocessing as mp
 import platform
+import re
 import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,8 +23,14 @@ import numpy as np
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + LR", "plant=False", "PLANT")
 
+#: Every model name :func:`build_model` knows. The tree and LibMultiLabel
+#: rows need their optional extras (``xplant[trees]``, ``xplant[libmultilabel]``).
+MODEL_KINDS = ("frequency prior", "TF-IDF + LR", "TF-IDF + SVM", "napkinXC PLT", "Omikuji",
+               "LibMultiLabel", "plant=False", "PLANT")
+
 #: Hyper-parameters chosen on the dev split (by dev MAP, CodiEsp's official metric).
-DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]}}
+DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
+             "TF-IDF + SVM": {"ovr__C": [0.1, 1.0, 10.0]}}
 
 #: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min).
 DEFAULT_EPOCHS = 14
@@ -33,7 +41,7 @@ def _versions():
     import importlib.metadata as md
     out = {"python": platform.python_version()}
     for pkg in ("xplant", "numpy", "scipy", "scikit-learn", "numba", "torch", "skorch",
-                "transformers"):
+                "transformers", "napkinxc", "omikuji", "libmultilabel"):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -46,33 +54,90 @@ def _peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def load_splits(dataset="codiesp", codes="D", language="en", data_home=None):
-    """Train, dev and test Bunches of one dataset (one label space)."""
-    from .datasets import load_codiesp
-    if dataset != "codiesp":
-        raise ValueError(f"unknown dataset {dataset!r}; the main job runs on 'codiesp'")
-    return {s: load_codiesp(split=s, codes=codes, language=language, data_home=data_home)
-            for s in ("train", "dev", "test")}
+def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
+                train_rows=None):
+    """Train, dev and test Bunches of one dataset (one label space).
+
+    Parameters
+    ----------
+    dataset : {"codiesp", "eurlex57k"}, default="codiesp"
+    codes, language : str
+        CodiEsp only; see :func:`xplant.datasets.load_codiesp`.
+    data_home : str or Path or None
+        Data folder (required for EURLEX57K; default bundled copy for CodiEsp).
+    max_docs : int or None
+        Keep only the first documents of each split (a smoke run).
+    train_rows : sequence of int or None
+        Keep only these training rows (after ``max_docs``), e.g. one of
+        :func:`xplant.model_selection.nested_subsamples`. Dev and test stay whole.
+
+    Returns
+    -------
+    dict
+        ``{"train": Bunch, "dev": Bunch, "test": Bunch}``.
+    """
+    from .datasets import load_codiesp, load_eurlex57k
+    if dataset == "codiesp":
+        splits = {s: _subset(load_codiesp(split=s, codes=codes, language=language,
+                                          data_home=data_home), max_docs)
+                  for s in ("train", "dev", "test")}
+    elif dataset == "eurlex57k":
+        splits = {s: load_eurlex57k(split=s, data_home=data_home, max_docs=max_docs)
+                  for s in ("train", "dev", "test")}
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp' or 'eurlex57k'")
+    if train_rows is not None:
+        splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
+    return splits
 
 
 def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                random_state=0, verbose=1):
-    """The estimator behind a model name of the main job."""
-    if name == "frequency prior":
-        from .linear import FrequencyPrior
-        return FrequencyPrior()
-    if name == "TF-IDF + LR":
-        from .linear import make_tfidf_logistic
-        return make_tfidf_logistic()
+                random_state=0, verbose=1, params=None):
+    """The estimator behind a model name (one of :data:`MODEL_KINDS`).
+
+    ``params`` overrides parameters: of :class:`~xplant.neural.PlantClassifier`
+    for "PLANT" / "plant=False" (``backbone``, ``loss``, ``stage1_target``,
+    ...), of the final step otherwise. PLANT with a word backbone runs as
+    ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
+    ``hf``/``llm`` backbone the classifier fits its own relevance with the
+    backbone's tokenizer (API.md).
+    """
+    params = dict(params or {})
     if name in ("PLANT", "plant=False"):
         from sklearn.pipeline import Pipeline
         from .neural import AttentionPlanter, PlantClassifier
+        from .neural.backbones import backbone_kind
         from .relevance import MIGRelevance
-        clf = PlantClassifier(plant=(name == "PLANT"), max_epochs=epochs, scoring="map",
-                              patience=4, random_state=random_state, verbose=verbose,
-                              planter=AttentionPlanter(max_epochs=plant_epochs, verbose=verbose))
+        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 4,
+                      "random_state": random_state, "verbose": verbose, **params,
+                      "plant": name == "PLANT"}
+        clf = PlantClassifier(planter=AttentionPlanter(max_epochs=plant_epochs, verbose=verbose,
+                                                       random_state=random_state),
+                              **clf_params)
+        if backbone_kind(clf.backbone) != "word":
+            return clf
         return Pipeline([("mig", MIGRelevance()), ("clf", clf)])
-    raise ValueError(f"unknown model {name!r}; choose from {DEFAULT_MODELS}")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import Pipeline
+    from . import linear
+    if name == "frequency prior":
+        return linear.FrequencyPrior(**params)
+    if name == "TF-IDF + LR":
+        return linear.make_tfidf_logistic(**params)
+    if name == "TF-IDF + SVM":
+        return linear.make_tfidf_ovr(loss="squared_hinge", **params)
+    wrappers = {"napkinXC PLT": linear.NapkinXCPLT, "Omikuji": linear.OmikujiTrees,
+                "LibMultiLabel": linear.LibMultiLabelLinear}
+    if name in wrappers:
+        return Pipeline([("tfidf", TfidfVectorizer(**linear.TFIDF_DEFAULTS)),
+                         ("ovr", wrappers[name](**params))])
+    raise ValueError(f"unknown model {name!r}; choose from {MODEL_KINDS}")
+
+
+def _take(bunch, rows):
+    from sklearn.utils import Bunch
+    return Bunch(**{**bunch, "texts": [bunch.texts[i] for i in rows], "Y": bunch.Y[rows],
+                    "ids": [bunch.ids[i] for i in rows]})
 
 
 def _subset(bunch, n):
@@ -82,23 +147,38 @@ def _subset(bunch, n):
     return Bunch(**{**bunch, "texts": bunch.texts[:n], "Y": bunch.Y[:n], "ids": bunch.ids[:n]})
 
 
-def _fit_one(name, data_args, model_args, model_dir, max_docs=None):
-    """Child-process body: fit one model (dev-selected), return dev and test scores."""
+def _fit_with_dev(model, tr, dv):
+    """Fit on train; neural models also get the dev split (early stopping)."""
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    if not hasattr(final, "planter"):
+        return model.fit(tr.texts, tr.Y)
+    if hasattr(model, "steps"):
+        return model.fit(tr.texts, tr.Y, **{f"{model.steps[-1][0]}__validation_data": (dv.texts, dv.Y)})
+    return model.fit(tr.texts, tr.Y, validation_data=(dv.texts, dv.Y))
+
+
+def _fit_one(spec, data_args, model_args, model_dir=None):
+    """Child-process body: fit one model (dev-selected), return dev and test scores.
+
+    ``spec`` is ``{"name", "model", "params", "grid"}`` (see :func:`run_models`).
+    """
+    model_args = dict(model_args)
+    num_threads = model_args.pop("num_threads", None)
+    if num_threads:
+        import torch
+        torch.set_num_threads(num_threads)
     from sklearn.base import clone
     from .metrics import mean_average_precision
-    splits = {k: _subset(v, max_docs) for k, v in load_splits(**data_args).items()}
-    tr, dv, te = splits["train"], splits["dev"], splits["test"]
-    base = build_model(name, **model_args)
-    grid = DEV_GRIDS.get(name, {})
+    splits = load_splits(**data_args)
+    tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
+    kind = spec.get("model", spec["name"])
+    base = build_model(kind, params=spec.get("params"), **model_args)
+    grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
     t0 = time.perf_counter()
     best = None
     for cand in candidates:
-        model = clone(base).set_params(**cand)
-        if hasattr(model, "steps") and model.steps[-1][0] == "clf":
-            model.fit(tr.texts, tr.Y, clf__validation_data=(dv.texts, dv.Y))
-        else:
-            model.fit(tr.texts, tr.Y)
+        model = _fit_with_dev(clone(base).set_params(**cand), tr, dv)
         dev_scores = _scores(model, dv.texts)
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
         if best is None or dev_map > best[0]:
@@ -110,7 +190,7 @@ def _fit_one(name, data_args, model_args, model_dir, max_docs=None):
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen} if grid else {}
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if hasattr(final, "save"):
+    if model_dir is not None and hasattr(final, "save"):
         path = Path(model_dir)
         final.save(path)
         info["saved_to"] = str(path)
@@ -154,6 +234,105 @@ def _evaluate(name, out, splits):
             "metrics": rep, "k": int(k), "threshold": float(th), **out["info"]}, per
 
 
+def _model_folder(name):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+
+
+def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
+               plant_epochs=DEFAULT_PLANT_EPOCHS, random_state=0, verbose=1, isolate=True,
+               save_models=True, num_threads=None, splits=None, record=None, keep_going=False,
+               log=print):
+    """Fit each model on train, choose on dev, score test once; write the run files.
+
+    The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
+    script. Every model is fitted (in a child process when ``isolate``, so its
+    fit time and peak RSS are its own) on the same splits; anything chosen
+    (a grid in ``spec["grid"]``, epochs by early stopping, the top-k and
+    threshold decision rules) is chosen on dev; metrics come from
+    :func:`xplant.metrics.xmtc_report` on test.
+
+    Parameters
+    ----------
+    data_args : dict
+        Keyword arguments of :func:`load_splits` (picklable: the child
+        process reloads the data).
+    model_specs : sequence of str or dict
+        A name from :data:`MODEL_KINDS`, or ``{"name": row name, "model":
+        kind (default: name), "params": {...} (see :func:`build_model`),
+        "grid": {param: [values]} (default :data:`DEV_GRIDS`), "max_train_docs":
+        fit on the first training documents only (a budget; the frequency
+        buckets stay those of the whole training split)}``.
+    output_dir : str or Path
+        Folder for ``results.json``, ``per_label.npz`` and ``models/``.
+    epochs, plant_epochs, random_state, verbose
+        Passed to :func:`build_model`.
+    isolate : bool, default=True
+    save_models : bool, default=True
+        Save models that have ``save`` to ``output_dir/models/<name>``.
+    num_threads : int or None
+        torch threads in each fit (default: torch's own choice).
+    splits : dict or None
+        The already loaded ``load_splits(**data_args)`` (saves a reload).
+    record : dict or None
+        Extra top-level entries of ``results.json``.
+    keep_going : bool, default=False
+        When a model fails (an error, or its child process dies), log it,
+        list it under ``results["failed"]`` and go on with the next model.
+
+    Returns
+    -------
+    results : dict
+        The content of ``results.json``; each model entry also holds
+        ``predict_docs_per_second``.
+    """
+    out_dir = Path(output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if splits is None:
+        splits = load_splits(**data_args)
+    tr = splits["train"]
+    n_test = len(splits["test"].texts)
+    results = {**(record or {}),
+               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "versions": _versions(), "models": []}
+    train_frequency = np.asarray(tr.Y.sum(0)).ravel().astype(np.int64)
+    per_label_f1, support = {}, None
+    ctx = mp.get_context("spawn")
+    for spec in model_specs:
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        name = spec["name"]
+        log(f"\n== {name} ==")
+        model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
+                      "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
+        model_dir = str(out_dir / "models" / _model_folder(name)) if save_models else None
+        try:
+            if isolate:
+                # An executor (not a Pool) raises BrokenProcessPool when the
+                # child dies (e.g. killed for memory) instead of hanging.
+                with ProcessPoolExecutor(1, mp_context=ctx) as ex:
+                    out = ex.submit(_fit_one, spec, data_args, model_args, model_dir).result()
+            else:
+                out = _fit_one(spec, data_args, model_args, model_dir)
+        except Exception as exc:
+            if not keep_going:
+                raise
+            log(f"{name}: FAILED ({type(exc).__name__}: {exc})")
+            results.setdefault("failed", []).append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        entry, per = _evaluate(name, out, splits)
+        entry["predict_docs_per_second"] = n_test / max(entry["predict_seconds"], 1e-9)
+        results["models"].append(entry)
+        per_label_f1[name] = per.f1
+        support = per.support
+        log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    if not per_label_f1:
+        return results
+    from .report import save_per_label
+    save_per_label(out_dir / "per_label.npz", train_frequency=train_frequency, support=support,
+                   f1=per_label_f1, label_names=np.asarray(tr.label_names))
+    return results
+
+
 TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                  ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                  ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"))
@@ -174,6 +353,57 @@ def format_table(models):
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+#: Columns of the benchmark's Markdown table: (metric key, header).
+MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
+                    ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
+                    ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"))
+
+
+def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
+    """A Markdown table of model entries (as in ``results.json``).
+
+    Metrics are shown in percent, one decimal; a missing or NaN metric is
+    shown as "-". With ``resources``, adds fit seconds, predicted documents
+    per second and peak RSS (MB).
+
+    Parameters
+    ----------
+    models : list of dict
+        Entries with ``name``, ``metrics`` and, with ``resources``,
+        ``fit_seconds``, ``predict_seconds``/``predict_docs_per_second`` and
+        ``peak_rss_mb``.
+    columns : sequence of (key, header)
+    resources : bool, default=True
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(markdown_table([{"name": "m", "metrics": {"P@1": 0.5}}], [("P@1", "P@1"), ("MAP", "MAP")],
+    ...                      resources=False))
+    | model | P@1 | MAP |
+    |---|---:|---:|
+    | m | 50.0 | - |
+    """
+    head = ["model"] + [h for _, h in columns]
+    if resources:
+        head += ["fit s", "pred docs/s", "peak RSS MB"]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for m in models:
+        cells = [str(m["name"])]
+        for key, _ in columns:
+            v = m["metrics"].get(key)
+            cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
+        if resources:
+            dps = m.get("predict_docs_per_second")
+            cells += [f"{m['fit_seconds']:.1f}", "-" if dps is None else f"{dps:.0f}",
+                      f"{m['peak_rss_mb']:.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
@@ -208,40 +438,20 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
     out_dir = Path(output_dir) if output_dir else \
         Path("xplant-runs") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_dir.mkdir(parents=True, exist_ok=True)
-    data_args = {"codes": codes, "language": language, "data_home": data_home}
-    splits = {k: _subset(v, max_docs) for k, v in load_splits(**data_args).items()}
+    data_args = {"dataset": "codiesp", "codes": codes, "language": language,
+                 "data_home": data_home, "max_docs": max_docs}
+    splits = load_splits(**data_args)
     tr = splits["train"]
     log(f"CodiEsp-{codes} ({language}): {len(tr.texts)} train / {len(splits['dev'].texts)} dev / "
         f"{len(splits['test'].texts)} test documents, {tr.Y.shape[1]} labels; run folder {out_dir}")
-    results = {"dataset": "codiesp", "dataset_args": {"codes": codes, "language": language,
-                                                       "max_docs": max_docs},
-               "split": "test",
-               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "versions": _versions(), "data_home": str(data_home) if data_home else None,
-               "models": []}
-    train_frequency = np.asarray(tr.Y.sum(0)).ravel().astype(np.int64)
-    per_label_f1, support = {}, None
-    ctx = mp.get_context("spawn")
-    for name in models:
-        log(f"\n== {name} ==")
-        model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
-                      "random_state": random_state, "verbose": verbose}
-        model_dir = out_dir / "models" / name.replace(" ", "_").replace("=", "-").replace("+", "")
-        if isolate:
-            with ctx.Pool(1) as pool:
-                out = pool.apply(_fit_one, (name, data_args, model_args, str(model_dir), max_docs))
-        else:
-            out = _fit_one(name, data_args, model_args, str(model_dir), max_docs)
-        entry, per = _evaluate(name, out, splits)
-        results["models"].append(entry)
-        per_label_f1[name] = per.f1
-        support = per.support
-        log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
+    record = {"dataset": "codiesp", "dataset_args": {"codes": codes, "language": language,
+                                                      "max_docs": max_docs},
+              "split": "test", "data_home": str(data_home) if data_home else None}
+    results = run_models(data_args, models, out_dir, epochs=epochs, plant_epochs=plant_epochs,
+                         random_state=random_state, verbose=verbose, isolate=isolate,
+                         splits=splits, record=record, log=log)
     results["wall_seconds"] = time.perf_counter() - start
     (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
-    from .report import save_per_label
-    save_per_label(out_dir / "per_label.npz", train_frequency=train_frequency, support=support,
-                   f1=per_label_f1, label_names=np.asarray(tr.label_names))
     log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")

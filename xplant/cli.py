@@ -3,6 +3,7 @@
     xplant run       the main job (PLANT vs baselines on CodiEsp)
     xplant predict   label new documents with a saved model
     xplant report    an HTML report of a run folder
+    xplant ablate    PLANT's switches and the low-data curve on CodiEsp
     xplant train     train from a YAML/JSON config, one process or many
                      (torchrun / deepspeed launchers; see docs/scaling.md)
 """
@@ -32,6 +33,23 @@ def _predict(args):
 def _report(args):
     from .report import render_report
     print(f"wrote {render_report(args.run_dir, out=args.out)}")
+    return 0
+
+
+def _ints(text):
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _ablate(args):
+    from ._ablate import run_ablation
+    run_ablation(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
+                 epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
+                 seeds=args.seeds, max_docs=args.max_docs, switches=not args.no_switches,
+                 curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
+                 verbose=0 if args.quiet else 1)
     return 0
 
 
@@ -69,6 +87,26 @@ def build_parser():
     o.add_argument("run_dir")
     o.add_argument("--out", help="output folder (default: the run folder)")
     o.set_defaults(func=_report)
+
+    from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES
+    a = sub.add_parser("ablate", help="PLANT's switches and the low-data curve on CodiEsp")
+    a.add_argument("--output", help="output folder (default ./xplant-runs/ablate-<timestamp>)")
+    a.add_argument("--codes", default="D", choices=["D", "P", "DP"])
+    a.add_argument("--language", default="en", choices=["en", "es"])
+    a.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy)")
+    a.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
+    a.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+                   help="Stage 1 epoch budget")
+    a.add_argument("--sizes", type=_ints, default=list(DEFAULT_SIZES),
+                   help="training sizes of the low-data curve (default %(default)s)")
+    a.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="subsets per size")
+    a.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
+    a.add_argument("--no-switches", action="store_true", help="skip the switch table")
+    a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
+    a.add_argument("--no-isolate", action="store_true", help="fit in this process")
+    a.add_argument("--threads", type=int, help="torch threads per fit")
+    a.add_argument("--quiet", action="store_true")
+    a.set_defaults(func=_ablate)
     return p
 
 

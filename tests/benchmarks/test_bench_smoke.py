@@ -1,0 +1,105 @@
+"""Smoke runs of benchmarks/bench_xmtc.py: a slice of each dataset, tiny budgets."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / ".." / "shared" / "data" / "eurlex57k"
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("bench_xmtc", ROOT / "benchmarks" / "bench_xmtc.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(tmp_path, datasets, models):
+    import torch
+    torch.set_num_threads(1)
+    bench = _load_script()
+    out = tmp_path / "bench"
+    report = bench.main(["--smoke", "--no-isolate", "--threads", "1", "--quiet", "--output", str(out),
+                         "--data-home", str(DATA), "--datasets", datasets, "--models", models],
+                        log=lambda *a: None)
+    return out, report
+
+
+def _check_outputs(out, report):
+    data = json.loads((out / "bench.json").read_text())
+    assert data == json.loads(json.dumps(report, default=float))
+    md = (out / "bench.md").read_text()
+    assert {"cores", "ram_gib"} <= set(data["machine"]) and data["versions"]["numpy"]
+    for d in data["datasets"]:
+        assert f"## {d['dataset']}" in md
+        assert (out / d["dataset"] / "f1_by_frequency.png").read_bytes()[:4] == b"\x89PNG"
+        assert (out / d["dataset"] / "results.json").is_file()
+        assert not d["failed"]
+        for m in d["models"]:
+            assert f"| {m['name']} |" in md
+            for key in ("P@1", "P@3", "P@5", "nDCG@5", "RP@5", "MAP", "micro_F1", "macro_F1"):
+                assert 0.0 <= m["metrics"][key] <= 1.0
+            assert m["fit_seconds"] > 0 and m["predict_docs_per_second"] > 0 and m["peak_rss_mb"] > 0
+    return data
+
+
+def test_bench_smoke_core_rows(tmp_path):
+    """Prior, SVM, PLANT and MiniLM PLANT on CodiEsp-D."""
+    out, report = _run(tmp_path, "codiesp-D", "prior,svm,plant,minilm")
+    data = _check_outputs(out, report)
+    names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
+    assert names["codiesp-D"] == ["frequency prior", "TF-IDF + SVM", "PLANT", "PLANT (MiniLM)"]
+    d = data["datasets"][0]
+    assert d["documents"] == {"train": 20, "dev": 20, "test": 20}
+    svm, plant, minilm = d["models"][1], d["models"][2], d["models"][3]
+    assert svm["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
+    assert plant["budget"] == {"epochs": 1, "plant_epochs": 1} and plant["budget_limited"]
+    assert minilm["budget"]["max_train_docs"] == 8 and minilm["params"]["backbone"] == "hf"
+    # The prior ranks labels by training frequency (ties by index): P@1 by hand.
+    from xplant.datasets import load_codiesp
+    freq = np.asarray(load_codiesp("train").Y[:20].sum(0)).ravel()
+    top = int(np.lexsort((np.arange(len(freq)), -freq))[0])
+    p1 = float(load_codiesp("test").Y[:20, top].toarray().mean())
+    assert d["models"][0]["metrics"]["P@1"] == pytest.approx(p1)
+
+
+@pytest.mark.slow
+def test_bench_smoke_other_rows(tmp_path):
+    """The other rows (LR, the extras, plant=False, the ablations) on CodiEsp-P and EURLEX57K."""
+    out, report = _run(tmp_path, "codiesp-P,eurlex57k",
+                       "lr,napkinxc,omikuji,libmultilabel,plant-false,ablations")
+    data = _check_outputs(out, report)
+    names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
+    assert ("eurlex57k" in names) == (DATA / "train.jsonl.gz").is_file()
+    if "eurlex57k" in names:  # no ablation rows on EURLEX57K
+        assert names["eurlex57k"][0] == "TF-IDF + LR" and names["eurlex57k"][-1] == "plant=False"
+    d = data["datasets"][0]
+    names = [m["name"] for m in d["models"]]
+    assert names[0] == "TF-IDF + LR" and "plant=False" in names
+    assert names[-5:] == ['PLANT stage1_target="tf"', 'PLANT stage1_loss="mse"', 'PLANT loss="bce"',
+                          "PLANT hard_negatives=None", "PLANT label_smoothing=0"]
+    assert len(names) + len(d["skipped"]) == 10
+    by_name = {m["name"]: m for m in d["models"]}
+    assert by_name['PLANT loss="bce"']["params"]["loss"] == "bce"
+    assert by_name["PLANT hard_negatives=None"]["params"]["hard_negatives"] is None
+
+
+def test_model_specs_extras_and_ablations(monkeypatch):
+    bench = _load_script()
+    monkeypatch.setattr(bench.importlib.util, "find_spec", lambda name: None)
+    kw = dict(epochs=2, plant_epochs=1, minilm_max_docs=5, minilm_epochs=1)
+    specs, skipped = bench.model_specs("codiesp-D", bench.ROWS, **kw)
+    names = [s["name"] for s in specs]
+    assert len(skipped) == 3 and not {"Omikuji", "napkinXC PLT", "LibMultiLabel"} & set(names)
+    assert names.count("PLANT") == 1 and names.count("plant=False") == 1
+    assert len([n for n in names if n.startswith("PLANT ") and n != "PLANT (MiniLM)"]) == 5
+    specs, _ = bench.model_specs("eurlex57k", bench.ROWS, **kw)
+    assert not [s for s in specs if s["name"].startswith("PLANT ") and s["name"] != "PLANT (MiniLM)"]
+    with pytest.raises(ValueError, match="unknown row"):
+        bench.model_specs("codiesp-D", ["bert"], **kw)

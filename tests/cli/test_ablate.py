@@ -1,0 +1,58 @@
+"""``xplant ablate`` on a slice of the bundled CodiEsp data: 1 epoch, 1 seed."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from xplant._ablate import ABLATIONS, ablation_specs, format_ablation, run_ablation
+
+
+def test_ablation_specs_match_the_switches():
+    specs = ablation_specs()
+    assert [s["name"] for s in specs] == [a[0] for a in ABLATIONS]
+    assert specs[1]["model"] == "plant=False"
+    assert {k for s in specs for k in s["params"]} == {
+        "stage1_target", "stage1_loss", "loss", "hard_negatives", "label_smoothing"}
+
+
+def test_ablate_cli_smoke(tmp_path):
+    import torch
+    torch.set_num_threads(1)
+    from xplant.cli import main
+    out = tmp_path / "abl"
+    assert main(["ablate", "--output", str(out), "--max-docs", "24", "--sizes", "8,16",
+                 "--seeds", "1", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
+                 "--threads", "1", "--quiet"]) == 0
+    res = json.loads((out / "ablation.json").read_text())
+    assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS]
+    by = {m["name"]: m for m in res["switches"]}
+    assert by["plant=False"]["params"]["plant"] is False
+    assert by['stage1_loss="mse"']["params"]["stage1_loss"] == "mse"
+    assert by["label_smoothing=0"]["params"]["label_smoothing"] == 0.0
+    assert "stage1_attention_ndcg" in by["full"] and "stage1_attention_ndcg" not in by["plant=False"]
+    assert [(r["model"], r["size"]) for r in res["curve"]] == [
+        ("PLANT", 8), ("PLANT", 16), ("plant=False", 8), ("plant=False", 16)]
+    # Each curve point is the test P@5 of its own run folder (1 seed: std 0).
+    for r in res["curve"]:
+        run = json.loads((out / "curve" / f"seed0_n{r['size']}" / "results.json").read_text())
+        m = {x["name"]: x for x in run["models"]}[r["model"]]
+        assert r["P@5"]["values"] == [pytest.approx(m["metrics"]["P@5"])]
+        assert r["P@5"]["std"] == 0.0 and 0.0 <= r["macro_F1"]["mean"] <= 1.0
+    # The training subsets are nested (the first 8 rows drawn are among the 16).
+    rows = [json.loads((out / "curve" / f"seed0_n{n}" / "results.json").read_text())["train_rows"]
+            for n in (8, 16)]
+    assert len(rows[0]) == 8 and len(rows[1]) == 16 and set(rows[0]) <= set(rows[1])
+    assert (out / "low_data_curve.png").read_bytes()[:4] == b"\x89PNG"
+    md = (out / "ablation.md").read_text()
+    assert md == format_ablation(res) and "| hard_negatives=None |" in md and "± 0.0" in md
+
+
+def test_ablate_rejects_too_large_sizes(tmp_path):
+    with pytest.raises(ValueError, match="exceeds the 10 training documents"):
+        run_ablation(tmp_path, max_docs=10, sizes=[5, 20], seeds=1, switches=False,
+                     isolate=False, log=lambda *a: None)
+    with pytest.raises(ValueError, match="seeds must be"):
+        run_ablation(tmp_path, max_docs=10, sizes=[5], seeds=0, isolate=False)

@@ -1,0 +1,221 @@
+"""``xplant ablate``: PLANT's switches on CodiEsp, and the low-data curve.
+
+Both reuse the machinery of the main job (:func:`xplant._run.run_models`):
+the same splits for every model, anything chosen on dev, test scored once.
+
+- The switch table turns off one part of PLANT at a time (PLANT.md,
+  arXiv 2410.23066, Section 5): no planting (random-init attention), the
+  term-frequency Stage 1 target instead of MIG, MSE instead of the
+  LambdaLoss Stage 1 loss, plain BCE instead of focal loss, no hard-negative
+  sampling, no label smoothing.
+- The low-data curve fits PLANT and ``plant=False`` on nested random
+  training subsets (:func:`xplant.model_selection.nested_subsamples`), one
+  permutation per seed, and scores the full test split.
+"""
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table, run_models
+
+#: (row name, model, PlantClassifier overrides) of the switch table, in order.
+ABLATIONS = (
+    ("full", "PLANT", {}),
+    ("plant=False", "plant=False", {}),
+    ('stage1_target="tf"', "PLANT", {"stage1_target": "tf"}),
+    ('stage1_loss="mse"', "PLANT", {"stage1_loss": "mse"}),
+    ('loss="bce"', "PLANT", {"loss": "bce"}),
+    ("hard_negatives=None", "PLANT", {"hard_negatives": None}),
+    ("label_smoothing=0", "PLANT", {"label_smoothing": 0.0}),
+)
+
+#: Training sizes and number of seeds of the low-data curve on CodiEsp.
+DEFAULT_SIZES = (25, 50, 100, 200, 500)
+DEFAULT_SEEDS = 3
+
+#: The two models of the low-data curve.
+CURVE_MODELS = ("PLANT", "plant=False")
+
+#: Columns of the switch table: (metric key, header).
+ABLATION_COLUMNS = (("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("MAP", "MAP"), ("micro_F1", "miF1"),
+                    ("macro_F1", "maF1"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"))
+
+
+def ablation_specs(prefix=""):
+    """Model specs of :data:`ABLATIONS` for :func:`xplant._run.run_models`.
+
+    Parameters
+    ----------
+    prefix : str, default=""
+        Prepended to each row name (e.g. ``"PLANT "``).
+
+    Returns
+    -------
+    list of dict
+
+    Examples
+    --------
+    >>> [s["name"] for s in ablation_specs()][:3]
+    ['full', 'plant=False', 'stage1_target="tf"']
+    """
+    return [{"name": prefix + name, "model": model, "params": dict(params)}
+            for name, model, params in ABLATIONS]
+
+
+def _mean_std(values):
+    v = np.asarray(values, dtype=np.float64)
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def _plot_curve(curve, path):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(9, 3.8), dpi=100)
+    for i, (key, title) in enumerate((("P@5", "P@5"), ("macro_F1", "macro-F1"))):
+        ax = fig.add_subplot(1, 2, i + 1)
+        for model in CURVE_MODELS:
+            rows = [r for r in curve if r["model"] == model]
+            ax.errorbar([r["size"] for r in rows], [100 * r[key]["mean"] for r in rows],
+                        yerr=[100 * r[key]["std"] for r in rows], marker="o", capsize=3,
+                        label=model)
+        ax.set_xscale("log")
+        ax.set_xlabel("training documents")
+        ax.set_ylabel(f"test {title} (%)")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best")
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+
+
+def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
+                 epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=DEFAULT_SIZES,
+                 seeds=DEFAULT_SEEDS, max_docs=None, switches=True, curve=True, isolate=True,
+                 num_threads=None, verbose=0, log=print):
+    """Run PLANT's switch table and the low-data curve on CodiEsp.
+
+    Parameters
+    ----------
+    output_dir : str or Path or None
+        Default ``./xplant-runs/ablate-<UTC timestamp>/``. Receives
+        ``ablation.json``, ``ablation.md``, ``low_data_curve.png`` and one
+        run folder per fit (``switches/``, ``curve/seed<s>_n<size>/``).
+    codes, language, data_home
+        See :func:`xplant.datasets.load_codiesp`.
+    epochs, plant_epochs : int
+        Stage 2 and Stage 1 epoch budgets of every fit.
+    sizes : sequence of int, default=(25, 50, 100, 200, 500)
+        Training sizes of the curve, strictly increasing, each at most the
+        number of training documents (after ``max_docs``).
+    seeds : int, default=3
+        Number of random subsets (and model seeds) per size: 0, 1, ...
+    max_docs : int or None
+        Keep only the first documents of each split (a smoke run).
+    switches, curve : bool, default=True
+        Which of the two parts to run.
+    isolate : bool, default=True
+        Fit each model in its own child process.
+    num_threads : int or None
+        torch threads of each fit.
+
+    Returns
+    -------
+    dict
+        The content of ``ablation.json``: ``switches`` (the model entries of
+        ``results.json``) and ``curve`` (one row per model and size: mean and
+        sample standard deviation over seeds of test P@5 and macro-F1, and the
+        per-seed values).
+
+    Raises
+    ------
+    ValueError
+        If a size is larger than the training split, or ``seeds < 1``.
+    """
+    from .model_selection import nested_subsamples
+    start = time.perf_counter()
+    out_dir = Path(output_dir) if output_dir else \
+        Path("xplant-runs") / ("ablate-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if int(seeds) < 1:
+        raise ValueError(f"seeds must be >= 1; got {seeds!r}")
+    data_args = {"dataset": "codiesp", "codes": codes, "language": language,
+                 "data_home": data_home, "max_docs": max_docs}
+    splits = load_splits(**data_args)
+    n_train = len(splits["train"].texts)
+    sizes = [int(s) for s in sizes]
+    if curve and sizes and max(sizes) > n_train:
+        raise ValueError(f"curve size {max(sizes)} exceeds the {n_train} training documents; "
+                         f"pass smaller --sizes (or a larger --max-docs)")
+    budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs}
+    result = {"dataset": f"codiesp-{codes}", "language": language, "budget": budget,
+              "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "switches": [], "curve": [], "sizes": sizes, "seeds": int(seeds)}
+    common = {"epochs": epochs, "plant_epochs": plant_epochs, "verbose": verbose,
+              "isolate": isolate, "num_threads": num_threads, "save_models": False, "log": log}
+    if switches:
+        log(f"== switches: CodiEsp-{codes}, {n_train} training documents ==")
+        res = run_models(data_args, ablation_specs(), out_dir / "switches", splits=splits,
+                         record={"dataset": f"codiesp-{codes}", "split": "test", "budget": budget},
+                         **common)
+        result["switches"] = res["models"]
+        result["versions"] = res["versions"]
+    if curve:
+        values = {(m, s): {"P@5": [], "macro_F1": []} for m in CURVE_MODELS for s in sizes}
+        for seed in range(int(seeds)):
+            subsets = nested_subsamples(n_train, sizes, random_state=seed)
+            for size, rows in zip(sizes, subsets):
+                log(f"== curve: seed {seed}, {size} training documents ==")
+                args = {**data_args, "train_rows": rows.tolist()}
+                rec = {"dataset": f"codiesp-{codes}", "split": "test", "budget": budget,
+                       "seed": seed, "train_rows": rows.tolist()}
+                res = run_models(args, CURVE_MODELS, out_dir / "curve" / f"seed{seed}_n{size}",
+                                 random_state=seed, splits=load_splits(**args), record=rec,
+                                 **common)
+                for m in res["models"]:
+                    for key in ("P@5", "macro_F1"):
+                        values[m["name"], size][key].append(float(m["metrics"][key]))
+        for (model, size), v in values.items():
+            row = {"model": model, "size": size}
+            for key, vals in v.items():
+                mean, std = _mean_std(vals)
+                row[key] = {"mean": mean, "std": std, "values": vals}
+            result["curve"].append(row)
+        _plot_curve(result["curve"], out_dir / "low_data_curve.png")
+    result["wall_seconds"] = time.perf_counter() - start
+    (out_dir / "ablation.json").write_text(json.dumps(result, indent=2, default=float))
+    (out_dir / "ablation.md").write_text(format_ablation(result))
+    log(format_ablation(result))
+    log(f"wrote {out_dir / 'ablation.json'} in {result['wall_seconds']:.0f} s")
+    return result
+
+
+def format_ablation(result):
+    """Markdown of :func:`run_ablation`'s result: the switch table and the curve.
+
+    Parameters
+    ----------
+    result : dict
+        The content of ``ablation.json``.
+
+    Returns
+    -------
+    str
+    """
+    b = result["budget"]
+    parts = [f"# PLANT ablation on {result['dataset']} ({result.get('language', 'en')})", "",
+             f"Budget: {b['epochs']} Stage 2 epochs, {b['plant_epochs']} Stage 1 epochs"
+             + (f", first {b['max_docs']} documents of each split" if b.get("max_docs") else "")
+             + ". Test split, percent; F1 with top-k, k chosen on dev.", ""]
+    if result["switches"]:
+        parts += ["## Switches", "", markdown_table(result["switches"], ABLATION_COLUMNS), ""]
+    if result["curve"]:
+        parts += [f"## Low-data curve ({result['seeds']} seeds, mean ± sample std)", "",
+                  "| model | train docs | P@5 | macro-F1 |", "|---|---:|---:|---:|"]
+        for r in result["curve"]:
+            parts.append(f"| {r['model']} | {r['size']} | {100 * r['P@5']['mean']:.1f} ± "
+                         f"{100 * r['P@5']['std']:.1f} | {100 * r['macro_F1']['mean']:.1f} ± "
+                         f"{100 * r['macro_F1']['std']:.1f} |")
+        parts += ["", "![low-data curve](low_data_curve.png)", ""]
+    return "\n".join(parts)
