@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from ._base import PlantNetBase
+from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
@@ -22,6 +23,10 @@ from ._planter import AttentionPlanter, load_planting
 from .backbones import backbone_kind
 from .losses import PlantLoss
 from .modules import PlantNet
+
+
+def _silent(*args, **kwargs):
+    """A picklable no-op sink for EarlyStopping's messages."""
 
 
 def default_phases(backbone, lr):
@@ -108,6 +113,10 @@ class PlantClassifier(PlantNetBase):
         "deepspeed" trains Stage 2 (and a default planter's Stage 1) with
         :func:`xplant.neural.distributed.fit_deepspeed` (ZeRO 0-3, bf16,
         offload, several processes); ``batch_size`` is then the global batch.
+    checkpoint_dir : str, Path or None
+        Folder where Stage 2 writes a checkpoint after every epoch
+        (atomically; safetensors + JSON, see ``docs/reliability.md``);
+        ``fit(..., resume=True)`` continues from its latest one.
     deepspeed_config : dict, str or None
         Overrides of :func:`xplant.neural.distributed.default_deepspeed_config`,
         or a JSON/YAML file of them.
@@ -139,7 +148,8 @@ class PlantClassifier(PlantNetBase):
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="precision_at_5", patience=5,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
-                 strategy="skorch", deepspeed_config=None, module=PlantNet, criterion=PlantLoss,
+                 strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlantNet,
+                 criterion=PlantLoss,
                  optimizer=torch.optim.AdamW,
                  train_split=None, verbose=1, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
@@ -178,6 +188,7 @@ class PlantClassifier(PlantNetBase):
         self.n_jobs = n_jobs
         self.strategy = strategy
         self.deepspeed_config = deepspeed_config
+        self.checkpoint_dir = checkpoint_dir
 
     collate = Stage2Collate
 
@@ -190,7 +201,9 @@ class PlantClassifier(PlantNetBase):
             cbs += [("dev_score", DevScoring(self.scoring)),
                     ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
                                                      lower_is_better=False, patience=self.patience,
-                                                     load_best=True, sink=lambda *a: None))]
+                                                     load_best=True, sink=_silent))]
+        if self.checkpoint_dir is not None:                 # after early stopping (its state)
+            cbs += [("checkpoint", TrainingCheckpoint(self.checkpoint_dir))]
         if self.verbose:
             cbs += [("progress", ProgressBar()), ("print_log", PrintLog())]
         return cbs
@@ -240,7 +253,7 @@ class PlantClassifier(PlantNetBase):
                     raise ValueError(f"each phase must be (epoch >= 0, group, lr >= 0), got {ph!r}")
         metric_by_name(self.scoring)
 
-    def fit(self, X, Y, validation_data=None):
+    def fit(self, X, Y, validation_data=None, *, resume=False):
         """Fit Stage 1 (unless disabled) and Stage 2.
 
         Parameters
@@ -250,6 +263,12 @@ class PlantClassifier(PlantNetBase):
         validation_data : tuple (X_dev, Y_dev) or None
             The official dev split (raw texts or a token corpus of the same
             MIGRelevance); else a seeded ``validation_fraction`` split of X.
+        resume : bool, default=False
+            Continue from the latest checkpoint in ``checkpoint_dir`` (same
+            weights, optimizer state, history, unfreezing schedule, early
+            stopping state and RNG states), skipping Stage 1 when the
+            checkpoint exists; with no checkpoint there yet, train from the
+            start. Give the same data and parameters as the interrupted fit.
 
         Returns
         -------
@@ -259,9 +278,14 @@ class PlantClassifier(PlantNetBase):
         ------
         ValueError
             Invalid parameters, misaligned X/Y, non-binary Y, no positive
-            label at all, or a token corpus from another tokenizer.
+            label at all, or a token corpus from another tokenizer;
+            ``resume=True`` without ``checkpoint_dir`` or with a checkpoint of
+            other data.
         """
         self._check_params()
+        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
+            raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
+                             "and strategy='skorch'")
         set_torch_threads(self.n_jobs)
         self.rng_ = seed_everything(self.random_state)
         n = len(X)
@@ -292,11 +316,19 @@ class PlantClassifier(PlantNetBase):
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
         self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
+        self.n_fit_train_ = len(train_docs)
         self.initialize()
         self.planter_ = None
-        if self.plant:
+        ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
+        if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
+            restore_checkpoint(self, ckpt)
+        elif self.plant:
             self._plant(train_docs, Y[tr], dev_docs, Yd)
-        if self.strategy == "deepspeed":
+        if ckpt is not None:
+            if not ckpt["state"]["completed"]:
+                self.partial_fit(TokenDataset(train_docs, train_pos), None,
+                                 epochs=max(0, self.max_epochs - len(self.history)))
+        elif self.strategy == "deepspeed":
             from .distributed import fit_deepspeed
             fit_deepspeed(self, TokenDataset(train_docs, train_pos), self.dev_dataset_,
                           config=self.deepspeed_config)
