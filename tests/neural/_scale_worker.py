@@ -15,11 +15,18 @@ import torch
 
 
 def synthetic(n_docs, n_labels, seed, vocab=5000, doc_len=20):
-    """Short documents; label l is signalled by the word ``s<l>``."""
+    """Short documents; label l is signalled by the word ``s<l>``.
+
+    Labels follow Zipf's law (P(l) proportional to 1 / (l + 1)), as in real
+    XMTC data: a few head labels recur, most of the 100k are rare or unseen.
+    """
     rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, n_labels + 1))
+    cdf /= cdf[-1]
     texts, rows, cols = [], [], []
     for i in range(n_docs):
-        labs = rng.choice(n_labels, size=int(rng.integers(1, 4)), replace=False)
+        draws = np.searchsorted(cdf, rng.random(int(rng.integers(1, 4))), side="right")
+        labs = np.unique(np.minimum(draws, n_labels - 1))
         words = [f"w{j}" for j in rng.integers(0, vocab, size=doc_len)] + [f"s{l}" for l in labs]
         texts.append(" ".join(words))
         rows += [i] * len(labs)

@@ -262,5 +262,7 @@ def test_100k_labels_fit_and_top_k_in_bounded_memory():
     # (16 x 100k x 16) attention graph; a dense float64 (n_train x n_labels)
     # matrix would add 0.8 GB on top
     assert fig["peak_rss_bytes"] < 1.4e9
-    assert 0.0 <= fig["p_at_5"] <= 1.0 and 0.0 <= fig["p_at_1"] <= 1.0
+    # chance level of P@5 is (labels per document) / n_labels, about 2e-5;
+    # the head labels' priors are learnt in the one epoch
+    assert 0.002 < fig["p_at_5"] <= 1.0 and 0.0 <= fig["p_at_1"] <= 1.0
     assert 0.0 <= fig["mean_predicted_labels"] < 50_000
