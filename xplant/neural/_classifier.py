@@ -269,6 +269,8 @@ class PlantClassifier(PlantNetBase):
             stopping state and RNG states), skipping Stage 1 when the
             checkpoint exists; with no checkpoint there yet, train from the
             start. Give the same data and parameters as the interrupted fit.
+            After a resumed fit ``planter_`` is None (Stage 1 ran in the
+            interrupted process).
 
         Returns
         -------
@@ -281,6 +283,16 @@ class PlantClassifier(PlantNetBase):
             label at all, or a token corpus from another tokenizer;
             ``resume=True`` without ``checkpoint_dir`` or with a checkpoint of
             other data.
+        FloatingPointError
+            A NaN or inf training loss (the last epoch's checkpoint is kept).
+
+        Warns
+        -----
+        DegenerateModelWarning
+            After an epoch whose dev predictions (probability > 0.5) cover
+            more than half of the labels per document, or reach recall >= 0.99
+            at precision < 0.01; ``history`` records
+            ``valid_mean_predicted_labels`` every epoch.
         """
         self._check_params()
         if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
