@@ -144,6 +144,49 @@ def test_nan_loss_stops_with_last_good_checkpoint(small, make_corpus, tmp_path):
     assert all(torch.isfinite(v).all() for v in ck["module"].values())
 
 
+class _CrashAtEpoch3(Callback):
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and len(net.history) == 3:
+            raise RuntimeError("simulated crash inside epoch 3")
+
+
+def test_planter_resume_equals_uninterrupted(planter_params, make_corpus, tmp_path):
+    texts, Y = make_corpus(n_docs=60, seed=1)
+    params = dict(planter_params, max_epochs=4, lr=5e-3)
+    ref = AttentionPlanter(**params).fit(texts, Y)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        AttentionPlanter(**params, checkpoint_dir=str(tmp_path),
+                         callbacks=[("crash", _CrashAtEpoch3())]).fit(texts, Y)
+    assert read_checkpoint(tmp_path)["state"]["schedule"]["step"] > 0
+    res = AttentionPlanter(**params, checkpoint_dir=str(tmp_path)).fit(texts, Y, resume=True)
+    for key in ("train_loss", "valid_attention_ndcg"):
+        np.testing.assert_allclose(_history(res, key), _history(ref, key), rtol=1e-6, atol=0)
+    for k, v in ref.module_.state_dict().items():
+        np.testing.assert_allclose(res.module_.state_dict()[k].numpy(), v.numpy(), rtol=1e-6,
+                                   atol=1e-7)
+    assert res.attention_ndcg_ == ref.attention_ndcg_
+
+
+def test_classifier_resume_after_crash_in_stage1(tiny, make_corpus, tmp_path):
+    texts, Y = make_corpus(n_docs=60)
+    params = dict(tiny, max_epochs=3, lr=1e-2)
+    stage1 = dict(max_epochs=4, lr=5e-3, verbose=0)
+    ref = PlantClassifier(**params, planter=AttentionPlanter(**stage1)).fit(texts, Y)
+    crashing = AttentionPlanter(**stage1, callbacks=[("crash", _CrashAtEpoch3())])
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        PlantClassifier(**params, planter=crashing, checkpoint_dir=str(tmp_path)).fit(texts, Y)
+    assert read_checkpoint(tmp_path) is None                      # Stage 2 never started
+    assert read_checkpoint(tmp_path / "stage1")["state"]["epoch"] == 2
+    res = PlantClassifier(**params, planter=AttentionPlanter(**stage1),
+                          checkpoint_dir=str(tmp_path)).fit(texts, Y, resume=True)
+    np.testing.assert_allclose(_history(res.planter_, "train_loss"),
+                               _history(ref.planter_, "train_loss"), rtol=1e-6, atol=0)
+    np.testing.assert_allclose(_history(res, "valid_loss"), _history(ref, "valid_loss"),
+                               rtol=1e-6, atol=0)
+    np.testing.assert_allclose(res.predict_proba(texts), ref.predict_proba(texts),
+                               rtol=1e-6, atol=1e-7)
+
+
 _WORKER = textwrap.dedent("""
     import json, sys, time
     import numpy as np, scipy.sparse as sp, torch

@@ -49,11 +49,20 @@ def _json_default(obj):
     raise TypeError(f"cannot store {type(obj).__name__} in a checkpoint's JSON")
 
 
-def _early_stopping(net):
+def _callback(net, kind):
     for _, cb in getattr(net, "callbacks_", []):
-        if isinstance(cb, EarlyStopping):
+        if isinstance(cb, kind):
             return cb
     return None
+
+
+def _early_stopping(net):
+    return _callback(net, EarlyStopping)
+
+
+def _schedule(net):
+    from ._callbacks import WarmupCosine
+    return _callback(net, WarmupCosine)
 
 
 def split_optimizer_state(state_dict):
@@ -125,10 +134,14 @@ def write_checkpoint(net, folder, *, completed=False):
                         "has_best_weights": getattr(es, "best_model_weights_", None) is not None}
             if es_state["has_best_weights"]:
                 save_file(_tensors(es.best_model_weights_), str(tmp / "best.safetensors"))
+        sched = _schedule(net)
+        sched_state = ({"base": list(sched.base_), "step": int(sched.step_)}
+                       if sched is not None and hasattr(sched, "step_") else None)
         state = {"format": _FORMAT, "epoch": epoch, "completed": bool(completed),
                  "n_labels": int(net.n_labels_), "n_train": int(getattr(net, "n_fit_train_", -1)),
                  "history": net.history.to_list(), "optimizer": opt_rest,
-                 "numpy_rng": net.rng_.bit_generator.state, "early_stopping": es_state}
+                 "numpy_rng": net.rng_.bit_generator.state, "early_stopping": es_state,
+                 "schedule": sched_state}
         (tmp / "state.json").write_text(json.dumps(state, default=_json_default))
         os.replace(tmp, folder / name)
     except BaseException:
@@ -214,6 +227,7 @@ def restore_checkpoint(net, ckpt):
     net.rng_.bit_generator.state = state["numpy_rng"]
     torch.set_rng_state(ckpt["rng"]["torch"])
     net._resume_early_stopping_ = (state["early_stopping"], ckpt["best"])
+    net._resume_schedule_ = state.get("schedule")
     return net
 
 
@@ -221,14 +235,18 @@ class TrainingCheckpoint(Callback):
     """Write a checkpoint after every epoch and when training ends (skorch callback).
 
     See :func:`write_checkpoint` for the layout. On ``on_train_begin`` it
-    hands a resumed early-stopping state back to skorch's EarlyStopping,
-    so it must come after EarlyStopping in the callback list.
+    hands a resumed state back to skorch's EarlyStopping and to the
+    warmup-cosine schedule, so it must come after them in the callback list.
     """
 
     def __init__(self, folder):
         self.folder = folder
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
+        sched, sched_state = _schedule(net), getattr(net, "_resume_schedule_", None)
+        net._resume_schedule_ = None
+        if sched is not None and sched_state is not None:
+            sched.base_, sched.step_ = list(sched_state["base"]), sched_state["step"]
         pending = getattr(net, "_resume_early_stopping_", None)
         net._resume_early_stopping_ = None
         es = _early_stopping(net)

@@ -5,6 +5,7 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 """
 
 import numbers
+import os
 
 import numpy as np
 import torch
@@ -335,7 +336,7 @@ class PlantClassifier(PlantNetBase):
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
             restore_checkpoint(self, ckpt)
         elif self.plant:
-            self._plant(train_docs, Y[tr], dev_docs, Yd)
+            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume)
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
                 self.partial_fit(TokenDataset(train_docs, train_pos), None,
@@ -350,7 +351,7 @@ class PlantClassifier(PlantNetBase):
         self._choose_decision(Y[tr])
         return self
 
-    def _plant(self, train_docs, Y_train, dev_docs, Y_dev):
+    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False):
         if self.plant_from is not None:
             state, meta = load_planting(self.plant_from)
             if meta["n_labels"] != self.n_labels_:
@@ -369,12 +370,15 @@ class PlantClassifier(PlantNetBase):
             if self.stage1_loss is not None:
                 over["stage1_loss"] = self.stage1_loss
             over["random_state"] = self.random_state
+            if self.checkpoint_dir is not None:
+                over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
             if self.strategy == "deepspeed" and planter.strategy == "skorch":
                 over.update(strategy="deepspeed", deepspeed_config=self.deepspeed_config)
             planter.set_params(**over)
             corpus = TokenCorpus(train_docs, self.relevance_)
             val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
-            planter.fit(corpus, Y_train, validation_data=val)
+            planter.fit(corpus, Y_train, validation_data=val,
+                        resume=resume and planter.strategy == "skorch")
             if val is None:
                 pass
             self.planter_ = planter
