@@ -128,7 +128,8 @@ class AttentionPlanter(PlantNetBase):
                  kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
                  lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None, strategy="skorch",
-                 deepspeed_config=None, checkpoint_dir=None, module=PlanterNet, criterion=Stage1Loss,
+                 deepspeed_config=None, checkpoint_dir=None, module=PlanterNet,
+                 criterion=Stage1Loss,
                  optimizer=torch.optim.AdamW,
                  train_split=None, verbose=0, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
