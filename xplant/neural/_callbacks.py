@@ -6,7 +6,10 @@ dev-set scoring, and a guard against non-finite losses.
 """
 
 import math
+import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from skorch.callbacks import Callback
 
@@ -87,6 +90,68 @@ class DevScoring(Callback):
             return
         scores = net._scores(net.dev_docs_)
         net.history.record("valid_" + self.name, score_by_name(self.name, net.dev_Y_, scores))
+        mean_pred, reason = degenerate_check(net.dev_Y_, scores)
+        net.history.record("valid_mean_predicted_labels", mean_pred)
+        if reason is not None:
+            warnings.warn(f"epoch {len(net.history)}: the model looks degenerate on dev: {reason}. "
+                          "Lower the learning rate, check the label matrix, or use "
+                          "hard_negatives/loss='focal'.", DegenerateModelWarning, stacklevel=2)
+
+
+class DegenerateModelWarning(UserWarning):
+    """Training collapsed towards predicting (almost) every label.
+
+    Emitted by PlantClassifier after an epoch whose dev predictions under the
+    threshold-0.5 rule cover more than half of the labels per document on
+    average, or reach recall >= 0.99 at precision < 0.01 (one public ICD
+    coder reached recall 1.0 at precision 0.004 without noticing).
+    """
+
+
+def degenerate_check(Y, scores, threshold=0.5):
+    """Collapse statistics of dev predictions under the rule ``score > threshold``.
+
+    Parameters
+    ----------
+    Y : scipy.sparse matrix of shape (n_docs, n_labels), {0, 1}
+    scores : ndarray of shape (n_docs, n_labels)
+        Probabilities.
+    threshold : float, default=0.5
+
+    Returns
+    -------
+    mean_predicted : float
+        Mean number of labels predicted per document.
+    reason : str or None
+        Why the predictions look degenerate (mean predicted labels above
+        half the labels, or micro recall >= 0.99 at micro precision < 0.01),
+        else None.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> Y = sp.csr_matrix(np.array([[1, 0, 0, 0], [0, 1, 0, 0]]))
+    >>> degenerate_check(Y, np.array([[.9, .1, .2, .3], [.1, .8, .1, .1]]))
+    (1.0, None)
+    >>> degenerate_check(Y, np.full((2, 4), .9))[0]
+    4.0
+    """
+    Y = sp.csr_matrix(Y)
+    n_docs, n_labels = Y.shape
+    pred = np.asarray(scores) > threshold
+    n_pred = int(pred.sum())
+    mean_pred = n_pred / max(1, n_docs)
+    rows = np.repeat(np.arange(n_docs), np.diff(Y.indptr))
+    tp = int(pred[rows, Y.indices].sum())
+    precision = tp / n_pred if n_pred else 1.0
+    recall = tp / Y.nnz if Y.nnz else 1.0
+    reason = None
+    if n_labels > 1 and mean_pred > 0.5 * n_labels:
+        reason = (f"{mean_pred:.1f} of {n_labels} labels predicted per document "
+                  f"(precision {precision:.4f}, recall {recall:.4f})")
+    elif recall >= 0.99 and precision < 0.01:
+        reason = f"recall {recall:.4f} at precision {precision:.4f}"
+    return float(mean_pred), reason
 
 
 def metric_by_name(name):

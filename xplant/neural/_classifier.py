@@ -5,6 +5,7 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 """
 
 import numbers
+import os
 
 import numpy as np
 import torch
@@ -13,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from ._base import PlantNetBase
+from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
@@ -22,6 +24,10 @@ from ._planter import AttentionPlanter, load_planting
 from .backbones import backbone_kind
 from .losses import PlantLoss
 from .modules import PlantNet
+
+
+def _silent(*args, **kwargs):
+    """A picklable no-op sink for EarlyStopping's messages."""
 
 
 def default_phases(backbone, lr):
@@ -108,6 +114,10 @@ class PlantClassifier(PlantNetBase):
         "deepspeed" trains Stage 2 (and a default planter's Stage 1) with
         :func:`xplant.neural.distributed.fit_deepspeed` (ZeRO 0-3, bf16,
         offload, several processes); ``batch_size`` is then the global batch.
+    checkpoint_dir : str, Path or None
+        Folder where Stage 2 writes a checkpoint after every epoch
+        (atomically; safetensors + JSON, see ``docs/reliability.md``);
+        ``fit(..., resume=True)`` continues from its latest one.
     deepspeed_config : dict, str or None
         Overrides of :func:`xplant.neural.distributed.default_deepspeed_config`,
         or a JSON/YAML file of them.
@@ -139,7 +149,8 @@ class PlantClassifier(PlantNetBase):
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="precision_at_5", patience=5,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
-                 strategy="skorch", deepspeed_config=None, module=PlantNet, criterion=PlantLoss,
+                 strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlantNet,
+                 criterion=PlantLoss,
                  optimizer=torch.optim.AdamW,
                  train_split=None, verbose=1, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
@@ -178,6 +189,7 @@ class PlantClassifier(PlantNetBase):
         self.n_jobs = n_jobs
         self.strategy = strategy
         self.deepspeed_config = deepspeed_config
+        self.checkpoint_dir = checkpoint_dir
 
     collate = Stage2Collate
 
@@ -190,7 +202,9 @@ class PlantClassifier(PlantNetBase):
             cbs += [("dev_score", DevScoring(self.scoring)),
                     ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
                                                      lower_is_better=False, patience=self.patience,
-                                                     load_best=True, sink=lambda *a: None))]
+                                                     load_best=True, sink=_silent))]
+        if self.checkpoint_dir is not None:                 # after early stopping (its state)
+            cbs += [("checkpoint", TrainingCheckpoint(self.checkpoint_dir))]
         if self.verbose:
             cbs += [("progress", ProgressBar()), ("print_log", PrintLog())]
         return cbs
@@ -240,7 +254,7 @@ class PlantClassifier(PlantNetBase):
                     raise ValueError(f"each phase must be (epoch >= 0, group, lr >= 0), got {ph!r}")
         metric_by_name(self.scoring)
 
-    def fit(self, X, Y, validation_data=None):
+    def fit(self, X, Y, validation_data=None, *, resume=False):
         """Fit Stage 1 (unless disabled) and Stage 2.
 
         Parameters
@@ -250,6 +264,14 @@ class PlantClassifier(PlantNetBase):
         validation_data : tuple (X_dev, Y_dev) or None
             The official dev split (raw texts or a token corpus of the same
             MIGRelevance); else a seeded ``validation_fraction`` split of X.
+        resume : bool, default=False
+            Continue from the latest checkpoint in ``checkpoint_dir`` (same
+            weights, optimizer state, history, unfreezing schedule, early
+            stopping state and RNG states), skipping Stage 1 when the
+            checkpoint exists; with no checkpoint there yet, train from the
+            start. Give the same data and parameters as the interrupted fit.
+            After a resumed fit ``planter_`` is None (Stage 1 ran in the
+            interrupted process).
 
         Returns
         -------
@@ -259,9 +281,24 @@ class PlantClassifier(PlantNetBase):
         ------
         ValueError
             Invalid parameters, misaligned X/Y, non-binary Y, no positive
-            label at all, or a token corpus from another tokenizer.
+            label at all, or a token corpus from another tokenizer;
+            ``resume=True`` without ``checkpoint_dir`` or with a checkpoint of
+            other data.
+        FloatingPointError
+            A NaN or inf training loss (the last epoch's checkpoint is kept).
+
+        Warns
+        -----
+        DegenerateModelWarning
+            After an epoch whose dev predictions (probability > 0.5) cover
+            more than half of the labels per document, or reach recall >= 0.99
+            at precision < 0.01; ``history`` records
+            ``valid_mean_predicted_labels`` every epoch.
         """
         self._check_params()
+        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
+            raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
+                             "and strategy='skorch'")
         set_torch_threads(self.n_jobs)
         self.rng_ = seed_everything(self.random_state)
         n = len(X)
@@ -292,11 +329,19 @@ class PlantClassifier(PlantNetBase):
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
         self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
+        self.n_fit_train_ = len(train_docs)
         self.initialize()
         self.planter_ = None
-        if self.plant:
-            self._plant(train_docs, Y[tr], dev_docs, Yd)
-        if self.strategy == "deepspeed":
+        ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
+        if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
+            restore_checkpoint(self, ckpt)
+        elif self.plant:
+            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume)
+        if ckpt is not None:
+            if not ckpt["state"]["completed"]:
+                self.partial_fit(TokenDataset(train_docs, train_pos), None,
+                                 epochs=max(0, self.max_epochs - len(self.history)))
+        elif self.strategy == "deepspeed":
             from .distributed import fit_deepspeed
             fit_deepspeed(self, TokenDataset(train_docs, train_pos), self.dev_dataset_,
                           config=self.deepspeed_config)
@@ -306,7 +351,7 @@ class PlantClassifier(PlantNetBase):
         self._choose_decision(Y[tr])
         return self
 
-    def _plant(self, train_docs, Y_train, dev_docs, Y_dev):
+    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False):
         if self.plant_from is not None:
             state, meta = load_planting(self.plant_from)
             if meta["n_labels"] != self.n_labels_:
@@ -325,12 +370,15 @@ class PlantClassifier(PlantNetBase):
             if self.stage1_loss is not None:
                 over["stage1_loss"] = self.stage1_loss
             over["random_state"] = self.random_state
+            if self.checkpoint_dir is not None:
+                over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
             if self.strategy == "deepspeed" and planter.strategy == "skorch":
                 over.update(strategy="deepspeed", deepspeed_config=self.deepspeed_config)
             planter.set_params(**over)
             corpus = TokenCorpus(train_docs, self.relevance_)
             val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
-            planter.fit(corpus, Y_train, validation_data=val)
+            planter.fit(corpus, Y_train, validation_data=val,
+                        resume=resume and planter.strategy == "skorch")
             if val is None:
                 pass
             self.planter_ = planter

@@ -29,7 +29,7 @@ def _json_params(clf):
     out = {}
     for k, v in clf.get_params(deep=False).items():
         if k in ("planter", "relevance", "callbacks", "module", "criterion", "optimizer",
-                 "iterator_train", "iterator_valid", "dataset", "train_split"):
+                 "iterator_train", "iterator_valid", "dataset", "train_split", "checkpoint_dir"):
             continue
         if isinstance(v, _JSON_TYPES):
             out[k] = v

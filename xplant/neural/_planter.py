@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader
 
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
+from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, positives_list, truncate
@@ -100,6 +101,9 @@ class AttentionPlanter(PlantNetBase):
         "deepspeed" trains with :func:`xplant.neural.distributed.fit_deepspeed`.
     deepspeed_config : dict, str or None
         DeepSpeed config overrides, or a JSON/YAML file of them.
+    checkpoint_dir : str, Path or None
+        Folder of per-epoch checkpoints (see PlantClassifier); the
+        classifier sets it to ``<its checkpoint_dir>/stage1``.
 
     Attributes
     ----------
@@ -124,7 +128,8 @@ class AttentionPlanter(PlantNetBase):
                  kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
                  lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None, strategy="skorch",
-                 deepspeed_config=None, module=PlanterNet, criterion=Stage1Loss,
+                 deepspeed_config=None, checkpoint_dir=None, module=PlanterNet,
+                 criterion=Stage1Loss,
                  optimizer=torch.optim.AdamW,
                  train_split=None, verbose=0, device="cpu", **kwargs):
         super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
@@ -155,6 +160,7 @@ class AttentionPlanter(PlantNetBase):
         self.n_jobs = n_jobs
         self.strategy = strategy
         self.deepspeed_config = deepspeed_config
+        self.checkpoint_dir = checkpoint_dir
 
     collate = Stage1Collate
 
@@ -163,7 +169,9 @@ class AttentionPlanter(PlantNetBase):
     def _default_callbacks(self):
         base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
         return base + [("guard", FiniteLossGuard()), ("schedule", WarmupCosine(self.warmup)),
-                       ("attention_ndcg", AttentionNDCG(self.ndcg_k)), ("print_log", PrintLog())]
+                       ("attention_ndcg", AttentionNDCG(self.ndcg_k))] + \
+            ([("checkpoint", TrainingCheckpoint(self.checkpoint_dir))]
+             if self.checkpoint_dir is not None else []) + [("print_log", PrintLog())]
 
     def initialize_module(self):
         kwargs = self.get_params_for("module")
@@ -213,7 +221,7 @@ class AttentionPlanter(PlantNetBase):
                              generator=self.rng_, deterministic=deterministic,
                              ignore_ids=self._special_ids())
 
-    def fit(self, X, Y, validation_data=None):
+    def fit(self, X, Y, validation_data=None, *, resume=False):
         """Plant the attention.
 
         Parameters
@@ -223,6 +231,10 @@ class AttentionPlanter(PlantNetBase):
         validation_data : tuple (X_dev, Y_dev) or None
             Dev documents (texts or a token corpus of the same MIGRelevance)
             and labels; else a seeded ``validation_fraction`` split.
+        resume : bool, default=False
+            Continue from the latest checkpoint in ``checkpoint_dir`` (weights,
+            optimizer, schedule, history and RNG states); none there yet:
+            train from the start.
 
         Returns
         -------
@@ -231,9 +243,13 @@ class AttentionPlanter(PlantNetBase):
         Raises
         ------
         ValueError
-            Bad parameters or inputs (see ``check_targets``).
+            Bad parameters or inputs (see ``check_targets``); ``resume=True``
+            without ``checkpoint_dir``.
         """
         self._check_params()
+        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
+            raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
+                             "and strategy='skorch'")
         set_torch_threads(self.n_jobs)
         self.rng_ = seed_everything(self.random_state)
         n = len(X)
@@ -267,10 +283,16 @@ class AttentionPlanter(PlantNetBase):
         self.dev_full_ = None if dev_docs is None else \
             self._stage1_dataset(dev_docs, dev_pos, deterministic=True, full=True)
         self.n_batches_per_epoch_ = len(LengthBucketSampler(train_ds.lengths(), self.batch_size))
+        self.n_fit_train_ = len(train_docs)
         self.initialize()
         self.initial_attention_ndcg_ = (self._attention_ndcg(self.dev_full_)
                                         if self.dev_full_ is not None else float("nan"))
-        if self.strategy == "deepspeed":
+        ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
+        if ckpt is not None:
+            restore_checkpoint(self, ckpt)
+            if not ckpt["state"]["completed"]:
+                self.partial_fit(train_ds, None, epochs=max(0, self.max_epochs - len(self.history)))
+        elif self.strategy == "deepspeed":
             from .distributed import fit_deepspeed
             fit_deepspeed(self, train_ds, self.dev_dataset_, config=self.deepspeed_config)
         else:
