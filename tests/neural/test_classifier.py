@@ -283,3 +283,13 @@ def test_minilm_backbone_on_a_codiesp_slice():
     assert 0.0 <= precision_at_k(dv.Y[:20], s, k=5) <= 1.0
     with pytest.raises(ValueError, match="vocabulary differs"):
         PlantClassifier(backbone="hf", max_epochs=1).fit(MIGRelevance().fit_transform(tr.texts[:10], tr.Y[:10]), tr.Y[:10])
+
+
+def test_label_bias_starts_at_training_log_odds(small, make_corpus):
+    texts, Y = make_corpus(n_docs=40)
+    clf = small(max_epochs=1, plant=False, validation_fraction=None,
+                phases=[(0, "attention", 1e-3)])          # the head (and its bias) never trains
+    clf.fit(texts, Y)
+    f = np.asarray(Y.sum(0)).ravel()
+    want = np.log((f + 0.5) / (40 - f + 0.5))
+    np.testing.assert_allclose(clf.module_.label_bias.detach().numpy(), want, rtol=1e-6)

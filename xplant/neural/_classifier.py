@@ -331,6 +331,7 @@ class PlantClassifier(PlantNetBase):
         self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
         self.n_fit_train_ = len(train_docs)
         self.initialize()
+        self._init_label_bias(Y[tr])
         self.planter_ = None
         ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
@@ -350,6 +351,19 @@ class PlantClassifier(PlantNetBase):
         self.best_epoch_ = self._best_epoch()
         self._choose_decision(Y[tr])
         return self
+
+    @torch.no_grad()
+    def _init_label_bias(self, Y_train):
+        """Start each label's bias at its training log-odds, log((f + ½) / (N − f + ½)).
+
+        The network then starts from the frequency prior instead of 0.5 for
+        every label, and labels with no training positive start low even
+        when hard-negative mining never selects them.
+        """
+        f = np.asarray(Y_train.sum(0)).ravel().astype(np.float64)
+        n = Y_train.shape[0]
+        prior = np.log((f + 0.5) / (n - f + 0.5))
+        self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
     def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False):
         if self.plant_from is not None:
