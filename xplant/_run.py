@@ -33,8 +33,8 @@ DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
              "TF-IDF + SVM": {"ovr__C": [0.1, 1.0, 10.0]}}
 
 #: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min).
-DEFAULT_EPOCHS = 14
-DEFAULT_PLANT_EPOCHS = 5
+DEFAULT_EPOCHS = 40
+DEFAULT_PLANT_EPOCHS = 10
 
 
 def _versions():
@@ -108,7 +108,7 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
         from .neural import AttentionPlanter, PlantClassifier
         from .neural.backbones import backbone_kind
         from .relevance import MIGRelevance
-        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 4,
+        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
                       "random_state": random_state, "verbose": verbose, **params,
                       "plant": name == "PLANT"}
         clf = PlantClassifier(planter=AttentionPlanter(max_epochs=plant_epochs, verbose=verbose,

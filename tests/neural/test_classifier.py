@@ -285,11 +285,14 @@ def test_minilm_backbone_on_a_codiesp_slice():
         PlantClassifier(backbone="hf", max_epochs=1).fit(MIGRelevance().fit_transform(tr.texts[:10], tr.Y[:10]), tr.Y[:10])
 
 
-def test_label_bias_starts_at_training_log_odds(small, make_corpus):
+def test_label_bias_starts_at_the_smoothed_training_log_odds(small, make_corpus):
     texts, Y = make_corpus(n_docs=40)
-    clf = small(max_epochs=1, plant=False, validation_fraction=None,
-                phases=[(0, "attention", 1e-3)])          # the head (and its bias) never trains
-    clf.fit(texts, Y)
     f = np.asarray(Y.sum(0)).ravel()
-    want = np.log((f + 0.5) / (40 - f + 0.5))
-    np.testing.assert_allclose(clf.module_.label_bias.detach().numpy(), want, rtol=1e-6)
+    p = (f + 0.5) / 41
+    for eps, form, target in [(0.0, "paper", p), (0.1, "paper", 0.9 * p + 0.1 * (1 - p)),
+                              (0.1, "symmetric", 0.9 * p + 0.05)]:
+        clf = small(max_epochs=1, plant=False, validation_fraction=None, label_smoothing=eps,
+                    smoothing_form=form, phases=[(0, "attention", 1e-3)])  # the bias never trains
+        clf.fit(texts, Y)
+        np.testing.assert_allclose(clf.module_.label_bias.detach().numpy(),
+                                   np.log(target / (1 - target)), rtol=1e-5)

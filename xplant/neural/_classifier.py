@@ -354,15 +354,21 @@ class PlantClassifier(PlantNetBase):
 
     @torch.no_grad()
     def _init_label_bias(self, Y_train):
-        """Start each label's bias at its training log-odds, log((f + ½) / (N − f + ½)).
+        """Start each label's bias at the log-odds of its mean training target.
 
-        The network then starts from the frequency prior instead of 0.5 for
-        every label, and labels with no training positive start low even
-        when hard-negative mining never selects them.
+        The mean target of label l is its smoothed prior: with frequency
+        p_l = (f_l + ½) / (N + 1) and label smoothing ε, (1 − ε) p_l + ε (1 − p_l)
+        ("paper") or (1 − ε) p_l + ε / 2 ("symmetric"). The network then
+        starts at the constant that minimises its own loss for each label,
+        rather than at 0.5, and a label never selected by hard-negative
+        mining (no training positive) keeps a low, finite score.
         """
         f = np.asarray(Y_train.sum(0)).ravel().astype(np.float64)
-        n = Y_train.shape[0]
-        prior = np.log((f + 0.5) / (n - f + 0.5))
+        p = (f + 0.5) / (Y_train.shape[0] + 1.0)
+        eps = float(self.label_smoothing or 0.0)
+        if eps:
+            p = (1 - eps) * p + (eps * (1 - p) if self.smoothing_form == "paper" else eps / 2)
+        prior = np.log(p / (1 - p))
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
     def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False):
