@@ -12,7 +12,6 @@ import multiprocessing as mp
 import platform
 import re
 import resource
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone

@@ -39,7 +39,6 @@ def main(argv=None):
     ap.add_argument("--plant", action="store_true")
     args = ap.parse_args(argv)
 
-    import numpy as np
     import torch
     torch.set_num_threads(1)
     from xplant.neural import PlantClassifier

@@ -182,8 +182,3 @@ def seed_everything(random_state):
     seed = 0 if random_state is None else int(random_state)
     torch.manual_seed(seed)
     return np.random.default_rng(seed)
-
-
-def label_stats(Y):
-    freq = np.asarray(Y.sum(axis=0)).ravel().astype(np.int64)
-    return freq

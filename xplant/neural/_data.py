@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 
-def truncate(docs, max_length, pad_id=0):
+def truncate(docs, max_length):
     """Cut each document to at most ``max_length`` tokens, keep empty rows.
 
     Parameters
@@ -23,8 +23,6 @@ def truncate(docs, max_length, pad_id=0):
     max_length : int or None
         Tokens kept per document: the first ``max_length`` (the documented
         truncation rule of the word backbones). None keeps everything.
-    pad_id : int
-        Unused here; kept so callers can pass their padding id uniformly.
 
     Returns
     -------

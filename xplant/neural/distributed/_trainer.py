@@ -23,7 +23,7 @@ from skorch.history import History
 from torch.utils.data import DataLoader
 
 from .._callbacks import ProgressiveUnfreezing, WarmupCosine
-from ._config import BATCH_KEYS, resolve_deepspeed_config
+from ._config import resolve_deepspeed_config
 from ._sampler import DistributedBucketSampler
 
 logger = logging.getLogger("xplant.neural.distributed")
