@@ -12,6 +12,7 @@ import multiprocessing as mp
 import platform
 import re
 import resource
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
@@ -48,9 +49,24 @@ def _versions():
     return out
 
 
-def _peak_rss_mb():
-    # ru_maxrss is in kibibytes on Linux.
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def peak_rss_mb():
+    """This process's peak resident set size, in MiB.
+
+    Reads ``VmHWM`` from ``/proc/self/status`` on Linux: unlike
+    ``ru_maxrss``, it belongs to the current program image, so a child
+    started (fork + exec) from a large parent does not report the parent's
+    memory. Elsewhere falls back to ``ru_maxrss`` (KiB on Linux, bytes on
+    macOS).
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 1024.0
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
@@ -200,7 +216,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         info["best_epoch"] = final.best_epoch_
     params = {k: v for k, v in final.get_params(deep=False).items()
               if isinstance(v, (int, float, str, bool, type(None)))}
-    return {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": _peak_rss_mb(),
+    return {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
             "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
             "params": params, "info": info}
 

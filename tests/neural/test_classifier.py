@@ -229,25 +229,24 @@ def test_explain_offsets_round_trip(fitted):
     assert ex[2]["labels"][0]["spans"] == []
 
 
-def test_planted_attention_points_at_the_signal_word(make_corpus, small):
-    """On the synthetic corpus, label l's top span is its signal word ``sig<l>``."""
+def test_planted_attention_points_at_the_signal_word(make_corpus, planter_params):
+    """After Stage 1, label l's attention peaks on its signal word ``sig<l>``.
+
+    The synthetic corpus signals label l by one word, which is its top-MIG
+    token; planting must put each gold label's highest attention score on
+    that word far more often than random queries (about once in 31 tokens).
+    """
     texts, Y = make_corpus(n_docs=120, seed=3)
-    clf = small(max_epochs=10, lr=5e-3,
-                planter=AttentionPlanter(max_epochs=8, lr=5e-3)).fit(texts, Y)
+    pl = AttentionPlanter(**planter_params, max_epochs=8, lr=5e-3).fit(texts, Y)
     hits = total = 0
-    for text, e in zip(texts[:30], clf.explain(texts[:30], top_labels=1, top_spans=1)):
-        lab = e["labels"][0]
-        if f"sig{lab['index']}" in text.split():
+    for i in range(30):
+        labels = Y[i].indices
+        scores = pl.attention([texts[i]], labels)[0]           # (m, n_tokens)
+        words = texts[i].split()
+        for j, l in enumerate(labels):
             total += 1
-            hits += lab["spans"][0]["text"] == f"sig{lab['index']}"
-    assert total >= 10 and hits / total > 0.6
-
-
-def test_without_dev_data_trains_max_epochs(small, make_corpus):
-    texts, Y = make_corpus(n_docs=30)
-    clf = small(max_epochs=2, validation_fraction=None, plant=False).fit(texts, Y)
-    assert len(clf.history) == 2 and "valid_precision_at_5" not in clf.history[-1]
-    assert clf.k_ >= 1 and clf.threshold_ == 0.5
+            hits += words[int(np.argmax(scores[j]))] == f"sig{l}"
+    assert total >= 30 and hits / total > 0.4
 
 
 def test_cross_val_score_and_grid_search_on_a_pipeline(small, make_corpus):
