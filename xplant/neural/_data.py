@@ -264,9 +264,6 @@ class Stage1Batch:
     def to(self, device):
         return Stage1Batch(*(getattr(self, f).to(device) for f in self.FIELDS))
 
-    def as_dict(self):
-        return {f: getattr(self, f) for f in self.FIELDS}
-
 
 class Stage1Collate:
     """Collate Stage 1 items into tensors.
