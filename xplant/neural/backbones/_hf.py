@@ -1,10 +1,10 @@
 """Pretrained Hugging Face encoders over long documents (windows).
 
-A document longer than the model's maximum length is cut into windows of
-``max_position - 2`` subword ids; each window gets its own [CLS]/[SEP],
-is encoded, and the hidden states of the real tokens are concatenated back
-into one sequence (PLANT.md §3), so the label attention sees the whole
-document.
+A document longer than the model's maximum length is cut into the fewest
+windows of at most ``max_position - 2`` subword ids, all of (nearly) equal
+size; each window gets its own [CLS]/[SEP], is encoded, and the hidden
+states of the real tokens are concatenated back into one sequence
+(PLANT.md §3), so the label attention sees the whole document.
 """
 
 import os
@@ -90,28 +90,51 @@ class HFEncoder(nn.Module):
             getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)()
 
     def forward(self, ids, mask):
-        """ids, mask: (b, n) -> H (b, n, h)."""
+        """ids, mask: (b, n) -> H (b, n, h), zero at padding.
+
+        Each document is cut into the fewest windows of at most
+        ``self.window`` ids, of equal size (a 600-id document runs as
+        2 x 300, not 510 + 90 padded to 2 x 510), and each window is encoded
+        as ``[CLS] ids [SEP]``. All windows of the batch run in one call,
+        padded only to the longest window. Padding was a third of the
+        encoder's work on CodiEsp with fixed 510-id windows, and attention
+        cost grows with the square of the window. ``mask`` must be a prefix
+        mask (real ids first), as :class:`xplant.neural._data.Stage2Collate`
+        builds it.
+        """
         b, n = ids.shape
-        w = max(1, min(self.window, n))       # short batches: one window of their own length
-        n_win = max(1, -(-n // w))
-        pad_n = n_win * w
-        ids_p = torch.full((b, pad_n), self.pad_id, dtype=ids.dtype, device=ids.device)
-        mask_p = torch.zeros((b, pad_n), dtype=torch.bool, device=ids.device)
-        ids_p[:, :n], mask_p[:, :n] = ids, mask
-        ids_w = ids_p.view(b * n_win, w)
-        mask_w = mask_p.view(b * n_win, w)
-        keep = mask_w.any(1)
-        cls = torch.full((b * n_win, 1), self.cls_id, dtype=ids.dtype, device=ids.device)
-        sep = torch.full((b * n_win, 1), self.sep_id, dtype=ids.dtype, device=ids.device)
-        ones = torch.ones((b * n_win, 1), dtype=torch.bool, device=ids.device)
-        inp = torch.cat([cls, ids_w, sep], 1)[keep]
-        att = torch.cat([ones, mask_w, ones], 1)[keep]
-        H = torch.zeros((b * n_win, w, self.hidden_size), device=ids.device)
-        if inp.shape[0]:
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_bf16 and ids.device.type == "cpu"):
-                out = self.model(input_ids=inp, attention_mask=att.long()).last_hidden_state
-            H[keep] = out[:, 1:-1].float()
-        return H.view(b, pad_n, self.hidden_size)[:, :n] * mask.unsqueeze(-1)
+        lengths = mask.sum(1)
+        H = torch.zeros((b * n, self.hidden_size), device=ids.device)
+        starts, docs, sizes = [], [], []
+        for i, length in enumerate(lengths.tolist()):
+            if length == 0:
+                continue
+            k = -(-length // self.window)
+            base, extra = divmod(length, k)
+            start = 0
+            for j in range(k):
+                size = base + (j < extra)
+                starts.append(start), docs.append(i), sizes.append(size)
+                start += size
+        if not sizes:
+            return H.view(b, n, self.hidden_size)
+        dev = ids.device
+        starts, docs, sizes = (torch.tensor(v, device=dev) for v in (starts, docs, sizes))
+        w = int(sizes.max())
+        t = torch.arange(w, device=dev)
+        valid = t < sizes[:, None]                                  # (S, w)
+        flat = docs[:, None] * n + starts[:, None] + t              # (S, w) positions in (b*n)
+        flat = torch.where(valid, flat, torch.zeros_like(flat))
+        S = sizes.shape[0]
+        inp = torch.full((S, w + 2), self.pad_id, dtype=ids.dtype, device=dev)
+        inp[:, 0] = self.cls_id
+        inp[:, 1:w + 1] = torch.where(valid, ids.reshape(-1)[flat], inp[:, 1:w + 1])
+        inp[torch.arange(S, device=dev), sizes + 1] = self.sep_id
+        att = torch.arange(w + 2, device=dev) < (sizes + 2)[:, None]
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_bf16 and dev.type == "cpu"):
+            out = self.model(input_ids=inp, attention_mask=att.long()).last_hidden_state
+        H[flat[valid]] = out[:, 1:w + 1][valid].float()
+        return H.view(b, n, self.hidden_size) * mask.unsqueeze(-1)
 
     def parameter_groups(self):
         """embeddings; the lower half of the layers; the upper half ("encoder")."""
