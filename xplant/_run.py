@@ -112,13 +112,16 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
 
     ``params`` overrides parameters: of :class:`~xplant.neural.PlantClassifier`
     for "PLANT" / "plant=False" (``backbone``, ``loss``, ``stage1_target``,
-    ...), of the final step otherwise. PLANT with a word backbone runs as
+    ...; ``planter__<name>`` ones go to its
+    :class:`~xplant.neural.AttentionPlanter`), of the final step otherwise. PLANT with a word backbone runs as
     ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
     ``hf``/``llm`` backbone the classifier fits its own relevance with the
     backbone's tokenizer (API.md).
     """
     params = dict(params or {})
     if name in ("PLANT", "plant=False"):
+        planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
+                          if k.startswith("planter__")}
         from sklearn.pipeline import Pipeline
         from .neural import AttentionPlanter, PlantClassifier
         from .neural.backbones import backbone_kind
@@ -126,8 +129,9 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
         clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
                       "random_state": random_state, "verbose": verbose, **params,
                       "plant": name == "PLANT"}
-        clf = PlantClassifier(planter=AttentionPlanter(max_epochs=plant_epochs, verbose=verbose,
-                                                       random_state=random_state),
+        planter_params = {"max_epochs": plant_epochs, "verbose": verbose,
+                          "random_state": random_state, **planter_params}
+        clf = PlantClassifier(planter=AttentionPlanter(**planter_params),
                               **clf_params)
         if backbone_kind(clf.backbone) != "word":
             return clf
@@ -204,6 +208,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     test_scores = _scores(model, te.texts)
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen} if grid else {}
+    info["dev_MAP"] = float(best[0])
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     if model_dir is not None and hasattr(final, "save"):
         path = Path(model_dir)
@@ -212,6 +217,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
+        info["stage1_params"] = {k: v for k, v in final.planter_.get_params(deep=False).items()
+                                 if isinstance(v, (int, float, str, bool, type(None)))}
     if hasattr(final, "best_epoch_"):
         info["best_epoch"] = final.best_epoch_
     params = {k: v for k, v in final.get_params(deep=False).items()

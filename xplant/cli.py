@@ -48,6 +48,7 @@ def _ablate(args):
     run_ablation(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
                  epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
                  seeds=args.seeds, max_docs=args.max_docs, switches=not args.no_switches,
+                 dev_choices=not args.no_dev_choices,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
                  verbose=0 if args.quiet else 1)
     return 0
@@ -103,6 +104,8 @@ def build_parser():
     a.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
     a.add_argument("--no-switches", action="store_true", help="skip the switch table")
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
+    a.add_argument("--no-dev-choices", action="store_true",
+                   help="skip the rows that choose open defaults on dev (smoothing form, Stage 1 nDCG@k)")
     a.add_argument("--no-isolate", action="store_true", help="fit in this process")
     a.add_argument("--threads", type=int, help="torch threads per fit")
     a.add_argument("--quiet", action="store_true")

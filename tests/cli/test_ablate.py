@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from xplant._ablate import ABLATIONS, ablation_specs, format_ablation, run_ablation
+from xplant._ablate import ABLATIONS, DEV_CHOICES, ablation_specs, format_ablation, run_ablation
 
 
 def test_ablation_specs_match_the_switches():
@@ -26,8 +26,15 @@ def test_ablate_cli_smoke(tmp_path):
                  "--seeds", "1", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
                  "--threads", "1", "--quiet"]) == 0
     res = json.loads((out / "ablation.json").read_text())
-    assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS]
+    assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS + DEV_CHOICES]
     by = {m["name"]: m for m in res["switches"]}
+    # The dev-choice rows reach the classifier and its planter; every row has its dev MAP.
+    assert by['smoothing_form="symmetric"']["params"]["smoothing_form"] == "symmetric"
+    assert by["full"]["params"]["smoothing_form"] == "paper"
+    assert by["Stage 1 nDCG@5"]["stage1_params"]["ndcg_k"] == 5
+    assert by["Stage 1 nDCG@50"]["stage1_params"]["ndcg_k"] == 50
+    assert by["full"]["stage1_params"]["ndcg_k"] == 15
+    assert all(0.0 <= m["dev_MAP"] <= 1.0 for m in res["switches"])
     assert by["plant=False"]["params"]["plant"] is False
     assert by['stage1_loss="mse"']["params"]["stage1_loss"] == "mse"
     assert by["label_smoothing=0"]["params"]["label_smoothing"] == 0.0
