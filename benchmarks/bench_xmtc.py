@@ -26,7 +26,9 @@ on CodiEsp, PLANT's ablation switches (:data:`xplant._ablate.ABLATIONS`).
 
 Budgets (documented in the output): the neural rows stop at ``--epochs``
 Stage 2 and ``--plant-epochs`` Stage 1 epochs (early stopping on dev MAP
-may stop them sooner); a row whose best dev epoch is its last one is
+may stop them sooner); ``--neural-max-docs`` and ``--neural-max-length``
+cap the training documents and the tokens per document of the word-backbone
+neural rows (dev and test stay whole); a row whose best dev epoch is its last one is
 flagged ``budget_limited`` (it was still improving). A model that fails is
 listed under ``failed`` and the others still run.
 
@@ -85,8 +87,14 @@ def machine():
 
 
 def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_epochs,
-                minilm_max_length=MINILM_MAX_LENGTH):
+                minilm_max_length=MINILM_MAX_LENGTH, neural_max_docs=None, neural_max_length=None):
     """Model specs of one dataset for :func:`xplant._run.run_models`.
+
+    ``neural_max_docs`` / ``neural_max_length`` budget the word-backbone
+    neural rows (PLANT, ``plant=False``, the ablations): they train on the
+    first N training documents and read the first M tokens of each document
+    (dev and test stay whole). None: all of them, and the classifier's own
+    ``max_length``.
 
     Returns
     -------
@@ -96,6 +104,11 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     """
     specs, skipped = [], []
     neural = {"epochs": epochs, "plant_epochs": plant_epochs}
+    extra, word = {}, {}
+    if neural_max_docs is not None:
+        extra["max_train_docs"] = neural["max_train_docs"] = int(neural_max_docs)
+    if neural_max_length is not None:
+        word["max_length"] = neural["max_length"] = int(neural_max_length)
     for row in rows:
         if row == "prior":
             specs.append({"name": "frequency prior", "budget": {}})
@@ -110,9 +123,10 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
             else:
                 specs.append({"name": kind, "budget": {}})
         elif row == "plant-false":
-            specs.append({"name": "plant=False", "budget": dict(neural)})
+            specs.append({"name": "plant=False", "params": dict(word), **extra,
+                          "budget": dict(neural)})
         elif row == "plant":
-            specs.append({"name": "PLANT", "budget": dict(neural)})
+            specs.append({"name": "PLANT", "params": dict(word), **extra, "budget": dict(neural)})
         elif row == "minilm":
             specs.append({"name": "PLANT (MiniLM)", "model": "PLANT",
                           "params": {"backbone": "hf", "max_epochs": minilm_epochs,
@@ -127,7 +141,8 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
             for spec in ablation_specs(prefix="PLANT "):
                 if spec["name"] in ("PLANT full", "PLANT plant=False"):
                     continue  # already rows "PLANT" and "plant=False"
-                specs.append({**spec, "budget": dict(neural)})
+                specs.append({**spec, "params": {**spec["params"], **word}, **extra,
+                              "budget": dict(neural)})
         else:
             raise ValueError(f"unknown row {row!r}; choose from {ROWS}")
     return specs, skipped
@@ -153,7 +168,9 @@ def run_dataset(dataset, out_dir, args, log=print):
     minilm_length = smoke.get("minilm_max_length", args.minilm_max_length)
     specs, skipped = model_specs(dataset, args.models, epochs=epochs, plant_epochs=plant_epochs,
                                  minilm_max_docs=minilm_docs, minilm_epochs=minilm_epochs,
-                                 minilm_max_length=minilm_length)
+                                 minilm_max_length=minilm_length,
+                                 neural_max_docs=args.neural_max_docs,
+                                 neural_max_length=args.neural_max_length)
     data_args = _data_args(dataset, args.data_home, max_docs)
     splits = load_splits(**data_args)
     sizes = {s: len(b.texts) for s, b in splits.items()}
@@ -179,7 +196,9 @@ def run_dataset(dataset, out_dir, args, log=print):
     return {"dataset": dataset, "documents": sizes, "n_labels": int(splits["train"].Y.shape[1]),
             "budget": {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
                        "minilm_max_docs": minilm_docs, "minilm_epochs": minilm_epochs,
-                       "minilm_max_length": minilm_length},
+                       "minilm_max_length": minilm_length,
+                       "neural_max_docs": args.neural_max_docs,
+                       "neural_max_length": args.neural_max_length},
             "models": res["models"], "failed": res.get("failed", []), "skipped": skipped,
             "versions": res["versions"], "plot": plot}
 
@@ -202,7 +221,12 @@ def format_markdown(report):
         lines += [f"## {d['dataset']}", "",
                   f"{d['documents']['train']} train / {d['documents']['dev']} dev / "
                   f"{d['documents']['test']} test documents, {d['n_labels']} labels. Budget: "
-                  f"{b['epochs']} Stage 2 epochs, {b['plant_epochs']} Stage 1 epochs; MiniLM: "
+                  f"{b['epochs']} Stage 2 epochs, {b['plant_epochs']} Stage 1 epochs"
+                  + (f", first {b['neural_max_docs']} training documents" if b.get("neural_max_docs")
+                     else "")
+                  + (f", {b['neural_max_length']} tokens per document" if b.get("neural_max_length")
+                     else "")
+                  + "; MiniLM: "
                   f"first {b['minilm_max_docs']} training documents, {b['minilm_epochs']} epochs, "
                   f"{b['minilm_max_length']} tokens per document"
                   + (f"; first {b['max_docs']} documents of each split" if b["max_docs"] else "")
@@ -237,6 +261,10 @@ def build_parser():
     p.add_argument("--minilm-epochs", type=int, default=MINILM_EPOCHS)
     p.add_argument("--minilm-max-length", type=int, default=MINILM_MAX_LENGTH,
                    help="tokens per document MiniLM PLANT reads")
+    p.add_argument("--neural-max-docs", type=int,
+                   help="PLANT / plant=False / ablation rows train on the first N training documents")
+    p.add_argument("--neural-max-length", type=int,
+                   help="tokens per document those rows read (default: the classifier's 4096)")
     p.add_argument("--max-docs", type=int, help="first N documents of each split")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, help="torch threads per fit (default: torch's)")

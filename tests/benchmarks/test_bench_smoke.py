@@ -20,13 +20,13 @@ def _load_script():
     return module
 
 
-def _run(tmp_path, datasets, models):
+def _run(tmp_path, datasets, models, extra=()):
     import torch
     torch.set_num_threads(1)
     bench = _load_script()
     out = tmp_path / "bench"
     report = bench.main(["--smoke", "--no-isolate", "--threads", "1", "--quiet", "--output", str(out),
-                         "--data-home", str(DATA), "--datasets", datasets, "--models", models],
+                         "--data-home", str(DATA), "--datasets", datasets, "--models", models, *extra],
                         log=lambda *a: None)
     return out, report
 
@@ -51,7 +51,8 @@ def _check_outputs(out, report):
 
 def test_bench_smoke_core_rows(tmp_path):
     """Prior, SVM, PLANT and MiniLM PLANT on CodiEsp-D."""
-    out, report = _run(tmp_path, "codiesp-D", "prior,svm,plant,minilm")
+    out, report = _run(tmp_path, "codiesp-D", "prior,svm,plant,minilm",
+                       extra=("--neural-max-docs", "12", "--neural-max-length", "48"))
     data = _check_outputs(out, report)
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
     assert names["codiesp-D"] == ["frequency prior", "TF-IDF + SVM", "PLANT", "PLANT (MiniLM)"]
@@ -59,8 +60,12 @@ def test_bench_smoke_core_rows(tmp_path):
     assert d["documents"] == {"train": 20, "dev": 20, "test": 20}
     svm, plant, minilm = d["models"][1], d["models"][2], d["models"][3]
     assert svm["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
-    assert plant["budget"] == {"epochs": 1, "plant_epochs": 1} and plant["budget_limited"]
+    assert plant["budget"] == {"epochs": 1, "plant_epochs": 1, "max_train_docs": 12,
+                               "max_length": 48} and plant["budget_limited"]
+    assert plant["params"]["max_length"] == 48
     assert minilm["budget"]["max_train_docs"] == 8 and minilm["params"]["backbone"] == "hf"
+    assert minilm["params"]["max_length"] == 64          # the MiniLM row keeps its own budget
+    assert "first 12 training documents, 48 tokens per document" in (out / "bench.md").read_text()
     # The prior ranks labels by training frequency (ties by index): P@1 by hand.
     from xplant.datasets import load_codiesp
     freq = np.asarray(load_codiesp("train").Y[:20].sum(0)).ravel()
@@ -101,5 +106,13 @@ def test_model_specs_extras_and_ablations(monkeypatch):
     assert len([n for n in names if n.startswith("PLANT ") and n != "PLANT (MiniLM)"]) == 5
     specs, _ = bench.model_specs("eurlex57k", bench.ROWS, **kw)
     assert not [s for s in specs if s["name"].startswith("PLANT ") and s["name"] != "PLANT (MiniLM)"]
+    specs, _ = bench.model_specs("codiesp-D", bench.ROWS, neural_max_docs=100,
+                                 neural_max_length=256, **kw)
+    by = {s["name"]: s for s in specs}
+    for name in ("PLANT", "plant=False", 'PLANT loss="bce"'):
+        assert by[name]["max_train_docs"] == 100 and by[name]["params"]["max_length"] == 256
+    assert by['PLANT loss="bce"']["params"]["loss"] == "bce"
+    assert by["PLANT (MiniLM)"]["max_train_docs"] == 5
+    assert by["PLANT (MiniLM)"]["params"]["max_length"] == bench.MINILM_MAX_LENGTH
     with pytest.raises(ValueError, match="unknown row"):
         bench.model_specs("codiesp-D", ["bert"], **kw)
