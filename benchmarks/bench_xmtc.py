@@ -180,7 +180,7 @@ def run_dataset(dataset, out_dir, args, log=print):
     res = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                      random_state=args.seed, verbose=0 if args.quiet else 1,
                      isolate=not args.no_isolate, save_models=False, num_threads=args.threads,
-                     splits=splits, keep_going=True, log=log,
+                     splits=splits, keep_going=True, resume=args.resume, log=log,
                      record={"dataset": dataset, "split": "test", "dataset_args": data_args})
     for m in res["models"]:
         m["budget"] = budgets[m["name"]]
@@ -271,6 +271,9 @@ def build_parser():
     p.add_argument("--no-isolate", action="store_true", help="fit in this process")
     p.add_argument("--smoke", action="store_true",
                    help=f"a slice of each dataset and tiny budgets ({SMOKE})")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run in --output: finished rows are kept, "
+                        "neural fits continue from their last epoch checkpoint")
     p.add_argument("--quiet", action="store_true")
     return p
 
@@ -286,6 +289,8 @@ def main(argv=None, log=print):
     for m in args.models:
         if m not in ROWS:
             raise SystemExit(f"unknown row {m!r}; choose from {ROWS}")
+    if args.resume and not args.output:
+        raise SystemExit("--resume needs --output: the folder of the interrupted run")
     out = Path(args.output) if args.output else \
         Path("bench-results") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out.mkdir(parents=True, exist_ok=True)

@@ -106,7 +106,7 @@ def _plot_curve(curve, path):
 def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
                  epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=DEFAULT_SIZES,
                  seeds=DEFAULT_SEEDS, max_docs=None, switches=True, curve=True,
-                 dev_choices=True, isolate=True,
+                 dev_choices=True, isolate=True, resume=False,
                  num_threads=None, verbose=0, log=print):
     """Run PLANT's switch table and the low-data curve on CodiEsp.
 
@@ -133,6 +133,10 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
         Add the rows of :data:`DEV_CHOICES` to the switch table.
     isolate : bool, default=True
         Fit each model in its own child process.
+    resume : bool, default=False
+        Continue an interrupted run in ``output_dir``: finished fits are kept
+        and neural fits continue from their last epoch checkpoint (see
+        :func:`xplant._run.run_models`).
     num_threads : int or None
         torch threads of each fit.
 
@@ -147,13 +151,17 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
     Raises
     ------
     ValueError
-        If a size is larger than the training split, or ``seeds < 1``.
+        If a size is larger than the training split, ``seeds < 1``, or
+        ``resume=True`` without ``output_dir``.
     """
     from .model_selection import nested_subsamples
     start = time.perf_counter()
     out_dir = Path(output_dir) if output_dir else \
         Path("xplant-runs") / ("ablate-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     out_dir.mkdir(parents=True, exist_ok=True)
+    if resume and not output_dir:
+        raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
+                         "(xplant ablate --resume --output DIR)")
     if int(seeds) < 1:
         raise ValueError(f"seeds must be >= 1; got {seeds!r}")
     data_args = {"dataset": "codiesp", "codes": codes, "language": language,
@@ -169,7 +177,8 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "switches": [], "curve": [], "sizes": sizes, "seeds": int(seeds)}
     common = {"epochs": epochs, "plant_epochs": plant_epochs, "verbose": verbose,
-              "isolate": isolate, "num_threads": num_threads, "save_models": False, "log": log}
+              "isolate": isolate, "num_threads": num_threads, "save_models": False, "resume": resume,
+              "log": log}
     if switches:
         log(f"== switches: CodiEsp-{codes}, {n_train} training documents ==")
         res = run_models(data_args, ablation_specs(dev_choices=dev_choices), out_dir / "switches",

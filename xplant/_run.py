@@ -9,14 +9,17 @@ its own.
 
 import json
 import multiprocessing as mp
+import os
 import platform
 import re
 import resource
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -107,13 +110,15 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
 
 
 def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                random_state=0, verbose=1, params=None):
+                random_state=0, verbose=1, params=None, checkpoint_dir=None):
     """The estimator behind a model name (one of :data:`MODEL_KINDS`).
 
     ``params`` overrides parameters: of :class:`~xplant.neural.PlantClassifier`
     for "PLANT" / "plant=False" (``backbone``, ``loss``, ``stage1_target``,
     ...; ``planter__<name>`` ones go to its
-    :class:`~xplant.neural.AttentionPlanter`), of the final step otherwise. PLANT with a word backbone runs as
+    :class:`~xplant.neural.AttentionPlanter`), of the final step otherwise.
+    ``checkpoint_dir`` (neural models only) makes the classifier write a
+    checkpoint every epoch there, so that an interrupted fit can resume. PLANT with a word backbone runs as
     ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
     ``hf``/``llm`` backbone the classifier fits its own relevance with the
     backbone's tokenizer (API.md).
@@ -127,7 +132,8 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
         from .neural.backbones import backbone_kind
         from .relevance import MIGRelevance
         clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
-                      "random_state": random_state, "verbose": verbose, **params,
+                      "random_state": random_state, "verbose": verbose,
+                      "checkpoint_dir": checkpoint_dir, **params,
                       "plant": name == "PLANT"}
         planter_params = {"max_epochs": plant_epochs, "verbose": verbose,
                           "random_state": random_state, **planter_params}
@@ -166,14 +172,21 @@ def _subset(bunch, n):
     return Bunch(**{**bunch, "texts": bunch.texts[:n], "Y": bunch.Y[:n], "ids": bunch.ids[:n]})
 
 
-def _fit_with_dev(model, tr, dv):
-    """Fit on train; neural models also get the dev split (early stopping)."""
+def _fit_with_dev(model, tr, dv, resume=False):
+    """Fit on train; neural models also get the dev split (early stopping).
+
+    ``resume``: a neural model with a ``checkpoint_dir`` continues from its
+    latest checkpoint there.
+    """
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     if not hasattr(final, "planter"):
         return model.fit(tr.texts, tr.Y)
+    kw = {"validation_data": (dv.texts, dv.Y)}
+    if resume and final.checkpoint_dir is not None:
+        kw["resume"] = True
     if hasattr(model, "steps"):
-        return model.fit(tr.texts, tr.Y, **{f"{model.steps[-1][0]}__validation_data": (dv.texts, dv.Y)})
-    return model.fit(tr.texts, tr.Y, validation_data=(dv.texts, dv.Y))
+        return model.fit(tr.texts, tr.Y, **{f"{model.steps[-1][0]}__{k}": v for k, v in kw.items()})
+    return model.fit(tr.texts, tr.Y, **kw)
 
 
 def _fit_one(spec, data_args, model_args, model_dir=None):
@@ -183,6 +196,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     """
     model_args = dict(model_args)
     num_threads = model_args.pop("num_threads", None)
+    resume = model_args.pop("resume", False)
     if num_threads:
         import torch
         torch.set_num_threads(num_threads)
@@ -197,7 +211,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     t0 = time.perf_counter()
     best = None
     for cand in candidates:
-        model = _fit_with_dev(clone(base).set_params(**cand), tr, dv)
+        model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
         dev_scores = _scores(model, dv.texts)
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
         if best is None or dev_map > best[0]:
@@ -260,10 +274,43 @@ def _model_folder(name):
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
 
 
+def _part_key(spec, data_args, model_args):
+    """What a finished model's result depends on (JSON-comparable)."""
+    return json.loads(json.dumps({"spec": spec, "data": data_args,
+                                  "model": {k: v for k, v in model_args.items()
+                                            if k not in ("verbose", "num_threads")}},
+                                 sort_keys=True, default=str))
+
+
+def _write_part(out_dir, folder, key, entry, per):
+    """Save one finished model's entry and per-label F1 (written atomically)."""
+    parts = Path(out_dir) / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    tmp = parts / f".{folder}.npz.tmp"
+    with open(tmp, "wb") as fh:
+        np.savez(fh, f1=per.f1, support=per.support)
+    os.replace(tmp, parts / f"{folder}.npz")
+    tmp = parts / f".{folder}.json.tmp"
+    tmp.write_text(json.dumps({"key": key, "entry": entry}, default=float))
+    os.replace(tmp, parts / f"{folder}.json")
+
+
+def _read_part(out_dir, folder, key):
+    """``(entry, per)`` of a model finished in an earlier run with the same key, or None."""
+    parts = Path(out_dir) / "parts"
+    try:
+        saved = json.loads((parts / f"{folder}.json").read_text())
+        with np.load(parts / f"{folder}.npz") as z:
+            per = SimpleNamespace(f1=z["f1"], support=z["support"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return (saved["entry"], per) if saved.get("key") == key else None
+
+
 def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                plant_epochs=DEFAULT_PLANT_EPOCHS, random_state=0, verbose=1, isolate=True,
                save_models=True, num_threads=None, splits=None, record=None, keep_going=False,
-               log=print):
+               resume=False, log=print):
     """Fit each model on train, choose on dev, score test once; write the run files.
 
     The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
@@ -300,6 +347,13 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     keep_going : bool, default=False
         When a model fails (an error, or its child process dies), log it,
         list it under ``results["failed"]`` and go on with the next model.
+    resume : bool, default=False
+        Continue an interrupted run in the same ``output_dir``: a model that
+        finished there (``parts/<model>.json`` and ``.npz``, written as each
+        model ends, for the same spec and data) is not fitted again, and a
+        neural model continues from its latest epoch checkpoint
+        (``checkpoints/<model>/``, written every epoch and removed once the
+        model has finished).
 
     Returns
     -------
@@ -323,9 +377,23 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         spec = {"name": spec} if isinstance(spec, str) else dict(spec)
         name = spec["name"]
         log(f"\n== {name} ==")
+        folder = _model_folder(name)
         model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
                       "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
-        model_dir = str(out_dir / "models" / _model_folder(name)) if save_models else None
+        key = _part_key(spec, data_args, model_args)
+        part = _read_part(out_dir, folder, key) if resume else None
+        if part is not None:
+            entry, per = part
+            results["models"].append(entry)
+            per_label_f1[name], support = per.f1, per.support
+            log(f"{name}: finished in an earlier run, kept (test MAP "
+                f"{100 * entry['metrics']['MAP']:.1f})")
+            continue
+        ckpt_dir = out_dir / "checkpoints" / folder
+        if not resume:                 # a fresh fit never continues a stale checkpoint
+            shutil.rmtree(ckpt_dir, ignore_errors=True)
+        model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume)
+        model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
             if isolate:
                 # An executor (not a Pool) raises BrokenProcessPool when the
@@ -345,6 +413,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         results["models"].append(entry)
         per_label_f1[name] = per.f1
         support = per.support
+        _write_part(out_dir, folder, key, entry, per)
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
     (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
     if not per_label_f1:
@@ -430,7 +500,8 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                 random_state=0, verbose=1, isolate=True, max_docs=None, report=False, log=print):
+                 random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
+                 log=print):
     """Fit, choose on dev and test every model; write results.json and per_label.npz.
 
     Parameters
@@ -450,12 +521,22 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         Keep only the first documents of each split (a smoke run, seconds).
     report : bool, default=False
         Also write ``report.html`` (see :func:`xplant.report.render_report`).
+    resume : bool, default=False
+        Continue an interrupted run in ``output_dir`` (see :func:`run_models`).
 
     Returns
     -------
     results : dict
         The content of ``results.json`` (API.md schema).
+
+    Raises
+    ------
+    ValueError
+        ``resume=True`` without ``output_dir``.
     """
+    if resume and not output_dir:
+        raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
+                         "(xplant run --resume --output RUN_DIR)")
     start = time.perf_counter()
     out_dir = Path(output_dir) if output_dir else \
         Path("xplant-runs") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -471,7 +552,7 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
               "split": "test", "data_home": str(data_home) if data_home else None}
     results = run_models(data_args, models, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                          random_state=random_state, verbose=verbose, isolate=isolate,
-                         splits=splits, record=record, log=log)
+                         splits=splits, record=record, resume=resume, log=log)
     results["wall_seconds"] = time.perf_counter() - start
     (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
     log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")

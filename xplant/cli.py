@@ -18,7 +18,7 @@ def _run(args):
     run_main_job(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
                  models=models, epochs=args.epochs, plant_epochs=args.plant_epochs,
                  random_state=args.seed, verbose=0 if args.quiet else 1,
-                 max_docs=args.max_docs, report=args.report)
+                 max_docs=args.max_docs, report=args.report, resume=args.resume)
     return 0
 
 
@@ -48,7 +48,7 @@ def _ablate(args):
     run_ablation(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
                  epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
                  seeds=args.seeds, max_docs=args.max_docs, switches=not args.no_switches,
-                 dev_choices=not args.no_dev_choices,
+                 dev_choices=not args.no_dev_choices, resume=args.resume,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
                  verbose=0 if args.quiet else 1)
     return 0
@@ -73,6 +73,9 @@ def build_parser():
     r.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
     r.add_argument("--quiet", action="store_true")
     r.add_argument("--report", action="store_true", help="also write report.html")
+    r.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run in --output: finished models are kept, "
+                        "neural fits continue from their last epoch checkpoint")
     r.set_defaults(func=_run)
 
     q = sub.add_parser("predict", help="label documents with a saved model")
@@ -104,6 +107,8 @@ def build_parser():
     a.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
     a.add_argument("--no-switches", action="store_true", help="skip the switch table")
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
+    a.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run in --output (finished fits are kept)")
     a.add_argument("--no-dev-choices", action="store_true",
                    help="skip the rows that choose open defaults on dev (smoothing form, Stage 1 nDCG@k)")
     a.add_argument("--no-isolate", action="store_true", help="fit in this process")

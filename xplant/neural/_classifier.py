@@ -399,8 +399,6 @@ class PlantClassifier(PlantNetBase):
             val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
             planter.fit(corpus, Y_train, validation_data=val,
                         resume=resume and planter.strategy == "skorch")
-            if val is None:
-                pass
             self.planter_ = planter
             state = planter.module_.state_dict()
         own = self.module_.state_dict()
