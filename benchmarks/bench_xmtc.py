@@ -87,14 +87,16 @@ def machine():
 
 
 def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_epochs,
-                minilm_max_length=MINILM_MAX_LENGTH, neural_max_docs=None, neural_max_length=None):
+                minilm_max_length=MINILM_MAX_LENGTH, neural_max_docs=None, neural_max_length=None,
+                svm_grid=None):
     """Model specs of one dataset for :func:`xplant._run.run_models`.
 
     ``neural_max_docs`` / ``neural_max_length`` budget the word-backbone
     neural rows (PLANT, ``plant=False``, the ablations): they train on the
     first N training documents and read the first M tokens of each document
     (dev and test stay whole). None: all of them, and the classifier's own
-    ``max_length``.
+    ``max_length``. ``svm_grid``: the C values the SVM row chooses from on
+    dev (None: :data:`xplant._run.DEV_GRIDS`).
 
     Returns
     -------
@@ -113,7 +115,10 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
         if row == "prior":
             specs.append({"name": "frequency prior", "budget": {}})
         elif row == "svm":
-            specs.append({"name": "TF-IDF + SVM", "budget": {}})
+            spec = {"name": "TF-IDF + SVM", "budget": {}}
+            if svm_grid is not None:
+                spec["grid"] = {"ovr__C": [float(c) for c in svm_grid]}
+            specs.append(spec)
         elif row == "lr":
             specs.append({"name": "TF-IDF + LR", "budget": {}})
         elif row in OPTIONAL:
@@ -170,7 +175,8 @@ def run_dataset(dataset, out_dir, args, log=print):
                                  minilm_max_docs=minilm_docs, minilm_epochs=minilm_epochs,
                                  minilm_max_length=minilm_length,
                                  neural_max_docs=args.neural_max_docs,
-                                 neural_max_length=args.neural_max_length)
+                                 neural_max_length=args.neural_max_length,
+                                 svm_grid=args.svm_grid)
     data_args = _data_args(dataset, args.data_home, max_docs)
     splits = load_splits(**data_args)
     sizes = {s: len(b.texts) for s, b in splits.items()}
@@ -265,6 +271,9 @@ def build_parser():
                    help="PLANT / plant=False / ablation rows train on the first N training documents")
     p.add_argument("--neural-max-length", type=int,
                    help="tokens per document those rows read (default: the classifier's 4096)")
+    p.add_argument("--svm-grid", type=lambda s: [float(c) for c in s.split(",")],
+                   help="comma-separated C values the SVM row chooses from on dev "
+                        "(default 0.1,1,10)")
     p.add_argument("--max-docs", type=int, help="first N documents of each split")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, help="torch threads per fit (default: torch's)")

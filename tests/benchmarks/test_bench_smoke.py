@@ -113,6 +113,9 @@ def test_model_specs_extras_and_ablations(monkeypatch):
         assert by[name]["max_train_docs"] == 100 and by[name]["params"]["max_length"] == 256
     assert by['PLANT loss="bce"']["params"]["loss"] == "bce"
     assert by["PLANT (MiniLM)"]["max_train_docs"] == 5
+    assert "grid" not in by["TF-IDF + SVM"]
+    specs, _ = bench.model_specs("eurlex57k", ["svm"], svm_grid=[1.0], **kw)
+    assert specs[0]["grid"] == {"ovr__C": [1.0]}
     assert by["PLANT (MiniLM)"]["params"]["max_length"] == bench.MINILM_MAX_LENGTH
     with pytest.raises(ValueError, match="unknown row"):
         bench.model_specs("codiesp-D", ["bert"], **kw)
