@@ -56,7 +56,7 @@ def test_check_label_matrix_accepts_dense_bool_and_sparse():
         (np.array([[2, 0], [0, 1]]), None, "only 0 and 1"),
         (np.array([1, 0, 1]), None, "2-D"),
         (np.zeros((3, 2)), None, "no positive"),
-        (np.ones((3, 2)), 4, "X has 4 documents but Y has 3 rows"),
+        (np.ones((3, 2)), 4, r"same number of documents \(rows\): X has 4, Y has 3"),
         (np.ones((3, 0)), None, "no label column"),
     ],
 )

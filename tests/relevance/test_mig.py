@@ -257,7 +257,7 @@ def test_n_jobs_same_result_and_threads_restored():
     "kwargs, match",
     [
         ({"Y": np.array([[2], [0]])}, "0 and 1"),
-        ({"Y": np.array([[1], [0], [1]])}, "same number of rows"),
+        ({"Y": np.array([[1], [0], [1]])}, "same number of documents"),
         ({"X": np.array([[-1], [1]])}, "non-negative"),
         ({"top_k": 0}, "top_k"),
         ({"normalize": "token"}, "normalize"),

@@ -11,6 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
+from .._labels import check_indicator
+
 # Score budget of one row block, in matrix entries (8 bytes each): 2**24
 # entries is 128 MiB of float64, whatever the number of labels.
 _BLOCK_ENTRIES = 2**24
@@ -46,31 +48,7 @@ def check_label_matrix(Y, n_samples=None):
     array([[1, 0],
            [0, 1]])
     """
-    if sp.issparse(Y):
-        Y = sp.csr_matrix(Y, copy=True)
-    else:
-        Y = np.asarray(Y)
-        if Y.ndim != 2:
-            raise ValueError(
-                f"Y must be a 2-D label indicator matrix of shape (n_samples, n_labels); "
-                f"got an array with {Y.ndim} dimension(s). Convert label lists with "
-                "sklearn.preprocessing.MultiLabelBinarizer(sparse_output=True)."
-            )
-        if Y.dtype == object:
-            raise ValueError("Y must be numeric 0/1 indicators, not objects; use MultiLabelBinarizer.")
-        Y = sp.csr_matrix(Y)
-    if Y.ndim != 2:  # pragma: no cover - scipy matrices are always 2-D
-        raise ValueError("Y must be 2-D.")
-    Y.eliminate_zeros()
-    if Y.nnz and not np.all(Y.data == 1):
-        bad = Y.data[Y.data != 1][0]
-        raise ValueError(
-            f"Y must hold only 0 and 1 (a label indicator matrix); found the value {bad!r}."
-        )
-    if n_samples is not None and Y.shape[0] != n_samples:
-        raise ValueError(
-            f"X has {n_samples} documents but Y has {Y.shape[0]} rows; they must match."
-        )
+    Y = check_indicator(Y, n_samples=n_samples)
     if Y.shape[1] == 0:
         raise ValueError("Y has no label column; the label space must hold at least one label.")
     if Y.nnz == 0:
@@ -78,12 +56,7 @@ def check_label_matrix(Y, n_samples=None):
             "Y has no positive entry at all, so there is nothing to learn; check that the "
             "labels were binarised against the right label space."
         )
-    Y.sum_duplicates()
-    Y.sort_indices()
-    return sp.csr_matrix(
-        (np.ones(Y.nnz, dtype=np.int64), Y.indices.astype(np.int32), Y.indptr.astype(np.int64)),
-        shape=Y.shape,
-    )
+    return Y
 
 
 def check_k(k, n_labels):

@@ -5,6 +5,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._labels import check_indicator
+
 EMPTY_ROWS = ("skip", "zero")
 
 
@@ -21,53 +23,12 @@ def check_choice(value, options, name):
 
 
 def check_binary(y, name="y_true"):
-    """Return y as a canonical CSR indicator matrix: sorted indices, data all 1.
+    """Return y as a canonical CSR indicator matrix (int8 values, int64 indices).
 
-    Accepts any 0/1 numeric or boolean dense array or sparse matrix of shape
-    (n_samples, n_labels). Stored zeros are dropped; dense input is converted
-    (it is already (n, L) in memory).
+    The check itself is :func:`xplant._labels.check_indicator`, shared with
+    the rest of xplant.
     """
-    if sp.issparse(y):
-        y = y.tocsr()
-        if y.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_samples, n_labels), got shape {y.shape}.")
-        data = y.data
-        if data.dtype != np.bool_ and data.size and not np.all((data == 0) | (data == 1)):
-            raise ValueError(
-                f"{name} must hold only 0/1 values (a label indicator matrix); "
-                "binarize it first, e.g. (Y > 0).astype(np.int64)."
-            )
-        out = sp.csr_matrix(
-            (np.ones(y.nnz, dtype=np.int8), y.indices.copy(), y.indptr.copy()), shape=y.shape
-        )
-        if data.size:
-            keep = data != 0
-            if not np.all(keep):
-                out.data = keep.astype(np.int8)
-                out.eliminate_zeros()
-        if not out.has_canonical_format:
-            out.sum_duplicates()
-            out.data[:] = 1
-    else:
-        arr = np.asarray(y)
-        if arr.ndim != 2:
-            raise ValueError(
-                f"{name} must be 2-D (n_samples, n_labels), got shape {arr.shape}; "
-                "for one sample use y.reshape(1, -1)."
-            )
-        if arr.dtype == object or not (
-            np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
-        ):
-            raise ValueError(f"{name} must be numeric or boolean, got dtype {arr.dtype}.")
-        if arr.dtype != np.bool_ and not np.all((arr == 0) | (arr == 1)):
-            raise ValueError(
-                f"{name} must hold only 0/1 values (a label indicator matrix); "
-                "binarize it first, e.g. (Y > 0).astype(np.int64)."
-            )
-        out = sp.csr_matrix(arr != 0, dtype=np.int8)
-    out.indptr = out.indptr.astype(np.int64, copy=False)
-    out.indices = out.indices.astype(np.int64, copy=False)
-    return out
+    return check_indicator(y, name=name, dtype=np.int8)
 
 
 def check_scores(y_score, shape=None, name="y_score"):

@@ -20,6 +20,7 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn.utils import check_random_state, indexable
 from sklearn.utils import _safe_indexing
 
+from .._labels import check_indicator
 from ._kernels import iterative_stratification, pair_units
 
 __all__ = ["IterativeStratifiedKFold", "iterative_train_test_split"]
@@ -35,27 +36,7 @@ def _label_matrix(y):
     if hasattr(y, "columns") and hasattr(y, "to_numpy"):  # pandas DataFrame
         names = np.asarray([str(c) for c in y.columns])
         y = y.to_numpy()
-    if sp.issparse(y):
-        Y = sp.csr_matrix(y)
-    else:
-        arr = np.asarray(y)
-        if arr.ndim != 2:
-            raise ValueError(
-                f"y must be a 2-D label indicator matrix of shape (n_samples, n_labels); "
-                f"got an array with {arr.ndim} dimension(s). Binarise multi-label targets "
-                "first, e.g. with sklearn.preprocessing.MultiLabelBinarizer."
-            )
-        if arr.dtype.kind not in "biuf":
-            raise ValueError(f"y must be numeric 0/1; got dtype {arr.dtype}")
-        Y = sp.csr_matrix(arr)
-    Y.eliminate_zeros()
-    if Y.nnz and not np.all(Y.data == 1):
-        raise ValueError("y must contain only 0 and 1 (a label indicator matrix)")
-    Y = sp.csr_matrix(
-        (np.ones(Y.nnz, dtype=np.int64), Y.indices.astype(np.int64), Y.indptr.astype(np.int64)),
-        shape=Y.shape,
-    )
-    Y.sum_duplicates()
+    Y = check_indicator(y, name="y")
     if names is None:
         names = np.arange(Y.shape[1]).astype(str)
     return Y, names

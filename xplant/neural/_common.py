@@ -9,6 +9,7 @@ import torch
 from sklearn.base import clone
 from sklearn.preprocessing import MultiLabelBinarizer
 
+from .._labels import check_indicator
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
@@ -31,8 +32,8 @@ def check_targets(Y, n_samples, *, what="Y"):
     Raises
     ------
     ValueError
-        Row count mismatch, values other than 0/1 (NaN included), a bare
-        string per row, or no positive label at all.
+        Row count mismatch, values other than 0/1 (NaN included), or a bare
+        string per row (see :func:`xplant._labels.check_indicator`).
     """
     classes = None
     if isinstance(Y, (list, tuple)) and len(Y) and not sp.issparse(Y) and \
@@ -40,30 +41,7 @@ def check_targets(Y, n_samples, *, what="Y"):
         mlb = MultiLabelBinarizer(sparse_output=True)
         Y = mlb.fit_transform(Y)
         classes = mlb.classes_
-    elif isinstance(Y, (list, tuple)) and len(Y) and isinstance(Y[0], str):
-        raise ValueError(f"{what} is a list of strings; give one list of labels per document "
-                         "(split joined label strings by their separator first, e.g. "
-                         "[s.split('|') for s in labels]).")
-    if sp.issparse(Y):
-        Y = sp.csr_matrix(Y)
-        data = Y.data
-    else:
-        Y = np.asarray(Y)
-        if Y.ndim != 2:
-            raise ValueError(f"{what} must be 2-d (n_samples, n_labels), got shape {Y.shape}")
-        data = Y
-    if data.dtype.kind not in "biuf":
-        raise ValueError(f"{what} must be numeric 0/1, got dtype {data.dtype}")
-    if data.dtype.kind == "f" and not np.all(np.isfinite(data)):
-        raise ValueError(f"{what} contains NaN or inf; labels must be 0 or 1")
-    if not np.all((data == 0) | (data == 1)):
-        raise ValueError(f"{what} must contain only 0 and 1 (a multi-label indicator matrix); "
-                         f"found values {np.unique(data[(data != 0) & (data != 1)])[:5]}")
-    Y = sp.csr_matrix(Y, dtype=np.float32)
-    Y.eliminate_zeros()
-    if Y.shape[0] != n_samples:
-        raise ValueError(f"X has {n_samples} documents but {what} has {Y.shape[0]} rows; "
-                         "they must be aligned row by row")
+    Y = check_indicator(Y, name=what, n_samples=n_samples, dtype=np.float32)
     return Y, classes
 
 

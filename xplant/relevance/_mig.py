@@ -7,6 +7,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .._labels import check_indicator
 from . import _kernels
 
 _NORMALIZE = {None: _kernels.NORM_NONE, "joint": _kernels.NORM_JOINT, "label": _kernels.NORM_LABEL}
@@ -134,26 +135,10 @@ def binarize_labels(Y, n_docs=None, dtype=np.int64):
     Raises
     ------
     ValueError
-        If Y has entries other than 0 and 1, or the wrong number of rows.
+        If Y has entries other than 0 and 1, or the wrong number of rows
+        (:func:`xplant._labels.check_indicator`).
     """
-    Y = _as_csr(Y, "Y")
-    data = Y.data
-    if data.size and not np.all((data == 0) | (data == 1)):
-        raise ValueError(
-            "Y must be a {0, 1} label-indicator matrix of shape (n_docs, n_labels); "
-            "found values other than 0 and 1. For label lists, use "
-            "sklearn.preprocessing.MultiLabelBinarizer first."
-        )
-    Y = sp.csr_matrix((data.astype(np.int64), Y.indices, Y.indptr), shape=Y.shape)
-    Y.sum_duplicates()
-    Y.data = (Y.data != 0).astype(dtype)
-    Y.eliminate_zeros()
-    if n_docs is not None and Y.shape[0] != n_docs:
-        raise ValueError(
-            f"X and Y must have the same number of rows (documents); got "
-            f"{n_docs} and {Y.shape[0]}."
-        )
-    return Y
+    return check_indicator(Y, n_samples=n_docs, dtype=dtype)
 
 
 def _check_options(top_k, positive_only, normalize):
