@@ -47,6 +47,11 @@ DEV_CHOICES = (
 DEFAULT_SIZES = (25, 50, 100, 200, 500)
 DEFAULT_SEEDS = 3
 
+#: The EURLEX57K curve (API.md): log-spaced sizes up to the whole training
+#: split, with ``DEFAULT_SEEDS`` seeds up to 2,802 documents and one above.
+EURLEX_SIZES = (25, 50, 165, 424, 1090, 2802, 7203, 18513, 45000)
+EURLEX_SINGLE_SEED_ABOVE = 2802
+
 #: The two models of the low-data curve.
 CURVE_MODELS = ("PLANT", "plant=False")
 
@@ -103,12 +108,12 @@ def _plot_curve(curve, path):
     fig.savefig(path, format="png")
 
 
-def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
-                 epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=DEFAULT_SIZES,
-                 seeds=DEFAULT_SEEDS, max_docs=None, switches=True, curve=True,
-                 dev_choices=True, isolate=True, resume=False,
+def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en", data_home=None,
+                 epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=None,
+                 seeds=DEFAULT_SEEDS, single_seed_above=None, max_docs=None, switches=True,
+                 curve=True, dev_choices=True, isolate=True, resume=False,
                  num_threads=None, verbose=0, log=print):
-    """Run PLANT's switch table and the low-data curve on CodiEsp.
+    """Run PLANT's switch table and the low-data curve on CodiEsp or EURLEX57K.
 
     Parameters
     ----------
@@ -116,15 +121,23 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
         Default ``./xplant-runs/ablate-<UTC timestamp>/``. Receives
         ``ablation.json``, ``ablation.md``, ``low_data_curve.png`` and one
         run folder per fit (``switches/``, ``curve/seed<s>_n<size>/``).
+    dataset : {"codiesp", "eurlex57k"}, default="codiesp"
+        EURLEX57K needs ``data_home`` (the folder of
+        :func:`xplant.datasets.load_eurlex57k`).
     codes, language, data_home
-        See :func:`xplant.datasets.load_codiesp`.
+        See :func:`xplant.datasets.load_codiesp` (``codes`` and ``language``
+        are CodiEsp's only).
     epochs, plant_epochs : int
         Stage 2 and Stage 1 epoch budgets of every fit.
-    sizes : sequence of int, default=(25, 50, 100, 200, 500)
+    sizes : sequence of int or None
         Training sizes of the curve, strictly increasing, each at most the
-        number of training documents (after ``max_docs``).
+        number of training documents (after ``max_docs``). Default
+        :data:`DEFAULT_SIZES` (CodiEsp) or :data:`EURLEX_SIZES`.
     seeds : int, default=3
         Number of random subsets (and model seeds) per size: 0, 1, ...
+    single_seed_above : int or None
+        Sizes above it run with seed 0 only (default: None for CodiEsp,
+        :data:`EURLEX_SINGLE_SEED_ABOVE` for EURLEX57K).
     max_docs : int or None
         Keep only the first documents of each split (a smoke run).
     switches, curve : bool, default=True
@@ -151,8 +164,8 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
     Raises
     ------
     ValueError
-        If a size is larger than the training split, ``seeds < 1``, or
-        ``resume=True`` without ``output_dir``.
+        If a size is larger than the training split, ``seeds < 1``, an
+        unknown ``dataset``, or ``resume=True`` without ``output_dir``.
     """
     from .model_selection import nested_subsamples
     start = time.perf_counter()
@@ -164,8 +177,19 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
                          "(xplant ablate --resume --output DIR)")
     if int(seeds) < 1:
         raise ValueError(f"seeds must be >= 1; got {seeds!r}")
-    data_args = {"dataset": "codiesp", "codes": codes, "language": language,
-                 "data_home": data_home, "max_docs": max_docs}
+    if dataset == "codiesp":
+        data_args = {"dataset": "codiesp", "codes": codes, "language": language,
+                     "data_home": data_home, "max_docs": max_docs}
+        name, default_sizes = f"codiesp-{codes}", DEFAULT_SIZES
+    elif dataset == "eurlex57k":
+        data_args = {"dataset": "eurlex57k", "data_home": data_home, "max_docs": max_docs}
+        name, default_sizes = "eurlex57k", EURLEX_SIZES
+        if single_seed_above is None:
+            single_seed_above = EURLEX_SINGLE_SEED_ABOVE
+    else:
+        raise ValueError(f"dataset must be 'codiesp' or 'eurlex57k'; got {dataset!r}")
+    if sizes is None:
+        sizes = default_sizes
     splits = load_splits(**data_args)
     n_train = len(splits["train"].texts)
     sizes = [int(s) for s in sizes]
@@ -173,17 +197,18 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
         raise ValueError(f"curve size {max(sizes)} exceeds the {n_train} training documents; "
                          f"pass smaller --sizes (or a larger --max-docs)")
     budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs}
-    result = {"dataset": f"codiesp-{codes}", "language": language, "budget": budget,
+    result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
+              "budget": budget, "single_seed_above": single_seed_above,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "switches": [], "curve": [], "sizes": sizes, "seeds": int(seeds)}
     common = {"epochs": epochs, "plant_epochs": plant_epochs, "verbose": verbose,
               "isolate": isolate, "num_threads": num_threads, "save_models": False, "resume": resume,
               "log": log}
     if switches:
-        log(f"== switches: CodiEsp-{codes}, {n_train} training documents ==")
+        log(f"== switches: {name}, {n_train} training documents ==")
         res = run_models(data_args, ablation_specs(dev_choices=dev_choices), out_dir / "switches",
                          splits=splits,
-                         record={"dataset": f"codiesp-{codes}", "split": "test", "budget": budget},
+                         record={"dataset": name, "split": "test", "budget": budget},
                          **common)
         result["switches"] = res["models"]
         result["versions"] = res["versions"]
@@ -192,9 +217,11 @@ def run_ablation(output_dir=None, *, codes="D", language="en", data_home=None,
         for seed in range(int(seeds)):
             subsets = nested_subsamples(n_train, sizes, random_state=seed)
             for size, rows in zip(sizes, subsets):
+                if seed and single_seed_above is not None and size > single_seed_above:
+                    continue
                 log(f"== curve: seed {seed}, {size} training documents ==")
                 args = {**data_args, "train_rows": rows.tolist()}
-                rec = {"dataset": f"codiesp-{codes}", "split": "test", "budget": budget,
+                rec = {"dataset": name, "split": "test", "budget": budget,
                        "seed": seed, "train_rows": rows.tolist()}
                 res = run_models(args, CURVE_MODELS, out_dir / "curve" / f"seed{seed}_n{size}",
                                  random_state=seed, splits=load_splits(**args), record=rec,
@@ -238,10 +265,11 @@ def format_ablation(result):
     if result["switches"]:
         parts += ["## Switches", "", markdown_table(result["switches"], ABLATION_COLUMNS), ""]
     if result["curve"]:
-        parts += [f"## Low-data curve ({result['seeds']} seeds, mean ± sample std)", "",
-                  "| model | train docs | P@5 | macro-F1 |", "|---|---:|---:|---:|"]
+        parts += [f"## Low-data curve (up to {result['seeds']} seeds, mean ± sample std)", "",
+                  "| model | train docs | seeds | P@5 | macro-F1 |", "|---|---:|---:|---:|---:|"]
         for r in result["curve"]:
-            parts.append(f"| {r['model']} | {r['size']} | {100 * r['P@5']['mean']:.1f} ± "
+            parts.append(f"| {r['model']} | {r['size']} | {len(r['P@5']['values'])} | "
+                         f"{100 * r['P@5']['mean']:.1f} ± "
                          f"{100 * r['P@5']['std']:.1f} | {100 * r['macro_F1']['mean']:.1f} ± "
                          f"{100 * r['macro_F1']['std']:.1f} |")
         parts += ["", "![low-data curve](low_data_curve.png)", ""]

@@ -45,7 +45,8 @@ def _ints(text):
 
 def _ablate(args):
     from ._ablate import run_ablation
-    run_ablation(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
+    run_ablation(args.output, dataset=args.dataset, codes=args.codes, language=args.language,
+                 data_home=args.data_home, single_seed_above=args.single_seed_above,
                  epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
                  seeds=args.seeds, max_docs=args.max_docs, switches=not args.no_switches,
                  dev_choices=not args.no_dev_choices, resume=args.resume,
@@ -92,18 +93,24 @@ def build_parser():
     o.add_argument("--out", help="output folder (default: the run folder)")
     o.set_defaults(func=_report)
 
-    from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES
-    a = sub.add_parser("ablate", help="PLANT's switches and the low-data curve on CodiEsp")
+    from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES, EURLEX_SINGLE_SEED_ABOVE, EURLEX_SIZES
+    a = sub.add_parser("ablate", help="PLANT's switches and the low-data curve (CodiEsp, EURLEX57K)")
     a.add_argument("--output", help="output folder (default ./xplant-runs/ablate-<timestamp>)")
+    a.add_argument("--dataset", default="codiesp", choices=["codiesp", "eurlex57k"])
     a.add_argument("--codes", default="D", choices=["D", "P", "DP"])
     a.add_argument("--language", default="en", choices=["en", "es"])
-    a.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy)")
+    a.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy); "
+                                       "the EURLEX57K folder (required with --dataset eurlex57k)")
     a.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
     a.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
                    help="Stage 1 epoch budget")
-    a.add_argument("--sizes", type=_ints, default=list(DEFAULT_SIZES),
-                   help="training sizes of the low-data curve (default %(default)s)")
+    a.add_argument("--sizes", type=_ints, default=None,
+                   help=f"training sizes of the low-data curve (default: CodiEsp {list(DEFAULT_SIZES)}, "
+                        f"EURLEX57K {list(EURLEX_SIZES)})")
     a.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="subsets per size")
+    a.add_argument("--single-seed-above", type=int, default=None,
+                   help="sizes above this run with one seed (default: EURLEX57K "
+                        f"{EURLEX_SINGLE_SEED_ABOVE}, CodiEsp none)")
     a.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
     a.add_argument("--no-switches", action="store_true", help="skip the switch table")
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")

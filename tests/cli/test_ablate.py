@@ -62,3 +62,25 @@ def test_ablate_rejects_too_large_sizes(tmp_path):
                      isolate=False, log=lambda *a: None)
     with pytest.raises(ValueError, match="seeds must be"):
         run_ablation(tmp_path, max_docs=10, sizes=[5], seeds=0, isolate=False)
+
+
+EURLEX = __import__("pathlib").Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "eurlex57k"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (EURLEX / "train.jsonl.gz").is_file(), reason="EURLEX57K not beside the checkout")
+def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path):
+    import torch
+    torch.set_num_threads(1)
+    from xplant.cli import main
+    out = tmp_path / "eur"
+    assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(EURLEX), "--output", str(out),
+                 "--max-docs", "20", "--sizes", "8,16", "--seeds", "2", "--single-seed-above", "8",
+                 "--no-switches", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
+                 "--threads", "1", "--quiet"]) == 0
+    res = json.loads((out / "ablation.json").read_text())
+    assert res["dataset"] == "eurlex57k" and res["single_seed_above"] == 8
+    seeds = {(r["model"], r["size"]): len(r["P@5"]["values"]) for r in res["curve"]}
+    assert seeds == {("PLANT", 8): 2, ("PLANT", 16): 1, ("plant=False", 8): 2, ("plant=False", 16): 1}
+    assert sorted(p.name for p in (out / "curve").iterdir()) == ["seed0_n16", "seed0_n8", "seed1_n8"]
+    assert "| PLANT | 16 | 1 |" in (out / "ablation.md").read_text()
