@@ -488,7 +488,7 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
     for m in models:
         cells = [str(m["name"])]
         for key, _ in columns:
-            v = m["metrics"].get(key)
+            v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
             cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
         if resources:
             dps = m.get("predict_docs_per_second")

@@ -32,9 +32,10 @@ def test_ablate_cli_smoke(tmp_path):
     assert by['smoothing_form="symmetric"']["params"]["smoothing_form"] == "symmetric"
     assert by["full"]["params"]["smoothing_form"] == "paper"
     assert by["Stage 1 nDCG@5"]["stage1_params"]["ndcg_k"] == 5
-    assert by["Stage 1 nDCG@50"]["stage1_params"]["ndcg_k"] == 50
-    assert by["full"]["stage1_params"]["ndcg_k"] == 15
+    assert by["Stage 1 nDCG@15"]["stage1_params"]["ndcg_k"] == 15
+    assert by["full"]["stage1_params"]["ndcg_k"] == 50
     assert all(0.0 <= m["dev_MAP"] <= 1.0 for m in res["switches"])
+    assert f"| full | {100 * by['full']['dev_MAP']:.1f} |" in (out / "ablation.md").read_text()
     assert by["plant=False"]["params"]["plant"] is False
     assert by['stage1_loss="mse"']["params"]["stage1_loss"] == "mse"
     assert by["label_smoothing=0"]["params"]["label_smoothing"] == 0.0
