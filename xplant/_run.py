@@ -118,7 +118,8 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
     ...; ``planter__<name>`` ones go to its
     :class:`~xplant.neural.AttentionPlanter`), of the final step otherwise.
     ``checkpoint_dir`` (neural models only) makes the classifier write a
-    checkpoint every epoch there, so that an interrupted fit can resume. PLANT with a word backbone runs as
+    checkpoint every epoch there, so that an interrupted fit can resume.
+    PLANT with a word backbone runs as
     ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
     ``hf``/``llm`` backbone the classifier fits its own relevance with the
     backbone's tokenizer (API.md).
