@@ -57,8 +57,9 @@ EURLEX_SINGLE_SEED_ABOVE = 2802
 CURVE_MODELS = ("PLANT", "plant=False")
 
 #: Columns of the switch table: (metric key, header).
-ABLATION_COLUMNS = (("dev_MAP", "dev MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("MAP", "MAP"), ("micro_F1", "miF1"),
-                    ("macro_F1", "maF1"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"))
+ABLATION_COLUMNS = (("dev_MAP", "dev MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("MAP", "MAP"),
+                    ("micro_F1", "miF1"), ("macro_F1", "maF1"), ("F1_few", "F1 few"),
+                    ("F1_zero", "F1 zero"))
 
 
 def ablation_specs(prefix="", dev_choices=False):

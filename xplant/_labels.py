@@ -51,10 +51,10 @@ def check_indicator(Y, *, name="Y", n_samples=None, dtype=np.int64):
     >>> out.toarray(), out.nnz, out.indices.dtype
     (array([[0, 1, 0],
            [1, 0, 0]]), 2, dtype('int64'))
-    >>> check_indicator([[1, 2]])
+    >>> check_indicator([[1, 2]])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: Y must hold only 0 and 1 (a 0/1 label indicator matrix); found [2]. Binarise it first, e.g. (Y > 0).astype(np.int64).
+    ValueError: Y must hold only 0 and 1 (a 0/1 label indicator matrix); found [2]. ...
     """
     if isinstance(Y, (list, tuple)) and len(Y) and isinstance(Y[0], str):
         raise ValueError(f"{name} is a list of strings; give one list of labels per document "
