@@ -9,22 +9,33 @@ Localisation is measured with oracle codes: for every gold (document,
 code) pair, each highlighter proposes up to ``--top-spans`` spans for that
 code, and :func:`xplant.evidence.score_evidence` scores them (a span matches
 when it contains the gold span with at most 10 characters of slack on each
-side, the CodiEsp-X rule; plus character-overlap F1). Highlighters:
+side, the CodiEsp-X rule; plus character-overlap F1). Highlighters (``--rows``):
 
-- PLANT: the label's planted-then-trained attention over the document;
-- plant=False: the same network trained without Stage 1;
+- ``plant``: PLANT, the label's planted-then-trained attention;
+- ``plant-false``: the same network trained without Stage 1;
+- ``anchored``: PLANT keeping the Stage 1 ranking loss in Stage 2
+  (``stage1_weight``, one row per value of ``--stage1-weights``);
+- ``frozen``: PLANT whose attention and encoder stay as planted (only the
+  head trains): the planted attention itself;
 - MIG only: the label's top-MIG tokens present in the document (no network).
+
+The planted rows share one Stage 1 (fitted with the first of them and
+reused with ``plant_from``), so they differ only in Stage 2. Each row also
+reports its dev MAP (what would choose between them) and its test MAP and
+P@5, to show what the attention's fidelity costs or buys in accuracy.
 
 It also prints the mean pairwise cosine similarity of the attention of
 related rare codes (same 3-character ICD-10 category, 1–5 training
 documents) on test documents, with and without planting (the paper's
 diagnostic: 0.75 random, 0.985 planted).
 
-Run: ``python benchmarks/bench_evidence.py [--epochs 40 --plant-epochs 10 --top-spans 3]``.
+Run: ``python benchmarks/bench_evidence.py [--epochs 40 --plant-epochs 10 --top-spans 3]
+[--rows plant,plant-false,anchored,frozen --stage1-weights 0.1,1]``.
 """
 
 import argparse
 import json
+import tempfile
 import time
 
 import numpy as np
@@ -78,16 +89,29 @@ def main(argv=None):
     p.add_argument("--plant-epochs", type=int, default=10)
     p.add_argument("--top-spans", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rows", default="plant,plant-false",
+                   help="comma-separated: plant, plant-false, anchored, frozen")
+    p.add_argument("--stage1-weights", default="1",
+                   help="stage1_weight values of the 'anchored' rows (comma-separated)")
+    p.add_argument("--max-docs", type=int, default=None,
+                   help="first N documents of each split (a smoke run); default all")
     p.add_argument("--output", help="write the figures as JSON here")
     args = p.parse_args(argv)
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    bad = sorted(set(rows) - {"plant", "plant-false", "anchored", "frozen"})
+    if bad:
+        p.error(f"unknown rows {bad}; choose from plant, plant-false, anchored, frozen")
     torch.set_num_threads(args.threads)
     from sklearn.pipeline import Pipeline
     from xplant.datasets import load_codiesp, load_codiesp_evidence
     from xplant.evidence import mig_highlighter, related_rare_label_groups, score_evidence
+    from xplant.metrics import mean_average_precision, precision_at_k
     from xplant.neural import AttentionPlanter, PlantClassifier
     from xplant.relevance import MIGRelevance
 
-    tr, dv, te = (load_codiesp(s, codes="D", language="es") for s in ("train", "dev", "test"))
+    from xplant._run import _subset
+    tr, dv, te = (_subset(load_codiesp(s, codes="D", language="es"), args.max_docs)
+                  for s in ("train", "dev", "test"))
     gold = [g for g in load_codiesp_evidence("test") if g["kind"] == "D" or g["type"] == "DIAGNOSTICO"]
     label_index = {str(c).upper(): i for i, c in enumerate(te.label_names)}
     codes_by_doc = [[] for _ in te.ids]
@@ -97,35 +121,61 @@ def main(argv=None):
             codes_by_doc[row[g["id"]]].append(g["code"])
     freq = np.asarray(tr.Y.sum(0)).ravel()
     groups = related_rare_label_groups(tr.label_names, freq)
+    variants = []                                 # (name, PlantClassifier params)
+    for r in rows:
+        if r == "plant":
+            variants.append(("PLANT", {}))
+        elif r == "plant-false":
+            variants.append(("plant=False", {"plant": False}))
+        elif r == "frozen":
+            variants.append(("PLANT, attention frozen", {"phases": [(0, "head", 1e-3)]}))
+        else:
+            variants += [(f"PLANT, stage1_weight={float(w):g}", {"stage1_weight": float(w)})
+                         for w in args.stage1_weights.split(",")]
     results = {}
     fitted = {}
-    for name, plant in (("PLANT", True), ("plant=False", False)):
+    planting = tempfile.TemporaryDirectory()
+    planted = None                                # the shared Stage 1, once fitted
+    for name, params in variants:
         t = time.perf_counter()
+        if params.get("plant", True) and planted is not None:
+            params = {**params, "plant_from": planted}
         pipe = Pipeline([("mig", MIGRelevance()),
-                         ("clf", PlantClassifier(plant=plant, max_epochs=args.epochs, scoring="map",
+                         ("clf", PlantClassifier(max_epochs=args.epochs, scoring="map",
                                                  patience=6, verbose=0,
-                                                 planter=AttentionPlanter(max_epochs=args.plant_epochs)))])
+                                                 planter=AttentionPlanter(max_epochs=args.plant_epochs),
+                                                 **params))])
         pipe.fit(tr.texts, tr.Y, clf__validation_data=(dv.texts, dv.Y))
         clf = fitted[name] = pipe[-1]
+        if clf.planter_ is not None and planted is None:
+            planted = str(clf.planter_.save_planting(planting.name + "/planting"))
         spans = attention_spans(clf, te.texts, codes_by_doc, label_index, args.top_spans)
         pred = [{"id": d, **c} for d, cs in zip(te.ids, spans) for c in cs]
         results[name] = score_evidence(pred, gold, texts=dict(zip(te.ids, te.texts)))
         results[name]["fit_seconds"] = time.perf_counter() - t
+        results[name]["best_epoch"] = clf.best_epoch_
+        dev_p, test_p = pipe.predict_proba(dv.texts), pipe.predict_proba(te.texts)
+        results[name]["dev_MAP"] = mean_average_precision(dv.Y, dev_p)
+        results[name]["test_MAP"] = mean_average_precision(te.Y, test_p)
+        results[name]["test_P@5"] = precision_at_k(te.Y, test_p, k=5)
         results[name]["attention_similarity_rare_groups"] = attention_similarity(
             clf, te.texts[:50], dict(list(groups.items())[:20]))
-    rel = fitted["PLANT"].relevance_
+    rel = next(iter(fitted.values())).relevance_
     ids, off = rel.tokenize(te.texts, return_offsets=True)
     mig = mig_highlighter(te.texts, off, ids, rel.relevance_, codes_by_doc, label_index,
                           top_spans=args.top_spans)
     results["MIG only"] = score_evidence([{"id": d, **c} for d, cs in zip(te.ids, mig) for c in cs],
                                          gold, texts=dict(zip(te.ids, te.texts)))
     keys = ("precision", "recall", "f1", "hit_rate", "token_f1", "n_pairs")
+    extra = ("attention_similarity_rare_groups", "dev_MAP", "test_MAP", "test_P@5", "best_epoch",
+             "fit_seconds")
     print("CodiEsp-X test, diagnoses, oracle codes, Spanish text; spans per code:", args.top_spans)
-    print(f"{'highlighter':12} " + " ".join(f"{k:>10}" for k in keys) + f" {'att. cos (rare groups)':>24}")
+    print("| highlighter | " + " | ".join(keys + extra) + " |")
+    print("|---" * (1 + len(keys) + len(extra)) + "|")
     for name, r in results.items():
-        sim = r.get("attention_similarity_rare_groups")
-        print(f"{name:12} " + " ".join(f"{r[k]:10.3f}" if isinstance(r[k], float) else f"{r[k]:10d}"
-                                       for k in keys) + (f" {sim:24.3f}" if sim is not None else ""))
+        cells = [f"{r[k]:.3f}" if isinstance(r.get(k), float) else str(r.get(k, "—"))
+                 for k in keys + extra]
+        print(f"| {name} | " + " | ".join(cells) + " |")
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(results, fh, indent=2, default=float)

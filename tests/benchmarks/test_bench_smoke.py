@@ -119,3 +119,27 @@ def test_model_specs_extras_and_ablations(monkeypatch):
     assert by["PLANT (MiniLM)"]["params"]["max_length"] == bench.MINILM_MAX_LENGTH
     with pytest.raises(ValueError, match="unknown row"):
         bench.model_specs("codiesp-D", ["bert"], **kw)
+
+
+def test_bench_evidence_smoke(tmp_path):
+    """benchmarks/bench_evidence.py on 12 documents per split, every row kind."""
+    import torch
+    torch.set_num_threads(1)
+    spec = importlib.util.spec_from_file_location("bench_evidence",
+                                                  ROOT / "benchmarks" / "bench_evidence.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "evidence.json"
+    res = module.main(["--max-docs", "12", "--epochs", "1", "--plant-epochs", "1", "--threads", "1",
+                       "--rows", "plant,anchored,frozen", "--stage1-weights", "0.5",
+                       "--output", str(out)])
+    assert list(res) == ["PLANT", "PLANT, stage1_weight=0.5", "PLANT, attention frozen", "MIG only"]
+    assert json.loads(out.read_text()).keys() == res.keys()
+    pairs = {r["n_pairs"] for r in res.values()}
+    assert len(pairs) == 1 and pairs.pop() > 0           # every highlighter scored on the same pairs
+    for name, r in res.items():
+        assert 0.0 <= r["f1"] <= 1.0 and 0.0 <= r["token_f1"] <= 1.0
+        if name != "MIG only":
+            assert 0.0 <= r["test_MAP"] <= 1.0 and 0.0 <= r["dev_MAP"] <= 1.0
+    with pytest.raises(SystemExit):
+        module.main(["--rows", "plant,nonsense"])

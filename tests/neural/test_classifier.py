@@ -295,3 +295,53 @@ def test_label_bias_starts_at_the_smoothed_training_log_odds(small, make_corpus)
         clf.fit(texts, Y)
         np.testing.assert_allclose(clf.module_.label_bias.detach().numpy(),
                                    np.log(target / (1 - target)), rtol=1e-5)
+
+
+def _signal_hit_rate(clf, texts, Y, n=60):
+    """Share of (document, gold label) pairs whose attention peaks on ``sig<l>``."""
+    from xplant.neural._data import pad_batch
+    hits = total = 0
+    for i in range(n):
+        labels = Y[i].indices
+        ids, mask = pad_batch([clf.relevance_.tokenize([texts[i]])[0]],
+                              pad_value=clf.relevance_.pad_id_)
+        with torch.no_grad():
+            att = clf.module_.attention_weights(ids, mask, torch.as_tensor(labels)[None])[0]
+        words = texts[i].split()
+        for j, l in enumerate(labels):
+            total += 1
+            hits += words[int(torch.argmax(att[j]))] == f"sig{l}"
+    return hits / total
+
+
+def test_stage1_weight_keeps_the_planted_attention(make_corpus, tiny):
+    """Stage 2 with everything unfrozen at a high rate lets the attention drift
+    off the signal word; keeping the ranking loss (stage1_weight=1) holds it."""
+    texts, Y = make_corpus(n_docs=120, seed=3)
+    phases = [(0, g, 1e-2) for g in ("head", "attention", "encoder", "embeddings")]
+    rates = {}
+    for w in (0.0, 1.0):
+        clf = PlantClassifier(**tiny, max_epochs=8, lr=1e-2, phases=phases, stage1_weight=w,
+                              planter=AttentionPlanter(max_epochs=8, lr=5e-3, verbose=0))
+        rates[w] = _signal_hit_rate(clf.fit(texts, Y), texts, Y)
+    assert rates[1.0] > 0.5 and rates[1.0] > rates[0.0] + 0.2, rates
+
+
+def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpus, small):
+    from xplant.neural.losses import stage1_loss
+    texts, Y = make_corpus(n_docs=40)
+    clf = small(max_epochs=1, stage1_weight=0.5).fit(texts, Y)
+    clf.module_.eval()                                  # no dropout: two passes agree
+    ds = clf._train_dataset(clf.relevance_.transform(texts).docs, [Y[i].indices for i in range(40)])
+    x, (pos, rel, valid) = next(iter(clf.get_iterator(ds, training=True)))
+    assert rel.shape == valid.shape == x["rank"].positions.shape and valid.any()
+    with torch.no_grad():
+        got = clf.get_loss(clf.infer(x), (pos, rel, valid))
+        logits = clf.module_(x["ids"], x["mask"])
+        K = clf.module_.attention.keys(clf.module_.encoder(x["ids"], x["mask"]))
+        r = x["rank"]
+        s = clf.module_.attention.scores_at(K, r.doc_index, r.label_index, r.positions)
+        want = clf.criterion_(logits, pos) + 0.5 * stage1_loss(s, rel, valid, kind="lambda", k=50)
+    assert float(got) == pytest.approx(float(want), rel=1e-5)
+    with pytest.raises(ValueError, match="stage1_weight"):
+        small(stage1_weight=-1.0).fit(texts, Y)

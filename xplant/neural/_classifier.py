@@ -18,11 +18,11 @@ from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
-from ._data import (Stage2Collate, TokenDataset, pad_batch, positives_list,
-                    truncate)
+from ._data import (AnchoredDataset, Stage1Dataset, Stage2Collate, TokenDataset, pad_batch,
+                    positives_list, truncate)
 from ._planter import AttentionPlanter, load_planting
 from .backbones import backbone_kind
-from .losses import PlantLoss
+from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet
 
 
@@ -72,6 +72,16 @@ class PlantClassifier(PlantNetBase):
         Shorthand for ``planter__target`` (the paper's TF ablation).
     stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"} or None
         Shorthand for the planter's loss.
+    stage1_weight : float, default=0.0
+        Keep the planting loss in Stage 2: the training loss becomes the
+        Stage 2 loss plus ``stage1_weight`` times the planter's ranking loss
+        (its kind and nDCG cutoff) on ranking items sampled from the same
+        batch, so the attention keeps ranking each label's relevant tokens
+        first while the classifier trains. 0 is the paper (the attention is
+        free to drift once unfrozen). The targets are the planter's (MIG, or
+        TF with ``stage1_target="tf"``); with ``plant_from`` or
+        ``plant=False``, the fitted MIG. An xplant extension, measured in
+        ``docs/evidence.md``.
     embedding_dim, hidden_dim, attention_dim, kernel_size : int
     dropout : float
     glove : bool
@@ -142,7 +152,8 @@ class PlantClassifier(PlantNetBase):
     """
 
     def __init__(self, backbone="cnn", *, plant=True, planter=None, plant_from=None,
-                 relevance=None, stage1_target=None, stage1_loss=None, embedding_dim=100,
+                 relevance=None, stage1_target=None, stage1_loss=None, stage1_weight=0.0,
+                 embedding_dim=100,
                  hidden_dim=128, attention_dim=128, kernel_size=5, dropout=0.2, glove=False,
                  max_length=4096, backbone_options=None, pool_size=128, head="shared", loss="focal", gamma=2.0,
                  label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
@@ -163,6 +174,7 @@ class PlantClassifier(PlantNetBase):
         self.relevance = relevance
         self.stage1_target = stage1_target
         self.stage1_loss = stage1_loss
+        self.stage1_weight = stage1_weight
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.attention_dim = attention_dim
@@ -245,6 +257,10 @@ class PlantClassifier(PlantNetBase):
         check_param("hard_negatives", self.hard_negatives, kind=numbers.Integral, low=1,
                     none_ok=True)
         check_param("gamma", self.gamma, low=0)
+        check_param("stage1_weight", self.stage1_weight, low=0)
+        if self.stage1_weight and self.strategy != "skorch":
+            raise ValueError("stage1_weight > 0 needs strategy='skorch' (the DeepSpeed loop "
+                             "trains with the Stage 2 loss only); set stage1_weight=0")
         check_param("label_smoothing", self.label_smoothing, low=0, high=0.5)
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
                     low_open=True, none_ok=True)
@@ -340,17 +356,58 @@ class PlantClassifier(PlantNetBase):
             self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume)
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
-                self.partial_fit(TokenDataset(train_docs, train_pos), None,
+                self.partial_fit(self._train_dataset(train_docs, train_pos), None,
                                  epochs=max(0, self.max_epochs - len(self.history)))
         elif self.strategy == "deepspeed":
             from .distributed import fit_deepspeed
             fit_deepspeed(self, TokenDataset(train_docs, train_pos), self.dev_dataset_,
                           config=self.deepspeed_config)
         else:
-            self.partial_fit(TokenDataset(train_docs, train_pos), None)
+            self.partial_fit(self._train_dataset(train_docs, train_pos), None)
         self.best_epoch_ = self._best_epoch()
         self._choose_decision(Y[tr])
         return self
+
+    def _stage1_settings(self):
+        """The planter whose loss, cutoff and sampling ``stage1_weight`` keeps."""
+        planter = self.planter_ if self.planter_ is not None else (
+            self.planter if self.planter is not None else AttentionPlanter())
+        kind = self.stage1_loss if self.stage1_loss is not None else planter.stage1_loss
+        return planter, kind
+
+    def _train_dataset(self, train_docs, train_pos):
+        """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items."""
+        tokens = TokenDataset(train_docs, train_pos)
+        if not self.stage1_weight:
+            return tokens
+        planter, _ = self._stage1_settings()
+        target = getattr(planter, "target_relevance_", None)
+        if target is None:
+            target = self.relevance_.relevance_
+        rel = self.relevance_
+        special = {i for i in (rel.pad_id_, rel.unk_id_) if i is not None and i >= 0}
+        ranking = Stage1Dataset(train_docs, train_pos, target,
+                                labels_per_doc=planter.labels_per_doc,
+                                max_relevant=planter.max_relevant,
+                                n_negatives=planter.n_negatives, generator=self.rng_,
+                                ignore_ids=special)
+        return AnchoredDataset(tokens, ranking)
+
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict) and "rank" in x:      # an anchored training batch
+            return self.module_(x["ids"].to(self.device), x["mask"].to(self.device),
+                                rank=x["rank"].to(self.device))
+        return super().infer(x, **fit_params)
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        """Stage 2 loss; plus ``stage1_weight`` × the ranking loss on anchored batches."""
+        if not isinstance(y_pred, tuple):
+            return super().get_loss(y_pred, y_true, X=X, training=training)
+        logits, s = y_pred
+        pos, rel, valid = (t.to(self.device) for t in y_true)
+        planter, kind = self._stage1_settings()
+        rank = stage1_loss(s, rel, valid, kind=kind, k=planter.ndcg_k, sigma=planter.sigma)
+        return self.criterion_(logits, pos) + self.stage1_weight * rank
 
     @torch.no_grad()
     def _init_label_bias(self, Y_train):

@@ -88,7 +88,9 @@ class Stage2Collate:
 
     Returns ``({"ids": (b, n) long, "mask": (b, n) bool}, pos)`` where
     ``pos`` is a (b, max_pos) long tensor of positive label ids padded with
-    -1 (or None when unlabelled).
+    -1 (or None when unlabelled). Items of an :class:`AnchoredDataset` add
+    ``"rank"`` (a :class:`Stage1Batch`) to the inputs and give
+    ``(pos, relevance, valid)`` as targets.
     """
 
     def __init__(self, pad_id):
@@ -99,7 +101,42 @@ class Stage2Collate:
         if items[0][1] is None:
             return {"ids": ids, "mask": mask}, None
         pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
+        if len(items[0]) == 3:        # AnchoredDataset: Stage 1 ranking items too
+            rank, (rel, valid) = Stage1Collate(self.pad_id)([(it[0], it[2]) for it in items])
+            return {"ids": ids, "mask": mask, "rank": rank}, (pos, rel, valid)
         return {"ids": ids, "mask": mask}, pos
+
+
+class AnchoredDataset(Dataset):
+    """Stage 2 items plus Stage 1 ranking items of the same document.
+
+    For ``PlantClassifier(stage1_weight > 0)``: each item is ``(ids,
+    positives, ranking_items)`` with the ranking items sampled by a
+    :class:`Stage1Dataset` over the same documents, so that Stage 2 can keep
+    the planting loss on the attention while the classifier trains.
+
+    Parameters
+    ----------
+    tokens : TokenDataset
+        Documents and positive labels.
+    ranking : Stage1Dataset
+        Over the same documents in the same order.
+    """
+
+    def __init__(self, tokens, ranking):
+        if len(tokens) != len(ranking):
+            raise ValueError(f"tokens has {len(tokens)} documents, ranking {len(ranking)}")
+        self.tokens, self.ranking = tokens, ranking
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __getitem__(self, i):
+        doc, pos = self.tokens[i]
+        return doc, pos, self.ranking.sample(i)
+
+    def lengths(self):
+        return self.tokens.lengths()
 
 
 class LengthBucketSampler(Sampler):

@@ -118,16 +118,29 @@ class PlantNet(nn.Module):
             mask[empty, 0] = True
         return mask
 
-    def forward(self, ids, mask):
-        """ids, mask (b, n) -> logits (b, L)."""
+    def forward(self, ids, mask, rank=None):
+        """ids, mask (b, n) -> logits (b, L).
+
+        With ``rank`` (a Stage1Batch of the same documents: ranking items
+        ``doc_index``, ``label_index`` (N,) and ``positions`` (N, C)) it
+        returns ``(logits, s)``, where s (N, C) are the raw attention scores
+        at those positions, from the same encoder pass.
+        """
         H = self.encoder(ids, mask)
         K = self.attention.keys(H)
+        if rank is not None:
+            return (self._logits(H, K, mask),
+                    self.attention.scores_at(K, rank.doc_index, rank.label_index, rank.positions))
+        return self._logits(H, K, mask)
+
+    def _logits(self, H, K, mask):
+        """Logits (b, L) from encoder states H and attention keys K."""
         Vh = self.value(H)
         amask = self.attention_mask(mask)
         out = []
         for lo in range(0, self.n_labels, self.label_chunk):
             sl = slice(lo, min(lo + self.label_chunk, self.n_labels))
-            labels = torch.arange(sl.start, sl.stop, device=ids.device)
+            labels = torch.arange(sl.start, sl.stop, device=H.device)
             A = attend(self.attention.queries(labels), K, Vh, amask)            # (b, c, h)
             w = self._head(sl)
             logit = (A * (self.boost_mul[sl] * w)).sum(-1) + (self.boost_add[sl] * w).sum(-1)
