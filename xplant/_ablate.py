@@ -112,8 +112,9 @@ def _plot_curve(curve, path):
 
 def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en", data_home=None,
                  epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=None,
-                 seeds=DEFAULT_SEEDS, single_seed_above=None, max_docs=None, switches=True,
-                 curve=True, dev_choices=True, isolate=True, resume=False,
+                 seeds=DEFAULT_SEEDS, single_seed_above=None, max_docs=None, dev_docs=None,
+                 max_length=None, switches=True, curve=True, dev_choices=True, isolate=True,
+                 resume=False,
                  num_threads=None, verbose=0, log=print):
     """Run PLANT's switch table and the low-data curve on CodiEsp or EURLEX57K.
 
@@ -142,6 +143,15 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         :data:`EURLEX_SINGLE_SEED_ABOVE` for EURLEX57K).
     max_docs : int or None
         Keep only the first documents of each split (a smoke run).
+    dev_docs : int or None
+        Choose epochs and decision rules on a fixed random subset of this
+        many dev documents (see :func:`xplant._run.load_splits`); the test
+        split stays whole. For EURLEX57K on a CPU, where a pass over the
+        6,000 dev documents every epoch costs more than training on a small
+        subset. None: all of dev.
+    max_length : int or None
+        Tokens read per document by every fit (the first ones); None: the
+        classifier's default.
     switches, curve : bool, default=True
         Which of the two parts to run.
     dev_choices : bool, default=True
@@ -181,10 +191,11 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         raise ValueError(f"seeds must be >= 1; got {seeds!r}")
     if dataset == "codiesp":
         data_args = {"dataset": "codiesp", "codes": codes, "language": language,
-                     "data_home": data_home, "max_docs": max_docs}
+                     "data_home": data_home, "max_docs": max_docs, "dev_docs": dev_docs}
         name, default_sizes = f"codiesp-{codes}", DEFAULT_SIZES
     elif dataset == "eurlex57k":
-        data_args = {"dataset": "eurlex57k", "data_home": data_home, "max_docs": max_docs}
+        data_args = {"dataset": "eurlex57k", "data_home": data_home, "max_docs": max_docs,
+                     "dev_docs": dev_docs}
         name, default_sizes = "eurlex57k", EURLEX_SIZES
         if single_seed_above is None:
             single_seed_above = EURLEX_SINGLE_SEED_ABOVE
@@ -198,7 +209,10 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     if curve and sizes and max(sizes) > n_train:
         raise ValueError(f"curve size {max(sizes)} exceeds the {n_train} training documents; "
                          f"pass smaller --sizes (or a larger --max-docs)")
-    budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs}
+    budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
+              "dev_docs": dev_docs, "max_length": max_length}
+    extra = {} if max_length is None else {"max_length": int(max_length)}
+    curve_specs = [{"name": m, "params": dict(extra)} for m in CURVE_MODELS]
     result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
               "budget": budget, "single_seed_above": single_seed_above,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -208,7 +222,9 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
               "log": log}
     if switches:
         log(f"== switches: {name}, {n_train} training documents ==")
-        res = run_models(data_args, ablation_specs(dev_choices=dev_choices), out_dir / "switches",
+        specs = [{**s, "params": {**s["params"], **extra}}
+                 for s in ablation_specs(dev_choices=dev_choices)]
+        res = run_models(data_args, specs, out_dir / "switches",
                          splits=splits,
                          record={"dataset": name, "split": "test", "budget": budget},
                          **common)
@@ -225,7 +241,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
                 args = {**data_args, "train_rows": rows.tolist()}
                 rec = {"dataset": name, "split": "test", "budget": budget,
                        "seed": seed, "train_rows": rows.tolist()}
-                res = run_models(args, CURVE_MODELS, out_dir / "curve" / f"seed{seed}_n{size}",
+                res = run_models(args, curve_specs, out_dir / "curve" / f"seed{seed}_n{size}",
                                  random_state=seed, splits=load_splits(**args), record=rec,
                                  **common)
                 for m in res["models"]:
@@ -262,6 +278,9 @@ def format_ablation(result):
     parts = [f"# PLANT ablation on {result['dataset']} ({result.get('language', 'en')})", "",
              f"Budget: {b['epochs']} Stage 2 epochs, {b['plant_epochs']} Stage 1 epochs"
              + (f", first {b['max_docs']} documents of each split" if b.get("max_docs") else "")
+             + (f", epochs and decision rules chosen on {b['dev_docs']} random dev documents"
+                if b.get("dev_docs") else "")
+             + (f", first {b['max_length']} tokens per document" if b.get("max_length") else "")
              + ". Test split, percent, except dev MAP (the dev split, the score that "
              "chooses between rows); F1 with top-k, k chosen on dev.", ""]
     if result["switches"]:

@@ -73,7 +73,7 @@ def peak_rss_mb():
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None):
+                train_rows=None, dev_docs=None):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
@@ -88,6 +88,11 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
     train_rows : sequence of int or None
         Keep only these training rows (after ``max_docs``), e.g. one of
         :func:`xplant.model_selection.nested_subsamples`. Dev and test stay whole.
+    dev_docs : int or None
+        Keep a random subset of this many dev documents (seed 0, the same
+        subset for every call, in dev order): early stopping and the
+        decision rules then see only these, which cuts the per-epoch dev
+        pass on a large dev split. Test stays whole. None: all of dev.
 
     Returns
     -------
@@ -106,6 +111,13 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp' or 'eurlex57k'")
     if train_rows is not None:
         splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
+    if dev_docs is not None:
+        n_dev = len(splits["dev"].texts)
+        if not 1 <= int(dev_docs) <= n_dev:
+            raise ValueError(f"dev_docs must be between 1 and the {n_dev} dev documents; "
+                             f"got {dev_docs!r}")
+        rows = np.sort(np.random.default_rng(0).choice(n_dev, int(dev_docs), replace=False))
+        splits["dev"] = _take(splits["dev"], rows)
     return splits
 
 

@@ -48,7 +48,8 @@ def _ablate(args):
     run_ablation(args.output, dataset=args.dataset, codes=args.codes, language=args.language,
                  data_home=args.data_home, single_seed_above=args.single_seed_above,
                  epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
-                 seeds=args.seeds, max_docs=args.max_docs, switches=not args.no_switches,
+                 seeds=args.seeds, max_docs=args.max_docs, dev_docs=args.dev_docs,
+                 max_length=args.max_length, switches=not args.no_switches,
                  dev_choices=not args.no_dev_choices, resume=args.resume,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
                  verbose=0 if args.quiet else 1)
@@ -112,6 +113,10 @@ def build_parser():
                    help="sizes above this run with one seed (default: EURLEX57K "
                         f"{EURLEX_SINGLE_SEED_ABOVE}, CodiEsp none)")
     a.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
+    a.add_argument("--dev-docs", type=int,
+                   help="choose epochs and decision rules on N random dev documents "
+                        "(test stays whole; cuts the dev pass of each epoch)")
+    a.add_argument("--max-length", type=int, help="tokens read per document by every fit")
     a.add_argument("--no-switches", action="store_true", help="skip the switch table")
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
     a.add_argument("--resume", action="store_true",

@@ -78,10 +78,27 @@ def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path):
     assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(EURLEX), "--output", str(out),
                  "--max-docs", "20", "--sizes", "8,16", "--seeds", "2", "--single-seed-above", "8",
                  "--no-switches", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
-                 "--threads", "1", "--quiet"]) == 0
+                 "--threads", "1", "--quiet", "--dev-docs", "12", "--max-length", "64"]) == 0
     res = json.loads((out / "ablation.json").read_text())
     assert res["dataset"] == "eurlex57k" and res["single_seed_above"] == 8
+    assert res["budget"]["dev_docs"] == 12 and res["budget"]["max_length"] == 64
+    assert "chosen on 12 random dev documents, first 64 tokens" in (out / "ablation.md").read_text()
     seeds = {(r["model"], r["size"]): len(r["P@5"]["values"]) for r in res["curve"]}
     assert seeds == {("PLANT", 8): 2, ("PLANT", 16): 1, ("plant=False", 8): 2, ("plant=False", 16): 1}
     assert sorted(p.name for p in (out / "curve").iterdir()) == ["seed0_n16", "seed0_n8", "seed1_n8"]
     assert "| PLANT | 16 | 1 |" in (out / "ablation.md").read_text()
+
+
+def test_load_splits_dev_docs_is_a_fixed_random_dev_subset():
+    from xplant._run import load_splits
+    full = load_splits(max_docs=60)
+    a, b = load_splits(max_docs=60, dev_docs=25), load_splits(max_docs=60, dev_docs=25)
+    assert list(a["dev"].ids) == list(b["dev"].ids) and len(a["dev"].ids) == 25
+    pos = [list(full["dev"].ids).index(i) for i in a["dev"].ids]
+    assert pos == sorted(pos) and pos != list(range(25))           # random rows, in dev order
+    assert (a["dev"].Y != full["dev"].Y[pos]).nnz == 0
+    assert a["dev"].texts == [full["dev"].texts[i] for i in pos]
+    assert list(a["test"].ids) == list(full["test"].ids)
+    assert list(a["train"].ids) == list(full["train"].ids)
+    with pytest.raises(ValueError, match="dev_docs must be between 1 and the 60"):
+        load_splits(max_docs=60, dev_docs=61)
