@@ -332,7 +332,8 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
     texts, Y = make_corpus(n_docs=40)
     clf = small(max_epochs=1, stage1_weight=0.5).fit(texts, Y)
     clf.module_.eval()                                  # no dropout: two passes agree
-    ds = clf._train_dataset(clf.relevance_.transform(texts).docs, [Y[i].indices for i in range(40)])
+    ds = clf._train_dataset(clf.relevance_.transform(texts).docs, [Y[i].indices for i in range(40)], Y)
+    assert (ds.ranking.R != clf.planter_.target_relevance_).nnz == 0   # the planter's MIG targets
     x, (pos, rel, valid) = next(iter(clf.get_iterator(ds, training=True)))
     assert rel.shape == valid.shape == x["rank"].positions.shape and valid.any()
     with torch.no_grad():
@@ -345,3 +346,11 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
     assert float(got) == pytest.approx(float(want), rel=1e-5)
     with pytest.raises(ValueError, match="stage1_weight"):
         small(stage1_weight=-1.0).fit(texts, Y)
+    # without a fitted planter (plant=False), the TF ablation still ranks by TF
+    from xplant.neural._planter import tf_relevance
+    tf = small(max_epochs=1, plant=False, stage1_weight=0.5, stage1_target="tf").fit(texts, Y)
+    docs = tf.relevance_.transform(texts).docs
+    ds = tf._train_dataset(docs, [Y[i].indices for i in range(40)], Y)
+    special = {tf.relevance_.pad_id_, tf.relevance_.unk_id_} - {None}
+    want = tf_relevance(docs, Y, len(tf.relevance_.vocabulary_), 50, special)
+    assert (ds.ranking.R != want).nnz == 0 and (ds.ranking.R != tf.relevance_.relevance_).nnz > 0

@@ -20,7 +20,7 @@ from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_ta
                       seed_everything, set_torch_threads, split_validation)
 from ._data import (AnchoredDataset, Stage1Dataset, Stage2Collate, TokenDataset, pad_batch,
                     positives_list, truncate)
-from ._planter import AttentionPlanter, load_planting
+from ._planter import AttentionPlanter, load_planting, tf_relevance
 from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet
@@ -79,9 +79,9 @@ class PlantClassifier(PlantNetBase):
         batch, so the attention keeps ranking each label's relevant tokens
         first while the classifier trains. 0 is the paper (the attention is
         free to drift once unfrozen). The targets are the planter's (MIG, or
-        TF with ``stage1_target="tf"``); with ``plant_from`` or
-        ``plant=False``, the fitted MIG. An xplant extension, measured in
-        ``docs/evidence.md``.
+        TF with ``stage1_target="tf"``), also with ``plant=False`` and after
+        a resumed fit; with ``plant_from``, the fitted MIG. An xplant
+        extension, measured in ``docs/evidence.md``.
     embedding_dim, hidden_dim, attention_dim, kernel_size : int
     dropout : float
     glove : bool
@@ -356,14 +356,14 @@ class PlantClassifier(PlantNetBase):
             self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume)
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
-                self.partial_fit(self._train_dataset(train_docs, train_pos), None,
+                self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr]), None,
                                  epochs=max(0, self.max_epochs - len(self.history)))
         elif self.strategy == "deepspeed":
             from .distributed import fit_deepspeed
             fit_deepspeed(self, TokenDataset(train_docs, train_pos), self.dev_dataset_,
                           config=self.deepspeed_config)
         else:
-            self.partial_fit(self._train_dataset(train_docs, train_pos), None)
+            self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr]), None)
         self.best_epoch_ = self._best_epoch()
         self._choose_decision(Y[tr])
         return self
@@ -375,17 +375,22 @@ class PlantClassifier(PlantNetBase):
         kind = self.stage1_loss if self.stage1_loss is not None else planter.stage1_loss
         return planter, kind
 
-    def _train_dataset(self, train_docs, train_pos):
+    def _train_dataset(self, train_docs, train_pos, Y_train):
         """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items."""
         tokens = TokenDataset(train_docs, train_pos)
         if not self.stage1_weight:
             return tokens
         planter, _ = self._stage1_settings()
-        target = getattr(planter, "target_relevance_", None)
-        if target is None:
-            target = self.relevance_.relevance_
         rel = self.relevance_
         special = {i for i in (rel.pad_id_, rel.unk_id_) if i is not None and i >= 0}
+        target = getattr(planter, "target_relevance_", None)
+        if target is None:         # plant_from, plant=False, or a resumed fit
+            kind = self.stage1_target if self.stage1_target is not None else planter.target
+            if kind == "tf" and self.plant_from is None:
+                target = tf_relevance(train_docs, Y_train, len(rel.vocabulary_),
+                                      getattr(rel, "top_k", None) or 50, special)
+            else:
+                target = rel.relevance_
         ranking = Stage1Dataset(train_docs, train_pos, target,
                                 labels_per_doc=planter.labels_per_doc,
                                 max_relevant=planter.max_relevant,
