@@ -49,7 +49,8 @@ def _ablate(args):
                  data_home=args.data_home, single_seed_above=args.single_seed_above,
                  epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
                  seeds=args.seeds, max_docs=args.max_docs, dev_docs=args.dev_docs,
-                 max_length=args.max_length, switches=not args.no_switches,
+                 max_length=args.max_length, min_epoch_docs=args.min_epoch_docs,
+                 switches=not args.no_switches,
                  dev_choices=not args.no_dev_choices, resume=args.resume,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
                  verbose=0 if args.quiet else 1)
@@ -117,6 +118,9 @@ def build_parser():
                    help="choose epochs and decision rules on N random dev documents "
                         "(test stays whole; cuts the dev pass of each epoch)")
     a.add_argument("--max-length", type=int, help="tokens read per document by every fit")
+    a.add_argument("--min-epoch-docs", type=int,
+                   help="each epoch passes over a smaller training subset several times, "
+                        "to draw at least N documents (equal steps per epoch across sizes)")
     a.add_argument("--no-switches", action="store_true", help="skip the switch table")
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
     a.add_argument("--resume", action="store_true",

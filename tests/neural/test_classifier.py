@@ -354,3 +354,32 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
     special = {tf.relevance_.pad_id_, tf.relevance_.unk_id_} - {None}
     want = tf_relevance(docs, Y, len(tf.relevance_.vocabulary_), 50, special)
     assert (ds.ranking.R != want).nnz == 0 and (ds.ranking.R != tf.relevance_.relevance_).nnz > 0
+
+
+@pytest.mark.parametrize("n, min_docs, passes", [(25, 400, 16), (25, None, 1), (400, 400, 1),
+                                                   (1000, 400, 1), (7, 8, 2)])
+def test_length_bucket_sampler_min_docs_repeats_each_document_per_pass(n, min_docs, passes):
+    from xplant.neural._data import LengthBucketSampler
+    lengths = np.random.default_rng(0).integers(1, 200, n)
+    s = LengthBucketSampler(lengths, 16, generator=np.random.default_rng(1), min_docs=min_docs)
+    batches = list(s)
+    assert len(batches) == len(s) == -(-n * passes // 16)
+    counts = np.bincount(np.concatenate(batches), minlength=n)
+    assert (counts == passes).all()                      # every document once per pass
+    # evaluation order is never repeated
+    ev = LengthBucketSampler(lengths, 16, shuffle=False, min_docs=min_docs)
+    assert sorted(np.concatenate(list(ev)).tolist()) == list(range(n))
+
+
+def test_min_epoch_docs_gives_small_sets_more_steps_per_epoch(make_corpus, small):
+    texts, Y = make_corpus(n_docs=24)
+    clf = small(max_epochs=2, batch_size=8, min_epoch_docs=60, validation_fraction=None)
+    clf.fit(texts, Y)
+    assert [h["train_batch_count"] for h in clf.history] == [9, 9]   # 3 passes of 24: 72 docs
+    pl = clf.planter_                                    # its own batch size, 16: 72 docs
+    assert pl.min_epoch_docs == 60 and pl.n_batches_per_epoch_ == 5
+    assert pl.history[-1, "train_batch_count"] == 5
+    base = small(max_epochs=1, batch_size=8, validation_fraction=None).fit(texts, Y)
+    assert base.history[-1, "train_batch_count"] == 3
+    with pytest.raises(ValueError, match="min_epoch_docs"):
+        small(min_epoch_docs=0).fit(texts, Y)

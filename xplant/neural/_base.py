@@ -41,7 +41,8 @@ class PlantNetBase(NeuralNet):
 
     def get_iterator(self, dataset, training=False):
         sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
-                                      generator=self.rng_)
+                                      generator=self.rng_,
+                                      min_docs=getattr(self, "min_epoch_docs", None))
         return DataLoader(dataset, batch_sampler=sampler,
                           collate_fn=self.collate(self.relevance_.pad_id_))
 
@@ -58,3 +59,8 @@ class PlantNetBase(NeuralNet):
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
                     low_open=True, none_ok=True)
         check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
+        check_param("min_epoch_docs", self.min_epoch_docs, kind=numbers.Integral, low=1,
+                    none_ok=True)
+        if self.min_epoch_docs is not None and self.strategy != "skorch":
+            raise ValueError("min_epoch_docs needs strategy='skorch' (the DeepSpeed loop makes "
+                             "one pass per epoch); set min_epoch_docs=None")

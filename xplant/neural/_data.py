@@ -155,24 +155,37 @@ class LengthBucketSampler(Sampler):
         Source of randomness; the caller owns its state, so runs are
         reproducible and resumable.
     bucket_factor : int, default=20
+    min_docs : int or None
+        With ``shuffle``, an epoch of fewer documents than this makes
+        ``ceil(min_docs / n_docs)`` passes over them (each pass in its own
+        random order), so a small training set gets as many optimizer steps
+        per epoch as a set of ``min_docs`` documents.
     """
 
-    def __init__(self, lengths, batch_size, shuffle=True, generator=None, bucket_factor=20):
+    def __init__(self, lengths, batch_size, shuffle=True, generator=None, bucket_factor=20,
+                 min_docs=None):
         self.lengths = np.asarray(lengths)
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.generator = generator if generator is not None else np.random.default_rng(0)
         self.bucket_factor = bucket_factor
+        self.min_docs = min_docs
+
+    def _passes(self):
+        n = len(self.lengths)
+        if not self.shuffle or not self.min_docs or n == 0 or n >= self.min_docs:
+            return 1
+        return -(-int(self.min_docs) // n)
 
     def _batches(self):
         n = len(self.lengths)
         if not self.shuffle:
             order = np.argsort(self.lengths, kind="stable")
             return [order[i:i + self.batch_size] for i in range(0, n, self.batch_size)]
-        order = self.generator.permutation(n)
+        order = np.concatenate([self.generator.permutation(n) for _ in range(self._passes())])
         chunk = self.batch_size * self.bucket_factor
         batches = []
-        for c in range(0, n, chunk):
+        for c in range(0, len(order), chunk):
             idx = order[c:c + chunk]
             idx = idx[np.argsort(self.lengths[idx], kind="stable")]
             batches += [idx[i:i + self.batch_size] for i in range(0, len(idx), self.batch_size)]
@@ -184,7 +197,8 @@ class LengthBucketSampler(Sampler):
             yield b.tolist()
 
     def __len__(self):
-        return (len(self.lengths) + self.batch_size - 1) // self.batch_size
+        # chunks are whole multiples of batch_size, so only the last batch is short
+        return -(-len(self.lengths) * self._passes() // self.batch_size)
 
 
 # ---------------------------------------------------------------------------
