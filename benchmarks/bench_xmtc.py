@@ -26,7 +26,9 @@ on CodiEsp, PLANT's ablation switches (:data:`xplant._ablate.ABLATIONS`).
 
 Budgets (documented in the output): the neural rows stop at ``--epochs``
 Stage 2 and ``--plant-epochs`` Stage 1 epochs (early stopping on dev MAP
-may stop them sooner); ``--neural-max-docs`` and ``--neural-max-length``
+may stop them sooner); ``--dev-docs`` makes every dev choice on a fixed
+random subset of dev (a neural row's dev pass each epoch then costs less);
+``--neural-max-docs`` and ``--neural-max-length``
 cap the training documents and the tokens per document of the word-backbone
 neural rows (dev and test stay whole); a row whose best dev epoch is its last one is
 flagged ``budget_limited`` (it was still improving). A model that fails is
@@ -153,11 +155,13 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     return specs, skipped
 
 
-def _data_args(dataset, data_home, max_docs):
+def _data_args(dataset, data_home, max_docs, dev_docs=None):
     if dataset == "eurlex57k":
-        return {"dataset": "eurlex57k", "data_home": str(data_home), "max_docs": max_docs}
+        return {"dataset": "eurlex57k", "data_home": str(data_home), "max_docs": max_docs,
+                "dev_docs": dev_docs}
     if dataset in ("codiesp-D", "codiesp-P"):
-        return {"dataset": "codiesp", "codes": dataset[-1], "language": "en", "max_docs": max_docs}
+        return {"dataset": "codiesp", "codes": dataset[-1], "language": "en", "max_docs": max_docs,
+                "dev_docs": dev_docs}
     raise ValueError(f"unknown dataset {dataset!r}; choose from {DATASETS}")
 
 
@@ -177,7 +181,7 @@ def run_dataset(dataset, out_dir, args, log=print):
                                  neural_max_docs=args.neural_max_docs,
                                  neural_max_length=args.neural_max_length,
                                  svm_grid=args.svm_grid)
-    data_args = _data_args(dataset, args.data_home, max_docs)
+    data_args = _data_args(dataset, args.data_home, max_docs, args.dev_docs)
     splits = load_splits(**data_args)
     sizes = {s: len(b.texts) for s, b in splits.items()}
     log(f"\n######## {dataset}: {sizes['train']} train / {sizes['dev']} dev / {sizes['test']} test "
@@ -201,6 +205,7 @@ def run_dataset(dataset, out_dir, args, log=print):
             plot = f"{Path(out_dir).name}/f1_by_frequency.png"
     return {"dataset": dataset, "documents": sizes, "n_labels": int(splits["train"].Y.shape[1]),
             "budget": {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
+                       "dev_docs": args.dev_docs,
                        "minilm_max_docs": minilm_docs, "minilm_epochs": minilm_epochs,
                        "minilm_max_length": minilm_length,
                        "neural_max_docs": args.neural_max_docs,
@@ -236,6 +241,8 @@ def format_markdown(report):
                   f"first {b['minilm_max_docs']} training documents, {b['minilm_epochs']} epochs, "
                   f"{b['minilm_max_length']} tokens per document"
                   + (f"; first {b['max_docs']} documents of each split" if b["max_docs"] else "")
+                  + (f"; every choice made on {b['dev_docs']} random dev documents"
+                     if b.get("dev_docs") else "")
                   + ".", "", markdown_table(d["models"], MARKDOWN_COLUMNS), ""]
         limited = [x["name"] for x in d["models"] if x.get("budget_limited")]
         if limited:
@@ -275,6 +282,9 @@ def build_parser():
                    help="comma-separated C values the SVM row chooses from on dev "
                         "(default 0.1,1,10)")
     p.add_argument("--max-docs", type=int, help="first N documents of each split")
+    p.add_argument("--dev-docs", type=int,
+                   help="make every dev choice (epochs, C, decision rules) on N random dev "
+                        "documents; test stays whole (default: all of dev)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, help="torch threads per fit (default: torch's)")
     p.add_argument("--no-isolate", action="store_true", help="fit in this process")

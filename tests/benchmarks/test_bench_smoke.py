@@ -52,12 +52,15 @@ def _check_outputs(out, report):
 def test_bench_smoke_core_rows(tmp_path):
     """Prior, SVM, PLANT and MiniLM PLANT on CodiEsp-D."""
     out, report = _run(tmp_path, "codiesp-D", "prior,svm,plant,minilm",
-                       extra=("--neural-max-docs", "12", "--neural-max-length", "48"))
+                       extra=("--neural-max-docs", "12", "--neural-max-length", "48",
+                              "--dev-docs", "15"))
     data = _check_outputs(out, report)
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
     assert names["codiesp-D"] == ["frequency prior", "TF-IDF + SVM", "PLANT", "PLANT (MiniLM)"]
     d = data["datasets"][0]
-    assert d["documents"] == {"train": 20, "dev": 20, "test": 20}
+    assert d["documents"] == {"train": 20, "dev": 15, "test": 20}      # dev: a random subset
+    assert d["budget"]["dev_docs"] == 15
+    assert "every choice made on 15 random dev documents" in (out / "bench.md").read_text()
     svm, plant, minilm = d["models"][1], d["models"][2], d["models"][3]
     assert svm["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
     assert plant["budget"] == {"epochs": 1, "plant_epochs": 1, "max_train_docs": 12,
