@@ -144,9 +144,11 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
         from .neural import AttentionPlanter, PlantClassifier
         from .neural.backbones import backbone_kind
         from .relevance import MIGRelevance
+        # the random-init baseline never sees MIG, not even through stage1_weight
+        baseline = {"stage1_weight": 0.0} if name == "plant=False" else {}
         clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
                       "random_state": random_state, "verbose": verbose,
-                      "checkpoint_dir": checkpoint_dir, **params,
+                      "checkpoint_dir": checkpoint_dir, **baseline, **params,
                       "plant": name == "PLANT"}
         planter_params = {"max_epochs": plant_epochs, "verbose": verbose,
                           "random_state": random_state, **planter_params}

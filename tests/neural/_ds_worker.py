@@ -37,6 +37,8 @@ def main(argv=None):
     ap.add_argument("--checkpoint-dir", default=None)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--plant", action="store_true")
+    ap.add_argument("--stage1-weight", type=float, default=0.0,
+                    help="0: the mechanics tests compare plain Stage 2 losses")
     args = ap.parse_args(argv)
 
     import torch
@@ -62,7 +64,7 @@ def main(argv=None):
         pool_size=8, dropout=0.0, hard_negatives=None, lr=lr, batch_size=8,
         max_epochs=args.epochs, verbose=0, random_state=0,
         phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
-        planter=None, strategy=args.strategy,
+        planter=None, strategy=args.strategy, stage1_weight=args.stage1_weight,
         deepspeed_config={"zero_optimization": {"stage": args.zero},
                           "checkpoint_dir": args.checkpoint_dir, "resume": args.resume})
     clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))

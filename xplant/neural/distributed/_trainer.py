@@ -129,6 +129,13 @@ def _forward(engine, x):
     return engine(**x) if isinstance(x, dict) else engine(x)
 
 
+def _train_loss(estimator, y_pred, y):
+    """The training loss; ``(logits, ranking scores)`` with ``stage1_weight`` > 0."""
+    if isinstance(y_pred, tuple):
+        return estimator.get_loss(tuple(t.float() for t in y_pred), y, training=True)
+    return estimator.criterion_(y_pred.float(), y)
+
+
 class _ListSampler:
     def __init__(self, batches):
         self.batches = batches
@@ -382,7 +389,7 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
                     set_lrs(epoch, step)
                 x, y = _move(x, device), _move(y, device)
                 y_pred = _forward(engine, x)
-                loss = estimator.criterion_(y_pred.float(), y)
+                loss = _train_loss(estimator, y_pred, y)
                 engine.backward(loss * w)
                 engine.step()
                 acc += float(loss.detach()) * w / (world * gas)
