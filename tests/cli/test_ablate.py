@@ -36,6 +36,8 @@ def test_ablate_cli_smoke(tmp_path):
     assert by["Stage 1 nDCG@5"]["stage1_params"]["ndcg_k"] == 5
     assert by["Stage 1 nDCG@15"]["stage1_params"]["ndcg_k"] == 15
     assert by["full"]["stage1_params"]["ndcg_k"] == 50
+    assert by["stage1_weight=0 (paper)"]["params"]["stage1_weight"] == 0.0
+    assert by["full"]["params"]["stage1_weight"] == 0.1 and by["plant=False"]["params"]["stage1_weight"] == 0.0
     assert all(0.0 <= m["dev_MAP"] <= 1.0 for m in res["switches"])
     assert f"| full | {100 * by['full']['dev_MAP']:.1f} |" in (out / "ablation.md").read_text()
     assert by["plant=False"]["params"]["plant"] is False
