@@ -104,6 +104,9 @@ def _plot_curve(curve, path):
                         yerr=[100 * r[key]["std"] for r in rows], marker="o", capsize=3,
                         label=model)
         ax.set_xscale("log")
+        sizes = sorted({r["size"] for r in curve})
+        ax.set_xticks(sizes, [f"{n:,}" for n in sizes])   # the sizes themselves, no 3×10¹
+        ax.minorticks_off()
         ax.set_xlabel("training documents")
         ax.set_ylabel(f"test {title} (%)")
         ax.grid(alpha=0.3)
