@@ -72,6 +72,25 @@ def peak_rss_mb():
     return rss / 2**20 if sys.platform == "darwin" else rss / 1024.0
 
 
+def die_with_parent(parent_pid, interval=1.0):
+    """In a fitting child process: exit as soon as ``parent_pid`` is gone.
+
+    A child of :func:`run_models` would otherwise go on fitting, an orphan,
+    when its parent is killed by a signal it cannot pass on (``kill PID``;
+    Ctrl-C reaches the whole process group anyway). A daemon thread checks
+    the parent every ``interval`` seconds and ends the process with exit
+    status 1 (the model's epoch checkpoints stay, so ``--resume`` continues).
+    """
+    import threading
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
                 train_rows=None, dev_docs=None):
     """Train, dev and test Bunches of one dataset (one label space).
@@ -413,7 +432,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             if isolate:
                 # An executor (not a Pool) raises BrokenProcessPool when the
                 # child dies (e.g. killed for memory) instead of hanging.
-                with ProcessPoolExecutor(1, mp_context=ctx) as ex:
+                with ProcessPoolExecutor(1, mp_context=ctx, initializer=die_with_parent,
+                                         initargs=(os.getpid(),)) as ex:
                     out = ex.submit(_fit_one, spec, data_args, model_args, model_dir).result()
             else:
                 out = _fit_one(spec, data_args, model_args, model_dir)
