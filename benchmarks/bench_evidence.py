@@ -11,10 +11,12 @@ code, and :func:`xplant.evidence.score_evidence` scores them (a span matches
 when it contains the gold span with at most 10 characters of slack on each
 side, the CodiEsp-X rule; plus character-overlap F1). Highlighters (``--rows``):
 
-- ``plant``: PLANT, the label's planted-then-trained attention;
+- ``plant``: PLANT with the paper's Stage 2 (``stage1_weight=0``), the
+  label's planted-then-trained attention;
 - ``plant-false``: the same network trained without Stage 1;
 - ``anchored``: PLANT keeping the Stage 1 ranking loss in Stage 2
-  (``stage1_weight``, one row per value of ``--stage1-weights``);
+  (``stage1_weight``, one row per value of ``--stage1-weights``; the
+  default of ``PlantClassifier`` is 0.1);
 - ``frozen``: PLANT whose attention and encoder stay as planted (only the
   head trains): the planted attention itself;
 - MIG only: the label's top-MIG tokens present in the document (no network).
@@ -124,11 +126,12 @@ def main(argv=None):
     variants = []                                 # (name, PlantClassifier params)
     for r in rows:
         if r == "plant":
-            variants.append(("PLANT", {}))
+            variants.append(("PLANT, paper", {"stage1_weight": 0.0}))
         elif r == "plant-false":
-            variants.append(("plant=False", {"plant": False}))
+            variants.append(("plant=False", {"plant": False, "stage1_weight": 0.0}))
         elif r == "frozen":
-            variants.append(("PLANT, attention frozen", {"phases": [(0, "head", 1e-3)]}))
+            variants.append(("PLANT, attention frozen",
+                             {"phases": [(0, "head", 1e-3)], "stage1_weight": 0.0}))
         else:
             variants += [(f"PLANT, stage1_weight={float(w):g}", {"stage1_weight": float(w)})
                          for w in args.stage1_weights.split(",")]

@@ -136,7 +136,8 @@ def test_bench_evidence_smoke(tmp_path):
     res = module.main(["--max-docs", "12", "--epochs", "1", "--plant-epochs", "1", "--threads", "1",
                        "--rows", "plant,anchored,frozen", "--stage1-weights", "0.5",
                        "--output", str(out)])
-    assert list(res) == ["PLANT", "PLANT, stage1_weight=0.5", "PLANT, attention frozen", "MIG only"]
+    assert list(res) == ["PLANT, paper", "PLANT, stage1_weight=0.5", "PLANT, attention frozen",
+                         "MIG only"]
     assert json.loads(out.read_text()).keys() == res.keys()
     pairs = {r["n_pairs"] for r in res.values()}
     assert len(pairs) == 1 and pairs.pop() > 0           # every highlighter scored on the same pairs
