@@ -118,8 +118,8 @@ def _plot_curve(curve, path):
 def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en", data_home=None,
                  epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=None,
                  seeds=DEFAULT_SEEDS, single_seed_above=None, max_docs=None, dev_docs=None,
-                 max_length=None, min_epoch_docs=None, switches=True, curve=True, dev_choices=True, isolate=True,
-                 resume=False,
+                 max_length=None, min_epoch_docs=None, switches=True, curve=True,
+                 dev_choices=True, isolate=True, resume=False,
                  num_threads=None, verbose=0, log=print):
     """Run PLANT's switch table and the low-data curve on CodiEsp or EURLEX57K.
 

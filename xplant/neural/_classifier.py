@@ -384,7 +384,9 @@ class PlantClassifier(PlantNetBase):
         tokens = TokenDataset(train_docs, train_pos)
         if not self.stage1_weight:
             return tokens
-        planter, _ = self._stage1_settings()
+        planter, kind = self._stage1_settings()
+        # the ranking loss of every anchored batch (not looked up per batch)
+        self.stage1_loss_params_ = {"kind": kind, "k": planter.ndcg_k, "sigma": planter.sigma}
         rel = self.relevance_
         special = {i for i in (rel.pad_id_, rel.unk_id_) if i is not None and i >= 0}
         target = getattr(planter, "target_relevance_", None)
@@ -414,8 +416,7 @@ class PlantClassifier(PlantNetBase):
             return super().get_loss(y_pred, y_true, X=X, training=training)
         logits, s = y_pred
         pos, rel, valid = (t.to(self.device) for t in y_true)
-        planter, kind = self._stage1_settings()
-        rank = stage1_loss(s, rel, valid, kind=kind, k=planter.ndcg_k, sigma=planter.sigma)
+        rank = stage1_loss(s, rel, valid, **self.stage1_loss_params_)
         return self.criterion_(logits, pos) + self.stage1_weight * rank
 
     @torch.no_grad()

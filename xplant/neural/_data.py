@@ -97,13 +97,14 @@ class Stage2Collate:
         self.pad_id = pad_id
 
     def __call__(self, items):
+        if len(items[0]) == 3:        # AnchoredDataset: Stage 1 ranking items too
+            rank, (rel, valid) = Stage1Collate(self.pad_id)([(it[0], it[2]) for it in items])
+            pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
+            return {"ids": rank.ids, "mask": rank.mask, "rank": rank}, (pos, rel, valid)
         ids, mask = pad_batch([it[0] for it in items], pad_value=self.pad_id)
         if items[0][1] is None:
             return {"ids": ids, "mask": mask}, None
         pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
-        if len(items[0]) == 3:        # AnchoredDataset: Stage 1 ranking items too
-            rank, (rel, valid) = Stage1Collate(self.pad_id)([(it[0], it[2]) for it in items])
-            return {"ids": ids, "mask": mask, "rank": rank}, (pos, rel, valid)
         return {"ids": ids, "mask": mask}, pos
 
 
