@@ -118,8 +118,8 @@ def _plot_curve(curve, path):
 def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en", data_home=None,
                  epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=None,
                  seeds=DEFAULT_SEEDS, single_seed_above=None, max_docs=None, dev_docs=None,
-                 max_length=None, min_epoch_docs=None, switches=True, curve=True,
-                 dev_choices=True, isolate=True, resume=False,
+                 max_length=None, min_epoch_docs=None, max_epoch_docs=None, switches=True,
+                 curve=True, dev_choices=True, isolate=True, resume=False,
                  num_threads=None, verbose=0, log=print):
     """Run PLANT's switch table and the low-data curve on CodiEsp or EURLEX57K.
 
@@ -163,6 +163,13 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         epoch, so that every curve size gets about the same number of
         optimizer steps per epoch (an epoch budget alone gives 25 documents
         2 steps per epoch). None: one pass per epoch.
+    max_epoch_docs : int or None
+        ``PlantClassifier(max_epoch_docs=...)`` of every fit (Stage 1 too):
+        a training subset larger than this trains each epoch on a fresh
+        random subset of this many documents. With ``min_epoch_docs`` equal
+        to it, every curve size gets the same optimizer steps (a
+        fixed-compute curve: a 45,000-document point costs what a
+        400-document point costs). None: one whole pass per epoch.
     switches, curve : bool, default=True
         Which of the two parts to run.
     dev_choices : bool, default=True
@@ -221,10 +228,13 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         raise ValueError(f"curve size {max(sizes)} exceeds the {n_train} training documents; "
                          f"pass smaller --sizes (or a larger --max-docs)")
     budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
-              "dev_docs": dev_docs, "max_length": max_length, "min_epoch_docs": min_epoch_docs}
+              "dev_docs": dev_docs, "max_length": max_length, "min_epoch_docs": min_epoch_docs,
+              "max_epoch_docs": max_epoch_docs}
     extra = {} if max_length is None else {"max_length": int(max_length)}
     if min_epoch_docs is not None:
         extra["min_epoch_docs"] = int(min_epoch_docs)
+    if max_epoch_docs is not None:
+        extra["max_epoch_docs"] = int(max_epoch_docs)
     curve_specs = [{"name": m, "params": dict(extra)} for m in CURVE_MODELS]
     result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
               "budget": budget, "single_seed_above": single_seed_above,
@@ -296,6 +306,8 @@ def format_ablation(result):
              + (f", first {b['max_length']} tokens per document" if b.get("max_length") else "")
              + (f", at least {b['min_epoch_docs']} training documents drawn per epoch "
                 "(smaller subsets repeated)" if b.get("min_epoch_docs") else "")
+             + (f", at most {b['max_epoch_docs']} training documents drawn per epoch "
+                "(a fresh random subset of larger sets)" if b.get("max_epoch_docs") else "")
              + ". Test split, percent, except dev MAP (the dev split, the score that "
              "chooses between rows); F1 with top-k, k chosen on dev.", ""]
     if result["switches"]:

@@ -50,6 +50,7 @@ def _ablate(args):
                  epochs=args.epochs, plant_epochs=args.plant_epochs, sizes=args.sizes,
                  seeds=args.seeds, max_docs=args.max_docs, dev_docs=args.dev_docs,
                  max_length=args.max_length, min_epoch_docs=args.min_epoch_docs,
+                 max_epoch_docs=args.max_epoch_docs,
                  switches=not args.no_switches,
                  dev_choices=not args.no_dev_choices, resume=args.resume,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
@@ -121,6 +122,9 @@ def build_parser():
     a.add_argument("--min-epoch-docs", type=int,
                    help="each epoch passes over a smaller training subset several times, "
                         "to draw at least N documents (equal steps per epoch across sizes)")
+    a.add_argument("--max-epoch-docs", type=int,
+                   help="each epoch trains on a fresh random N-document subset of a larger "
+                        "training set (with --min-epoch-docs N: the same steps at every size)")
     a.add_argument("--no-switches", action="store_true", help="skip the switch table")
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
     a.add_argument("--resume", action="store_true",

@@ -24,11 +24,17 @@ def test_ablate_cli_smoke(tmp_path):
     out = tmp_path / "abl"
     assert main(["ablate", "--output", str(out), "--max-docs", "24", "--sizes", "8,16",
                  "--seeds", "1", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
-                 "--threads", "1", "--quiet", "--min-epoch-docs", "16"]) == 0
+                 "--threads", "1", "--quiet", "--min-epoch-docs", "16",
+                 "--max-epoch-docs", "16"]) == 0
     res = json.loads((out / "ablation.json").read_text())
     assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS + DEV_CHOICES]
     assert res["budget"]["min_epoch_docs"] == 16
-    assert all(m["params"]["min_epoch_docs"] == 16 for m in res["switches"])
+    assert res["budget"]["max_epoch_docs"] == 16
+    assert all(m["params"]["min_epoch_docs"] == m["params"]["max_epoch_docs"] == 16
+               for m in res["switches"])
+    assert all(m["stage1_params"]["max_epoch_docs"] == 16 for m in res["switches"]
+               if m["params"]["plant"])
+    assert "at most 16 training documents drawn per epoch" in (out / "ablation.md").read_text()
     by = {m["name"]: m for m in res["switches"]}
     # The dev-choice rows reach the classifier and its planter; every row has its dev MAP.
     assert by['smoothing_form="symmetric"']["params"]["smoothing_form"] == "symmetric"

@@ -371,6 +371,42 @@ def test_length_bucket_sampler_min_docs_repeats_each_document_per_pass(n, min_do
     assert sorted(np.concatenate(list(ev)).tolist()) == list(range(n))
 
 
+@pytest.mark.parametrize("n, min_docs, max_docs, drawn", [(1000, None, 400, 400),
+                                                          (1000, 400, 400, 400),
+                                                          (25, 400, 400, 400), (300, None, 400, 300),
+                                                          (7, 8, 10, 10)])
+def test_length_bucket_sampler_max_docs_draws_a_fresh_subset_each_epoch(n, min_docs, max_docs,
+                                                                        drawn):
+    from xplant.neural._data import LengthBucketSampler
+    lengths = np.random.default_rng(0).integers(1, 200, n)
+    s = LengthBucketSampler(lengths, 16, generator=np.random.default_rng(1), min_docs=min_docs,
+                            max_docs=max_docs)
+    epochs = [np.concatenate(list(s)) for _ in range(3)]
+    for docs in epochs:
+        assert len(docs) == drawn and len(list(s)) == len(s) == -(-drawn // 16)
+        counts = np.bincount(docs, minlength=n)
+        passes = -(-drawn // n)
+        assert counts.max() <= passes and counts.min() >= passes - 1  # no document twice in a pass
+    if drawn < n:                                        # a different subset each epoch
+        assert set(epochs[0]) != set(epochs[1])
+    ev = LengthBucketSampler(lengths, 16, shuffle=False, min_docs=min_docs, max_docs=max_docs)
+    assert sorted(np.concatenate(list(ev)).tolist()) == list(range(n))   # dev: all, once
+
+
+def test_max_epoch_docs_caps_the_steps_of_both_stages(make_corpus, small):
+    texts, Y = make_corpus(n_docs=40)
+    clf = small(max_epochs=2, batch_size=8, max_epoch_docs=16, validation_fraction=None)
+    clf.fit(texts, Y)
+    assert [h["train_batch_count"] for h in clf.history] == [2, 2]    # 16 of the 40 documents
+    pl = clf.planter_
+    assert pl.max_epoch_docs == 16 and pl.n_batches_per_epoch_ == 1   # its batch size is 16
+    assert pl.history[-1, "train_batch_count"] == 1
+    for bad, match in [({"max_epoch_docs": 0}, "max_epoch_docs"),
+                       ({"min_epoch_docs": 20, "max_epoch_docs": 10}, "below min_epoch_docs")]:
+        with pytest.raises(ValueError, match=match):
+            small(**bad).fit(texts, Y)
+
+
 def test_min_epoch_docs_gives_small_sets_more_steps_per_epoch(make_corpus, small):
     texts, Y = make_corpus(n_docs=24)
     clf = small(max_epochs=2, batch_size=8, min_epoch_docs=60, validation_fraction=None)

@@ -42,7 +42,8 @@ class PlantNetBase(NeuralNet):
     def get_iterator(self, dataset, training=False):
         sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
                                       generator=self.rng_,
-                                      min_docs=getattr(self, "min_epoch_docs", None))
+                                      min_docs=getattr(self, "min_epoch_docs", None),
+                                      max_docs=getattr(self, "max_epoch_docs", None))
         return DataLoader(dataset, batch_sampler=sampler,
                           collate_fn=self.collate(self.relevance_.pad_id_))
 
@@ -61,6 +62,14 @@ class PlantNetBase(NeuralNet):
         check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
         check_param("min_epoch_docs", self.min_epoch_docs, kind=numbers.Integral, low=1,
                     none_ok=True)
-        if self.min_epoch_docs is not None and self.strategy != "skorch":
-            raise ValueError("min_epoch_docs needs strategy='skorch' (the DeepSpeed loop makes "
-                             "one pass per epoch); set min_epoch_docs=None")
+        check_param("max_epoch_docs", self.max_epoch_docs, kind=numbers.Integral, low=1,
+                    none_ok=True)
+        for name in ("min_epoch_docs", "max_epoch_docs"):
+            if getattr(self, name) is not None and self.strategy != "skorch":
+                raise ValueError(f"{name} needs strategy='skorch' (the DeepSpeed loop makes "
+                                 f"one pass per epoch); set {name}=None")
+        if None not in (self.min_epoch_docs, self.max_epoch_docs) \
+                and self.max_epoch_docs < self.min_epoch_docs:
+            raise ValueError(f"max_epoch_docs={self.max_epoch_docs} is below min_epoch_docs="
+                             f"{self.min_epoch_docs}; make max_epoch_docs >= min_epoch_docs "
+                             f"(equal values give every training size the same steps per epoch)")

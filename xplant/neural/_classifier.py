@@ -117,6 +117,14 @@ class PlantClassifier(PlantNetBase):
         small training set gets as many optimizer steps per epoch, and per
         dev evaluation, as this many documents would. None: one pass (the
         usual epoch). ``strategy="skorch"`` only. Also given to the planter.
+    max_epoch_docs : int or None, default=None
+        Training documents drawn per epoch at most: with more training
+        documents, each epoch trains on a fresh random subset of this many
+        (and the dev split is scored after it), so a large training set gets
+        no more optimizer steps per epoch than this many documents would.
+        With ``min_epoch_docs`` equal to it, every training size gets the
+        same number of steps (a fixed-compute low-data curve). None: all of
+        them. ``strategy="skorch"`` only. Also given to the planter.
     scoring : str, default="precision_at_5"
         Dev metric for early stopping ("map", "precision_at_k", "ndcg_at_k").
     patience : int, default=5
@@ -164,7 +172,8 @@ class PlantClassifier(PlantNetBase):
                  max_length=4096, backbone_options=None, pool_size=128, head="shared", loss="focal", gamma=2.0,
                  label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
-                 validation_fraction=0.1, min_epoch_docs=None, scoring="precision_at_5", patience=5,
+                 validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None,
+                 scoring="precision_at_5", patience=5,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
                  strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlantNet,
                  criterion=PlantLoss,
@@ -200,6 +209,7 @@ class PlantClassifier(PlantNetBase):
         self.weight_decay = weight_decay
         self.validation_fraction = validation_fraction
         self.min_epoch_docs = min_epoch_docs
+        self.max_epoch_docs = max_epoch_docs
         self.scoring = scoring
         self.patience = patience
         self.decision = decision
@@ -458,6 +468,7 @@ class PlantClassifier(PlantNetBase):
                 over["stage1_loss"] = self.stage1_loss
             over["random_state"] = self.random_state
             over["min_epoch_docs"] = self.min_epoch_docs
+            over["max_epoch_docs"] = self.max_epoch_docs
             if self.checkpoint_dir is not None:
                 over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
             if self.strategy == "deepspeed" and planter.strategy == "skorch":

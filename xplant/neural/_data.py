@@ -161,16 +161,29 @@ class LengthBucketSampler(Sampler):
         ``ceil(min_docs / n_docs)`` passes over them (each pass in its own
         random order), so a small training set gets as many optimizer steps
         per epoch as a set of ``min_docs`` documents.
+    max_docs : int or None
+        With ``shuffle``, an epoch of more documents than this uses a fresh
+        random subset of ``max_docs`` of them (drawn without replacement), so
+        a large training set gets no more optimizer steps per epoch than a
+        set of ``max_docs`` documents. Must be at least ``min_docs``.
     """
 
     def __init__(self, lengths, batch_size, shuffle=True, generator=None, bucket_factor=20,
-                 min_docs=None):
+                 min_docs=None, max_docs=None):
         self.lengths = np.asarray(lengths)
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.generator = generator if generator is not None else np.random.default_rng(0)
         self.bucket_factor = bucket_factor
         self.min_docs = min_docs
+        self.max_docs = max_docs
+
+    def _n_epoch_docs(self):
+        """Documents drawn per epoch: ``n`` times the passes, capped at ``max_docs``."""
+        n = len(self.lengths) * self._passes()
+        if self.shuffle and self.max_docs and n > self.max_docs:
+            return int(self.max_docs)
+        return n
 
     def _passes(self):
         n = len(self.lengths)
@@ -184,6 +197,7 @@ class LengthBucketSampler(Sampler):
             order = np.argsort(self.lengths, kind="stable")
             return [order[i:i + self.batch_size] for i in range(0, n, self.batch_size)]
         order = np.concatenate([self.generator.permutation(n) for _ in range(self._passes())])
+        order = order[:self._n_epoch_docs()]
         chunk = self.batch_size * self.bucket_factor
         batches = []
         for c in range(0, len(order), chunk):
@@ -199,7 +213,7 @@ class LengthBucketSampler(Sampler):
 
     def __len__(self):
         # chunks are whole multiples of batch_size, so only the last batch is short
-        return -(-len(self.lengths) * self._passes() // self.batch_size)
+        return -(-self._n_epoch_docs() // self.batch_size)
 
 
 # ---------------------------------------------------------------------------

@@ -102,6 +102,13 @@ class AttentionPlanter(PlantNetBase):
         each epoch makes several passes over them (each pass shuffled), so a
         small training set gets as many optimizer steps per epoch as this
         many documents would. None: one pass. ``strategy="skorch"`` only.
+    max_epoch_docs : int or None, default=None
+        Training documents drawn per epoch at most: with more training
+        documents, each epoch trains on a fresh random subset of this many, so
+        a large training set gets no more optimizer steps per epoch than this
+        many documents would (with ``min_epoch_docs`` equal to it, every
+        training size gets the same steps). None: all of them.
+        ``strategy="skorch"`` only.
     random_state : int, default=0
     n_jobs : int or None
         torch threads.
@@ -135,7 +142,8 @@ class AttentionPlanter(PlantNetBase):
                  train_encoder=True, embedding_dim=100, hidden_dim=128, attention_dim=128,
                  kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
                  lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
-                 validation_fraction=0.1, min_epoch_docs=None, random_state=0, n_jobs=None,
+                 validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None, random_state=0,
+                 n_jobs=None,
                  strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlanterNet,
                  criterion=Stage1Loss,
                  optimizer=torch.optim.AdamW,
@@ -165,6 +173,7 @@ class AttentionPlanter(PlantNetBase):
         self.warmup = warmup
         self.validation_fraction = validation_fraction
         self.min_epoch_docs = min_epoch_docs
+        self.max_epoch_docs = max_epoch_docs
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.strategy = strategy
@@ -292,7 +301,8 @@ class AttentionPlanter(PlantNetBase):
         self.dev_full_ = None if dev_docs is None else \
             self._stage1_dataset(dev_docs, dev_pos, deterministic=True, full=True)
         self.n_batches_per_epoch_ = len(LengthBucketSampler(train_ds.lengths(), self.batch_size,
-                                                            min_docs=self.min_epoch_docs))
+                                                            min_docs=self.min_epoch_docs,
+                                                            max_docs=self.max_epoch_docs))
         self.n_fit_train_ = len(train_docs)
         self.initialize()
         self.initial_attention_ndcg_ = (self._attention_ndcg(self.dev_full_)
