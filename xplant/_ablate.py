@@ -106,6 +106,8 @@ def _plot_curve(curve, path):
         ax.set_xscale("log")
         sizes = sorted({r["size"] for r in curve})
         ax.set_xticks(sizes, [f"{n:,}" for n in sizes])   # the sizes themselves, no 3×10¹
+        if len(sizes) > 5:                                  # long curves: keep labels apart
+            ax.tick_params(axis="x", labelrotation=45)
         ax.minorticks_off()
         ax.set_xlabel("training documents")
         ax.set_ylabel(f"test {title} (%)")
