@@ -13,7 +13,6 @@ import os
 import platform
 import re
 import resource
-import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -305,7 +304,46 @@ def _evaluate(name, out, splits):
 
 
 def _model_folder(name):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    """The folder name of a model row (``plant=False`` -> ``plant-False``); checked."""
+    from ._files import check_path_name
+    check_path_name(name, "model row name")
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    if folder in ("", ".", ".."):
+        raise ValueError(f"model row name {name!r} maps to the folder name {folder!r}; give the "
+                         "row a name with letters or digits")
+    return folder
+
+
+def check_model_specs(model_specs, **model_args):
+    """Check every row of a run before anything touches the disk.
+
+    Each row name must be usable as a folder (:func:`xplant._files.check_path_name`),
+    no two rows may map to the same folder (``plant=False`` and
+    ``plant-False`` would share one), and each row's model must be known to
+    :func:`build_model` with its parameters.
+
+    Returns
+    -------
+    list of (dict, str)
+        Each spec as a dict, with its folder name.
+
+    Raises
+    ------
+    ValueError
+        Naming the row and the problem.
+    """
+    out, seen = [], {}
+    for spec in model_specs:
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        name = spec.get("name")
+        folder = _model_folder(name)
+        if folder.lower() in seen:
+            raise ValueError(f"model rows {seen[folder.lower()]!r} and {name!r} would share the "
+                             f"folder {folder!r}; give them distinct names")
+        seen[folder.lower()] = name
+        build_model(spec.get("model", name), params=spec.get("params"), **model_args)
+        out.append((spec, folder))
+    return out
 
 
 def _part_key(spec, data_args, model_args):
@@ -318,15 +356,12 @@ def _part_key(spec, data_args, model_args):
 
 def _write_part(out_dir, folder, key, entry, per):
     """Save one finished model's entry and per-label F1 (written atomically)."""
+    from ._files import atomic_open, write_text
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    tmp = parts / f".{folder}.npz.tmp"
-    with open(tmp, "wb") as fh:
+    with atomic_open(parts / f"{folder}.npz", "wb") as fh:
         np.savez(fh, f1=per.f1, support=per.support)
-    os.replace(tmp, parts / f"{folder}.npz")
-    tmp = parts / f".{folder}.json.tmp"
-    tmp.write_text(json.dumps({"key": key, "entry": entry}, default=float))
-    os.replace(tmp, parts / f"{folder}.json")
+    write_text(parts / f"{folder}.json", json.dumps({"key": key, "entry": entry}, default=float))
 
 
 def _read_part(out_dir, folder, key):
@@ -395,6 +430,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The content of ``results.json``; each model entry also holds
         ``predict_docs_per_second``.
     """
+    from ._files import remove_tree, write_text
+    checked = check_model_specs(model_specs, epochs=epochs, plant_epochs=plant_epochs,
+                                random_state=random_state, verbose=0)
     out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if splits is None:
@@ -407,11 +445,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     train_frequency = np.asarray(tr.Y.sum(0)).ravel().astype(np.int64)
     per_label_f1, support = {}, None
     ctx = mp.get_context("spawn")
-    for spec in model_specs:
-        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+    for spec, folder in checked:
         name = spec["name"]
         log(f"\n== {name} ==")
-        folder = _model_folder(name)
         model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
                       "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
         key = _part_key(spec, data_args, model_args)
@@ -425,7 +461,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             continue
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
-            shutil.rmtree(ckpt_dir, ignore_errors=True)
+            remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume)
         model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
@@ -449,9 +485,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         per_label_f1[name] = per.f1
         support = per.support
         _write_part(out_dir, folder, key, entry, per)
-        shutil.rmtree(ckpt_dir, ignore_errors=True)
+        remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results
     from .report import save_per_label
@@ -533,6 +569,52 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
     return "\n".join(lines)
 
 
+def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
+    """Create the run folder of ``xplant run`` / ``xplant ablate``, checked.
+
+    Parameters
+    ----------
+    output_dir : str or Path or None
+        The folder the user named; None makes a new, unique
+        ``./xplant-runs/<prefix><UTC timestamp>[-N]`` (created atomically, so
+        two runs started in the same second get two folders).
+    data : sequence of str or Path or None
+        Data folders and files the run reads: the run folder may not be, or
+        lie inside, any of them.
+    resume : bool, default=False
+        Continuing a run: its folder must exist and may hold results.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        When the folder is inside a data folder.
+    FileExistsError
+        When the named folder already holds a finished run (``results.json``)
+        and ``resume`` is False.
+    """
+    from ._files import check_writable, make_unique_folder
+    if not output_dir:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        return make_unique_folder("xplant-runs", prefix + stamp)
+    out_dir = Path(output_dir)
+    for d in data:
+        if d is None:
+            continue
+        d = Path(d).resolve()
+        o = out_dir.resolve()
+        if o == d or d in o.parents:
+            raise ValueError(f"the run folder {out_dir} lies inside the data folder {d}; nothing is "
+                             "written beside the input data: choose another --output")
+    if not resume and any((out_dir / f).exists() for f in ("results.json", "ablation.json")):
+        raise FileExistsError(f"{out_dir} already holds a finished run; choose a new --output, "
+                              "or pass --resume to continue it")
+    return check_writable(out_dir)
+
+
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
                  random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
@@ -573,9 +655,9 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
     start = time.perf_counter()
-    out_dir = Path(output_dir) if output_dir else \
-        Path("xplant-runs") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_model_specs(models, epochs=epochs, plant_epochs=plant_epochs,
+                      random_state=random_state, verbose=0)
+    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume)
     data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                  "data_home": data_home, "max_docs": max_docs}
     splits = load_splits(**data_args)
@@ -589,7 +671,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                          random_state=random_state, verbose=verbose, isolate=isolate,
                          splits=splits, record=record, resume=resume, log=log)
     results["wall_seconds"] = time.perf_counter() - start
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    from ._files import write_text
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")
