@@ -23,8 +23,8 @@ checkpoints):
 import contextlib
 import os
 import shutil
-import unicodedata
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -142,24 +142,6 @@ def replace_folder(new, path):
     return path
 
 
-#: Unicode categories that break a line or a field: control characters
-#: (TAB, CR, LF, NUL, NEL ...) and the line and paragraph separators.
-_BREAKING = ("Cc", "Zl", "Zp")
-
-
-def control_characters(text):
-    r"""The control and line-breaking characters of ``text`` (sorted, unique).
-
-    Examples
-    --------
-    >>> control_characters("S0001\tz99.9\r\nS0002")
-    ['\t', '\n', '\r']
-    >>> control_characters("S0001")
-    []
-    """
-    return sorted({c for c in text if unicodedata.category(c) in _BREAKING})
-
-
 def check_path_name(name, what="name"):
     """Refuse a name that cannot safely become one component of a path.
 
@@ -189,6 +171,7 @@ def check_path_name(name, what="name"):
     ...
     ValueError: model row name '..' cannot be part of a path: ...
     """
+    from .datasets._user import control_characters
     why = None
     if not isinstance(name, str):
         raise ValueError(f"{what} must be a string, got {type(name).__name__} {name!r}")
@@ -335,3 +318,48 @@ def make_unique_folder(parent, stem):
         except FileExistsError:
             continue
     raise FileExistsError(f"no free run folder named {stem}-N under {parent}")
+
+
+def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
+    """Create the run folder of ``xplant run`` / ``xplant ablate``, checked.
+
+    Parameters
+    ----------
+    output_dir : str or Path or None
+        The folder the user named; None makes a new, unique
+        ``./xplant-runs/<prefix><UTC timestamp>[-N]`` (created atomically, so
+        two runs started in the same second get two folders).
+    data : sequence of str or Path or None
+        Data folders and files the run reads: the run folder may not be, or
+        lie inside, any of them.
+    resume : bool, default=False
+        Continuing a run: its folder must exist and may hold results.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        When the folder is inside a data folder.
+    FileExistsError
+        When the named folder already holds a finished run (``results.json``)
+        and ``resume`` is False.
+    """
+    if not output_dir:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        return make_unique_folder("xplant-runs", prefix + stamp)
+    out_dir = Path(output_dir)
+    for d in data:
+        if d is None:
+            continue
+        d = Path(d).resolve()
+        o = out_dir.resolve()
+        if o == d or d in o.parents:
+            raise ValueError(f"the run folder {out_dir} lies inside the data folder {d}; nothing is "
+                             "written beside the input data: choose another --output")
+    if not resume and any((out_dir / f).exists() for f in ("results.json", "ablation.json")):
+        raise FileExistsError(f"{out_dir} already holds a finished run; choose a new --output, "
+                              "or pass --resume to continue it")
+    return check_writable(out_dir)

@@ -1,49 +1,7 @@
 """Predicting new documents with a saved model (``xplant predict``)."""
 
-import csv
 import json
 from pathlib import Path
-
-from ._files import control_characters
-
-def check_document_ids(ids, where, path):
-    """Refuse ids that are repeated or hold control characters.
-
-    Parameters
-    ----------
-    ids : list of str
-    where : list of str
-        Where each id was read (``"line 3"``, a file name), for the messages.
-    path : str or Path
-        The file, for the messages.
-
-    Raises
-    ------
-    ValueError
-        Naming the file, the place and the id: an id holding a control or
-        line-breaking character (it would break or forge rows of a TSV
-        output), or an id seen before (two documents would merge).
-    """
-    seen = {}
-    for doc_id, loc in zip(ids, where):
-        bad = control_characters(doc_id)
-        if bad:
-            raise ValueError(f"{path}, {loc}: document id {doc_id!r} holds control characters "
-                             f"{bad}; ids must be one line without tabs")
-        if doc_id in seen:
-            raise ValueError(f"{path}, {loc}: document id {doc_id!r} repeats the id of "
-                             f"{seen[doc_id]}; ids must be unique within a file")
-        seen[doc_id] = loc
-
-
-def _json_id(value, default, path, n):
-    if value is None:
-        raise ValueError(f"{path}, line {n}: the document id is null; give a string id or "
-                         "leave the field out (the id is then the document's position)")
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ValueError(f"{path}, line {n}: the document id must be a string or an integer, "
-                         f"got {type(value).__name__} {value!r}")
-    return str(value)
 
 
 def read_documents(path, *, text_field="text", id_field="id"):
@@ -52,9 +10,10 @@ def read_documents(path, *, text_field="text", id_field="id"):
     Parameters
     ----------
     path : str or Path
-        - ``*.jsonl``: one JSON object per line with ``text_field`` (and
-          optionally ``id_field``);
-        - ``*.tsv``: a header row naming ``id`` and ``text`` columns;
+        - ``*.jsonl`` (``.gz`` too): one JSON object per line with
+          ``text_field`` (and optionally ``id_field``);
+        - ``*.tsv``: a header row naming ``id`` and ``text`` columns; cells
+          are literal (see :func:`xplant.datasets._user.read_records`);
         - a folder: every ``*.txt`` file, id = file name without extension,
           sorted by name.
 
@@ -67,58 +26,40 @@ def read_documents(path, *, text_field="text", id_field="id"):
     Raises
     ------
     ValueError
-        A line without the text field, a TSV without a text column, an
-        empty input, a null id, or an id that repeats another or holds a
-        control character (see :func:`check_document_ids`), with the line
-        number.
+        Invalid JSON, a line without the text field, a TSV without a text
+        column, an empty input, a null id, or an id that repeats another
+        (a positional one included) or holds a control character, with the
+        file and line.
     FileNotFoundError
         When ``path`` does not exist.
     """
+    from .datasets._user import _doc_id, check_document_ids, read_records
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"input {path} does not exist")
-    ids, texts, where = [], [], []
+    ids, texts, wheres = [], [], []
     if path.is_dir():
         for f in sorted(path.glob("*.txt")):
             ids.append(f.stem)
-            where.append(f"file {f.name!r}")
+            wheres.append(f"{path}, file {f.name!r}")
             texts.append(f.read_text(encoding="utf-8"))
-    elif path.suffix in (".jsonl", ".json") or path.name.endswith(".jsonl.gz"):
-        import gzip
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}, line {n}: not valid JSON ({exc.msg}, column "
-                                     f"{exc.colno})") from None
-                if not isinstance(rec, dict):
-                    raise ValueError(f"{path}, line {n}: expected a JSON object with a "
-                                     f"{text_field!r} field, got {type(rec).__name__}")
-                if text_field not in rec:
-                    raise ValueError(f"{path}, line {n}: no {text_field!r} field")
-                ids.append(_json_id(rec[id_field], None, path, n) if id_field in rec
-                           else str(len(ids)))
-                where.append(f"line {n}")
-                texts.append(str(rec[text_field]))
-    elif path.suffix == ".tsv":
-        with open(path, encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh, delimiter="\t")
-            if reader.fieldnames is None or text_field not in reader.fieldnames:
-                raise ValueError(f"{path}: the header must name a {text_field!r} column "
-                                 f"(and optionally {id_field!r}); got {reader.fieldnames}")
-            for row in reader:
-                ids.append(str(row.get(id_field) or len(ids)))
-                where.append(f"line {reader.line_num}")
-                texts.append(row[text_field] or "")
+    elif path.suffix in (".jsonl", ".json", ".tsv") or path.name.endswith((".jsonl.gz", ".tsv.gz")):
+        fmt = "tsv" if ".tsv" in path.suffixes else "jsonl"
+        rows = read_records(path, fmt)
+        if fmt == "tsv" and rows and text_field not in rows[0][0]:
+            raise ValueError(f"{path}: the header must name a {text_field!r} column "
+                             f"(and optionally {id_field!r}); got {list(rows[0][0])}")
+        for obj, where in rows:
+            if text_field not in obj:
+                raise ValueError(f"{where}: no {text_field!r} field")
+            ids.append(_doc_id(obj, id_field, where, str(len(ids))))
+            wheres.append(where)
+            texts.append(str(obj[text_field] or ""))
     else:
         raise ValueError(f"unsupported input {path}: use .jsonl, .tsv or a folder of .txt files")
     if not texts:
         raise ValueError(f"{path} holds no documents")
-    check_document_ids(ids, where, path)
+    check_document_ids(ids, wheres, path)
     return ids, texts
 
 
@@ -128,8 +69,9 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
 
     Parameters
     ----------
-    model : str or Path or PlantClassifier
-        A saved model folder (or a fitted classifier).
+    model : str or Path or estimator
+        A saved model folder of any kind (see :func:`xplant._saved.load_saved`:
+        PLANT, the prior, TF-IDF + linear, trees), or a fitted model.
     input_path, output_path : str or Path
         The output may not be the input (links included) nor lie inside the
         model or input folder; its folder is created if needed.
@@ -141,7 +83,7 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         ``top_k`` of each document); it needs a model with label names.
     top_k : int, default=10
     evidence : bool, default=False
-        Add attention evidence spans (jsonl only).
+        Add attention evidence spans (jsonl only; neural models only).
     top_spans : int, default=3
     overwrite : bool, default=False
         Replace an existing output file.
@@ -154,7 +96,8 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     Raises
     ------
     ValueError
-        An unknown format, an output that is the input, a CodiEsp output
+        ``evidence=True`` with a model that has no attention (linear, trees),
+        an unknown format, an output that is the input, a CodiEsp output
         from a model without label names or with names that are equal once
         lower-cased, and any input error of :func:`read_documents`.
     FileExistsError
@@ -170,13 +113,23 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from .neural import load_model
-    clf = load_model(model) if isinstance(model, (str, Path)) else model
-    names = [str(c) for c in clf.classes_]
+    from ._saved import _final, decide, label_names, load_saved
+    from .linear import predict_top_k
+    if isinstance(model, (str, Path)):
+        clf, decision = load_saved(model)
+    else:
+        clf = model
+        decision = {"rule": getattr(clf, "decision", "top_k"),
+                    "k": int(getattr(clf, "k_", top_k)),
+                    "threshold": float(getattr(clf, "threshold_", 0.5))}
+    if evidence and not hasattr(clf, "explain"):
+        raise ValueError(f"evidence spans need a neural model with attention (PLANT, "
+                         f"plant=False); {type(clf).__name__} has none: drop --evidence")
+    names = label_names(clf)
     if fmt == "codiesp":
-        codes = codiesp_codes(clf.classes_)
+        codes = codiesp_codes(_final(clf).classes_)
     ids, texts = read_documents(input_path)
-    idx, scores = clf.predict_top_k(texts, k=top_k)
+    idx, scores = predict_top_k(clf, texts, min(top_k, len(names)))
     if fmt == "codiesp":
         with atomic_open(output_path, "w", newline="") as fh:
             for doc_id, row in zip(ids, idx):
@@ -184,15 +137,14 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
                     if j >= 0:
                         fh.write(f"{doc_id}\t{codes[j]}\n")
         return len(ids)
-    pred = clf.predict(texts)
+    pred = decide(clf, texts, decision)
     ex = clf.explain(texts, top_labels=top_k, top_spans=top_spans) if evidence else None
     with atomic_open(output_path, "w") as fh:
         for i, doc_id in enumerate(ids):
             rec = {"id": doc_id,
                    "top": [{"label": names[j], "score": float(s)} for j, s in zip(idx[i], scores[i])],
                    "predicted": [names[j] for j in pred[i].indices],
-                   "decision": {"rule": clf.decision, "k": int(clf.k_),
-                                "threshold": float(clf.threshold_)}}
+                   "decision": decision}
             if ex is not None:
                 rec["evidence"] = [{"label": str(l["label"]), "spans": l["spans"]}
                                    for l in ex[i]["labels"]]

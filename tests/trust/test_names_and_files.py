@@ -243,20 +243,21 @@ def test_run_output_inside_data_folder_refused(tmp_path):
 # -- fault 9: one folder per run -----------------------------------------------------------------------
 
 def test_two_runs_in_the_same_second_get_two_folders(tmp_path, monkeypatch):
-    from xplant import _run
+    from xplant import _files
     a = make_unique_folder(tmp_path, "20261130T101500Z")
     b = make_unique_folder(tmp_path, "20261130T101500Z")
     assert a != b and a.is_dir() and b.is_dir() and b.name == "20261130T101500Z-2"
     monkeypatch.chdir(tmp_path)
 
-    class Frozen(_run.datetime):
+    class Frozen(_files.datetime):
         @classmethod
         def now(cls, tz=None):
-            return _run.datetime(2026, 11, 30, 10, 15, 0, tzinfo=tz)
-    monkeypatch.setattr(_run, "datetime", Frozen)
-    first, second = _run.prepare_run_folder(None), _run.prepare_run_folder(None)
+            return _files.datetime(2026, 11, 30, 10, 15, 0, tzinfo=tz)
+    monkeypatch.setattr(_files, "datetime", Frozen)
+    first, second = _files.prepare_run_folder(None), _files.prepare_run_folder(None)
     assert first != second
     assert {first.name, second.name} == {"20261130T101500Z", "20261130T101500Z-2"}
+    assert first.parent.name == second.parent.name == "xplant-runs"
 
 
 def test_named_run_folder_with_results_needs_resume(tmp_path):

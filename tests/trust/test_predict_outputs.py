@@ -101,8 +101,9 @@ def _jsonl(path, records):
 @pytest.mark.parametrize("records, line, match", [
     ([{"id": "S0001\tz99.9\r\nS0002", "text": "a"}], 1, "control characters"),
     ([{"id": "S1", "text": "a"}, {"id": "S2", "text": "b"}, {"id": "S1", "text": "c"}], 3,
-     "repeats the id of line 1"),
-    ([{"id": "1", "text": "a"}, {"text": "b"}], 2, "repeats the id of line 1"),   # positional "1"
+     "repeats the id of .*notes.jsonl, line 1;"),
+    ([{"id": "1", "text": "a"}, {"text": "b"}], 2,
+     "repeats the id of .*notes.jsonl, line 1;"),                      # positional "1"
     ([{"id": None, "text": "a"}], 1, "null"),
     ([{"id": ["a"], "text": "a"}], 1, "string or an integer"),
 ])
@@ -113,14 +114,18 @@ def test_bad_ids_name_file_and_line(tmp_path, records, line, match):
     assert f"notes.jsonl, line {line}:" in str(err.value)
 
 
-def test_tsv_ids_checked_with_physical_lines(tmp_path):
+def test_tsv_and_folder_ids_checked(tmp_path):
     tsv = tmp_path / "notes.tsv"
-    tsv.write_text('id\ttext\nA\t"two\nlines"\nA\tb\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"notes.tsv, line 4: document id 'A' repeats the id of line 3"):
+    tsv.write_text('id\ttext\nA\tfirst\n\nA\tb\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"notes.tsv, line 4: document id 'A' repeats the id of "
+                                         r".*notes.tsv, line 2"):
         read_documents(tsv)
     (tmp_path / "bad json.jsonl").write_text('{"text": "a"}\n{"text": \n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bad json.jsonl, line 2: not valid JSON"):
+    with pytest.raises(ValueError, match=r"bad json.jsonl, line 2: invalid JSON"):
         read_documents(tmp_path / "bad json.jsonl")
+    ok = tmp_path / "ok.tsv"
+    ok.write_text('id\ttext\nS1\t"quoted" text\n\ttwo\n', encoding="utf-8")
+    assert read_documents(ok) == (["S1", "1"], ['"quoted" text', "two"])
 
 
 def test_codiesp_output_one_row_per_code(tiny_model, tmp_path):
