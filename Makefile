@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.xplant-installed
-EXTRAS ?= neural,report,test,llm,deepspeed,trees
+EXTRAS ?= neural,report,test,llm,deepspeed,trees,descriptions
 
 .PHONY: run test test-fast setup clean
 

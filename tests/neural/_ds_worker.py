@@ -76,7 +76,7 @@ def main(argv=None):
     proba = clf.predict_proba(corpus)
     out = {"world": world, "train_loss": [h["train_loss"] for h in clf.history],
            "epochs": [h["epoch"] for h in clf.history],
-           "valid_score": [h.get("valid_precision_at_5") for h in clf.history], "relevance_fingerprints": fps,
+           "valid_score": [h.get("valid_map") for h in clf.history], "relevance_fingerprints": fps,
            "proba": proba.tolist(),
            "params": {k: v.detach().double().sum().item() for k, v in clf.module_.state_dict().items()},
            "module_type": type(clf.module_).__name__,

@@ -47,8 +47,18 @@ def test_fitted_attributes(fitted):
     assert clf.n_labels_ == Y.shape[1]
     np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y.sum(0)).ravel())
     assert clf.n_train_documents_ == len(texts)
-    assert "valid_precision_at_5" in clf.history[-1]
+    assert "valid_map" in clf.history[-1]
     assert clf.planter_ is not None
+    dev_map = [h["valid_map"] for h in clf.history]
+    assert clf.best_epoch_ == int(np.argmax(dev_map)) + 1     # early stopping's own metric
+
+
+def test_early_stopping_defaults_agree_with_xplant_run():
+    """One early-stopping rule: the estimator's defaults are those of xplant run and ablate."""
+    from xplant._run import build_model
+    built = build_model("PLANT").steps[-1][1]
+    assert (PlantClassifier().scoring, PlantClassifier().patience) == ("map", 6)
+    assert (built.scoring, built.patience) == ("map", 6)
 
 
 def test_planting_improves_dev_attention_ndcg(make_corpus, planter_params):

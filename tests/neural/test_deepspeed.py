@@ -103,7 +103,7 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
     out = tmp_path / "run"
     hist = _json.loads((out / "history.json").read_text())
     assert [h["epoch"] for h in hist] == [1] and np.isfinite(hist[0]["train_loss"])
-    assert "valid_precision_at_5" in hist[0]
+    assert "valid_map" in hist[0]
     run = _json.loads((out / "run.json").read_text())
     assert run["world_size"] == 1 and run["n_train_documents"] == 500
     # saved in xplant's normal format: loads and predicts without DeepSpeed

@@ -237,7 +237,7 @@ def test_sigkill_mid_epoch_then_resume_equals_uninterrupted(tiny, make_corpus, t
     resumed = PlantClassifier(**params, checkpoint_dir=str(ckdir)).fit(texts, Y, resume=True)
     assert resumed.planter_ is None                 # Stage 1 did not run again
     ref = PlantClassifier(**params).fit(texts, Y)
-    for key in ("train_loss", "valid_loss", "valid_precision_at_5"):
+    for key in ("train_loss", "valid_loss", "valid_map"):
         np.testing.assert_allclose(_history(resumed, key), _history(ref, key), rtol=1e-6, atol=0)
     np.testing.assert_allclose(resumed.predict_proba(texts), ref.predict_proba(texts),
                                rtol=1e-6, atol=1e-7)

@@ -3,11 +3,15 @@
 Every loader returns a :class:`sklearn.utils.Bunch` with ``texts`` (list of
 str), ``Y`` (CSR, int64 {0, 1}), ``label_names``, ``ids``,
 ``label_frequency`` (positives per label in the loaded split) and
-``record`` (source, split, label policy, counts). ``return_X_y=True`` gives
+``record`` (source, split, label policy, counts). The ICD and EUROVOC
+loaders add ``label_descriptions``, ``label_synonyms``, ``label_parents``,
+``label_ancestor`` and ``parent_descriptions`` (one entry per label);
+:func:`read_label_descriptions` gives the same fields for a user's file. ``return_X_y=True`` gives
 ``(texts, Y)``. The label space is the sorted union of the labels of all
 official splits, so every split has the same columns.
 """
 
+from ._descriptions import align_descriptions, describe_codes, icd_prefixes, read_label_descriptions
 from ._codiesp import load_codiesp, load_codiesp_evidence, parse_positions
 from ._eurlex import load_eurlex57k
 from ._label_space import align_label_space
@@ -16,14 +20,18 @@ from ._user import read_labelled_texts
 from ._xc import dump_xc, load_xc
 
 __all__ = [
+    "align_descriptions",
     "align_label_space",
+    "describe_codes",
     "dump_xc",
     "format_icd_code",
+    "icd_prefixes",
     "load_codiesp",
     "load_codiesp_evidence",
     "load_eurlex57k",
     "load_mimic",
     "load_xc",
     "parse_positions",
+    "read_label_descriptions",
     "read_labelled_texts",
 ]

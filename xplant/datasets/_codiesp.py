@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ._base import check_split, make_bunch, normalise_code
+from ._descriptions import describe_codes
 
 SPLITS = ("train", "dev", "test")
 BUNDLED_FILE = "codiesp.jsonl.gz"
@@ -36,7 +37,7 @@ _TYPES = {"DIAGNOSTICO": "D", "PROCEDIMIENTO": "P"}
 def _read_tsv(path, n_fields):
     """Rows of a CodiEsp TSV file, each a list of ``n_fields`` strings."""
     rows = []
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
         for lineno, line in enumerate(fh, 1):
             line = line.rstrip("\r\n")
             if not line.strip():
@@ -94,8 +95,8 @@ def read_official(data_home):
             docs[doc_id] = {
                 "split": split,
                 "id": doc_id,
-                "text_es": (es_dir / f"{doc_id}.txt").read_text(encoding="utf-8"),
-                "text_en": en_path.read_text(encoding="utf-8"),
+                "text_es": (es_dir / f"{doc_id}.txt").read_text(encoding="utf-8-sig"),
+                "text_en": en_path.read_text(encoding="utf-8-sig"),
                 "D": [],
                 "P": [],
                 "X": [],
@@ -126,7 +127,7 @@ def read_bundled():
         was built from.
     """
     ref = resources.files("xplant.datasets").joinpath("data", BUNDLED_FILE)
-    with ref.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as fh:
+    with ref.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8-sig") as fh:
         return [json.loads(line) for line in fh]
 
 
@@ -183,7 +184,8 @@ def _label_space(records, codes):
     return names, np.array([kinds[n] for n in names], dtype=str)
 
 
-def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False):
+def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False,
+                 descriptions=True):
     """Load CodiEsp, the Spanish clinical coding corpus (CLEF eHealth 2020).
 
     1,000 clinical case reports: official splits train 500, dev 250, test
@@ -207,6 +209,13 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         package is read; both give identical results.
     return_X_y : bool, default=False
         Return ``(texts, Y)`` only.
+    descriptions : bool, default=True
+        Add the label descriptions, synonyms and hierarchy (below). The
+        official code lists ``codiesp-D_codes.tsv`` / ``codiesp-P_codes.tsv``
+        (CIE-10-ES, Spanish and English) are used when ``data_home`` (or its
+        ``codiesp_codes/`` folder) holds them; otherwise the ICD-10-CM and
+        ICD-10-PCS titles of the ``descriptions`` extra (English only), or
+        none, and the record says which.
 
     Returns
     -------
@@ -219,11 +228,24 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
             official splits, sorted, so every split has the same columns.
         label_types : ndarray of str of shape (n_labels,)
             ``"D"`` (ICD-10-CM) or ``"P"`` (ICD-10-PCS) for each label.
+        label_descriptions : ndarray of object (str) of shape (n_labels,)
+            ``""`` where unknown.
+        label_synonyms, label_parents : list of list of str, length n_labels
+            Synonyms (ICD-10-CM inclusion terms); parent codes, which need
+            not be labels (``I21`` for ``I21.4``; the 4-character prefix of
+            a PCS code).
+        label_ancestor : ndarray of int64 of shape (n_labels,)
+            Index of the nearest ancestor that is a label, or -1.
+        parent_descriptions : dict of str to str
+            Descriptions of the ancestors that are not labels.
         ids : ndarray of str, the clinical case ids
         label_frequency : ndarray of int64 of shape (n_labels,)
             Positives per label in this split.
         record : dict
-            Source, split, label policy and counts.
+            Source, split, label policy and counts; ``record["descriptions"]``
+            names the description source, the coverage (share of labels
+            with a description) and how many codes took the title of their
+            longest existing prefix (CIE-10-ES codes that ICD-10-CM lacks).
 
     Raises
     ------
@@ -277,6 +299,12 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         ],
         "licence": "CC BY 4.0 (Miranda-Escalada et al., CodiEsp, CLEF eHealth 2020)",
     }
+    extra = {}
+    if descriptions and not return_X_y:
+        systems = ["ICD10-DIAG" if t == "D" else "ICD10-PROC" for t in label_types]
+        desc = describe_codes(label_names, systems, data_home=data_home, language=language)
+        record["descriptions"] = desc.pop("record")
+        extra.update(desc)
     bunch = make_bunch(
         texts,
         label_lists,
@@ -285,6 +313,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         record,
         return_X_y=return_X_y,
         label_types=label_types,
+        **extra,
     )
     return bunch
 

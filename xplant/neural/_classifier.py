@@ -16,7 +16,7 @@ from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
-from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
+from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
 from ._data import (AnchoredDataset, CandidateDataset, Stage1Dataset, Stage2Collate,
                     TokenDataset, pad_batch, positives_list, truncate)
@@ -127,9 +127,15 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         With ``min_epoch_docs`` equal to it, every training size gets the
         same number of steps (a fixed-compute low-data curve). None: all of
         them. ``strategy="skorch"`` only. Also given to the planter.
-    scoring : str, default="precision_at_5"
-        Dev metric for early stopping ("map", "precision_at_k", "ndcg_at_k").
-    patience : int, default=5
+    scoring : str, default="map"
+        Dev metric for early stopping ("map", "precision_at_k", "ndcg_at_k"),
+        and of ``best_epoch_``. MAP, the one used by ``xplant run``,
+        ``xplant ablate`` and the benchmarks, because it does not saturate
+        with few labels per document (with 1.2 labels per document P@5
+        cannot exceed about 0.24).
+    patience : int, default=6
+        Epochs without a better dev ``scoring`` before training stops (the
+        best epoch's weights are kept).
     decision : {"top_k", "threshold"}
         The rule ``predict`` applies; k and the threshold are chosen on dev.
     max_k : int, default=10
@@ -207,7 +213,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
                  label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None,
-                 scoring="precision_at_5", patience=5,
+                 scoring="map", patience=6,
                  shortlist=None, n_candidates=100, fusion="dev", shortlist_cv=None,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
                  strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlantNet,
@@ -329,13 +335,15 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         check_param("shortlist_cv", self.shortlist_cv, kind=numbers.Integral, low=2,
                     none_ok=True)
 
-    def fit(self, X, Y, validation_data=None, *, resume=False):
+    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None):
         """Fit Stage 1 (unless disabled) and Stage 2.
 
         Parameters
         ----------
         X : token corpus from MIGRelevance.transform, or list of str, length n
-        Y : {array-like, sparse matrix} of shape (n, n_labels), or list of label lists
+        Y : {array-like, sparse matrix} of shape (n, n_labels), 1-D binary y, or label lists
+            Read by :func:`xplant._labels.check_targets` (a rectangular 0/1
+            array-like is a matrix; sets or rows of strings are label lists).
         validation_data : tuple (X_dev, Y_dev) or None
             The official dev split (raw texts or a token corpus of the same
             MIGRelevance); else a seeded ``validation_fraction`` split of X.
@@ -347,6 +355,11 @@ class PlantClassifier(FusionMixin, PlantNetBase):
             start. Give the same data and parameters as the interrupted fit.
             After a resumed fit ``planter_`` is None (Stage 1 ran in the
             interrupted process).
+        label_names : array-like of shape (n_labels,) or None
+            The label names (codes) of Y's columns, or the label space of
+            label lists; stored as ``classes_``, saved with the model and
+            used by ``explain`` and ``xplant predict``. None: the sorted
+            labels of label lists, else ``0..n_labels-1``.
 
         Returns
         -------
@@ -377,20 +390,19 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         set_torch_threads(self.n_jobs)
         self.rng_ = seed_everything(self.random_state)
         n = len(X)
-        Y, names = check_targets(Y, n)
-        if Y.nnz == 0:
-            raise ValueError("Y has no positive label at all; at least one document needs a label")
+        Y, names = check_targets(Y, n, label_names=label_names)
         docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone)
         docs = truncate(docs, self.max_length)
         self.n_labels_ = Y.shape[1]
-        self.classes_ = names if names is not None else np.arange(self.n_labels_)
+        self.classes_ = names
         self.label_frequency_ = np.asarray(Y.sum(0)).ravel().astype(np.int64)
         self.n_train_documents_ = n
         pos = positives_list(Y)
         if validation_data is not None:
             Xd, Yd = validation_data
             dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
-            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev")
+            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev", require_positive=False,
+                                  label_names=self.classes_ if _is_lists(Yd) else None)
             if Yd.shape[1] != self.n_labels_:
                 raise ValueError(f"Y_dev has {Yd.shape[1]} labels but Y has {self.n_labels_}; "
                                  "both must use the same label space (columns)")
