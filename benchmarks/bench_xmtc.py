@@ -5,6 +5,7 @@ One command reproduces the results table of ``docs/results.md``:
     python benchmarks/bench_xmtc.py --output bench-results          # full run
     python benchmarks/bench_xmtc.py --datasets codiesp-D --models prior,svm
     python benchmarks/bench_xmtc.py --smoke --output smoke-out      # ~1 minute, for tests
+    python benchmarks/bench_xmtc.py --datasets codiesp-D --top-labels 45   # a smaller shape
 
 Protocol (the machinery of ``xplant run``, :func:`xplant._run.run_models`):
 every model of a dataset sees the same official train / dev / test splits and
@@ -33,6 +34,13 @@ cap the training documents and the tokens per document of the word-backbone
 neural rows (dev and test stay whole); a row whose best dev epoch is its last one is
 flagged ``budget_limited`` (it was still improving). A model that fails is
 listed under ``failed`` and the others still run.
+
+Corpora of another shape: ``--top-labels L`` keeps, in every split, the L
+labels most frequent in train and drops the documents left without one;
+``--subset-docs N`` then keeps a seeded random N of the training documents
+(``--subset-seed``; :func:`xplant.model_selection.frequent_label_subset`).
+The run prints the shape (documents per split, labels, labels per
+document) and records it in ``bench.json``.
 
 Output, under ``--output``: ``<dataset>/results.json``, ``per_label.npz``,
 ``report.html`` and ``f1_by_frequency.png`` (F1 against label training
@@ -155,14 +163,44 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     return specs, skipped
 
 
-def _data_args(dataset, data_home, max_docs, dev_docs=None):
+def _data_args(dataset, data_home, max_docs, dev_docs=None, subset=None):
+    """Keyword arguments of :func:`xplant._run.load_splits` for one dataset.
+
+    ``subset``: ``{"n_labels", "n_docs", "random_state"}`` of the most
+    frequent labels' subset, or None (the whole label space).
+    """
+    extra = {"subset": dict(subset)} if subset is not None else {}
     if dataset == "eurlex57k":
         return {"dataset": "eurlex57k", "data_home": str(data_home), "max_docs": max_docs,
-                "dev_docs": dev_docs}
+                "dev_docs": dev_docs, **extra}
     if dataset in ("codiesp-D", "codiesp-P"):
         return {"dataset": "codiesp", "codes": dataset[-1], "language": "en", "max_docs": max_docs,
-                "dev_docs": dev_docs}
+                "dev_docs": dev_docs, **extra}
     raise ValueError(f"unknown dataset {dataset!r}; choose from {DATASETS}")
+
+
+def corpus_shape(splits):
+    """Documents, labels and labels per document of each split.
+
+    Returns
+    -------
+    dict
+        ``{"documents": {split: n}, "n_labels": L, "labels_per_document":
+        {split: mean positives per document}}``.
+    """
+    return {"documents": {s: len(b.texts) for s, b in splits.items()},
+            "n_labels": int(splits["train"].Y.shape[1]),
+            "labels_per_document": {s: round(float(b.Y.nnz) / max(1, b.Y.shape[0]), 3)
+                                    for s, b in splits.items()}}
+
+
+def _subset_arg(args):
+    if args.top_labels is None:
+        if args.subset_docs is not None:
+            raise SystemExit("--subset-docs needs --top-labels (the labels the subset keeps)")
+        return None
+    return {"n_labels": args.top_labels, "n_docs": args.subset_docs,
+            "random_state": args.subset_seed}
 
 
 def run_dataset(dataset, out_dir, args, log=print):
@@ -181,11 +219,15 @@ def run_dataset(dataset, out_dir, args, log=print):
                                  neural_max_docs=args.neural_max_docs,
                                  neural_max_length=args.neural_max_length,
                                  svm_grid=args.svm_grid)
-    data_args = _data_args(dataset, args.data_home, max_docs, args.dev_docs)
+    subset = _subset_arg(args)
+    data_args = _data_args(dataset, args.data_home, max_docs, args.dev_docs, subset)
     splits = load_splits(**data_args)
-    sizes = {s: len(b.texts) for s, b in splits.items()}
-    log(f"\n######## {dataset}: {sizes['train']} train / {sizes['dev']} dev / {sizes['test']} test "
-        f"documents, {splits['train'].Y.shape[1]} labels")
+    shape = corpus_shape(splits)
+    sizes, lpd = shape["documents"], shape["labels_per_document"]
+    log(f"\n######## {dataset}" + (f" (subset {subset})" if subset else "")
+        + f": {sizes['train']} train / {sizes['dev']} dev / {sizes['test']} test documents, "
+        f"{shape['n_labels']} labels, {lpd['train']:.2f} / {lpd['dev']:.2f} / {lpd['test']:.2f} "
+        "labels per document")
     budgets = {s["name"]: s.pop("budget") for s in specs}
     res = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                      random_state=args.seed, verbose=0 if args.quiet else 1,
@@ -203,7 +245,8 @@ def run_dataset(dataset, out_dir, args, log=print):
         render_report(out_dir)
         if (Path(out_dir) / "f1_by_frequency.png").is_file():
             plot = f"{Path(out_dir).name}/f1_by_frequency.png"
-    return {"dataset": dataset, "documents": sizes, "n_labels": int(splits["train"].Y.shape[1]),
+    return {"dataset": dataset, "documents": sizes, "n_labels": shape["n_labels"],
+            "labels_per_document": lpd, "subset": subset,
             "budget": {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
                        "dev_docs": args.dev_docs,
                        "minilm_max_docs": minilm_docs, "minilm_epochs": minilm_epochs,
@@ -231,7 +274,14 @@ def format_markdown(report):
         b = d["budget"]
         lines += [f"## {d['dataset']}", "",
                   f"{d['documents']['train']} train / {d['documents']['dev']} dev / "
-                  f"{d['documents']['test']} test documents, {d['n_labels']} labels. Budget: "
+                  f"{d['documents']['test']} test documents, {d['n_labels']} labels"
+                  + (f", {d['labels_per_document']['train']:.2f} labels per training document"
+                     if d.get("labels_per_document") else "")
+                  + (f" (the {d['subset']['n_labels']} most frequent labels"
+                     + (f", {d['subset']['n_docs']} training documents drawn with seed "
+                        f"{d['subset']['random_state']}" if d['subset']['n_docs'] else "")
+                     + ", documents without them dropped)" if d.get("subset") else "")
+                  + ". Budget: "
                   f"{b['epochs']} Stage 2 epochs, {b['plant_epochs']} Stage 1 epochs"
                   + (f", first {b['neural_max_docs']} training documents" if b.get("neural_max_docs")
                      else "")
@@ -285,6 +335,12 @@ def build_parser():
     p.add_argument("--dev-docs", type=int,
                    help="make every dev choice (epochs, C, decision rules) on N random dev "
                         "documents; test stays whole (default: all of dev)")
+    p.add_argument("--top-labels", type=int,
+                   help="a corpus of another shape: keep the L labels most frequent in train, "
+                        "drop the documents left without one (every split)")
+    p.add_argument("--subset-docs", type=int,
+                   help="with --top-labels: keep a seeded random N of the training documents")
+    p.add_argument("--subset-seed", type=int, default=0, help="seed of --subset-docs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, help="torch threads per fit (default: torch's)")
     p.add_argument("--no-isolate", action="store_true", help="fit in this process")
@@ -308,6 +364,7 @@ def main(argv=None, log=print):
     for m in args.models:
         if m not in ROWS:
             raise SystemExit(f"unknown row {m!r}; choose from {ROWS}")
+    _subset_arg(args)                      # --subset-docs without --top-labels: stop now
     if args.resume and not args.output:
         raise SystemExit("--resume needs --output: the folder of the interrupted run")
     out = Path(args.output) if args.output else \

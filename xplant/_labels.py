@@ -8,6 +8,8 @@ no duplicates, no stored zeros, all values 1). Callers add only what is
 theirs (label lists, "at least one positive").
 """
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -65,7 +67,16 @@ def check_indicator(Y, *, name="Y", n_samples=None, dtype=np.int64):
         Y = Y.tocsr()
         data = Y.data
     else:
-        Y = np.asarray(Y)
+        try:
+            Y = np.asarray(Y)
+        except ValueError:
+            raise ValueError(f"{name} has rows of different lengths, so it is not a matrix; "
+                             "binarise label lists with sklearn.preprocessing."
+                             "MultiLabelBinarizer(sparse_output=True).") from None
+        if Y.dtype == object and Y.ndim >= 1:
+            raise ValueError(f"{name} is not a numeric 0/1 matrix (its rows are "
+                             f"{type(Y.flat[0]).__name__ if Y.size else 'empty'}); binarise label "
+                             "lists with sklearn.preprocessing.MultiLabelBinarizer(sparse_output=True).")
         data = Y
     if Y.ndim != 2:
         raise ValueError(f"{name} must be a 2-D label indicator matrix of shape (n_samples, n_labels); "
@@ -94,3 +105,179 @@ def check_indicator(Y, *, name="Y", n_samples=None, dtype=np.int64):
     out.indices = out.indices.astype(np.int64, copy=False)
     out.indptr = out.indptr.astype(np.int64, copy=False)
     return out
+
+
+_LIST_TYPES = (list, tuple, np.ndarray)
+_SET_TYPES = (set, frozenset)
+_MLB = ("sklearn.preprocessing.MultiLabelBinarizer(sparse_output=True)")
+
+
+def _is_label(v):
+    """A hashable label name: str, or an integer (bool excluded)."""
+    return isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+
+
+def _target_form(Y, name):
+    """'matrix', 'column' (1-D binary y) or 'lists' for a target; raise when ambiguous.
+
+    The rule of :func:`check_targets`, apart so that it can be read on its own.
+    """
+    if sp.issparse(Y):
+        return "matrix"
+    if isinstance(Y, str):
+        raise ValueError(f"{name} is one string; give one row of labels per document.")
+    if not isinstance(Y, (list, tuple, np.ndarray)) and hasattr(Y, "__array__"):
+        Y = np.asarray(Y)                    # a DataFrame, Series or array-like object
+    if isinstance(Y, np.ndarray) and Y.dtype != object:
+        return "column" if Y.ndim == 1 else "matrix"
+    try:
+        rows = list(Y)
+    except TypeError:
+        raise ValueError(f"{name} must be a 0/1 indicator matrix of shape (n_samples, n_labels) "
+                         f"or a list of label lists, got {type(Y).__name__}.") from None
+    if not rows:
+        raise ValueError(f"{name} is empty; it needs one row per document.")
+    if all(isinstance(r, _SET_TYPES) for r in rows):
+        return "lists"
+    if all(np.isscalar(r) or (isinstance(r, np.ndarray) and r.ndim == 0) for r in rows):
+        if any(isinstance(r, str) for r in rows):
+            raise ValueError(f"{name} is a list of strings; give one list of labels per document "
+                             "(split joined label strings by their separator first, e.g. "
+                             f"[s.split('|') for s in labels]), or binarise them with {_MLB}.")
+        return "column"
+    if not all(isinstance(r, _LIST_TYPES) for r in rows):
+        raise ValueError(f"{name} mixes rows of different kinds; give every row as a list of "
+                         f"labels, or a 0/1 indicator matrix built with {_MLB}.")
+    values = [v for r in rows for v in r]
+    if any(isinstance(v, str) for v in values):
+        if not all(isinstance(v, str) for v in values):
+            raise ValueError(f"{name} mixes string and non-string labels; give every label as a "
+                             "string (e.g. [[str(v) for v in row] for row in Y]).")
+        return "lists"
+    lengths = {len(r) for r in rows}
+    if len(lengths) > 1:       # ragged: cannot be a matrix, so label lists by value
+        if not all(_is_label(v) for v in values):
+            raise ValueError(f"{name} has rows of different lengths with values that are not "
+                             f"labels (str or int); binarise the label lists with {_MLB}.")
+        return "lists"
+    if all(isinstance(v, (bool, np.bool_)) or (isinstance(v, numbers.Real) and v in (0, 1))
+           for v in values):
+        return "matrix"        # rectangular 0/1: a matrix, as in scikit-learn
+    raise ValueError(
+        f"{name} is rectangular but holds values other than 0 and 1, so it could be an "
+        "indicator matrix or one list of labels per document. Give a 0/1 matrix, or give "
+        f"the label lists as sets (e.g. [set(row) for row in Y]) or binarise them with {_MLB}.")
+
+
+def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int64,
+                  require_positive=True):
+    """The one parser of multi-label targets, used by every estimator.
+
+    The rule follows scikit-learn, so that a target means one thing everywhere:
+
+    - a sparse matrix, an ndarray of 2 dimensions, or a rectangular nested
+      list whose values are all 0/1 is an **indicator matrix** (``Y[i, l] = 1``
+      when document ``i`` carries label ``l``);
+    - a 1-D binary y (ndarray or flat list of 0/1) is **one label column**,
+      i.e. the matrix ``y.reshape(-1, 1)``;
+    - **label lists** are accepted only where they cannot be mistaken for a
+      matrix: every row a set, or rows of strings, or rows of different
+      lengths (ragged) of integers. They are binarised as
+      :class:`sklearn.preprocessing.MultiLabelBinarizer` does: a label maps
+      to its column by value, in sorted order, or by its position in
+      ``label_names`` when given;
+    - anything that could be read both ways (a rectangular list of lists of
+      integers other than 0/1) is an error naming ``MultiLabelBinarizer``.
+
+    Parameters
+    ----------
+    Y : {array-like, sparse matrix} of shape (n_samples, n_labels), 1-D binary y, or label lists
+        The target, read by the rule above.
+    n_samples : int or None
+        Expected number of documents (rows).
+    label_names : array-like of shape (n_labels,) or None
+        Names of the label columns. For a matrix, one per column; for label
+        lists, the label space (every label must be in it, columns follow
+        its order). None: ``0..n_labels-1`` for a matrix, the sorted labels
+        for label lists.
+    name : str, default="Y"
+        How messages call the argument.
+    dtype : numpy dtype, default=np.int64
+        dtype of the returned values.
+    require_positive : bool, default=True
+        Refuse a target with no positive at all (nothing can be learned).
+
+    Returns
+    -------
+    Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
+        Canonical CSR, as :func:`check_indicator` returns it.
+    classes : ndarray of shape (n_labels,)
+        The label names of the columns.
+
+    Raises
+    ------
+    ValueError
+        For an ambiguous or malformed target, a label outside
+        ``label_names``, ``label_names`` of the wrong length or with
+        repeated names, a row count other than ``n_samples``, no label
+        column, or (``require_positive``) no positive at all. Each message
+        names the fix.
+
+    Examples
+    --------
+    >>> Y, classes = check_targets([[1, 0], [0, 1]])           # a 0/1 matrix
+    >>> Y.toarray().tolist(), classes.tolist()
+    ([[1, 0], [0, 1]], [0, 1])
+    >>> Y, classes = check_targets([{"I10"}, {"J18", "I10"}])  # label lists
+    >>> Y.toarray().tolist(), classes.tolist()
+    ([[1, 0], [1, 1]], ['I10', 'J18'])
+    >>> Y, classes = check_targets([[3], [1, 3]])               # ragged: lists by value
+    >>> Y.toarray().tolist(), classes.tolist()
+    ([[0, 1], [1, 1]], [1, 3])
+    >>> check_targets([[3, 1], [2, 3]])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Y is rectangular but holds values other than 0 and 1, ...
+    """
+    from sklearn.preprocessing import MultiLabelBinarizer
+    names = None
+    if label_names is not None:
+        names = np.asarray(label_names)
+        if names.ndim != 1 or len(np.unique(names)) != names.shape[0]:
+            raise ValueError(f"label_names must be a 1-D sequence of distinct names; got "
+                             f"shape {names.shape} with {names.size - len(np.unique(names))} "
+                             "repeated.")
+    form = _target_form(Y, name)
+    if form == "lists":
+        rows = [list(r) for r in Y]
+        if n_samples is not None and len(rows) != n_samples:
+            raise ValueError(f"X and {name} must have the same number of documents (rows): X has "
+                             f"{n_samples}, {name} has {len(rows)}; align them row by row.")
+        if names is None:
+            mlb = MultiLabelBinarizer(sparse_output=True).fit(rows)
+        else:
+            known = set(names.tolist())
+            unknown = {v for r in rows for v in r} - known
+            if unknown:
+                raise ValueError(f"{name} holds labels that are not in label_names: "
+                                 f"{sorted(map(str, unknown))[:5]}; add them to label_names.")
+            mlb = MultiLabelBinarizer(classes=list(names), sparse_output=True).fit(rows)
+        out = check_indicator(mlb.transform(rows), name=name, dtype=dtype)
+        classes = np.asarray(mlb.classes_) if names is None else names
+    else:
+        if form == "column":
+            Y = np.asarray(Y)
+            if Y.ndim == 1:
+                Y = Y.reshape(-1, 1)
+        out = check_indicator(Y, name=name, n_samples=n_samples, dtype=dtype)
+        if names is not None and names.shape[0] != out.shape[1]:
+            raise ValueError(f"label_names has {names.shape[0]} names but {name} has "
+                             f"{out.shape[1]} columns; give one name per column.")
+        classes = names if names is not None else np.arange(out.shape[1])
+    if out.shape[1] == 0:
+        raise ValueError(f"{name} has no label column; the label space must hold at least one "
+                         "label.")
+    if require_positive and out.nnz == 0:
+        raise ValueError(f"{name} has no positive entry at all, so there is nothing to learn; "
+                         "check that the labels were binarised against the right label space.")
+    return out, classes

@@ -72,8 +72,9 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
 
     Parameters
     ----------
-    model : str or Path or PlantClassifier
-        A saved model folder (or a fitted classifier).
+    model : str or Path or estimator
+        A saved model folder of any kind (see :func:`xplant._saved.load_saved`:
+        PLANT, the prior, TF-IDF + linear, trees), or a fitted model.
     input_path, output_path : str or Path
     fmt : {"jsonl", "codiesp"}
         ``jsonl``: per document ``{"id", "top": [{"label", "score"}],
@@ -83,20 +84,35 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         ``top_k`` of each document).
     top_k : int, default=10
     evidence : bool, default=False
-        Add attention evidence spans (jsonl only).
+        Add attention evidence spans (jsonl only; neural models only).
 
     Returns
     -------
     int
         Number of documents written.
+
+    Raises
+    ------
+    ValueError
+        ``evidence=True`` with a model that has no attention (linear, trees).
     """
-    from .neural import load_model
-    clf = load_model(model) if isinstance(model, (str, Path)) else model
+    from ._saved import decide, label_names, load_saved
+    from .linear import predict_top_k
+    if isinstance(model, (str, Path)):
+        clf, decision = load_saved(model)
+    else:
+        clf = model
+        decision = {"rule": getattr(clf, "decision", "top_k"),
+                    "k": int(getattr(clf, "k_", top_k)),
+                    "threshold": float(getattr(clf, "threshold_", 0.5))}
+    if evidence and not hasattr(clf, "explain"):
+        raise ValueError(f"evidence spans need a neural model with attention (PLANT, "
+                         f"plant=False); {type(clf).__name__} has none: drop --evidence")
     ids, texts = read_documents(input_path)
-    idx, scores = clf.predict_top_k(texts, k=top_k)
+    names = label_names(clf)
+    idx, scores = predict_top_k(clf, texts, min(top_k, len(names)))
     output_path = Path(output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)
-    names = [str(c) for c in clf.classes_]
     if fmt == "codiesp":
         with open(output_path, "w", encoding="utf-8", newline="") as fh:
             for doc_id, row in zip(ids, idx):
@@ -106,15 +122,14 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         return len(ids)
     if fmt != "jsonl":
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
-    pred = clf.predict(texts)
+    pred = decide(clf, texts, decision)
     ex = clf.explain(texts, top_labels=top_k, top_spans=top_spans) if evidence else None
     with open(output_path, "w", encoding="utf-8") as fh:
         for i, doc_id in enumerate(ids):
             rec = {"id": doc_id,
                    "top": [{"label": names[j], "score": float(s)} for j, s in zip(idx[i], scores[i])],
                    "predicted": [names[j] for j in pred[i].indices],
-                   "decision": {"rule": clf.decision, "k": int(clf.k_),
-                                "threshold": float(clf.threshold_)}}
+                   "decision": decision}
             if ex is not None:
                 rec["evidence"] = [{"label": str(l["label"]), "spans": l["spans"]}
                                    for l in ex[i]["labels"]]

@@ -23,6 +23,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
+
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + LR", "plant=False", "PLANT")
 
@@ -92,7 +94,7 @@ def die_with_parent(parent_pid, interval=1.0):
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None, dev_docs=None):
+                train_rows=None, dev_docs=None, subset=None):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
@@ -112,6 +114,12 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         subset for every call, in dev order): early stopping and the
         decision rules then see only these, which cuts the per-epoch dev
         pass on a large dev split. Test stays whole. None: all of dev.
+    subset : dict or None
+        ``{"n_labels": L, "n_docs": N, "random_state": seed}``: a corpus of
+        another shape (:func:`xplant.model_selection.frequent_label_subset`,
+        applied first): every split keeps the L labels most frequent in
+        train and drops the documents left without a label, and train keeps
+        a seeded sample of N of its documents (None: all).
 
     Returns
     -------
@@ -128,6 +136,11 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
                   for s in ("train", "dev", "test")}
     else:
         raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp' or 'eurlex57k'")
+    if subset is not None:
+        from .model_selection import frequent_label_subset
+        cols, rows = frequent_label_subset(splits["train"].Y, **subset)
+        splits["train"] = _take(splits["train"], rows)        # each row keeps a label
+        splits = {s: _keep_labels(b, cols) for s, b in splits.items()}
     if train_rows is not None:
         splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
     if dev_docs is not None:
@@ -199,6 +212,21 @@ def _take(bunch, rows):
                     "ids": [bunch.ids[i] for i in rows]})
 
 
+def _keep_labels(bunch, cols):
+    """The bunch restricted to label columns ``cols``; documents left without one dropped."""
+    Y = bunch.Y[:, cols].tocsr()
+    Y.eliminate_zeros()
+    rows = np.flatnonzero(np.diff(Y.indptr))
+    n_labels = bunch.Y.shape[1]
+    per_label = {k: np.asarray(v)[cols] for k, v in bunch.items()   # label_names, label_types...
+                 if k not in ("Y", "label_frequency") and isinstance(v, (np.ndarray, list))
+                 and len(v) == n_labels and k not in ("texts", "ids")}
+    from sklearn.utils import Bunch
+    out = _take(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
+    out.label_frequency = np.asarray(out.Y.sum(0)).ravel().astype(np.int64)
+    return out
+
+
 def _subset(bunch, n):
     if n is None:
         return bunch
@@ -258,10 +286,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     info = {"dev_selected": chosen} if grid else {}
     info["dev_MAP"] = float(best[0])
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if model_dir is not None and hasattr(final, "save"):
-        path = Path(model_dir)
-        final.save(path)
-        info["saved_to"] = str(path)
+    rule = _choose_rule(dv.Y, dev_scores)
+    if model_dir is not None:
+        info["saved_to"] = _save_row(model, final, model_dir, rule)
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
@@ -273,7 +300,25 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
               if isinstance(v, (int, float, str, bool, type(None)))}
     return {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
             "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
-            "params": params, "info": info}
+            "params": params, "info": info, "rule": rule}
+
+
+def _choose_rule(dev_Y, dev_scores):
+    """The run's decision rule, chosen on dev: top-k (k by micro-F1) and a threshold."""
+    from . import metrics
+    return {"rule": "top_k", "k": int(metrics.select_k(dev_Y, dev_scores, ks=range(1, 11))),
+            "threshold": float(metrics.select_threshold(dev_Y, dev_scores))}
+
+
+def _save_row(model, final, model_dir, rule):
+    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule."""
+    path = Path(model_dir)
+    if hasattr(final, "save"):
+        final.save(path)
+        return str(path)
+    from .linear import save_linear
+    save_linear(model, path, decision=rule, overwrite=True)
+    return str(path)
 
 
 def _scores(model, texts):
@@ -289,8 +334,8 @@ def _evaluate(name, out, splits):
     from . import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     freq = np.asarray(tr.Y.sum(0)).ravel()
-    k = metrics.select_k(dv.Y, out["dev_scores"], ks=range(1, 11))
-    th = metrics.select_threshold(dv.Y, out["dev_scores"])
+    rule = out.get("rule") or _choose_rule(dv.Y, out["dev_scores"])
+    k, th = rule["k"], rule["threshold"]
     y_pred = metrics.top_k_decision(out["test_scores"], k)
     rep = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred, label_frequency=freq,
                               n_train_documents=tr.Y.shape[0])
@@ -458,79 +503,6 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     save_per_label(out_dir / "per_label.npz", train_frequency=train_frequency, support=support,
                    f1=per_label_f1, label_names=np.asarray(tr.label_names))
     return results
-
-
-TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
-                 ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
-                 ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"))
-
-
-def format_table(models):
-    """A plain-text table of the models' test metrics (percent) and fit time."""
-    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
-    rows = []
-    for m in models:
-        r = [m["name"]]
-        for key, _ in TABLE_COLUMNS:
-            v = m["metrics"].get(key, float("nan"))
-            r.append("nan" if v != v else f"{100 * v:.1f}")
-        r += [str(m["k"]), f"{m['fit_seconds']:.0f}"]
-        rows.append(r)
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
-
-
-#: Columns of the benchmark's Markdown table: (metric key, header).
-MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
-                    ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
-                    ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"))
-
-
-def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
-    """A Markdown table of model entries (as in ``results.json``).
-
-    Metrics are shown in percent, one decimal; a missing or NaN metric is
-    shown as "-". With ``resources``, adds fit seconds, predicted documents
-    per second and peak RSS (MB).
-
-    Parameters
-    ----------
-    models : list of dict
-        Entries with ``name``, ``metrics`` and, with ``resources``,
-        ``fit_seconds``, ``predict_seconds``/``predict_docs_per_second`` and
-        ``peak_rss_mb``.
-    columns : sequence of (key, header)
-    resources : bool, default=True
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> print(markdown_table([{"name": "m", "metrics": {"P@1": 0.5}}], [("P@1", "P@1"), ("MAP", "MAP")],
-    ...                      resources=False))
-    | model | P@1 | MAP |
-    |---|---:|---:|
-    | m | 50.0 | - |
-    """
-    head = ["model"] + [h for _, h in columns]
-    if resources:
-        head += ["fit s", "pred docs/s", "peak RSS MB"]
-    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
-    for m in models:
-        cells = [str(m["name"])]
-        for key, _ in columns:
-            v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
-            cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
-        if resources:
-            dps = m.get("predict_docs_per_second")
-            cells += [f"{m['fit_seconds']:.1f}", "-" if dps is None else f"{dps:.0f}",
-                      f"{m['peak_rss_mb']:.0f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,

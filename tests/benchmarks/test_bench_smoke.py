@@ -77,6 +77,38 @@ def test_bench_smoke_core_rows(tmp_path):
     assert d["models"][0]["metrics"]["P@1"] == pytest.approx(p1)
 
 
+def test_bench_subset_prints_its_shape(tmp_path):
+    """--top-labels / --subset-docs: the 4 most frequent labels, 10 seeded training documents."""
+    logged = []
+    bench = _load_script()
+    out = tmp_path / "bench"
+    report = bench.main(["--smoke", "--no-isolate", "--quiet", "--output", str(out), "--datasets",
+                         "codiesp-D", "--models", "prior", "--top-labels", "4", "--subset-docs", "10",
+                         "--subset-seed", "2"], log=logged.append)
+    d = report["datasets"][0]
+    from xplant.datasets import load_codiesp
+    full = {s: load_codiesp(s).Y[:20].toarray() for s in ("train", "dev", "test")}  # --smoke: 20
+    freq = full["train"].sum(0)
+    top = sorted(sorted(range(len(freq)), key=lambda j: (-freq[j], j))[:4])     # column order
+    kept = {s: Y[:, top][Y[:, top].any(1)] for s, Y in full.items()}
+    assert d["n_labels"] == 4 and d["subset"] == {"n_labels": 4, "n_docs": 10, "random_state": 2}
+    assert d["documents"] == {"train": 10, "dev": len(kept["dev"]), "test": len(kept["test"])}
+    for s in ("dev", "test"):
+        assert d["labels_per_document"][s] == pytest.approx(kept[s].sum() / len(kept[s]), abs=1e-3)
+    assert any(f"10 train / {len(kept['dev'])} dev" in line and "4 labels" in line
+               and "labels per document" in line for line in logged)
+    assert "the 4 most frequent labels, 10 training documents drawn with seed 2" in \
+        (out / "bench.md").read_text()
+    # the prior ranks the 4 labels by their frequency in the 10 drawn documents: P@1 by hand
+    from xplant.model_selection import frequent_label_subset
+    cols, rows = frequent_label_subset(full["train"], 4, n_docs=10, random_state=2)
+    f10 = full["train"][np.ix_(rows, cols)].sum(0)
+    best = int(np.lexsort((np.arange(4), -f10))[0])
+    assert d["models"][0]["metrics"]["P@1"] == pytest.approx(kept["test"][:, best].mean())
+    with pytest.raises(SystemExit, match="--top-labels"):
+        bench.main(["--subset-docs", "10"])
+
+
 @pytest.mark.slow
 def test_bench_smoke_other_rows(tmp_path):
     """The other rows (LR, the extras, plant=False, the ablations) on CodiEsp-P and EURLEX57K."""

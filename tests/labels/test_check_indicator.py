@@ -68,6 +68,8 @@ def test_neural_targets_use_the_same_check():
     assert out.dtype == np.float32 and list(classes) == ["a", "b"]
     np.testing.assert_array_equal(out.toarray(), [[0, 1], [1, 1]])
     for bad, _ in BAD:
+        if bad.ndim == 1:      # estimators read a 1-D binary y as one label column
+            continue
         with pytest.raises(ValueError) as err:
             check_indicator(bad)
         with pytest.raises(ValueError) as err2:

@@ -115,7 +115,7 @@ def test_frequency_prior_ranking_by_hand():
 def test_frequency_prior_rejects_empty_Y_and_bad_names():
     with pytest.raises(ValueError, match="no positive"):
         FrequencyPrior().fit(["a", "b"], np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="label_names must be a sequence of 3"):
+    with pytest.raises(ValueError, match="label_names has 2 names but Y has 3 columns"):
         FrequencyPrior().fit(["a", "b"], np.eye(2, 3), label_names=["p", "q"])
 
 

@@ -4,6 +4,7 @@ import scipy.sparse as sp
 
 from xplant.model_selection import (
     few_shot_labels,
+    frequent_label_subset,
     frequent_labels,
     label_frequency,
     label_frequency_buckets,
@@ -50,3 +51,26 @@ def test_nested_subsamples():
         nested_subsamples(100, [50, 25])
     with pytest.raises(ValueError, match=r"\[1, 100\]"):
         nested_subsamples(100, [200])
+
+
+def test_frequent_label_subset_against_brute_force():
+    rng = np.random.default_rng(1)
+    Y = (rng.random((200, 30)) < rng.random(30) ** 2 / 4).astype(int)
+    counts = Y.sum(0)
+    labels, rows = frequent_label_subset(sp.csr_matrix(Y), 7)
+    # brute force: sort by (-count, column), keep 7; every document with one of them
+    top = sorted(range(30), key=lambda j: (-counts[j], j))[:7]
+    assert labels.tolist() == sorted(top)
+    assert rows.tolist() == [i for i in range(200) if Y[i, top].any()]
+    labels2, sample = frequent_label_subset(Y, 7, n_docs=40, random_state=5)
+    assert labels2.tolist() == labels.tolist() and len(sample) == 40
+    assert set(sample) <= set(rows) and (np.diff(sample) > 0).all()
+    again = frequent_label_subset(Y, 7, n_docs=40, random_state=5)[1]
+    assert again.tolist() == sample.tolist()                             # seeded
+    assert frequent_label_subset(Y, 7, n_docs=10**6)[1].tolist() == rows.tolist()
+    # ties go to the lower column
+    assert frequent_label_subset(np.array([[1, 1, 1], [0, 1, 1]]), 1)[0].tolist() == [1]
+    with pytest.raises(ValueError, match=r"n_labels must be an integer in \[1, 30\]"):
+        frequent_label_subset(Y, 31)
+    with pytest.raises(ValueError, match="n_docs"):
+        frequent_label_subset(Y, 3, n_docs=0)

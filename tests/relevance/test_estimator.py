@@ -134,10 +134,10 @@ def test_label_lists_and_classes():
     np.testing.assert_array_equal(rel.classes_, ["x", "y", "z"])
     np.testing.assert_array_equal(rel.label_frequency_, [2, 1, 1])
     rel2 = MIGRelevance().fit(texts, np.array([[1, 0, 0], [1, 1, 0], [0, 0, 0], [0, 0, 1]]),
-                              classes=["x", "y", "z"])
+                              label_names=["x", "y", "z"])
     np.testing.assert_array_equal(rel.relevance_.toarray(), rel2.relevance_.toarray())
     with pytest.raises(ValueError, match="3 columns"):
-        MIGRelevance().fit(texts, np.eye(4, 3), classes=["x", "y"])
+        MIGRelevance().fit(texts, np.eye(4, 3), label_names=["x", "y"])
 
 
 def test_leak_free_fit_depends_only_on_training_rows():
@@ -194,7 +194,7 @@ def test_partial_fit_matrix_and_label_lists():
     rng = np.random.default_rng(5)
     X = sp.csr_matrix((rng.random((50, 20)) < 0.2).astype(int))
     labels = [[c for c in "abc" if rng.random() < 0.4] for _ in range(50)]
-    full = MIGRelevance(top_k=4).fit(X, labels, classes=list("abc"))
+    full = MIGRelevance(top_k=4).fit(X, labels, label_names=list("abc"))
     part = MIGRelevance(top_k=4)
     for s in (slice(0, 20), slice(20, 50)):
         part.partial_fit(X[s], labels[s], classes=list("abc"))

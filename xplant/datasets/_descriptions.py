@@ -24,9 +24,7 @@ and the record says which extra to install.
 """
 
 import bisect
-import csv
 import functools
-import gzip
 import json
 import logging
 import sqlite3
@@ -258,7 +256,7 @@ def read_codiesp_code_list(path, language="en"):
         For a row with fewer than two fields.
     """
     out = {}
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
         for lineno, line in enumerate(fh, 1):
             fields = [f.strip() for f in line.rstrip("\r\n").split("\t")]
             if not any(fields):
@@ -519,13 +517,6 @@ class _Hashable(tuple):
 # --------------------------------------------------------------------- user files
 
 
-def _open(path):
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
-
-
 def _list_field(obj, key, where):
     value = obj.get(key)
     if value is None:
@@ -581,23 +572,12 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
     """
     name = Path(path).name.lower().removesuffix(".gz")
     table = _Table()
-    with _open(path) as fh:
-        if name.endswith((".tsv", ".tab", ".txt")):
-            reader = csv.DictReader(fh, delimiter="\t")
-            if reader.fieldnames is None or "label" not in reader.fieldnames:
-                raise ValueError(f"{path}: a TSV descriptions file needs a header with 'label' and "
-                                 "'description' columns")
-            rows = [(obj, f"{path}, line {reader.line_num}") for obj in reader]
-        else:
-            rows = []
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}, line {lineno}"
-                try:
-                    rows.append((json.loads(line), where))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+    from ._user import read_records       # the one reader: BOM accepted, literal TSV cells
+    tsv = name.endswith((".tsv", ".tab", ".txt"))
+    rows = read_records(path, "tsv" if tsv else "jsonl")
+    if tsv and rows and "label" not in rows[0][0]:
+        raise ValueError(f"{path}: a TSV descriptions file needs a header with 'label' and "
+                         "'description' columns")
     for obj, where in rows:
         if not isinstance(obj, dict) or not isinstance(obj.get("label"), str):
             raise ValueError(f"{where}: each entry needs a 'label' string")
@@ -636,7 +616,7 @@ def eurovoc_descriptions(path, label_names):
     table = _Table()
     source = "none: EURLEX57K.json not found in data_home"
     if path is not None and Path(path).is_file():
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             raw = json.load(fh)
         for cid, entry in raw.items():
             table[str(cid)] = (entry.get("label") or "", list(entry.get("alt_labels") or []),

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import check_indicator
+from .._labels import check_indicator, check_targets
 
 # Score budget of one row block, in matrix entries (8 bytes each): 2**24
 # entries is 128 MiB of float64, whatever the number of labels.
@@ -49,14 +49,7 @@ def check_label_matrix(Y, n_samples=None):
            [0, 1]])
     """
     Y = check_indicator(Y, n_samples=n_samples)
-    if Y.shape[1] == 0:
-        raise ValueError("Y has no label column; the label space must hold at least one label.")
-    if Y.nnz == 0:
-        raise ValueError(
-            "Y has no positive entry at all, so there is nothing to learn; check that the "
-            "labels were binarised against the right label space."
-        )
-    return Y
+    return check_targets(Y, n_samples=n_samples)[0]   # the shared "no label / no positive" checks
 
 
 def check_k(k, n_labels):
@@ -220,17 +213,9 @@ class MultiLabelRankerMixin:
     """
 
     def _fit_label_space(self, Y, n_samples, label_names):
-        Y = check_label_matrix(Y, n_samples)
+        # the one target parser: a matrix, a 1-D binary y (one label column) or label lists
+        Y, classes = check_targets(Y, n_samples=n_samples, label_names=label_names)
         n_labels = Y.shape[1]
-        if label_names is None:
-            classes = np.arange(n_labels)
-        else:
-            classes = np.asarray(label_names)
-            if classes.ndim != 1 or classes.shape[0] != n_labels:
-                raise ValueError(
-                    f"label_names must be a sequence of {n_labels} names, one per column "
-                    f"of Y; got shape {classes.shape}."
-                )
         self.classes_ = classes
         self.n_labels_ = n_labels
         self.label_frequency_ = np.bincount(Y.indices, minlength=n_labels).astype(np.int64)

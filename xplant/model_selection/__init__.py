@@ -4,7 +4,9 @@
 label's positives balanced across parts (Sechidis et al. 2011);
 ``label_frequency_buckets``, ``few_shot_labels``, ``zero_shot_labels`` and
 ``frequent_labels`` group labels by training frequency (Chalkidis et al.
-2019); ``nested_subsamples`` draws nested low-data training sets.
+2019); ``nested_subsamples`` draws nested low-data training sets;
+``frequent_label_subset`` a smaller corpus of a chosen shape (most
+frequent labels, a seeded sample of documents).
 """
 
 from ._labels import (
@@ -15,11 +17,12 @@ from ._labels import (
     zero_shot_labels,
 )
 from ._split import IterativeStratifiedKFold, iterative_train_test_split
-from ._subsample import nested_subsamples
+from ._subsample import frequent_label_subset, nested_subsamples
 
 __all__ = [
     "IterativeStratifiedKFold",
     "few_shot_labels",
+    "frequent_label_subset",
     "frequent_labels",
     "iterative_train_test_split",
     "label_frequency",

@@ -7,42 +7,40 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.base import clone
-from sklearn.preprocessing import MultiLabelBinarizer
 
-from .._labels import check_indicator
+from .._labels import check_targets as _check_targets
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
                "dropout", "glove", "max_length", "backbone_options")
 
 
-def check_targets(Y, n_samples, *, what="Y"):
+def check_targets(Y, n_samples, *, what="Y", label_names=None, require_positive=True):
     """Validate a multi-label target and return it as CSR float32 {0, 1}.
 
-    Accepts a dense or sparse 0/1 matrix of shape (n_samples, n_labels), or a
-    list of label lists (binarised with scikit-learn's MultiLabelBinarizer,
-    whose sorted classes become ``classes``).
+    The rule is :func:`xplant._labels.check_targets` (a rectangular 0/1
+    array-like is a matrix; sets, rows of strings or ragged rows of integers
+    are label lists; anything ambiguous is refused).
 
     Returns
     -------
     Y : scipy.sparse.csr_matrix of float32, shape (n_samples, n_labels)
-    classes : ndarray or None
-        Label names when Y was given as label lists.
+    classes : ndarray of shape (n_labels,)
+        ``label_names``, the sorted labels of label lists, or ``0..L-1``.
 
     Raises
     ------
     ValueError
-        Row count mismatch, values other than 0/1 (NaN included), or a bare
-        string per row (see :func:`xplant._labels.check_indicator`).
+        See :func:`xplant._labels.check_targets`.
     """
-    classes = None
-    if isinstance(Y, (list, tuple)) and len(Y) and not sp.issparse(Y) and \
-            all(isinstance(r, (list, tuple, set, frozenset)) for r in Y):
-        mlb = MultiLabelBinarizer(sparse_output=True)
-        Y = mlb.fit_transform(Y)
-        classes = mlb.classes_
-    Y = check_indicator(Y, name=what, n_samples=n_samples, dtype=np.float32)
-    return Y, classes
+    return _check_targets(Y, n_samples=n_samples, label_names=label_names, name=what,
+                          dtype=np.float32, require_positive=require_positive)
+
+
+def _is_lists(Y):
+    """Whether a target is read as label lists (then dev labels take the training names)."""
+    from .._labels import _target_form
+    return _target_form(Y, "Y") == "lists"
 
 
 def default_relevance(backbone):

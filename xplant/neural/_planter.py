@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._common import (ARCH_PARAMS, check_param, check_targets, encode, fit_or_take_corpus,
+from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, positives_list, truncate
 from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
@@ -239,13 +239,14 @@ class AttentionPlanter(PlantNetBase):
                              generator=self.rng_, deterministic=deterministic,
                              ignore_ids=self._special_ids())
 
-    def fit(self, X, Y, validation_data=None, *, resume=False):
+    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None):
         """Plant the attention.
 
         Parameters
         ----------
         X : token corpus from MIGRelevance.transform, or list of str
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels), 1-D binary y, or label lists
+            Read by :func:`xplant._labels.check_targets`.
         validation_data : tuple (X_dev, Y_dev) or None
             Dev documents (texts or a token corpus of the same MIGRelevance)
             and labels; else a seeded ``validation_fraction`` split.
@@ -253,6 +254,9 @@ class AttentionPlanter(PlantNetBase):
             Continue from the latest checkpoint in ``checkpoint_dir`` (weights,
             optimizer, schedule, history and RNG states); none there yet:
             train from the start.
+        label_names : array-like of shape (n_labels,) or None
+            Names of Y's columns (or the label space of label lists), stored
+            as ``classes_``.
 
         Returns
         -------
@@ -271,7 +275,7 @@ class AttentionPlanter(PlantNetBase):
         set_torch_threads(self.n_jobs)
         self.rng_ = seed_everything(self.random_state)
         n = len(X)
-        Y, _ = check_targets(Y, n)
+        Y, self.classes_ = check_targets(Y, n, label_names=label_names)
         docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone)
         docs = truncate(docs, self.max_length)
         self.n_labels_ = Y.shape[1]
@@ -279,7 +283,8 @@ class AttentionPlanter(PlantNetBase):
         if validation_data is not None:
             Xd, Yd = validation_data
             dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
-            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev")
+            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev", require_positive=False,
+                                  label_names=self.classes_ if _is_lists(Yd) else None)
             train_docs, train_pos, dev_pos = docs, pos, positives_list(Yd)
         elif self.validation_fraction:
             tr, dv = split_validation(n, self.validation_fraction, self.random_state)

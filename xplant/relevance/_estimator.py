@@ -6,12 +6,12 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.preprocessing import MultiLabelBinarizer
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._labels import _target_form, check_targets
 from ._corpus import TokenCorpus
-from ._mig import binarize_labels, binarize_tokens, mig_from_counts, mig_scores
+from ._mig import binarize_tokens, mig_from_counts, mig_scores
 from ._tokenize import (
     PAD_TOKEN,
     UNK_TOKEN,
@@ -55,6 +55,14 @@ def _input_kind(X):
         "X must be a list of texts (str), a list of token lists (list of str), or a "
         f"document-token matrix; its first item is {type(first).__name__}."
     )
+
+
+def _raw_texts(X):
+    """X as a list of str when it is raw texts (kept by the token corpus), else None."""
+    if sp.issparse(X) or getattr(X, "ndim", 1) != 1:
+        return None
+    texts = list(X)
+    return texts if all(isinstance(x, str) for x in texts) else None
 
 
 def _as_docs(X, kind):
@@ -167,9 +175,9 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
     n_tokens_ : int
         Vocabulary size V (the id space, special ids included).
     classes_ : ndarray of shape (n_labels_,)
-        Label names: from ``classes=`` in ``fit``, from the label lists when Y
-        is a list of label lists (sorted, as ``MultiLabelBinarizer``), else
-        0..L-1.
+        Label names: ``label_names`` of ``fit`` (``classes`` of
+        ``partial_fit``), else the sorted labels of label lists (as
+        ``MultiLabelBinarizer``), else 0..L-1.
     tokenizer_ : str, callable or Hugging Face tokenizer
         The resolved tokenizer (a loaded object for ``"hf:<folder>"``).
     tokenizer_fingerprint_ : str
@@ -268,50 +276,14 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ labels
     def _labels(self, Y, n_docs, classes, *, fixed):
-        """Y as int64 CSR (n_docs, L) and the label names."""
-        if classes is not None:
-            classes = np.asarray(classes)
-            if classes.ndim != 1 or len(np.unique(classes)) != classes.shape[0]:
-                raise ValueError("classes must be a 1-d sequence of distinct label names.")
-        is_lists = (
-            not sp.issparse(Y)
-            and not isinstance(Y, np.ndarray)
-            and hasattr(Y, "__len__")
-            and len(Y) > 0
-            and all(
-                isinstance(y, (list, tuple, set, frozenset)) and
-                all(not isinstance(v, (list, tuple, set)) for v in y)
-                for y in Y
-            )
-            and not _rectangular_01(Y)
-        )
-        if is_lists:
-            if len(Y) != n_docs:
-                raise ValueError(
-                    f"X and Y must have the same number of documents; got {n_docs} and {len(Y)}."
-                )
-            if classes is None:
-                if fixed:
-                    raise ValueError(
-                        "Y is a list of label lists: pass classes=[...] on the first "
-                        "partial_fit call to fix the label space."
-                    )
-                mlb = MultiLabelBinarizer(sparse_output=True).fit(Y)
-            else:
-                unknown = set().union(*map(set, Y)) - set(classes.tolist())
-                if unknown:
-                    raise ValueError(
-                        f"Y holds labels not in classes: {sorted(map(str, unknown))[:5]}."
-                    )
-                mlb = MultiLabelBinarizer(classes=classes, sparse_output=True).fit(Y)
-            return binarize_labels(mlb.transform(Y), n_docs), mlb.classes_
-        Yc = binarize_labels(Y, n_docs)
-        if classes is not None and classes.shape[0] != Yc.shape[1]:
+        """Y as int64 CSR (n_docs, L) and the label names (the one target parser)."""
+        if fixed and classes is None and _target_form(Y, "Y") == "lists":
             raise ValueError(
-                f"classes has {classes.shape[0]} names but Y has {Yc.shape[1]} columns."
+                "Y is a list of label lists: pass classes=[...] on the first "
+                "partial_fit call to fix the label space."
             )
-        names = classes if classes is not None else np.arange(Yc.shape[1])
-        return Yc, names
+        return check_targets(Y, n_samples=n_docs, label_names=classes,
+                             require_positive=not fixed)
 
     # -------------------------------------------------------------- tokenizing
     def _raw_tokens(self, doc, kind):
@@ -527,7 +499,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         return seqs
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, classes=None):
+    def fit(self, X, Y, *, label_names=None):
         """Learn the vocabulary and each label's top-k tokens by MIG.
 
         Parameters
@@ -535,12 +507,15 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         X : list of str, list of list of str, or {array-like, sparse matrix} of shape (n_docs, V)
             Raw texts, pre-tokenised documents, or a document-token count
             matrix (then the vocabulary is the column ids).
-        Y : {array-like, sparse matrix} of shape (n_docs, L), or list of label lists
-            Label indicators in {0, 1}, or each document's labels (binarised
-            with ``MultiLabelBinarizer``; ``classes_`` are then the sorted
-            labels, or ``classes`` when given).
-        classes : array-like of shape (L,), default=None
-            Label names. With an indicator Y, its column names.
+        Y : {array-like, sparse matrix} of shape (n_docs, L), 1-D binary y, or label lists
+            Read by :func:`xplant._labels.check_targets`: a rectangular 0/1
+            array-like is an indicator matrix, a 1-D binary y one label
+            column; sets, rows of strings or ragged rows of integers are
+            label lists (binarised as ``MultiLabelBinarizer`` does, integer
+            labels mapped to columns by value); anything ambiguous is refused.
+        label_names : array-like of shape (L,), default=None
+            Label names: the names of Y's columns, or the label space of
+            label lists. Stored as ``classes_``.
 
         Returns
         -------
@@ -551,11 +526,11 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         ValueError
             On mismatched lengths, a non-{0, 1} Y, or invalid parameters.
         """
-        self._fit_impl(X, Y, classes)
+        self._fit_impl(X, Y, label_names)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, Y, *, classes=None):
+    def fit_transform(self, X, Y, *, label_names=None):
         """Fit, then return the training documents as a :class:`TokenCorpus`.
 
         Tokenizes once. Same parameters as :meth:`fit`.
@@ -564,10 +539,10 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         -------
         TokenCorpus of length n_docs
         """
-        seqs = self._fit_impl(X, Y, classes)
+        seqs = self._fit_impl(X, Y, label_names)
         if seqs is None:
             return self.transform(X)
-        return TokenCorpus(seqs, self)
+        return TokenCorpus(seqs, self, _raw_texts(X))
 
     # ------------------------------------------------------------ partial_fit
     def _clear_partial(self):
@@ -712,7 +687,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
             if self.max_length is not None:
                 seqs = [s[: self.max_length] for s in seqs]
             return TokenCorpus(seqs, self)
-        return TokenCorpus(self._ids(_as_docs(X, kind), kind), self)
+        return TokenCorpus(self._ids(_as_docs(X, kind), kind), self, _raw_texts(X))
 
     def tokenize(self, texts, *, return_offsets=False):
         """Token ids (and character offsets) of raw texts, with the fitted vocabulary.
@@ -762,12 +737,3 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
             all_ids.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
             all_off.append(off)
         return all_ids, all_off
-
-
-def _rectangular_01(Y):
-    """True when a list-like Y looks like a {0,1} indicator matrix."""
-    try:
-        A = np.asarray(Y)
-    except ValueError:
-        return False
-    return A.ndim == 2 and A.dtype != object and np.isin(A, (0, 1)).all()
