@@ -131,7 +131,14 @@ def _forward(engine, x):
 
 
 def _train_loss(estimator, y_pred, y):
-    """The training loss; ``(logits, ranking scores)`` with ``stage1_weight`` > 0."""
+    """The training loss; ``(logits, ranking scores)`` with ``stage1_weight`` > 0.
+
+    Shortlist batches (targets as a dict of candidate targets) go through
+    ``get_loss`` too.
+    """
+    if isinstance(y, dict):
+        y_pred = tuple(t.float() for t in y_pred) if isinstance(y_pred, tuple) else y_pred.float()
+        return estimator.get_loss(y_pred, y, training=True)
     if isinstance(y_pred, tuple):
         return estimator.get_loss(tuple(t.float() for t in y_pred), y, training=True)
     return estimator.criterion_(y_pred.float(), y)
