@@ -74,6 +74,11 @@ def _set_label_space(est, state, arrays, prefix):
     est.n_labels_ = int(state["n_labels"])
     est.classes_ = (np.arange(est.n_labels_) if state["classes_are_indices"]
                     else np.asarray(state["classes"]))
+    if len(state["classes"]) != est.n_labels_:
+        raise ValueError(f"config.json, field 'classes': {len(state['classes'])} names but "
+                         f"n_labels is {est.n_labels_}; save the model again")
+    from .._labels import check_class_names
+    check_class_names(est.classes_)                 # the label-name rule of fit
     est.label_frequency_ = arrays[prefix + "label_frequency"].astype(np.int64)
     est.n_train_documents_ = int(state["n_train_documents"])
 
