@@ -387,13 +387,15 @@ class AttentionPlanter(PlantNetBase):
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().contiguous().clone() for k, v in self.module_.state_dict().items()}
-        save_file(state, str(path / "planted.safetensors"))
+        from .._files import atomic_path, write_text
+        with atomic_path(path / "planted.safetensors") as tmp:
+            save_file(state, str(tmp))
         meta = {"format": "xplant-planting-1", "n_labels": int(self.n_labels_),
                 "tokenizer_fingerprint": getattr(self.relevance_, "tokenizer_fingerprint_", None),
                 "arch": {p: getattr(self, p) for p in ARCH_PARAMS},
                 "attention_ndcg": self.attention_ndcg_,
                 "initial_attention_ndcg": self.initial_attention_ndcg_}
-        (path / "planting.json").write_text(json.dumps(meta, indent=2))
+        write_text(path / "planting.json", json.dumps(meta, indent=2))
         return path
 
 
