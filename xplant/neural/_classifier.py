@@ -17,7 +17,7 @@ from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
-                      seed_everything, set_torch_threads, split_validation)
+                      seed_everything, set_torch_threads, split_validation, to_python)
 from ._data import (AnchoredDataset, CandidateDataset, Stage1Dataset, Stage2Collate,
                     TokenDataset, pad_batch, positives_list, truncate)
 from ._fusion import FusionMixin, shortlist_texts
@@ -422,7 +422,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
-        self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
+        self.phases_ = to_python(self.phases if self.phases is not None
+                                 else default_phases(self.backbone, self.lr))
         self.n_fit_train_ = len(train_docs)
         self.n_candidates_ = (None if self.shortlist is None
                               else check_n_candidates(self.n_candidates, self.n_labels_))
