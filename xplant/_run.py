@@ -13,7 +13,6 @@ import os
 import platform
 import re
 import resource
-import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +21,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+
+from ._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
+from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + LR", "plant=False", "PLANT")
@@ -289,10 +291,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     info = {"dev_selected": chosen} if grid else {}
     info["dev_MAP"] = float(best[0])
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if model_dir is not None and hasattr(final, "save"):
-        path = Path(model_dir)
-        final.save(path)
-        info["saved_to"] = str(path)
+    rule = _choose_rule(dv.Y, dev_scores)
+    if model_dir is not None:
+        info["saved_to"] = _save_row(model, final, model_dir, rule)
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
@@ -304,7 +305,25 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
               if isinstance(v, (int, float, str, bool, type(None)))}
     return {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
             "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
-            "params": params, "info": info}
+            "params": params, "info": info, "rule": rule}
+
+
+def _choose_rule(dev_Y, dev_scores):
+    """The run's decision rule, chosen on dev: top-k (k by micro-F1) and a threshold."""
+    from . import metrics
+    return {"rule": "top_k", "k": int(metrics.select_k(dev_Y, dev_scores, ks=range(1, 11))),
+            "threshold": float(metrics.select_threshold(dev_Y, dev_scores))}
+
+
+def _save_row(model, final, model_dir, rule):
+    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule."""
+    path = Path(model_dir)
+    if hasattr(final, "save"):
+        final.save(path)
+        return str(path)
+    from .linear import save_linear
+    save_linear(model, path, decision=rule, overwrite=True)
+    return str(path)
 
 
 def _scores(model, texts):
@@ -320,8 +339,8 @@ def _evaluate(name, out, splits):
     from . import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     freq = np.asarray(tr.Y.sum(0)).ravel()
-    k = metrics.select_k(dv.Y, out["dev_scores"], ks=range(1, 11))
-    th = metrics.select_threshold(dv.Y, out["dev_scores"])
+    rule = out.get("rule") or _choose_rule(dv.Y, out["dev_scores"])
+    k, th = rule["k"], rule["threshold"]
     y_pred = metrics.top_k_decision(out["test_scores"], k)
     rep = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred, label_frequency=freq,
                               n_train_documents=tr.Y.shape[0])
@@ -336,7 +355,35 @@ def _evaluate(name, out, splits):
 
 
 def _model_folder(name):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    """The folder name of a model row (``plant=False`` -> ``plant-False``); checked."""
+    from ._files import check_path_name
+    check_path_name(name, "model row name")
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    if folder in ("", ".", ".."):
+        raise ValueError(f"model row name {name!r} maps to the folder name {folder!r}; give the "
+                         "row a name with letters or digits")
+    return folder
+
+
+def check_model_specs(model_specs, **model_args):
+    """Check every row before anything touches the disk; return ``[(spec dict, folder)]``.
+
+    Raises ``ValueError`` for a row name that cannot be a folder
+    (:func:`xplant._files.check_path_name`), two rows that map to one folder
+    (``plant=False``, ``plant-False``), or a model :func:`build_model` does not know.
+    """
+    out, seen = [], {}
+    for spec in model_specs:
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        name = spec.get("name")
+        folder = _model_folder(name)
+        if folder.lower() in seen:
+            raise ValueError(f"model rows {seen[folder.lower()]!r} and {name!r} would share the "
+                             f"folder {folder!r}; give them distinct names")
+        seen[folder.lower()] = name
+        build_model(spec.get("model", name), params=spec.get("params"), **model_args)
+        out.append((spec, folder))
+    return out
 
 
 def _part_key(spec, data_args, model_args):
@@ -349,15 +396,12 @@ def _part_key(spec, data_args, model_args):
 
 def _write_part(out_dir, folder, key, entry, per):
     """Save one finished model's entry and per-label F1 (written atomically)."""
+    from ._files import atomic_open, write_text
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    tmp = parts / f".{folder}.npz.tmp"
-    with open(tmp, "wb") as fh:
+    with atomic_open(parts / f"{folder}.npz", "wb") as fh:
         np.savez(fh, f1=per.f1, support=per.support)
-    os.replace(tmp, parts / f"{folder}.npz")
-    tmp = parts / f".{folder}.json.tmp"
-    tmp.write_text(json.dumps({"key": key, "entry": entry}, default=float))
-    os.replace(tmp, parts / f"{folder}.json")
+    write_text(parts / f"{folder}.json", json.dumps({"key": key, "entry": entry}, default=float))
 
 
 def _read_part(out_dir, folder, key):
@@ -426,6 +470,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The content of ``results.json``; each model entry also holds
         ``predict_docs_per_second``.
     """
+    from ._files import remove_tree, write_text
+    checked = check_model_specs(model_specs, epochs=epochs, plant_epochs=plant_epochs,
+                                random_state=random_state, verbose=0)
     out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if splits is None:
@@ -438,11 +485,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     train_frequency = np.asarray(tr.Y.sum(0)).ravel().astype(np.int64)
     per_label_f1, support = {}, None
     ctx = mp.get_context("spawn")
-    for spec in model_specs:
-        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+    for spec, folder in checked:
         name = spec["name"]
         log(f"\n== {name} ==")
-        folder = _model_folder(name)
         model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
                       "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
         key = _part_key(spec, data_args, model_args)
@@ -456,7 +501,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             continue
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
-            shutil.rmtree(ckpt_dir, ignore_errors=True)
+            remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume)
         model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
@@ -480,88 +525,15 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         per_label_f1[name] = per.f1
         support = per.support
         _write_part(out_dir, folder, key, entry, per)
-        shutil.rmtree(ckpt_dir, ignore_errors=True)
+        remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results
     from .report import save_per_label
     save_per_label(out_dir / "per_label.npz", train_frequency=train_frequency, support=support,
                    f1=per_label_f1, label_names=np.asarray(tr.label_names))
     return results
-
-
-TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
-                 ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
-                 ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"))
-
-
-def format_table(models):
-    """A plain-text table of the models' test metrics (percent) and fit time."""
-    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
-    rows = []
-    for m in models:
-        r = [m["name"]]
-        for key, _ in TABLE_COLUMNS:
-            v = m["metrics"].get(key, float("nan"))
-            r.append("nan" if v != v else f"{100 * v:.1f}")
-        r += [str(m["k"]), f"{m['fit_seconds']:.0f}"]
-        rows.append(r)
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
-
-
-#: Columns of the benchmark's Markdown table: (metric key, header).
-MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
-                    ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
-                    ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"))
-
-
-def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
-    """A Markdown table of model entries (as in ``results.json``).
-
-    Metrics are shown in percent, one decimal; a missing or NaN metric is
-    shown as "-". With ``resources``, adds fit seconds, predicted documents
-    per second and peak RSS (MB).
-
-    Parameters
-    ----------
-    models : list of dict
-        Entries with ``name``, ``metrics`` and, with ``resources``,
-        ``fit_seconds``, ``predict_seconds``/``predict_docs_per_second`` and
-        ``peak_rss_mb``.
-    columns : sequence of (key, header)
-    resources : bool, default=True
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> print(markdown_table([{"name": "m", "metrics": {"P@1": 0.5}}], [("P@1", "P@1"), ("MAP", "MAP")],
-    ...                      resources=False))
-    | model | P@1 | MAP |
-    |---|---:|---:|
-    | m | 50.0 | - |
-    """
-    head = ["model"] + [h for _, h in columns]
-    if resources:
-        head += ["fit s", "pred docs/s", "peak RSS MB"]
-    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
-    for m in models:
-        cells = [str(m["name"])]
-        for key, _ in columns:
-            v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
-            cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
-        if resources:
-            dps = m.get("predict_docs_per_second")
-            cells += [f"{m['fit_seconds']:.1f}", "-" if dps is None else f"{dps:.0f}",
-                      f"{m['peak_rss_mb']:.0f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
@@ -604,9 +576,9 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
     start = time.perf_counter()
-    out_dir = Path(output_dir) if output_dir else \
-        Path("xplant-runs") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_model_specs(models, epochs=epochs, plant_epochs=plant_epochs,
+                      random_state=random_state, verbose=0)
+    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume)
     data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                  "data_home": data_home, "max_docs": max_docs}
     splits = load_splits(**data_args)
@@ -620,7 +592,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                          random_state=random_state, verbose=verbose, isolate=isolate,
                          splits=splits, record=record, resume=resume, log=log)
     results["wall_seconds"] = time.perf_counter() - start
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    from ._files import write_text
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")

@@ -86,8 +86,15 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
         for s in ev["spans"]:
             assert text[s["start"]:s["end"]] == s["text"]
     tsv = tmp_path / "sub.tsv"
-    main(["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
-          "--output", str(tsv), "--format", "codiesp", "--top-k", "3"])
+    argv = ["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
+            "--output", str(tsv), "--format", "codiesp", "--top-k", "3"]
+    if all(t["label"].isdigit() for r in recs for t in r["top"]):
+        # a model without label names would write column indices as codes: refused
+        with pytest.raises(ValueError, match="no label names"):
+            main(argv)
+        assert not tsv.exists()
+        return
+    main(argv)
     rows = [l.split("\t") for l in tsv.read_text().splitlines()]
     assert len(rows) == 6 and rows[0][0] == "a" and rows[0][1] == rows[0][1].lower()
     assert [r[1].upper() for r in rows[:3]] == [t["label"] for t in recs[0]["top"][:3]]
@@ -115,3 +122,34 @@ def test_read_documents_errors(tmp_path):
     tsv.write_text("id\tbody\n1\ta\n")
     with pytest.raises(ValueError, match="'text' column"):
         read_documents(tsv)
+
+
+def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
+    """The prior and TF-IDF + LR rows are saved (JSON + safetensors) and xplant predict reads them."""
+    from xplant.cli import main
+    from xplant.datasets import load_codiesp
+    from xplant.linear import predict_top_k
+    from xplant._saved import load_saved
+    out, res, _ = smoke_run
+    lr = next(m for m in res["models"] if m["name"] == "TF-IDF + LR")
+    folder = out / "models" / "TF-IDF_LR"
+    assert lr["saved_to"] == str(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["arrays.safetensors", "config.json"]
+    model, decision = load_saved(folder)
+    # the saved rule is the run's: top-k with the dev-chosen k
+    assert decision == {"rule": "top_k", "k": lr["k"], "threshold": lr["threshold"]}
+    te = load_codiesp("test")
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
+                            for i, t in zip(te.ids[:3], te.texts[:3])), encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    assert main(["predict", "--model", str(folder), "--input", str(docs), "--output", str(pred),
+                 "--top-k", "5"]) == 0
+    recs = [json.loads(line) for line in pred.read_text().splitlines()]
+    idx, _ = predict_top_k(model, te.texts[:3], 5)
+    names = [str(c) for c in model[-1].classes_]
+    assert [[t["label"] for t in r["top"]] for r in recs] == [[names[j] for j in row] for row in idx]
+    assert all(len(r["predicted"]) == lr["k"] for r in recs)
+    prior, _ = load_saved(out / "models" / "frequency_prior")
+    np.testing.assert_allclose(prior.predict_proba(["x"])[0],
+                               np.asarray(load_codiesp("train").Y[:40].sum(0)).ravel() / 40)

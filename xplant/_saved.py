@@ -1,0 +1,115 @@
+"""Any saved xplant model, neural or linear: load it, rank and decide with it.
+
+A saved model folder names its format in ``config.json``; :func:`load_saved`
+dispatches on it, so ``xplant predict`` and ``xplant evaluate`` take every
+row of ``xplant run`` and every model of ``xplant fit``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+_PLANT_PREFIX = "xplant-plant-classifier"
+
+
+def load_saved(path):
+    """Load any saved xplant model folder, without running pickled code.
+
+    Parameters
+    ----------
+    path : str or Path
+        A folder written by ``PlantClassifier.save``,
+        :func:`xplant.linear.save_linear`, ``xplant run`` (``RUN/models/<row>``)
+        or ``xplant fit``.
+
+    Returns
+    -------
+    model : estimator
+        A fitted :class:`~xplant.neural.PlantClassifier`, or what
+        :func:`xplant.linear.load_linear` returns.
+    decision : dict
+        ``{"rule": "top_k" | "threshold", "k": int, "threshold": float}``: the
+        rule chosen on dev when the model was saved, else the model's own
+        default.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` holds no ``config.json``.
+    ValueError
+        When ``config.json`` names no xplant format.
+    """
+    from .linear._io import LINEAR_FORMAT, load_linear, read_config
+    path = Path(path)
+    config = read_config(path)
+    fmt = str(config.get("format"))
+    if fmt == LINEAR_FORMAT:
+        model = load_linear(path)
+        decision = config.get("decision") or _default_decision(model)
+        return model, decision
+    if fmt.startswith(_PLANT_PREFIX):
+        from .neural import load_model
+        clf = load_model(path)
+        return clf, {"rule": clf.decision, "k": int(clf.k_), "threshold": float(clf.threshold_)}
+    raise ValueError(f"{path}/config.json names format {config.get('format')!r}, which is no "
+                     f"saved xplant model ({LINEAR_FORMAT!r} or {_PLANT_PREFIX}-*); pass a folder "
+                     "written by xplant run or xplant fit")
+
+
+def _final(model):
+    return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def _default_decision(model):
+    final = _final(model)
+    rule, value = final._default_rule()
+    rule = "top_k" if rule == "k" else rule
+    if rule == "threshold" and hasattr(final, "predict_proba") and \
+            hasattr(final, "decision_function"):
+        # logistic one-vs-rest: its rule is on decision values, decide() reads probabilities
+        from scipy.special import expit
+        value = float(expit(value))
+    return {"rule": rule, "k": int(value) if rule == "top_k" else 1,
+            "threshold": float(value) if rule == "threshold" else 0.0}
+
+
+def label_names(model):
+    """The model's label names as strings, in column order."""
+    return [str(c) for c in _final(model).classes_]
+
+
+def score_matrix(model, texts):
+    """Dense scores ``(n, L)``: ``predict_proba`` where the model has it, else decision values.
+
+    The scale on which ``xplant run`` chooses its thresholds.
+    """
+    s = model.predict_proba(texts) if hasattr(model, "predict_proba") else \
+        model.decision_function(texts)
+    return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
+
+
+def decide(model, texts, decision, scores=None):
+    """0/1 predictions of ``model`` on ``texts`` under ``decision``.
+
+    Parameters
+    ----------
+    model : fitted estimator
+    texts : list of str
+    decision : dict
+        As returned by :func:`load_saved`.
+    scores : ndarray of shape (n, L) or None
+        :func:`score_matrix` of the texts, when already computed.
+
+    Returns
+    -------
+    Y_pred : scipy.sparse.csr_matrix of shape (n, L), dtype int64
+    """
+    from .metrics import threshold_decision, top_k_decision
+    if scores is None:
+        scores = score_matrix(model, texts)
+    if decision["rule"] == "top_k":
+        out = top_k_decision(scores, int(decision["k"]))
+    else:
+        out = threshold_decision(scores, float(decision["threshold"]))
+    return sp.csr_matrix(out, dtype=np.int64)

@@ -1,0 +1,75 @@
+"""Plain-text and Markdown tables of run results (``results.json`` model entries)."""
+
+
+TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
+                 ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
+                 ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"))
+
+
+def format_table(models):
+    """A plain-text table of the models' test metrics (percent) and fit time."""
+    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
+    rows = []
+    for m in models:
+        r = [m["name"]]
+        for key, _ in TABLE_COLUMNS:
+            v = m["metrics"].get(key, float("nan"))
+            r.append("nan" if v != v else f"{100 * v:.1f}")
+        r += [str(m["k"]), f"{m['fit_seconds']:.0f}"]
+        rows.append(r)
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+#: Columns of the benchmark's Markdown table: (metric key, header).
+MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
+                    ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
+                    ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"),
+                    ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"))
+
+
+def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
+    """A Markdown table of model entries (as in ``results.json``).
+
+    Metrics are shown in percent, one decimal; a missing or NaN metric is
+    shown as "-". With ``resources``, adds fit seconds, predicted documents
+    per second and peak RSS (MB).
+
+    Parameters
+    ----------
+    models : list of dict
+        Entries with ``name``, ``metrics`` and, with ``resources``,
+        ``fit_seconds``, ``predict_seconds``/``predict_docs_per_second`` and
+        ``peak_rss_mb``.
+    columns : sequence of (key, header)
+    resources : bool, default=True
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(markdown_table([{"name": "m", "metrics": {"P@1": 0.5}}], [("P@1", "P@1"), ("MAP", "MAP")],
+    ...                      resources=False))
+    | model | P@1 | MAP |
+    |---|---:|---:|
+    | m | 50.0 | - |
+    """
+    head = ["model"] + [h for _, h in columns]
+    if resources:
+        head += ["fit s", "pred docs/s", "peak RSS MB"]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for m in models:
+        cells = [str(m["name"])]
+        for key, _ in columns:
+            v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
+            cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
+        if resources:
+            dps = m.get("predict_docs_per_second")
+            cells += [f"{m['fit_seconds']:.1f}", "-" if dps is None else f"{dps:.0f}",
+                      f"{m['peak_rss_mb']:.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

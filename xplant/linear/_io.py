@@ -1,0 +1,320 @@
+"""Saving and loading the linear and tree baselines without pickle.
+
+A saved model is a folder:
+
+- ``config.json``: the format tag, the kind of model, each step's
+  parameters, the label names, the TF-IDF vocabulary (one term per feature
+  column, in column order) and, when the caller chose one on dev, the
+  decision rule;
+- ``arrays.safetensors``: the numbers (IDF weights, the pruned sparse
+  weight matrix in CSR parts, intercepts, label frequencies), read with
+  ``safetensors.numpy``;
+- ``napkinxc/`` or ``omikuji/``: a label tree in its library's own format.
+
+Loading runs no pickled code. Writes go to a temporary sibling folder that
+is renamed into place, so an interrupted save never leaves a half-written
+model under the final name.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._params import to_python
+
+#: Format tag in ``config.json`` of every saved linear or tree model.
+LINEAR_FORMAT = "xplant-linear-1"
+
+_JSON_TYPES = (int, float, str, bool, type(None))
+
+
+def _saveable_kinds():
+    return ("FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, or a Pipeline of a "
+            "TfidfVectorizer and one of them (make_tfidf_ovr, make_tfidf_logistic)")
+
+
+def _cannot(obj, why):
+    return TypeError(f"cannot save {type(obj).__name__} without pickle: {why}. save_linear "
+                     f"saves {_saveable_kinds()}; save a PlantClassifier with its save() method.")
+
+
+def _json_params(est, skip=()):
+    """An estimator's parameters as JSON values; anything else is an error."""
+    out = {}
+    for key, value in est.get_params(deep=False).items():
+        if key in skip:
+            continue
+        value = to_python(value)          # np.float64 from a grid is a float
+        if isinstance(value, tuple):
+            value = list(value)
+        if key == "dtype" and isinstance(value, type):
+            value = np.dtype(value).name
+        if isinstance(value, dict) and all(isinstance(v, _JSON_TYPES) for v in value.values()):
+            value = {str(k): v for k, v in value.items()}   # class_weight {0: w0, 1: w1}
+        elif isinstance(value, list) and all(isinstance(v, _JSON_TYPES) for v in value):
+            pass
+        elif not isinstance(value, _JSON_TYPES):
+            raise _cannot(est, f"its parameter {key}={value!r} is not a JSON value (a callable "
+                               "or an object cannot be stored without code)")
+        out[key] = value
+    return out
+
+
+def _label_space(est, arrays, prefix):
+    arrays[prefix + "label_frequency"] = np.asarray(est.label_frequency_, dtype=np.int64)
+    classes = np.asarray(est.classes_)
+    return {"classes": [str(c) for c in classes],
+            "classes_are_indices": bool(np.issubdtype(classes.dtype, np.integer)),
+            "n_labels": int(est.n_labels_), "n_train_documents": int(est.n_train_documents_)}
+
+
+def _set_label_space(est, state, arrays, prefix):
+    est.n_labels_ = int(state["n_labels"])
+    est.classes_ = (np.arange(est.n_labels_) if state["classes_are_indices"]
+                    else np.asarray(state["classes"]))
+    est.label_frequency_ = arrays[prefix + "label_frequency"].astype(np.int64)
+    est.n_train_documents_ = int(state["n_train_documents"])
+
+
+def _save_step(est, arrays, prefix, folder):
+    """Describe one fitted step as JSON, put its arrays in ``arrays``."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.utils.validation import check_is_fitted
+    from ._ovr import OneVsRestLinear
+    from ._prior import FrequencyPrior
+    from ._wrappers import NapkinXCPLT, OmikujiTrees
+    check_is_fitted(est)
+    if type(est) is TfidfVectorizer:
+        params = _json_params(est, skip=("vocabulary",))
+        terms = [None] * len(est.vocabulary_)
+        for term, column in est.vocabulary_.items():
+            terms[column] = term
+        if est.use_idf:
+            arrays[prefix + "idf"] = np.asarray(est.idf_, dtype=np.float64)
+        return {"kind": "tfidf", "params": params, "terms": terms}
+    if type(est) is FrequencyPrior:
+        return {"kind": "frequency_prior", "params": {}, "k": int(est.k_),
+                **_label_space(est, arrays, prefix)}
+    if type(est) is OneVsRestLinear:
+        W = sp.csr_matrix(est.weights_)
+        arrays[prefix + "weights.data"] = W.data.astype(np.float64)
+        arrays[prefix + "weights.indices"] = W.indices.astype(np.int64)
+        arrays[prefix + "weights.indptr"] = W.indptr.astype(np.int64)
+        arrays[prefix + "intercept"] = np.asarray(est.intercept_, dtype=np.float64)
+        arrays[prefix + "n_iter"] = np.asarray(est.n_iter_, dtype=np.int64)
+        return {"kind": "one_vs_rest", "params": _json_params(est), "shape": list(W.shape),
+                "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
+    if type(est) in (NapkinXCPLT, OmikujiTrees):
+        kind = "napkinxc" if type(est) is NapkinXCPLT else "omikuji"
+        target = Path(folder) / (prefix + kind)
+        if kind == "napkinxc":
+            shutil.copytree(est.model_dir_, target)
+        else:
+            est.model_.save(str(target))
+        return {"kind": kind, "params": _json_params(est), "folder": target.name,
+                "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
+    raise _cannot(est, "it is not one of the saveable kinds")
+
+
+def _load_step(state, arrays, prefix, folder):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from ._ovr import OneVsRestLinear
+    from ._prior import FrequencyPrior
+    from ._wrappers import NapkinXCPLT, OmikujiTrees, _import_optional, _temporary_dir
+    kind = state["kind"]
+    params = dict(state["params"])
+    if kind == "tfidf":
+        params["dtype"] = np.dtype(params["dtype"]).type
+        params["ngram_range"] = tuple(params["ngram_range"])
+        est = TfidfVectorizer(**params)
+        est.vocabulary_ = {term: i for i, term in enumerate(state["terms"])}
+        est.fixed_vocabulary_ = False
+        if est.use_idf:
+            est.idf_ = arrays[prefix + "idf"]
+        return est
+    if kind == "frequency_prior":
+        est = FrequencyPrior()
+        _set_label_space(est, state, arrays, prefix)
+        est.prior_ = est.label_frequency_ / float(est.n_train_documents_)
+        est.k_ = int(state["k"])
+        return est
+    if kind == "one_vs_rest":
+        if isinstance(params.get("class_weight"), dict):
+            params["class_weight"] = {int(k): v for k, v in params["class_weight"].items()}
+        est = OneVsRestLinear(**params)
+        _set_label_space(est, state, arrays, prefix)
+        est.weights_ = sp.csr_matrix(
+            (arrays[prefix + "weights.data"], arrays[prefix + "weights.indices"],
+             arrays[prefix + "weights.indptr"]), shape=tuple(state["shape"]))
+        est.intercept_ = arrays[prefix + "intercept"]
+        est.n_iter_ = arrays[prefix + "n_iter"]
+        est.n_features_in_ = int(state["n_features_in"])
+        return est
+    if kind in ("napkinxc", "omikuji"):
+        source = Path(folder) / state["folder"]
+        if kind == "napkinxc":
+            models = _import_optional("napkinxc.models", "trees", "napkinxc")
+            est = NapkinXCPLT(**params)
+            est.model_dir_ = _temporary_dir(est, "xplant-napkinxc-")
+            shutil.copytree(source, est.model_dir_, dirs_exist_ok=True)
+            est.model_ = models.PLT(est.model_dir_)
+            est.model_.load()
+        else:
+            omikuji = _import_optional("omikuji", "trees")
+            est = OmikujiTrees(**params)
+            est.model_ = omikuji.Model.load(str(source))
+        _set_label_space(est, state, arrays, prefix)
+        est.n_features_in_ = int(state["n_features_in"])
+        return est
+    raise ValueError(f"{folder}: unknown step kind {kind!r} in config.json; it was saved by a "
+                     "newer xplant, upgrade xplant to load it")
+
+
+def save_linear(estimator, path, *, decision=None, overwrite=False):
+    """Save a fitted linear or tree baseline to the folder ``path``, without pickle.
+
+    Parameters
+    ----------
+    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees or Pipeline
+        Fitted. A Pipeline may hold a ``TfidfVectorizer`` (with built-in
+        analyzer, no callables) followed by one of the others, as made by
+        :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic` or ``xplant
+        run``'s tree rows.
+    path : str or Path
+        Folder to create.
+    decision : dict or None, default=None
+        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold",
+        "k": int, "threshold": float}`` (the threshold on the
+        ``predict_proba`` scale where the model has it, else on decision
+        values); ``xplant predict`` applies it.
+        None: the estimator's own default rule.
+    overwrite : bool, default=False
+        Replace an existing folder.
+
+    Returns
+    -------
+    path : Path
+
+    Raises
+    ------
+    TypeError
+        For an estimator that cannot be stored without pickle (another
+        class, a callable parameter such as a custom tokenizer); the message
+        lists the kinds that can.
+    FileExistsError
+        When ``path`` exists and ``overwrite`` is False.
+    sklearn.exceptions.NotFittedError
+        When a step is not fitted.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from xplant.linear import FrequencyPrior, load_linear, save_linear
+    >>> prior = FrequencyPrior().fit(np.zeros((3, 1)), np.array([[1, 0], [1, 1], [0, 1]]),
+    ...                              label_names=["A01", "B02"])
+    >>> folder = save_linear(prior, tempfile.mkdtemp() + "/prior")
+    >>> load_linear(folder).predict_proba(["any text"]).round(3).tolist()
+    [[0.667, 0.667]]
+    """
+    from safetensors.numpy import save_file
+    path = Path(path)
+    steps = (list(estimator.steps) if hasattr(estimator, "steps")
+             else [("model", estimator)])
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
+    if decision is not None:
+        decision = {"rule": str(decision["rule"]), "k": int(decision["k"]),
+                    "threshold": float(decision["threshold"])}
+        if decision["rule"] not in ("top_k", "threshold"):
+            raise ValueError("decision['rule'] must be 'top_k' or 'threshold'; "
+                             f"got {decision['rule']!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    try:
+        arrays, described = {}, []
+        for i, (name, est) in enumerate(steps):
+            if i < len(steps) - 1 and est.__class__.__name__ != "TfidfVectorizer":
+                raise _cannot(estimator, f"step {name!r} ({type(est).__name__}) is not a "
+                                         "TfidfVectorizer")
+            described.append({"name": name, **_save_step(est, arrays, f"{i}.", tmp)})
+        if "classes" not in described[-1]:
+            raise _cannot(estimator, "its last step is not a classifier")
+        import importlib.metadata as md
+        config = {"format": LINEAR_FORMAT, "pipeline": hasattr(estimator, "steps"),
+                  "steps": described, "decision": decision,
+                  "versions": {"xplant": md.version("xplant"),
+                               "scikit-learn": md.version("scikit-learn")}}
+        save_file(arrays, str(tmp / "arrays.safetensors"))
+        (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False))
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def read_config(path):
+    """The ``config.json`` of a saved xplant model folder, checked to exist.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` holds no ``config.json``.
+    ValueError
+        When ``config.json`` is not JSON.
+    """
+    path = Path(path)
+    config_file = path / "config.json"
+    if not config_file.is_file():
+        raise FileNotFoundError(f"{path} is not a saved xplant model (no config.json); pass a "
+                                "folder written by xplant run (RUN/models/<row>) or xplant fit")
+    try:
+        return json.loads(config_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{config_file}: not valid JSON ({exc}); the model folder is damaged, "
+                         "save the model again") from exc
+
+
+def load_linear(path):
+    """Load a model saved by :func:`save_linear`; ready to predict.
+
+    Parameters
+    ----------
+    path : str or Path
+        The saved folder.
+
+    Returns
+    -------
+    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees or Pipeline
+        As saved. The dev-chosen decision rule, if any, is returned by
+        :func:`read_config` under ``"decision"``.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` is not a saved model folder.
+    ValueError
+        When the folder holds another format.
+    ImportError
+        For a tree model whose library is not installed.
+    """
+    from safetensors.numpy import load_file
+    path = Path(path)
+    config = read_config(path)
+    if config.get("format") != LINEAR_FORMAT:
+        raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
+                         "load it with xplant.load (any saved xplant model)")
+    arrays = load_file(str(path / "arrays.safetensors"))
+    steps = [(s["name"], _load_step(s, arrays, f"{i}.", path))
+             for i, s in enumerate(config["steps"])]
+    if not config["pipeline"]:
+        return steps[0][1]
+    from sklearn.pipeline import Pipeline
+    return Pipeline(steps)
