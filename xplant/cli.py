@@ -4,7 +4,9 @@
     xplant predict   label new documents with a saved model
     xplant report    an HTML report of a run folder
     xplant ablate    PLANT's switches and the low-data curve on CodiEsp
-    xplant train     train from a YAML/JSON config, one process or many
+    xplant fit       fit one model and save it (dataset or your files; a row or a config)
+    xplant evaluate  score a saved model on labelled data
+    xplant train     the same as fit; with --config cfg.yaml, one process or many
                      (torchrun / deepspeed launchers; see docs/scaling.md)
 """
 
@@ -59,6 +61,22 @@ def _add_data_options(r, *, dataset_help):
     g.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
 
 
+def _fit(args):
+    from ._fit import fit_model
+    fit_model(args.output, _data_args(args), args.model, params_file=args.params,
+              epochs=args.epochs, plant_epochs=args.plant_epochs, random_state=args.seed,
+              verbose=0 if args.quiet else 1, overwrite=args.overwrite, log=_logger(args))
+    return 0
+
+
+def _evaluate(args):
+    from ._fit import evaluate_model
+    evaluate_model(args.model, args.input, args.output, upper=args.upper,
+                   text_field=args.text_field, labels_field=args.labels_field,
+                   id_field=args.id_field, sep=args.sep, log=_logger(args))
+    return 0
+
+
 def _predict(args):
     from ._predict import predict_file
     n = predict_file(args.model, args.input, args.output, fmt=args.format, top_k=args.top_k,
@@ -100,7 +118,8 @@ def build_parser():
     p = argparse.ArgumentParser(prog="xplant", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("train", help="train from a config file (xplant train --config cfg.yaml)")
+    sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
+                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, docs/scaling.md)")
     from ._rows import ROWS
     r = sub.add_parser("run", help="fit PLANT and baselines on any dataset; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
@@ -122,6 +141,34 @@ def build_parser():
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")
     r.set_defaults(func=_run)
+
+    f = sub.add_parser("fit", help="fit one model on a dataset or your files; save it for "
+                                   "xplant predict (also: xplant train without --config)")
+    f.add_argument("--model", required=True,
+                   help="a row (" + ", ".join(x.name for x in ROWS) + ") or a JSON/YAML file "
+                        '{"model": row, "params": {...}}')
+    f.add_argument("--params", help="JSON/YAML file of estimator parameters for the row")
+    f.add_argument("--output", required=True, help="folder to save the model to")
+    f.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    _add_data_options(f, dataset_help="codiesp (default), eurlex57k, mimic, or xc:DIR")
+    f.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
+    f.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+                   help="Stage 1 epoch budget")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    f.set_defaults(func=_fit)
+
+    e = sub.add_parser("evaluate", help="score a saved model on labelled data (metric table)")
+    e.add_argument("--model", required=True, help="saved model folder")
+    e.add_argument("--input", required=True, help="labelled .jsonl or .tsv file")
+    e.add_argument("--output", help="also write the report as JSON here")
+    e.add_argument("--text-field", default="text")
+    e.add_argument("--labels-field", default="labels")
+    e.add_argument("--id-field")
+    e.add_argument("--sep", default="|")
+    e.add_argument("--upper", action="store_true", help="upper-case the file's labels")
+    e.add_argument("--quiet", action="store_true")
+    e.set_defaults(func=_evaluate)
 
     q = sub.add_parser("predict", help="label documents with a saved model")
     q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
@@ -181,6 +228,9 @@ def build_parser():
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"] and not any(a == "--config" or a.startswith("--config=")
+                                         for a in argv[1:]):
+        argv = ["fit"] + argv[1:]                # one command: train == fit without --config
     if argv[:1] == ["train"]:
         # The launcher owns its arguments (deepspeed appends --local_rank).
         from .neural.distributed._launch import main as train_main
