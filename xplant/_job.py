@@ -38,7 +38,9 @@ def estimate_neural_seconds(n_train, n_dev, epochs, plant_epochs):
 
 
 def _hours(seconds):
-    return f"{seconds / 3600:.1f} hours" if seconds >= 3600 else f"{seconds / 60:.0f} minutes"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 60:.0f} minutes" if seconds >= 60 else f"{seconds:.0f} seconds"
 
 
 def describe(data_args, splits):
