@@ -7,7 +7,6 @@ inputs and writes what the report needs.
 
 import json
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 #: Measured cost of the word-CNN neural rows on one CPU core (docs/results.md,
@@ -124,8 +123,9 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         on a feature-only dataset.
     """
     from ._rows import parse_models
-    from ._run import (DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS, format_table,
-                       load_splits, run_models)
+    from ._files import prepare_run_folder, write_text
+    from ._run import (DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS, check_model_specs,
+                       format_table, load_splits, run_models)
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
@@ -135,13 +135,14 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
                                    "data_home": None, "max_docs": None})
     rows = parse_models(",".join(models or DEFAULT_MODELS))
     start = time.perf_counter()
-    out_dir = Path(output_dir) if output_dir else \
-        Path("xplant-runs") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     splits = load_splits(**data_args)
     features = splits["train"].get("texts") is None
     specs = model_specs(rows, features)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_model_specs(specs, epochs=epochs, plant_epochs=plant_epochs,
+                      random_state=random_state, verbose=0)
     record = describe(data_args, splits)
+    data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
+    out_dir = prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume)
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     name = record["dataset"]
     if name == "codiesp":
@@ -164,7 +165,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
                          random_state=random_state, verbose=verbose, isolate=isolate,
                          splits=splits, record=record, resume=resume, log=log)
     results["wall_seconds"] = time.perf_counter() - start
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if results.get("optimistic"):
         log("\nDev split (percent; OPTIMISTIC: dev also chose epochs, C and the decision rule); "
             "F1 with top-k, k chosen on dev by micro-F1:\n")
@@ -226,10 +227,8 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
 
 def add_evidence(out_dir, name, docs):
     """Put one row's documents into the run folder's ``evidence.json`` (atomically)."""
-    import os
+    from ._files import write_text
     path = Path(out_dir) / "evidence.json"
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     data[name] = docs
-    tmp = path.with_name(".evidence.json.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(data, ensure_ascii=False))

@@ -210,10 +210,12 @@ def test_xc_folder_feature_rows_only(tmp_path):
     Y[Y.sum(1) == 0, 0] = 1
     X = sp.csr_matrix(np.hstack([Y * 1.0, rng.random((40, 2))]))
     Y = sp.csr_matrix(Y)
-    dump_xc(tmp_path / "train.txt", X[:30], Y[:30])
-    dump_xc(tmp_path / "test.txt", X[30:], Y[30:])
+    xc = tmp_path / "xc"
+    xc.mkdir()
+    dump_xc(xc / "train.txt", X[:30], Y[:30])
+    dump_xc(xc / "test.txt", X[30:], Y[30:])
     out = tmp_path / "r"
-    assert main(["run", "--dataset", f"xc:{tmp_path}", "--models", "prior,svm", "--output",
+    assert main(["run", "--dataset", f"xc:{xc}", "--models", "prior,svm", "--output",
                  str(out), "--no-isolate", "--quiet"]) == 0
     res = json.loads((out / "results.json").read_text())
     assert res["models"][1]["metrics"]["P@1"] == 1.0
@@ -223,7 +225,7 @@ def test_xc_folder_feature_rows_only(tmp_path):
     with pytest.raises(ValueError, match="'plant' .*reads text.*feature vectors"):
         from xplant._job import run_job
         from xplant._sources import data_args_from
-        run_job(tmp_path / "r2", data_args_from(f"xc:{tmp_path}"), models=["plant"])
+        run_job(tmp_path / "r2", data_args_from(f"xc:{xc}"), models=["plant"])
 
 
 def test_models_names_any_case_and_display():

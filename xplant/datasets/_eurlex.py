@@ -28,7 +28,7 @@ def _iter_split(root, split, max_docs=None):
         if path.is_file():
             opener = gzip.open if name.endswith(".gz") else open
             recs = []
-            with opener(path, "rt", encoding="utf-8") as fh:
+            with opener(path, "rt", encoding="utf-8-sig") as fh:
                 for lineno, line in enumerate(fh, 1):
                     if not line.strip():
                         continue
@@ -43,7 +43,7 @@ def _iter_split(root, split, max_docs=None):
         files = sorted(folder.glob("*.json"))
         recs = []
         for path in files:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding="utf-8-sig") as fh:
                 recs.append(json.load(fh))
         recs.sort(key=lambda r: r["celex_id"])
         return recs[:max_docs] if max_docs is not None else recs

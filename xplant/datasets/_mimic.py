@@ -88,8 +88,8 @@ def _open_table(root, stem):
         path = root / name
         if path.is_file():
             if name.endswith(".gz"):
-                return gzip.open(path, "rt", encoding="utf-8", newline="")
-            return open(path, encoding="utf-8", newline="")
+                return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+            return open(path, encoding="utf-8-sig", newline="")
     raise FileNotFoundError(f"{stem}.csv(.gz) not found in {root}")
 
 
@@ -103,7 +103,7 @@ def _field(row, *names):
 def _read_ids(path):
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found (admission ids of this split, one per line)")
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:
         ids = [ln.strip() for ln in fh if ln.strip()]
     if ids and not ids[0].isdigit():
         ids = ids[1:]  # header line
@@ -155,7 +155,7 @@ def _read_caml(root, subset):
             continue
         rows = defaultdict(list)
         labels = defaultdict(list)
-        with open(path, encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
             for i, row in enumerate(csv.DictReader(fh)):
                 hadm = _field(row, "HADM_ID").strip()
                 key = (row.get("CHARTDATE", "") or "", i)

@@ -69,7 +69,7 @@ def load_xc(path, header="auto", n_features=None, n_labels=None, return_X_y=Fals
     >>> b.Y.toarray().tolist(), b.X.toarray().tolist()
     ([[1, 0, 0, 1], [0, 0, 0, 0]], [[0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
     """
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
         lines = fh.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()

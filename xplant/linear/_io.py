@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._params import to_python
+
 #: Format tag in ``config.json`` of every saved linear or tree model.
 LINEAR_FORMAT = "xplant-linear-1"
 
@@ -47,6 +49,7 @@ def _json_params(est, skip=()):
     for key, value in est.get_params(deep=False).items():
         if key in skip:
             continue
+        value = to_python(value)          # np.float64 from a grid is a float
         if isinstance(value, tuple):
             value = list(value)
         if key == "dtype" and isinstance(value, type):

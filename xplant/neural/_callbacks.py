@@ -68,7 +68,7 @@ class ProgressiveUnfreezing(Callback):
                 active[group] = lr
         named = dict(net.module_.named_parameters())
         for g in net.optimizer_.param_groups:
-            lr = active.get(g["name"], 0.0)
+            lr = float(active.get(g["name"], 0.0))     # a numpy scalar from a grid is fine
             g["lr"] = lr
             for n in g["param_names"]:
                 named[n].requires_grad_(lr > 0)
@@ -88,7 +88,8 @@ class DevScoring(Callback):
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         if getattr(net, "dev_docs_", None) is None:
             return
-        scores = net._scores(net.dev_docs_)
+        # a shortlisted classifier scores dev fused (at the α best this epoch)
+        scores = net._dev_scores() if hasattr(net, "_dev_scores") else net._scores(net.dev_docs_)
         net.history.record("valid_" + self.name, score_by_name(self.name, net.dev_Y_, scores))
         mean_pred, reason = degenerate_check(net.dev_Y_, scores)
         net.history.record("valid_mean_predicted_labels", mean_pred)

@@ -17,9 +17,11 @@ from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
-                      seed_everything, set_torch_threads, split_validation)
-from ._data import (AnchoredDataset, Stage1Dataset, Stage2Collate, TokenDataset, pad_batch,
-                    positives_list, truncate)
+                      seed_everything, set_torch_threads, split_validation, to_python)
+from ._data import (AnchoredDataset, CandidateDataset, Stage1Dataset, Stage2Collate,
+                    TokenDataset, pad_batch, positives_list, truncate)
+from ._fusion import FusionMixin, shortlist_texts
+from ._shortlist import check_fusion, check_n_candidates, check_shortlist
 from ._planter import AttentionPlanter, load_planting, tf_relevance
 from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
@@ -43,7 +45,7 @@ def default_phases(backbone, lr):
             (6, "intermediate", lr / 100), (6, "embeddings", lr / 100)]
 
 
-class PlantClassifier(PlantNetBase):
+class PlantClassifier(FusionMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -140,6 +142,33 @@ class PlantClassifier(PlantNetBase):
     random_state : int, default=0
     n_jobs : int or None
         torch threads.
+    shortlist : None, "linear" or estimator, default=None
+        A cheap model that ranks every label; cloned and fitted inside
+        ``fit`` on the training rows (after ``validation_fraction`` took its
+        dev rows). ``"linear"``: TF-IDF + one-vs-rest squared-hinge SVM,
+        C chosen on dev. Any unfitted estimator (or Pipeline) taking texts
+        with ``predict_top_k``, ``decision_function`` or ``predict_proba``
+        serves (e.g. Omikuji's trees). It reads the raw texts (a token
+        corpus from ``MIGRelevance.transform`` keeps them). None: today's
+        full-label Stage 2, no fusion.
+    n_candidates : int or None, default=100
+        C, the labels per document that Stage 2 attends and scores: in
+        training the document's gold labels plus the shortlist's
+        highest-ranked negatives, at test time the shortlist's top C.
+        Tensors are (b, C, ·), never (b, L, ·). None: every label (the
+        full-label Stage 2, fused with the shortlist). Larger than L is
+        clipped with a warning.
+    fusion : "dev" or float, default="dev"
+        α of the final score α·σ(a·s + b) + (1 − α)·σ(z), s the shortlist's
+        score calibrated on dev candidates, z PLANT's logit. "dev" chooses
+        α from {0, 0.1, ..., 1} by the dev ``scoring`` metric (every epoch
+        for early stopping, and once more after the best epoch is
+        restored); 0.5 with a warning when there is no dev data.
+    shortlist_cv : int or None, default=None
+        None: training documents are shortlisted by the shortlist fitted on
+        them (in-sample, cheap). k >= 2: out-of-fold, each of k folds by a
+        clone fitted on the others (XR-Transformer's cross-fitting), so
+        training negatives look like test negatives; k more shortlist fits.
     strategy : {"skorch", "deepspeed"}, default="skorch"
         "deepspeed" trains Stage 2 (and a default planter's Stage 1) with
         :func:`xplant.neural.distributed.fit_deepspeed` (ZeRO 0-3, bf16,
@@ -163,6 +192,11 @@ class PlantClassifier(PlantNetBase):
     k_ : int
     threshold_ : float
     best_epoch_ : int
+    shortlist_ : estimator or None
+        The fitted shortlist.
+    fusion_weight_ : float or None
+        α (1 = the shortlist alone, 0 = PLANT alone on its candidates).
+    n_candidates_ : int or None
 
     Examples
     --------
@@ -180,6 +214,7 @@ class PlantClassifier(PlantNetBase):
                  lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None,
                  scoring="map", patience=6,
+                 shortlist=None, n_candidates=100, fusion="dev", shortlist_cv=None,
                  decision="top_k", max_k=10, random_state=0, n_jobs=None,
                  strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlantNet,
                  criterion=PlantLoss,
@@ -218,6 +253,10 @@ class PlantClassifier(PlantNetBase):
         self.max_epoch_docs = max_epoch_docs
         self.scoring = scoring
         self.patience = patience
+        self.shortlist = shortlist
+        self.n_candidates = n_candidates
+        self.fusion = fusion
+        self.shortlist_cv = shortlist_cv
         self.decision = decision
         self.max_k = max_k
         self.random_state = random_state
@@ -289,8 +328,15 @@ class PlantClassifier(PlantNetBase):
                 if len(ph) != 3 or ph[0] < 0 or ph[2] < 0:
                     raise ValueError(f"each phase must be (epoch >= 0, group, lr >= 0), got {ph!r}")
         metric_by_name(self.scoring)
+        check_shortlist(self.shortlist)
+        check_fusion(self.fusion)
+        if self.n_candidates is not None:
+            check_n_candidates(self.n_candidates, np.inf)
+        check_param("shortlist_cv", self.shortlist_cv, kind=numbers.Integral, low=2,
+                    none_ok=True)
 
-    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None):
+    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None,
+            label_descriptions=None, label_synonyms=None, label_parents=None):
         """Fit Stage 1 (unless disabled) and Stage 2.
 
         Parameters
@@ -315,6 +361,12 @@ class PlantClassifier(PlantNetBase):
             label lists; stored as ``classes_``, saved with the model and
             used by ``explain`` and ``xplant predict``. None: the sorted
             labels of label lists, else ``0..n_labels-1``.
+        label_descriptions, label_synonyms, label_parents : sequences of length n_labels, optional
+            Passed to the planter's ``fit`` (with ``label_names``): labels
+            with no training document are planted on their descriptions'
+            corpus tokens, and a label without targets borrows its
+            relatives' query (:class:`AttentionPlanter`). None: the plain
+            planting.
 
         Returns
         -------
@@ -361,37 +413,43 @@ class PlantClassifier(PlantNetBase):
             if Yd.shape[1] != self.n_labels_:
                 raise ValueError(f"Y_dev has {Yd.shape[1]} labels but Y has {self.n_labels_}; "
                                  "both must use the same label space (columns)")
-            tr = np.arange(n)
+            tr, dv = np.arange(n), None
         elif self.validation_fraction:
             tr, dv = split_validation(n, self.validation_fraction, self.random_state)
             dev_docs, Yd = [docs[i] for i in dv], Y[dv]
         else:
-            tr, dev_docs, Yd = np.arange(n), None, None
+            tr, dv, dev_docs, Yd = np.arange(n), None, None, None
         train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
-        self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
+        self.phases_ = to_python(self.phases if self.phases is not None
+                                 else default_phases(self.backbone, self.lr))
         self.n_fit_train_ = len(train_docs)
+        self.n_candidates_ = (None if self.shortlist is None
+                              else check_n_candidates(self.n_candidates, self.n_labels_))
         self.initialize()
         self._init_label_bias(Y[tr])
+        cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd)
         self.planter_ = None
         ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
             restore_checkpoint(self, ckpt)
         elif self.plant:
-            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume)
+            described = {k: v for k, v in (("label_descriptions", label_descriptions),
+                         ("label_synonyms", label_synonyms), ("label_parents", label_parents)) if v is not None}
+            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume, described=described)
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
-                self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr]), None,
+                self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr], cands), None,
                                  epochs=max(0, self.max_epochs - len(self.history)))
         elif self.strategy == "deepspeed":
             from .distributed import fit_deepspeed
-            fit_deepspeed(self, self._train_dataset(train_docs, train_pos, Y[tr]),
+            fit_deepspeed(self, self._train_dataset(train_docs, train_pos, Y[tr], cands),
                           self.dev_dataset_, config=self.deepspeed_config)
         else:
-            self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr]), None)
+            self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr], cands), None)
         self.best_epoch_ = self._best_epoch()
-        self._choose_decision(Y[tr])
+        self._choose_decision(Y[tr], self._choose_fusion())
         return self
 
     def _stage1_settings(self):
@@ -401,11 +459,16 @@ class PlantClassifier(PlantNetBase):
         kind = self.stage1_loss if self.stage1_loss is not None else planter.stage1_loss
         return planter, kind
 
-    def _train_dataset(self, train_docs, train_pos, Y_train):
-        """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items."""
-        tokens = TokenDataset(train_docs, train_pos)
+    def _train_dataset(self, train_docs, train_pos, Y_train, candidates=None):
+        """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items.
+
+        With shortlist ``candidates`` (one label-id array per document),
+        each item holds the document's candidates and their targets.
+        """
         if not self.stage1_weight:
-            return tokens
+            if candidates is not None:
+                return CandidateDataset(train_docs, train_pos, candidates)
+            return TokenDataset(train_docs, train_pos)
         planter, kind = self._stage1_settings()
         # the ranking loss of every anchored batch (not looked up per batch)
         self.stage1_loss_params_ = {"kind": kind, "k": planter.ndcg_k, "sigma": planter.sigma}
@@ -424,16 +487,25 @@ class PlantClassifier(PlantNetBase):
                                 max_relevant=planter.max_relevant,
                                 n_negatives=planter.n_negatives, generator=self.rng_,
                                 ignore_ids=special)
-        return AnchoredDataset(tokens, ranking)
+        if candidates is not None:
+            return CandidateDataset(train_docs, train_pos, candidates, ranking)
+        return AnchoredDataset(TokenDataset(train_docs, train_pos), ranking)
 
     def infer(self, x, **fit_params):
-        if isinstance(x, dict) and "rank" in x:      # an anchored training batch
-            return self.module_(x["ids"].to(self.device), x["mask"].to(self.device),
-                                rank=x["rank"].to(self.device))
+        if isinstance(x, dict) and ("rank" in x or "candidates" in x):
+            return self.module_(**{k: v.to(self.device) for k, v in x.items()})
         return super().infer(x, **fit_params)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         """Stage 2 loss; plus ``stage1_weight`` × the ranking loss on anchored batches."""
+        if isinstance(y_true, dict):                  # shortlist candidates
+            logits, s = y_pred if isinstance(y_pred, tuple) else (y_pred, None)
+            y = {k: v.to(self.device) for k, v in y_true.items()}
+            loss = self.criterion_(logits, {"target": y["target"], "keep": y["keep"]})
+            if s is not None:
+                loss = loss + self.stage1_weight * stage1_loss(s, y["rel"], y["valid"],
+                                                               **self.stage1_loss_params_)
+            return loss
         if not isinstance(y_pred, tuple):
             return super().get_loss(y_pred, y_true, X=X, training=training)
         logits, s = y_pred
@@ -460,7 +532,7 @@ class PlantClassifier(PlantNetBase):
         prior = np.log(p / (1 - p))
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
-    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False):
+    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False, described=None):
         if self.plant_from is not None:
             state, meta = load_planting(self.plant_from)
             if meta["n_labels"] != self.n_labels_:
@@ -488,8 +560,9 @@ class PlantClassifier(PlantNetBase):
             planter.set_params(**over)
             corpus = TokenCorpus(train_docs, self.relevance_)
             val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
+            extra = dict(described, label_names=self.classes_) if described else {}
             planter.fit(corpus, Y_train, validation_data=val,
-                        resume=resume and planter.strategy == "skorch")
+                        resume=resume and planter.strategy == "skorch", **extra)
             self.planter_ = planter
             state = planter.module_.state_dict()
         own = self.module_.state_dict()
@@ -507,10 +580,10 @@ class PlantClassifier(PlantNetBase):
             return len(self.history)
         return int(np.nanargmax(np.asarray(vals, dtype=float))) + 1
 
-    def _choose_decision(self, Y_train):
+    def _choose_decision(self, Y_train, dev_scores=None):
         from .. import metrics
         if self.dev_docs_ is not None and self.dev_Y_.nnz:
-            scores = self._scores(self.dev_docs_)
+            scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
             self.k_ = int(metrics.select_k(self.dev_Y_, scores, ks=range(1, self.max_k + 1)))
             self.threshold_ = float(metrics.select_threshold(self.dev_Y_, scores))
         else:
@@ -559,15 +632,29 @@ class PlantClassifier(PlantNetBase):
         return truncate(encode(X, self.relevance_), self.max_length)
 
     def decision_function(self, X):
-        """Logits, shape (n_samples, n_labels), float32."""
+        """Logits, shape (n_samples, n_labels), float32.
+
+        With a shortlist, the fused scores of :meth:`predict_proba` (fusion
+        is defined on probabilities).
+        """
+        if getattr(self, "shortlist_", None) is not None:
+            return self.predict_proba(X)
         return self._logits(self._docs(X))
 
     def predict_proba(self, X):
         """Label probabilities σ(logit), shape (n_samples, n_labels), float32.
 
-        One sigmoid, no (n, 2, L) stacking. Raises NotFittedError before fit.
+        One sigmoid, no (n, 2, L) stacking. With a shortlist, the fused
+        probabilities of each document's candidates; every other label
+        scores strictly below the row's lowest candidate, in the
+        shortlist's order, then by training frequency. Raises
+        NotFittedError before fit.
         """
-        return self._scores(self._docs(X))
+        docs = self._docs(X)
+        if getattr(self, "shortlist_", None) is not None:
+            texts = shortlist_texts(X, docs, self.relevance_)
+            return self._fused_dense(docs, texts).astype(np.float32)
+        return self._scores(docs)
 
     def predict_top_k(self, X, k=5):
         """Top-k labels and probabilities without a dense (n, L) matrix.
@@ -583,6 +670,9 @@ class PlantClassifier(PlantNetBase):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         docs = self._docs(X)
         k = int(min(k, self.n_labels_))
+        if getattr(self, "shortlist_", None) is not None:
+            ind, sc = self._fused_top_k(docs, shortlist_texts(X, docs, self.relevance_), k)
+            return ind, sc.astype(np.float32)
         ind = np.zeros((len(docs), k), dtype=np.int64)
         sc = np.zeros((len(docs), k), dtype=np.float32)
         for idx, z in self._logits_batches(docs):
@@ -633,13 +723,20 @@ class PlantClassifier(PlantNetBase):
         self.module_.eval()
         out = []
         m = int(min(top_labels, self.n_labels_))
-        for text, ids, off in zip(texts, ids_list, offsets):
+        from ..metrics import top_k_indices
+        fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
+            else None
+        for i, (text, ids, off) in enumerate(zip(texts, ids_list, offsets)):
             ids = ids[: self.max_length] if self.max_length else ids
             off = off[: len(ids)]
             t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
-            probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
-            from ..metrics import top_k_indices
-            top = top_k_indices(probs[None], m)[0]
+            if fused is None:
+                probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
+                top = top_k_indices(probs[None], m)[0]
+            else:                     # fused scores of the shortlist's candidates
+                top = fused[0][i]
+                probs = np.zeros(self.n_labels_, dtype=np.float32)
+                probs[top] = fused[1][i]
             att = self.module_.attention_weights(t_ids, mask, torch.as_tensor(top)[None])[0]
             labels = []
             for j, lab in enumerate(top):

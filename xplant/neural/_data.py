@@ -97,6 +97,8 @@ class Stage2Collate:
         self.pad_id = pad_id
 
     def __call__(self, items):
+        if len(items[0]) == 4:        # CandidateDataset: shortlist candidates
+            return self._candidates(items)
         if len(items[0]) == 3:        # AnchoredDataset: Stage 1 ranking items too
             rank, (rel, valid) = Stage1Collate(self.pad_id)([(it[0], it[2]) for it in items])
             pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
@@ -106,6 +108,58 @@ class Stage2Collate:
             return {"ids": ids, "mask": mask}, None
         pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
         return {"ids": ids, "mask": mask}, pos
+
+
+    def _candidates(self, items):
+        cand, _ = pad_batch([it[2] for it in items], pad_value=-1, min_len=1)
+        target, _ = pad_batch([it[3] for it in items], pad_value=0, min_len=1, dtype=torch.float)
+        keep = cand >= 0
+        y = {"target": target, "keep": keep}
+        if items[0][1] is not None:
+            rank, (rel, valid) = Stage1Collate(self.pad_id)([(it[0], it[1]) for it in items])
+            y.update(rel=rel, valid=valid)
+            x = {"ids": rank.ids, "mask": rank.mask, "rank": rank}
+        else:
+            ids, mask = pad_batch([it[0] for it in items], pad_value=self.pad_id)
+            x = {"ids": ids, "mask": mask}
+        x["candidates"] = cand.clamp(min=0)
+        return x, y
+
+
+class CandidateDataset(Dataset):
+    """Stage 2 items over each document's shortlist candidates.
+
+    Each item is ``(ids, ranking_items or None, candidates, target)``:
+    the candidates (label ids, gold first) and their 0/1 targets, plus the
+    Stage 1 ranking items of the same document when ``ranking`` is given
+    (``stage1_weight`` > 0). The collate makes ``x["candidates"]`` (b, C)
+    and ``y = {"target", "keep"}`` (b, C), never (b, L).
+
+    Parameters
+    ----------
+    docs : list of ndarray of int64
+    positives : list of ndarray of int64
+    candidates : list of ndarray of int64
+        Per document, from :func:`~xplant.neural._shortlist.training_candidates`.
+    ranking : Stage1Dataset or None
+    """
+
+    def __init__(self, docs, positives, candidates, ranking=None):
+        if not len(docs) == len(positives) == len(candidates):
+            raise ValueError(f"{len(docs)} documents, {len(positives)} label rows and "
+                             f"{len(candidates)} candidate rows; they must align")
+        self.docs, self.candidates, self.ranking = docs, candidates, ranking
+        self.targets = [np.isin(c, p).astype(np.float32) for c, p in zip(candidates, positives)]
+
+    def __len__(self):
+        return len(self.docs)
+
+    def __getitem__(self, i):
+        rank = None if self.ranking is None else self.ranking.sample(i)
+        return self.docs[i], rank, self.candidates[i], self.targets[i]
+
+    def lengths(self):
+        return np.array([len(d) for d in self.docs], dtype=np.int64)
 
 
 class AnchoredDataset(Dataset):

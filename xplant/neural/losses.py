@@ -176,7 +176,35 @@ def plant_loss(logits, positives, *, loss="focal", gamma=2.0, label_smoothing=0.
     over documents.
     """
     idx, y, keep = select_labels(logits, positives, hard_negatives)
-    z = logits.gather(1, idx)
+    return candidate_loss(logits.gather(1, idx), y, keep, loss=loss, gamma=gamma,
+                          label_smoothing=label_smoothing, smoothing_form=smoothing_form)
+
+
+def candidate_loss(z, y, keep, *, loss="focal", gamma=2.0, label_smoothing=0.1,
+                   smoothing_form="paper"):
+    """Stage 2 loss over given (document, label) pairs: focal or BCE, smoothed.
+
+    The loss of :func:`plant_loss` once each document's labels are chosen:
+    ``plant_loss`` chooses positives ∪ top-m hard negatives among all
+    labels; with a shortlist the choice is the document's candidates (its
+    gold labels and the shortlist's highest-ranked negatives).
+
+    Parameters
+    ----------
+    z : tensor (b, S)
+        Logits of the chosen labels.
+    y : float tensor (b, S)
+        0/1 targets.
+    keep : bool tensor (b, S)
+        False at padding.
+    loss, gamma, label_smoothing, smoothing_form
+        As in :func:`plant_loss`.
+
+    Returns
+    -------
+    loss : scalar tensor
+        Mean over documents of the mean over each document's kept pairs.
+    """
     yt = smooth_targets(y, label_smoothing, smoothing_form) if label_smoothing else y
     bce = F.binary_cross_entropy_with_logits(z, yt, reduction="none")
     if loss == "focal":
@@ -199,6 +227,11 @@ class PlantLoss(nn.Module):
         self.smoothing_form, self.hard_negatives = smoothing_form, hard_negatives
 
     def forward(self, logits, positives):
+        if isinstance(positives, dict):      # shortlist candidates: (b, C) logits
+            return candidate_loss(logits, positives["target"], positives["keep"],
+                                  loss=self.loss, gamma=self.gamma,
+                                  label_smoothing=self.label_smoothing,
+                                  smoothing_form=self.smoothing_form)
         return plant_loss(logits, positives, loss=self.loss, gamma=self.gamma,
                           label_smoothing=self.label_smoothing,
                           smoothing_form=self.smoothing_form,

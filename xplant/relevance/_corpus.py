@@ -22,6 +22,10 @@ class TokenCorpus:
     relevance : MIGRelevance
         The fitted transformer: tokenizer, ``vocabulary_``, ``relevance_``,
         ``tokenizer_fingerprint_``, ``pad_id_``, ``unk_id_``.
+    texts : list of str or None, default=None
+        The raw texts the ids were made from (``MIGRelevance.transform``
+        keeps them), so that a model of another kind in the same Pipeline,
+        such as ``PlantClassifier``'s shortlist, reads the same documents.
 
     Attributes
     ----------
@@ -29,6 +33,8 @@ class TokenCorpus:
         The documents' token ids.
     relevance : MIGRelevance
         The fitted transformer that produced them.
+    texts : list of str or None
+        The raw texts, row-aligned with ``docs``, when known.
     shape : tuple of (int,)
         ``(n_docs,)``, so that scikit-learn counts the samples.
 
@@ -43,9 +49,13 @@ class TokenCorpus:
     ('TokenCorpus', 2, [[2, 3], []])
     """
 
-    def __init__(self, docs, relevance):
+    def __init__(self, docs, relevance, texts=None):
         self.docs = list(docs)
         self.relevance = relevance
+        self.texts = None if texts is None else list(texts)
+        if self.texts is not None and len(self.texts) != len(self.docs):
+            raise ValueError(f"{len(self.texts)} texts for {len(self.docs)} documents; "
+                             "they must align row by row")
 
     @property
     def shape(self):
@@ -62,7 +72,8 @@ class TokenCorpus:
         return iter(self.docs)
 
     def _subset(self, rows):
-        return TokenCorpus([self.docs[i] for i in rows], self.relevance)
+        texts = None if self.texts is None else [self.texts[i] for i in rows]
+        return TokenCorpus([self.docs[i] for i in rows], self.relevance, texts)
 
     def __getitem__(self, key):
         if isinstance(key, tuple):
@@ -74,7 +85,8 @@ class TokenCorpus:
         if isinstance(key, (numbers.Integral, np.integer)) and not isinstance(key, (bool, np.bool_)):
             return self.docs[key]
         if isinstance(key, slice):
-            return TokenCorpus(self.docs[key], self.relevance)
+            return TokenCorpus(self.docs[key], self.relevance,
+                               None if self.texts is None else self.texts[key])
         key = np.asarray(key)
         if key.dtype == np.bool_:
             if key.shape != (len(self.docs),):
@@ -84,7 +96,7 @@ class TokenCorpus:
                 )
             return self._subset(np.flatnonzero(key))
         if key.size == 0:
-            return TokenCorpus([], self.relevance)
+            return TokenCorpus([], self.relevance, None if self.texts is None else [])
         if not np.issubdtype(key.dtype, np.integer) or key.ndim != 1:
             raise IndexError(
                 "TokenCorpus rows are indexed by an int, a slice, a 1-d integer array "

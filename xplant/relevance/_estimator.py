@@ -57,6 +57,14 @@ def _input_kind(X):
     )
 
 
+def _raw_texts(X):
+    """X as a list of str when it is raw texts (kept by the token corpus), else None."""
+    if sp.issparse(X) or getattr(X, "ndim", 1) != 1:
+        return None
+    texts = list(X)
+    return texts if all(isinstance(x, str) for x in texts) else None
+
+
 def _as_docs(X, kind):
     docs = list(X) if not hasattr(X, "iloc") else X.tolist()
     if kind == "text":
@@ -534,7 +542,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         seqs = self._fit_impl(X, Y, label_names)
         if seqs is None:
             return self.transform(X)
-        return TokenCorpus(seqs, self)
+        return TokenCorpus(seqs, self, _raw_texts(X))
 
     # ------------------------------------------------------------ partial_fit
     def _clear_partial(self):
@@ -679,7 +687,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
             if self.max_length is not None:
                 seqs = [s[: self.max_length] for s in seqs]
             return TokenCorpus(seqs, self)
-        return TokenCorpus(self._ids(_as_docs(X, kind), kind), self)
+        return TokenCorpus(self._ids(_as_docs(X, kind), kind), self, _raw_texts(X))
 
     def tokenize(self, texts, *, return_offsets=False):
         """Token ids (and character offsets) of raw texts, with the fitted vocabulary.

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._params import to_python
 from ._estimator import MIGRelevance
 from ._tokenize import is_hf_tokenizer
 
@@ -67,15 +68,17 @@ def save_relevance(relevance, path):
               "relevance_data": R.data.astype(np.float64),
               "document_frequency": np.asarray(relevance.document_frequency_, dtype=np.int64),
               "label_frequency": np.asarray(relevance.label_frequency_, dtype=np.int64)}
-    save_file(arrays, str(path / "relevance.safetensors"))
+    from .._files import atomic_path, write_text
+    with atomic_path(path / "relevance.safetensors") as tmp:
+        save_file(arrays, str(tmp))
     meta = {"format": _FORMAT, "tokenizer": spec,
-            "params": {p: getattr(relevance, p) for p in _PARAMS},
+            "params": {p: to_python(getattr(relevance, p)) for p in _PARAMS},
             "shape": list(R.shape), "n_train_documents": int(relevance.n_train_documents_),
             "tokenizer_fingerprint": relevance.tokenizer_fingerprint_}
     if spec == "word":
         inv = sorted(relevance.vocabulary_.items(), key=lambda kv: kv[1])
         meta["vocabulary"] = [t for t, _ in inv]
-    (path / "relevance.json").write_text(json.dumps(meta))
+    write_text(path / "relevance.json", json.dumps(meta))
     return path
 
 

@@ -118,8 +118,13 @@ class PlantNet(nn.Module):
             mask[empty, 0] = True
         return mask
 
-    def forward(self, ids, mask, rank=None):
-        """ids, mask (b, n) -> logits (b, L).
+    def forward(self, ids, mask, rank=None, candidates=None):
+        """ids, mask (b, n) -> logits (b, L), or (b, C) with ``candidates``.
+
+        With ``candidates`` (a (b, C) long tensor of label ids per document,
+        padding any valid id) only those labels are attended and scored:
+        attention, boosting and head cost b·C·n instead of b·L·n, and the
+        logits are those of the full model at the same labels.
 
         With ``rank`` (a Stage1Batch of the same documents: ranking items
         ``doc_index``, ``label_index`` (N,) and ``positions`` (N, C)) it
@@ -128,10 +133,12 @@ class PlantNet(nn.Module):
         """
         H = self.encoder(ids, mask)
         K = self.attention.keys(H)
+        logits = (self._logits(H, K, mask) if candidates is None
+                  else self._candidate_logits(H, K, mask, candidates))
         if rank is not None:
-            return (self._logits(H, K, mask),
-                    self.attention.scores_at(K, rank.doc_index, rank.label_index, rank.positions))
-        return self._logits(H, K, mask)
+            return logits, self.attention.scores_at(K, rank.doc_index, rank.label_index,
+                                                    rank.positions)
+        return logits
 
     def _logits(self, H, K, mask):
         """Logits (b, L) from encoder states H and attention keys K."""
@@ -146,6 +153,23 @@ class PlantNet(nn.Module):
             logit = (A * (self.boost_mul[sl] * w)).sum(-1) + (self.boost_add[sl] * w).sum(-1)
             out.append(logit + self.label_bias[sl])
         return torch.cat(out, 1)
+
+    def _candidate_logits(self, H, K, mask, candidates):
+        """Logits (b, C) of each document's own candidate labels (b, C).
+
+        The same formula as :meth:`_logits`, with each label's query, boost
+        vectors, head weight and bias gathered per document: tensors are
+        (b, C, ·), never (b, L, ·).
+        """
+        Vh = self.value(H)
+        A = attend(self.attention.queries(candidates), K, Vh, self.attention_mask(mask))
+        if self.head_kind == "shared":
+            w = self.pool @ self.head_weight                                    # (h,)
+        else:
+            w = self.head_weight[candidates] @ self.pool.T                      # (b, C, h)
+        logit = (A * (self.boost_mul[candidates] * w)).sum(-1) \
+            + (self.boost_add[candidates] * w).sum(-1)
+        return logit + self.label_bias[candidates]
 
     def attention_weights(self, ids, mask, labels):
         """Attention distributions softmax(S) (b, m, n) of the given labels (explanations)."""

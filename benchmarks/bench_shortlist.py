@@ -1,0 +1,179 @@
+"""PLANT's shortlist: Stage 2 step cost and shortlist recall, side by side.
+
+    python benchmarks/bench_shortlist.py step   --data-home DIR [--n-candidates 100]
+    python benchmarks/bench_shortlist.py recall --dataset codiesp
+    python benchmarks/bench_shortlist.py recall --dataset eurlex57k --data-home DIR
+
+``step``: on the same batch of EURLEX57K training documents (16 documents
+of 512 word tokens by default, the word CNN of ``PlantClassifier``'s
+defaults, one torch thread), it times
+
+- the label part of a Stage 2 step (label-wise attention with its value
+  projection, boosting and head, forward and backward, from fixed encoder
+  states and attention keys, which do not depend on the labels): every
+  label (the full-label Stage 2) against each document's C candidates;
+- the whole Stage 2 step (encoder, label part, focal loss, backward, AdamW
+  step): full-label Stage 2 with its 1,000 hard negatives against C
+  candidates,
+
+alternating the two in each repetition and printing the median seconds and
+the ratio full / candidates (the issue's targets: at least 20x on the label
+part, at least 4x on the whole step).
+
+``recall``: the linear shortlist (TF-IDF + one-vs-rest squared-hinge SVM,
+C = 1 on EURLEX57K as LibMultiLabel's default, C in {1, 10} on CodiEsp-D
+chosen on dev MAP) fitted on the training split; for C in {50, 100, 200,
+500} the share of dev and test gold (document, label) pairs among each
+document's top C labels. It caps what the fused model can rank first.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+
+def _eurlex_batch(data_home, n_docs, max_length, n_vocab_docs):
+    from xplant.datasets import load_eurlex57k
+    from xplant.relevance import MIGRelevance
+    tr = load_eurlex57k("train", data_home=data_home, max_docs=n_vocab_docs)
+    rel = MIGRelevance(top_k=50).fit(tr.texts, tr.Y)
+    docs = [d[:max_length] for d in rel.tokenize(tr.texts[:n_docs])]
+    return rel, docs, tr.Y[:n_docs]
+
+
+def _time(fn, reps):
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def step_cost(data_home, n_candidates=100, batch_size=16, max_length=512, reps=7,
+              n_vocab_docs=2000, seed=0):
+    """Median seconds of the label part and the whole Stage 2 step, full vs candidates."""
+    import torch
+    from xplant.neural._data import pad_batch, positives_list
+    from xplant.neural._shortlist import training_candidates
+    from xplant.neural.backbones import build_backbone
+    from xplant.neural.losses import candidate_loss, plant_loss
+    from xplant.neural.modules import PlantNet
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    rel, docs, Y = _eurlex_batch(data_home, batch_size, max_length, n_vocab_docs)
+    L = Y.shape[1]
+    enc = build_backbone("cnn", relevance=rel, embedding_dim=100, hidden_dim=128, kernel_size=5,
+                         dropout=0.2, glove=False, lora=None)
+    net = PlantNet(enc, L, attention_dim=128, pool_size=128)
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, fused=True)
+    ids, mask = pad_batch(docs, pad_value=rel.pad_id_)
+    pos = positives_list(Y)
+    rng = np.random.default_rng(seed)
+    # candidates as in training: gold, then negatives (here a random ranking)
+    ranking = np.stack([rng.permutation(L) for _ in range(len(docs))])
+    cands = training_candidates(ranking, pos, n_candidates)
+    cand, _ = pad_batch(cands, pad_value=-1)
+    target = torch.as_tensor(np.stack([np.isin(c.numpy(), p) for c, p in zip(cand, pos)]),
+                             dtype=torch.float)
+    keep = cand >= 0
+    cand = cand.clamp(min=0)
+    pos_t, _ = pad_batch(pos, pad_value=-1)
+    with torch.no_grad():
+        H0 = net.encoder(ids, mask)
+        K0 = net.attention.keys(H0)
+
+    def label_full():       # from encoder states H and keys K (both label-independent)
+        H, K = H0.detach().requires_grad_(), K0.detach().requires_grad_()
+        net._logits(H, K, mask).sum().backward()
+
+    def label_cand():
+        H, K = H0.detach().requires_grad_(), K0.detach().requires_grad_()
+        net._candidate_logits(H, K, mask, cand).sum().backward()
+
+    def step_full():
+        opt.zero_grad()
+        plant_loss(net(ids, mask), pos_t, hard_negatives=1000).backward()
+        opt.step()
+
+    def step_cand():
+        opt.zero_grad()
+        candidate_loss(net(ids, mask, candidates=cand), target, keep).backward()
+        opt.step()
+
+    net.train()
+    times = {k: [] for k in ("label_full", "label_cand", "step_full", "step_cand")}
+    fns = {"label_full": label_full, "label_cand": label_cand, "step_full": step_full,
+           "step_cand": step_cand}
+    for fn in fns.values():             # warm-up
+        fn()
+    for _ in range(reps):               # alternate, so drift hits both sides alike
+        for name, fn in fns.items():
+            times[name] += _time(fn, 1)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"n_labels": L, "n_candidates": n_candidates, "batch_size": len(docs),
+            "tokens_per_doc": int(ids.shape[1]), "reps": reps, "median_s": med,
+            "label_part_ratio": med["label_full"] / med["label_cand"],
+            "step_ratio": med["step_full"] / med["step_cand"]}
+
+
+def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), n_jobs=None):
+    """Recall@C of the linear shortlist on dev and test (gold pairs in the top C)."""
+    from xplant._run import load_splits
+    from xplant.neural._shortlist import LINEAR_C_GRID, fit_shortlist, rank_labels
+    sp_ = load_splits(dataset, data_home=data_home)
+    tr, dv, te = sp_["train"], sp_["dev"], sp_["test"]
+    t0 = time.perf_counter()
+    if dataset == "eurlex57k":        # one C: each fit costs ~20 CPU-minutes
+        from xplant.linear import make_tfidf_ovr
+        model = make_tfidf_ovr(C=1.0, n_jobs=n_jobs, random_state=0).fit(tr.texts, tr.Y)
+        info = {"C": 1.0}
+    else:
+        model, info = fit_shortlist("linear", tr.texts, tr.Y, dv.texts, dv.Y, n_jobs=n_jobs)
+    fit_s = time.perf_counter() - t0
+    L = tr.Y.shape[1]
+    out = {"dataset": dataset, "n_labels": L, "C_grid": list(LINEAR_C_GRID), "chosen": info,
+           "fit_s": round(fit_s, 1), "recall": {}}
+    for name, split in (("dev", dv), ("test", te)):
+        idx, _ = rank_labels(model, split.texts, min(L, max(cs)))
+        Yc = split.Y.tocsr()
+        gold = Yc.nnz
+        row = {}
+        for c in cs:
+            hits = sum(int(np.isin(Yc.indices[Yc.indptr[i]:Yc.indptr[i + 1]], idx[i, :c]).sum())
+                       for i in range(Yc.shape[0]))
+            row[c] = round(hits / gold, 4)
+        seen = np.asarray(tr.Y.sum(0)).ravel() > 0
+        row["ceiling"] = round(float(seen[Yc.indices].mean()), 4)   # gold labels seen in train
+        out["recall"][name] = row
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("step")
+    s.add_argument("--data-home", required=True)
+    s.add_argument("--n-candidates", type=int, default=100)
+    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--max-length", type=int, default=512)
+    s.add_argument("--reps", type=int, default=7)
+    r = sub.add_parser("recall")
+    r.add_argument("--dataset", default="codiesp", choices=("codiesp", "eurlex57k"))
+    r.add_argument("--data-home", default=None)
+    r.add_argument("--n-jobs", type=int, default=None)
+    args = ap.parse_args(argv)
+    if args.what == "step":
+        res = step_cost(args.data_home, args.n_candidates, args.batch_size, args.max_length,
+                        args.reps)
+    else:
+        res = shortlist_recall(args.dataset, args.data_home, n_jobs=args.n_jobs)
+    print(json.dumps(res, indent=1))
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""PlantClassifier with a shortlist: candidate Stage 2 and fusion."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+from xplant.linear import make_tfidf_ovr, predict_top_k
+from xplant.metrics import get_scorer
+from xplant.neural import AttentionPlanter, PlantClassifier
+from xplant.neural._shortlist import (dense_scores, tail_order, top_k_from_candidates,
+                                      training_candidates)
+from xplant.neural.backbones import build_backbone
+from xplant.neural.modules import PlantNet
+from xplant.relevance import MIGRelevance
+
+
+@pytest.fixture(scope="module")
+def corpus(make_corpus):
+    return make_corpus(n_docs=90, n_labels=12, seed=3)
+
+
+@pytest.fixture(scope="module")
+def fused(small, corpus):
+    texts, Y = corpus
+    clf = small(shortlist="linear", n_candidates=4, max_epochs=3).fit(texts, Y)
+    return clf, texts, Y
+
+
+@pytest.mark.parametrize("head", ["shared", "labelwise"])
+def test_candidate_logits_equal_full_logits(head):
+    """Exactness: the (b, C) path gives the full model's logits at those labels."""
+    torch.manual_seed(0)
+    rel = MIGRelevance(top_k=5).fit(["a b c d e f g h"] * 3, np.eye(3, dtype=int))
+    enc = build_backbone("cnn", relevance=rel, embedding_dim=8, hidden_dim=12, kernel_size=3,
+                         dropout=0.0, glove=False, lora=None)
+    net = PlantNet(enc, 50, attention_dim=12, pool_size=6, head=head, label_chunk=7).eval()
+    with torch.no_grad():
+        for p in (net.boost_add, net.boost_mul, net.label_bias):
+            p.normal_()
+    ids = torch.randint(2, len(rel.vocabulary_), (3, 9))
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    mask[1, 6:] = False
+    cand = torch.stack([torch.randperm(50)[:11] for _ in range(3)])
+    with torch.no_grad():
+        full = net(ids, mask)
+        part = net(ids, mask, candidates=cand)
+    assert part.shape == (3, 11)
+    np.testing.assert_allclose(part.numpy(), full.gather(1, cand).numpy(), atol=1e-5)
+
+
+def test_gold_labels_are_always_training_candidates():
+    ranking = np.array([[5, 4, 3, 2, 1, 0], [0, 1, 2, 3, 4, 5]])
+    gold = [np.array([0, 1, 2]), np.array([5])]
+    out = training_candidates(ranking, gold, 2)
+    # more gold labels than C: all gold kept, plus max(1, C // 10) = 1 negative
+    assert out[0].tolist() == [0, 1, 2, 5]
+    assert out[1].tolist() == [5, 0]
+
+
+def test_tail_scores_below_candidates_in_shortlist_then_frequency_order():
+    cand = np.array([[3, 1], [0, 2]])
+    cs = np.array([[0.4, 0.2], [0.9, 0.7]])
+    extra = np.array([[4], [1]])
+    freq = np.array([1, 0, 9, 3, 2, 8])
+    out = dense_scores(cand, cs, tail_order(cand, extra, freq))
+    assert np.argsort(-out[0], kind="stable").tolist() == [3, 1, 4, 2, 5, 0]
+    assert np.argsort(-out[1], kind="stable").tolist() == [0, 2, 1, 5, 3, 4]
+    assert (out[0, [0, 2, 4, 5]] < 0.2).all() and (out[0, [0, 2, 4, 5]] > 0).all()
+    idx, sc = top_k_from_candidates(cand, cs, extra, freq, 5)
+    np.testing.assert_array_equal(idx, np.argsort(-out, 1, kind="stable")[:, :5])
+    np.testing.assert_allclose(sc, np.take_along_axis(out, idx, 1))
+
+
+def test_fused_outputs_agree_and_keep_shape(fused):
+    clf, texts, Y = fused
+    P = clf.predict_proba(texts[:8])
+    assert P.shape == (8, Y.shape[1]) and P.dtype == np.float32
+    assert ((P > 0) & (P < 1)).all()
+    idx, sc = clf.predict_top_k(texts[:8], k=7)          # k > C: tail included
+    np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :7])
+    np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-5)
+    assert 0.0 <= clf.fusion_weight_ <= 1.0
+    assert "valid_fusion_weight" in clf.history[-1]
+    assert clf.shortlist_info_["C"] in (1.0, 10.0)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_fusion_ends(fused, alpha):
+    """α = 1 is the shortlist's ranking; α = 0 PLANT's own, on the candidates."""
+    clf, texts, _ = fused
+    c = clone(clf)
+    c.__dict__.update({k: v for k, v in clf.__dict__.items() if k.endswith("_")})
+    c.fusion_weight_ = alpha
+    idx, _ = c.predict_top_k(texts[:10], k=4)
+    s_idx, _ = predict_top_k(clf.shortlist_, texts[:10], 4)
+    if alpha == 1.0:
+        np.testing.assert_array_equal(idx, s_idx)
+    else:
+        docs = clf._docs(texts[:10])
+        full = clf._logits(docs)
+        own = np.take_along_axis(full, s_idx, 1)
+        expect = np.take_along_axis(s_idx, np.argsort(-own, 1, kind="stable"), 1)
+        np.testing.assert_array_equal(idx, expect)
+
+
+def test_candidate_training_steps_never_build_full_label_tensors(small, corpus, monkeypatch):
+    texts, Y = corpus
+    seen = []
+    orig = PlantNet._logits
+
+    def spy(self, *a, **k):
+        seen.append("full")
+        return orig(self, *a, **k)
+    monkeypatch.setattr(PlantNet, "_logits", spy)
+    clf = small(shortlist="linear", n_candidates=3, max_epochs=2, validation_fraction=None,
+                fusion=0.5, stage1_weight=0.1).fit(texts, Y)
+    assert seen == []
+    assert clf.fusion_weight_ == 0.5
+
+
+def test_pipeline_passes_raw_texts_to_the_shortlist(tiny, corpus):
+    texts, Y = corpus
+    pipe = Pipeline([("mig", MIGRelevance(top_k=10)),
+                     ("clf", PlantClassifier(**tiny, plant=False, max_epochs=2,
+                                             shortlist=make_tfidf_ovr(C=1.0, min_df=1),
+                                             n_candidates=5))])
+    pipe.fit(texts, Y)
+    corpus_ = pipe[0].transform(texts[:4])
+    assert corpus_.texts == texts[:4] and corpus_[1:3].texts == texts[1:3]
+    clf = pipe[-1]
+    s_idx, _ = predict_top_k(clf.shortlist_, texts[:4], 5)
+    cand, _, _ = clf._shortlist_view(texts[:4])
+    np.testing.assert_array_equal(cand, s_idx)       # the shortlist read the raw texts
+    assert pipe.predict_proba(texts[:4]).shape == (4, Y.shape[1])
+
+
+def test_clone_and_grid_search_over_n_candidates(tiny, corpus):
+    texts, Y = corpus
+    est = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                          n_candidates=3, fusion=0.5)
+    assert clone(est).get_params()["n_candidates"] == 3
+    gs = GridSearchCV(est, {"n_candidates": [2, 6]}, cv=2,
+                      scoring=get_scorer("precision_at_1")).fit(texts, Y.toarray())
+    assert gs.best_params_["n_candidates"] in (2, 6)
+    assert gs.best_estimator_.n_candidates_ == gs.best_params_["n_candidates"]
+
+
+def test_bad_shortlist_settings(tiny, corpus):
+    texts, Y = corpus
+    with pytest.raises(ValueError, match="cannot rank"):
+        PlantClassifier(**tiny, shortlist=object()).fit(texts, Y)
+    fitted = make_tfidf_ovr(min_df=1).fit(texts, Y)
+    with pytest.raises(ValueError, match="already fitted"):
+        PlantClassifier(**tiny, shortlist=fitted).fit(texts, Y)
+    with pytest.raises(ValueError, match="n_candidates"):
+        PlantClassifier(**tiny, shortlist="linear", n_candidates=0).fit(texts, Y)
+    with pytest.raises(ValueError, match="fusion"):
+        PlantClassifier(**tiny, shortlist="linear", fusion=1.5).fit(texts, Y)
+    with pytest.raises(ValueError, match="shortlist must be"):
+        PlantClassifier(**tiny, shortlist="svm").fit(texts, Y)
+    with pytest.warns(UserWarning, match="n_candidates=99"):
+        clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                              n_candidates=99).fit(texts, Y)
+    assert clf.n_candidates_ == Y.shape[1]
+
+
+def test_fusion_dev_without_dev_data_warns(tiny, corpus):
+    texts, Y = corpus
+    with pytest.warns(UserWarning, match="fusion weight 0.5"):
+        clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                              n_candidates=4, validation_fraction=None).fit(texts, Y)
+    assert clf.fusion_weight_ == 0.5
+
+
+def test_out_of_fold_candidates(tiny, corpus):
+    texts, Y = corpus
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                          n_candidates=4, shortlist_cv=3).fit(texts, Y)
+    assert clf.predict_proba(texts[:3]).shape == (3, Y.shape[1])
+    with pytest.raises(ValueError, match="shortlist_cv"):
+        PlantClassifier(**tiny, shortlist="linear", shortlist_cv=1).fit(texts, Y)

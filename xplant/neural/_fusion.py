@@ -1,0 +1,167 @@
+"""PlantClassifier's shortlist and fusion methods (see ``_shortlist.py`` for the functions).
+
+Kept apart from ``_classifier.py`` so that the Stage 2 estimator stays
+readable: fitting the shortlist and the calibration, scoring dev each
+epoch at the best fusion weight, and scoring new documents on their
+candidates.
+"""
+
+import warnings
+
+import numpy as np
+import torch
+
+from ._data import pad_batch
+from ._shortlist import (FUSION_GRID, check_fusion, cross_fit_ranking, dense_scores,
+                         fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid, tail_order,
+                         top_k_from_candidates, training_candidates)
+
+
+def shortlist_texts(X, docs, relevance):
+    """The texts a shortlist reads: raw texts, a token corpus's texts, or its tokens.
+
+    A token corpus made by ``MIGRelevance.transform`` keeps the raw texts it
+    was made from; one without them gives each document as its tokens
+    joined by spaces (what PLANT itself reads).
+    """
+    from ._common import is_token_corpus
+    if not is_token_corpus(X):
+        return list(X)
+    texts = getattr(X, "texts", None)
+    if texts is not None:
+        return list(texts)
+    inv = {i: t for t, i in relevance.vocabulary_.items()}
+    return [" ".join(inv.get(int(t), "") for t in d) for d in docs]
+
+
+class FusionMixin:
+    """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier`."""
+
+    def _uses_candidates(self):
+        return getattr(self, "shortlist_", None) is not None and self.n_candidates_ < self.n_labels_
+
+    def _fit_shortlist(self, X, docs, tr, dv, validation_data, dev_docs, Y, Yd):
+        """Fit the shortlist on the training rows; precompute dev candidates and calibration.
+
+        Returns each training document's candidates (gold first, then the
+        shortlist's hard negatives), or None when Stage 2 scores every label.
+        """
+        self.shortlist_ = self.shortlist_info_ = self.dev_view_ = None
+        self.fusion_weight_ = None
+        if self.shortlist is None:
+            return None
+        texts = shortlist_texts(X, docs, self.relevance_)
+        train_texts = [texts[i] for i in tr]
+        if dv is not None:                      # validation_fraction rows of X
+            dev_texts = [texts[i] for i in dv]
+        elif validation_data is not None:
+            dev_texts = shortlist_texts(validation_data[0], dev_docs, self.relevance_)
+        else:
+            dev_texts = None
+        self.shortlist_, self.shortlist_info_ = fit_shortlist(
+            self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
+            random_state=self.random_state)
+        self.shortlist_calibration_ = (1.0, 0.0)
+        if dev_texts is not None and Yd.nnz:
+            cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
+            is_gold = np.stack([np.isin(c, Yd.indices[Yd.indptr[i]:Yd.indptr[i + 1]])
+                                for i, c in enumerate(cand)])
+            self.shortlist_calibration_ = fit_calibration(s.ravel(), is_gold.ravel())
+            a, b = self.shortlist_calibration_
+            self.dev_view_ = (cand, sigmoid(a * s + b),
+                              tail_order(cand, extra, self.label_frequency_))
+        if not self._uses_candidates():
+            return None
+        C = self.n_candidates_
+        pos = [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64) for i in tr]
+        k = int(min(self.n_labels_, C + max((len(p) for p in pos), default=0)))
+        if self.shortlist_cv:
+            ranking, _ = cross_fit_ranking(self.shortlist_, train_texts, Y[tr], k,
+                                           cv=int(self.shortlist_cv),
+                                           random_state=self.random_state)
+        else:
+            ranking, _ = rank_labels(self.shortlist_, train_texts, k)
+        return training_candidates(ranking, pos, C)
+
+    def _shortlist_view(self, texts, *, full_tail=False, raw=False):
+        """(candidates (n, C), shortlist probabilities (n, C), extra ranking (n, k))."""
+        C, L = self.n_candidates_, self.n_labels_
+        final = getattr(self.shortlist_, "steps", [(None, self.shortlist_)])[-1][1]
+        dense = hasattr(final, "decision_function") or hasattr(final, "predict_proba")
+        k = L if (full_tail and dense) else min(L, 2 * C if full_tail else C)
+        idx, s = rank_labels(self.shortlist_, texts, k)
+        s = s[:, :C]
+        if not raw:
+            a, b = self.shortlist_calibration_
+            s = sigmoid(a * s + b)
+        return idx[:, :C], s, idx[:, C:]
+
+    @torch.no_grad()
+    def _net_candidate_logits(self, docs, candidates):
+        """PLANT's logits (n, C) at each document's candidates."""
+        if self.n_candidates_ >= self.n_labels_:
+            return np.take_along_axis(self._logits(docs), candidates, 1)
+        self.module_.eval()
+        out = np.zeros(candidates.shape, dtype=np.float32)
+        order = np.argsort([len(d) for d in docs], kind="stable")
+        for lo in range(0, len(docs), self.batch_size):
+            idx = order[lo:lo + self.batch_size]
+            ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
+            cand = torch.as_tensor(candidates[idx], device=self.device)
+            out[idx] = self.module_(ids.to(self.device), mask.to(self.device),
+                                    candidates=cand).float().cpu().numpy()
+        return out
+
+    def _fused_candidates(self, docs, texts, *, k_tail=False):
+        """(candidates, fused scores (n, C) float64, extra ranking) at ``fusion_weight_``."""
+        cand, p_short, extra = self._shortlist_view(texts, full_tail=k_tail)
+        p_net = sigmoid(self._net_candidate_logits(docs, cand))
+        return cand, fuse(p_short, p_net, self.fusion_weight_), extra
+
+    def _dev_scores(self):
+        """Dev scores for early stopping: fused at the α best on dev at this epoch."""
+        if getattr(self, "shortlist_", None) is None or self.dev_view_ is None:
+            return self._scores(self.dev_docs_)
+        cand, p_short, rank = self.dev_view_
+        p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
+        alpha, scores = self._best_fusion(p_short, p_net, cand, rank)
+        self.history.record("valid_fusion_weight", alpha)
+        return scores
+
+    def _best_fusion(self, p_short, p_net, cand, rank):
+        from ._callbacks import score_by_name
+        fixed = check_fusion(self.fusion)
+        grid = FUSION_GRID if fixed == "dev" else (fixed,)
+        best = None
+        for alpha in grid:
+            scores = dense_scores(cand, fuse(p_short, p_net, alpha), rank)
+            value = score_by_name(self.scoring, self.dev_Y_, scores)
+            if best is None or value > best[0]:
+                best = (value, float(alpha), scores)
+        return best[1], best[2]
+
+    def _choose_fusion(self):
+        """α once more on dev after the best epoch is restored (or the fixed one)."""
+        if getattr(self, "shortlist_", None) is None:
+            return
+        fixed = check_fusion(self.fusion)
+        if self.dev_view_ is not None:
+            cand, p_short, rank = self.dev_view_
+            p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
+            self.fusion_weight_, scores = self._best_fusion(p_short, p_net, cand, rank)
+            return scores
+        if fixed == "dev":
+            warnings.warn("fusion='dev' without dev data: using fusion weight 0.5; pass "
+                          "validation_data or a float fusion", UserWarning, stacklevel=3)
+            fixed = 0.5
+        self.fusion_weight_ = float(fixed)
+        return None
+
+    def _fused_dense(self, docs, texts):
+        """(n, L) fused scores; non-candidates strictly below each row's candidates."""
+        cand, fused, extra = self._fused_candidates(docs, texts, k_tail=True)
+        return dense_scores(cand, fused, tail_order(cand, extra, self.label_frequency_))
+
+    def _fused_top_k(self, docs, texts, k):
+        cand, fused, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_)
+        return top_k_from_candidates(cand, fused, extra, self.label_frequency_, k)

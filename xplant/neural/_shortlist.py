@@ -1,0 +1,333 @@
+"""Shortlist and fusion for PLANT's Stage 2 (plain functions).
+
+A cheap model (by default TF-IDF + a one-vs-rest squared-hinge SVM) ranks
+every label for a document; PLANT attends and scores only the top C of
+them, the *candidates*, and the final score of a candidate mixes the two
+models on one calibrated scale:
+
+    p = α · σ(a·s + b) + (1 − α) · σ(z),
+
+with s the shortlist's score, (a, b) a logistic calibration fitted on dev
+candidates, z PLANT's logit and α the fusion weight chosen on dev. The
+design follows the field's answer to large label spaces (AttentionXML,
+LightXML, XR-Transformer: a cheap ranker proposes, the neural model scores
+the proposals; XR-Transformer and PECOS combine neural and TF-IDF
+rankers). Labels outside a document's candidates score strictly below its
+lowest candidate, ordered by the shortlist where it ranked them, then by
+training frequency.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+#: C grid of ``shortlist="linear"``, chosen on dev MAP (1 is LibMultiLabel's
+#: default; 10 won on CodiEsp-D dev in the fusion probe of the shortlist issue).
+LINEAR_C_GRID = (1.0, 10.0)
+
+#: Fusion weights α tried by ``fusion="dev"``: 0 is PLANT alone on its
+#: candidates, 1 the shortlist alone.
+FUSION_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
+
+
+def _final_step(estimator):
+    steps = getattr(estimator, "steps", None)
+    return steps[-1][1] if steps else estimator
+
+
+def check_shortlist(shortlist):
+    """Validate a ``shortlist`` parameter; return it (``None``, ``"linear"`` or an estimator).
+
+    Raises
+    ------
+    ValueError
+        A string other than ``"linear"``, an estimator (or Pipeline) whose
+        last step has none of ``predict_top_k``, ``decision_function`` and
+        ``predict_proba``, or one that is already fitted (the classifier
+        clones and fits it on its own training rows, so that dev and test
+        never leak into it).
+    """
+    if shortlist is None or (isinstance(shortlist, str) and shortlist == "linear"):
+        return shortlist
+    if isinstance(shortlist, str):
+        raise ValueError(f"shortlist must be None, 'linear' or an unfitted estimator, got "
+                         f"{shortlist!r}")
+    final = _final_step(shortlist)
+    if not any(hasattr(final, m) for m in ("predict_top_k", "decision_function",
+                                           "predict_proba")):
+        raise ValueError(f"the shortlist {type(final).__name__} cannot rank labels: it needs "
+                         "predict_top_k, decision_function or predict_proba")
+    try:
+        check_is_fitted(final)
+    except (NotFittedError, TypeError):
+        return shortlist
+    raise ValueError(f"the shortlist {type(final).__name__} is already fitted; pass an unfitted "
+                     "estimator (PlantClassifier clones and fits it on its training rows)")
+
+
+def check_n_candidates(n_candidates, n_labels):
+    """The effective number of candidates C (``None`` → every label).
+
+    Raises ValueError below 1; warns and clips above ``n_labels``.
+    """
+    if n_candidates is None:
+        return int(n_labels)
+    if isinstance(n_candidates, (bool, np.bool_)) or not isinstance(n_candidates, numbers.Integral) \
+            or n_candidates < 1:
+        raise ValueError(f"n_candidates must be a positive integer or None (every label), got "
+                         f"{n_candidates!r}")
+    if n_candidates > n_labels:
+        warnings.warn(f"n_candidates={n_candidates} is more than the {n_labels} labels; using "
+                      f"{n_labels}", UserWarning, stacklevel=3)
+        return int(n_labels)
+    return int(n_candidates)
+
+
+def check_fusion(fusion):
+    """Validate ``fusion``: ``"dev"`` or a float α in [0, 1]."""
+    if isinstance(fusion, str):
+        if fusion != "dev":
+            raise ValueError(f"fusion must be 'dev' or a float in [0, 1], got {fusion!r}")
+        return fusion
+    if isinstance(fusion, (bool, np.bool_)) or not isinstance(fusion, numbers.Real) \
+            or not 0.0 <= float(fusion) <= 1.0:
+        raise ValueError(f"fusion must be 'dev' or a float in [0, 1], got {fusion!r}")
+    return float(fusion)
+
+
+def rank_labels(model, texts, k):
+    """Top-``k`` labels of each text by a fitted shortlist: ((n, k) int64, (n, k) float64)."""
+    from ..linear import predict_top_k
+    return predict_top_k(model, texts, int(k))
+
+
+def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=None,
+                  random_state=0):
+    """Clone and fit the shortlist on training texts; ``"linear"`` chooses C on dev.
+
+    Parameters
+    ----------
+    shortlist : "linear" or estimator
+        An unfitted estimator taking texts, or ``"linear"``: TF-IDF +
+        :class:`~xplant.linear.OneVsRestLinear` (squared hinge) with C from
+        :data:`LINEAR_C_GRID` by dev MAP (the first C without dev data).
+    texts : list of str
+    Y : sparse matrix of shape (n, L)
+    dev_texts, dev_Y : optional dev split
+
+    Returns
+    -------
+    model : fitted estimator
+    info : dict
+        ``{"C": chosen C, "dev_map": {C: MAP}}`` for ``"linear"``, else ``{}``.
+    """
+    if not (isinstance(shortlist, str) and shortlist == "linear"):
+        return clone(shortlist).fit(texts, Y), {}
+    from ..linear import make_tfidf_ovr
+    from ..metrics import mean_average_precision
+    grid = LINEAR_C_GRID if dev_texts is not None and dev_Y is not None and dev_Y.nnz \
+        else LINEAR_C_GRID[:1]
+    best, scores = None, {}
+    for C in grid:
+        model = make_tfidf_ovr(loss="squared_hinge", C=C, n_jobs=n_jobs,
+                               random_state=random_state).fit(texts, Y)
+        if len(grid) == 1:
+            return model, {"C": C, "dev_map": {}}
+        dev = model.decision_function(dev_texts)
+        scores[C] = float(mean_average_precision(dev_Y, dev))
+        if best is None or scores[C] > scores[best[0]]:
+            best = (C, model)
+    return best[1], {"C": best[0], "dev_map": scores}
+
+
+def cross_fit_ranking(model, texts, Y, k, *, cv=3, random_state=0):
+    """Out-of-fold top-``k`` rankings of the training texts (XR-Transformer's cross-fitting).
+
+    Each fold is ranked by a clone of ``model`` (its parameters, e.g. the C
+    chosen on dev) fitted on the other folds, so that training candidates
+    carry the mistakes that test candidates carry.
+
+    Returns
+    -------
+    indices : ndarray of int64 of shape (n, k)
+    scores : ndarray of float64 of shape (n, k)
+    """
+    from sklearn.model_selection import KFold
+    n = len(texts)
+    ind = np.zeros((n, k), dtype=np.int64)
+    sc = np.zeros((n, k), dtype=np.float64)
+    for tr, te in KFold(cv, shuffle=True, random_state=random_state).split(np.arange(n)):
+        fold = clone(model).fit([texts[i] for i in tr], Y[tr])
+        ind[te], sc[te] = rank_labels(fold, [texts[i] for i in te], k)
+    return ind, sc
+
+
+def training_candidates(ranking, positives, n_candidates):
+    """Each training document's candidates: its gold labels, then hard negatives.
+
+    Parameters
+    ----------
+    ranking : ndarray of int64 of shape (n, k)
+        The shortlist's top labels of each document, best first.
+    positives : list of ndarray of int64
+        Gold label ids of each document.
+    n_candidates : int
+        C. Every gold label is a candidate, also past C; the shortlist's
+        highest-ranked negatives fill the rest up to C, and a document with
+        C or more gold labels still gets ``max(1, C // 10)`` negatives.
+
+    Returns
+    -------
+    list of ndarray of int64
+        Gold labels first, then negatives by shortlist rank.
+
+    Examples
+    --------
+    >>> ranking = np.array([[4, 2, 0, 3, 1]])
+    >>> training_candidates(ranking, [np.array([1, 2])], 4)[0].tolist()
+    [1, 2, 4, 0]
+    """
+    out = []
+    for row, gold in zip(ranking, positives):
+        gold = np.asarray(gold, dtype=np.int64)
+        n_neg = max(n_candidates - len(gold), max(1, n_candidates // 10))
+        neg = row[~np.isin(row, gold)][:n_neg]
+        out.append(np.concatenate([gold, neg]).astype(np.int64))
+    return out
+
+
+def fit_calibration(scores, is_gold):
+    """A logistic calibration σ(a·s + b) of shortlist scores, fitted on dev candidates.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (m,)
+        Shortlist scores of dev (document, candidate) pairs.
+    is_gold : ndarray of bool of shape (m,)
+
+    Returns
+    -------
+    (a, b) : tuple of float
+        ``(1, 0)`` (plain sigmoid) when the pairs hold one class only or the
+        fitted slope is not positive, so the calibration never reverses the
+        shortlist's order.
+    """
+    from sklearn.linear_model import LogisticRegression
+    s = np.asarray(scores, dtype=np.float64).reshape(-1, 1)
+    y = np.asarray(is_gold, dtype=bool).ravel()
+    if y.all() or not y.any():
+        return 1.0, 0.0
+    lr = LogisticRegression(C=1e4, max_iter=1000).fit(s, y)
+    a, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
+    return (a, b) if a > 0 else (1.0, 0.0)
+
+
+def sigmoid(x):
+    """σ(x) = 1 / (1 + exp(−x)), float64, without overflow warnings."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def fuse(p_short, p_net, alpha):
+    """α · p_short + (1 − α) · p_net (both calibrated probabilities, same shape)."""
+    return alpha * p_short + (1.0 - alpha) * p_net
+
+
+def tail_order(candidates, extra, label_frequency):
+    """Rank of each label among a row's non-candidates, for dense outputs.
+
+    Parameters
+    ----------
+    candidates : ndarray of int64 of shape (n, C)
+    extra : ndarray of int64 of shape (n, k) or None
+        The shortlist's ranking (best first); labels in it that are not
+        candidates come first, in its order.
+    label_frequency : ndarray of shape (L,)
+        Training frequency; the remaining labels follow by decreasing
+        frequency (ties: lower index first).
+
+    Returns
+    -------
+    rank : ndarray of int64 of shape (n, L)
+        0, 1, ... over each row's non-candidates; -1 at candidates.
+    """
+    n, L = len(candidates), len(label_frequency)
+    by_freq = np.argsort(-np.asarray(label_frequency), kind="stable")
+    key = np.empty(L, dtype=np.int64)
+    key[by_freq] = np.arange(L) + L
+    keys = np.broadcast_to(key, (n, L)).copy()
+    rows = np.arange(n)[:, None]
+    if extra is not None and extra.size:
+        keys[rows, extra] = np.arange(extra.shape[1])[None, :]
+    keys[rows, candidates] = -1
+    order = np.argsort(keys, axis=1, kind="stable")
+    rank = np.empty_like(keys)
+    rank[rows, order] = np.arange(L)[None, :] - candidates.shape[1]
+    rank[rows, candidates] = -1
+    return rank
+
+
+def dense_scores(candidates, cand_scores, rank):
+    """(n, L) scores: candidates keep theirs, the rest fall strictly below each row's lowest.
+
+    A non-candidate of tail rank r (from :func:`tail_order`) scores
+    ``low · (1 − (r + 1)/(L + 1))`` below a row's lowest candidate score
+    ``low > 0`` (``low − (r + 1)`` when ``low <= 0``), so its order is kept
+    and no non-candidate ties or passes a candidate.
+
+    Examples
+    --------
+    >>> cand = np.array([[2, 0]]); s = np.array([[0.9, 0.5]])
+    >>> rank = tail_order(cand, None, np.array([1, 5, 3, 0]))
+    >>> out = dense_scores(cand, s, rank)
+    >>> np.argsort(-out[0]).tolist(), bool(out[0, 1] < 0.5)
+    ([2, 0, 1, 3], True)
+    """
+    n, L = rank.shape
+    low = cand_scores.min(1, keepdims=True)
+    r = rank.astype(np.float64) + 1.0
+    out = np.where(low > 0, low * (1.0 - r / (L + 1.0)), low - r)
+    out[np.arange(n)[:, None], candidates] = cand_scores
+    return out
+
+
+def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
+    """Top-``k`` labels and scores of each row without an (n, L) matrix.
+
+    Candidates come first by score; for ``k`` > C the rest follow the
+    shortlist's extra ranking, then training frequency, with scores below
+    the row's lowest candidate as in :func:`dense_scores`.
+
+    Returns
+    -------
+    indices : ndarray of int64 of shape (n, k)
+    scores : ndarray of float64 of shape (n, k)
+    """
+    n, C = cand_scores.shape
+    L = len(label_frequency)
+    order = np.argsort(-cand_scores, axis=1, kind="stable")
+    idx = np.take_along_axis(candidates, order, 1)
+    sc = np.take_along_axis(cand_scores, order, 1)
+    if k <= C:
+        return idx[:, :k].astype(np.int64), sc[:, :k]
+    by_freq = np.argsort(-np.asarray(label_frequency), kind="stable")
+    ind = np.empty((n, k), dtype=np.int64)
+    out = np.empty((n, k), dtype=np.float64)
+    for i in range(n):
+        seen = set(idx[i].tolist())
+        tail = []
+        for lab in (list(extra[i]) if extra is not None else []) + list(by_freq):
+            if len(tail) == k - C:
+                break
+            if lab not in seen:
+                seen.add(lab)
+                tail.append(lab)
+        low = sc[i, -1]
+        r = np.arange(1, len(tail) + 1, dtype=np.float64)
+        ind[i] = np.concatenate([idx[i], tail])
+        out[i] = np.concatenate([sc[i], low * (1 - r / (L + 1)) if low > 0 else low - r])
+    return ind, out
