@@ -30,7 +30,7 @@ def estimate_neural_seconds(n_train, n_dev, epochs, plant_epochs):
     Examples
     --------
     >>> round(estimate_neural_seconds(45000, 6000, 40, 10) / 3600, 1)
-    47.0
+    47.5
     """
     train = (epochs + plant_epochs) * n_train * TRAIN_SECONDS_PER_DOC_EPOCH
     return train + (epochs + plant_epochs) * n_dev * DEV_SECONDS_PER_DOC
