@@ -212,9 +212,14 @@ def _keep_labels(bunch, cols):
     Y.eliminate_zeros()
     rows = np.flatnonzero(np.diff(Y.indptr))
     n_labels = bunch.Y.shape[1]
-    per_label = {k: np.asarray(v)[cols] for k, v in bunch.items()   # label_names, label_types...
-                 if k not in ("Y", "label_frequency") and isinstance(v, (np.ndarray, list))
-                 and len(v) == n_labels and k not in ("texts", "ids")}
+    per_label = {k: v[cols] if isinstance(v, np.ndarray) else [v[j] for j in cols]
+                 for k, v in bunch.items()                  # label_names, descriptions...
+                 if k not in ("Y", "label_frequency", "texts", "ids")
+                 and isinstance(v, (np.ndarray, list)) and len(v) == n_labels}
+    if "label_ancestor" in per_label:            # a column index: renumber, -1 if dropped
+        new = np.full(n_labels + 1, -1, dtype=np.int64)
+        new[cols] = np.arange(len(cols))
+        per_label["label_ancestor"] = new[per_label["label_ancestor"]]
     from sklearn.utils import Bunch
     out = _take(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
     out.label_frequency = np.asarray(out.Y.sum(0)).ravel().astype(np.int64)
