@@ -235,17 +235,21 @@ def _subset(bunch, n):
 
 
 def _fit_with_dev(model, tr, dv, resume=False):
-    """Fit on train; neural models also get the dev split (early stopping).
+    """Fit on train with the loader's label names; neural models also get the dev split.
 
+    Every model gets ``label_names`` (routed to the final step of a
+    Pipeline), so a saved model answers in codes, never column indices.
     ``resume``: a neural model with a ``checkpoint_dir`` continues from its
     latest checkpoint there.
     """
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if not hasattr(final, "planter"):
-        return model.fit(tr.texts, tr.Y)
-    kw = {"validation_data": (dv.texts, dv.Y)}
-    if resume and final.checkpoint_dir is not None:
-        kw["resume"] = True
+    kw = {}
+    if tr.get("label_names") is not None:
+        kw["label_names"] = np.asarray(tr.label_names)
+    if hasattr(final, "planter"):
+        kw["validation_data"] = (dv.texts, dv.Y)
+        if resume and final.checkpoint_dir is not None:
+            kw["resume"] = True
     if hasattr(model, "steps"):
         return model.fit(tr.texts, tr.Y, **{f"{model.steps[-1][0]}__{k}": v for k, v in kw.items()})
     return model.fit(tr.texts, tr.Y, **kw)
