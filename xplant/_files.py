@@ -447,3 +447,59 @@ class FieldChecker:
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= low for v in value):
             self.fail(field, f"must hold integers >= {low}")
         return value
+
+
+def data_paths(data_args):
+    """The existing files and folders named in a run's data arguments (one level of nesting)."""
+    out = []
+    for value in (data_args or {}).values():
+        for v in (value.values() if isinstance(value, dict) else [value]):
+            if isinstance(v, (str, os.PathLike)) and str(v) and Path(v).exists():
+                out.append(Path(v))
+    return out
+
+
+def check_model_output(output, *, data=(), overwrite=False):
+    """Check the folder a model is saved to (``xplant fit --output``) before fitting.
+
+    Parameters
+    ----------
+    output : str or Path
+    data : sequence of Path
+        Data files and folders read by the fit: the output may be none of
+        them nor lie inside a data folder.
+    overwrite : bool, default=False
+        Allow replacing an existing saved model (never any other folder).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        When the output is, or lies inside, the data, or exists without being
+        a saved xplant model (``config.json``).
+    FileExistsError
+        When it exists and ``overwrite`` is False.
+    """
+    output = Path(output)
+    for d in data:
+        d = Path(d)
+        if _same(output, d) or (d.is_dir() and d.resolve() in output.resolve().parents):
+            raise ValueError(f"the model folder {output} is, or lies inside, the data {d}; "
+                             "choose an --output outside the data")
+    if output.exists():
+        if not overwrite:
+            raise FileExistsError(f"{output} exists; choose a new --output folder or pass "
+                                  "--overwrite")
+        if not (output / "config.json").is_file():
+            raise ValueError(f"refusing to replace {output}: it is not a saved xplant model "
+                             "folder (no config.json); choose a new --output folder")
+    check_writable(output.parent)
+    return output
+
+
+def sibling_tmp(path):
+    """A fresh, unused name beside ``path`` for a folder to be moved into place later."""
+    return _tmp_name(Path(path))

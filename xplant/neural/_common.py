@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from .._labels import check_class_names
 from .._labels import check_targets as _check_targets
+from .._params import to_python  # noqa: F401  (re-exported for the neural modules)
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",

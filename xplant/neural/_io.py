@@ -14,6 +14,7 @@ model under the final name.
 """
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,18 +25,68 @@ from .._files import replace_folder
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
+# Training-time only: not stored (a loaded model predicts; refit gives them again).
+_TRAINING_ONLY = ("callbacks", "checkpoint_dir")
+# skorch's plumbing: stored only as "the default"; anything else cannot be saved without code.
+_PLUMBING = ("module", "criterion", "optimizer", "iterator_train", "iterator_valid", "dataset",
+             "train_split")
 
 
-def _json_params(clf):
+def _json_value(value, where):
+    """A JSON-storable copy of ``value`` (numpy scalars made Python), or ValueError."""
+    from ._common import to_python
+    value = to_python(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        raise ValueError(f"cannot save {where}={value!r}: JSON holds finite numbers only")
+    if isinstance(value, _JSON_TYPES):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _json_value(v, f"{where}[{k!r}]") for k, v in value.items()}
+    from sklearn.base import BaseEstimator
+    if isinstance(value, BaseEstimator):     # a sub-estimator: by its parameters, recursively
+        return {"estimator": type(value).__name__, "params": _json_params(value, where + "__")}
+    raise ValueError(f"cannot save the parameter {where}={value!r} ({type(value).__name__}): a "
+                     "saved model stores every parameter as JSON (numbers, strings, lists, "
+                     "dicts, sub-estimators by their parameters); give a storable value, or "
+                     "refit instead of saving")
+
+
+def _json_params(est, prefix=""):
+    """Every parameter of ``est`` as JSON; refuse what cannot be stored, never drop it."""
+    defaults = type(est)().get_params(deep=False)
     out = {}
-    for k, v in clf.get_params(deep=False).items():
-        if k in ("planter", "relevance", "callbacks", "module", "criterion", "optimizer",
-                 "iterator_train", "iterator_valid", "dataset", "train_split", "checkpoint_dir"):
+    for k, v in est.get_params(deep=False).items():
+        if k in _TRAINING_ONLY or k.startswith(("callbacks__", "_")):
             continue
-        if isinstance(v, _JSON_TYPES):
-            out[k] = v
-        elif k == "phases" and v is not None:
-            out[k] = [list(p) for p in v]
+        if k in _PLUMBING:
+            if v is not defaults.get(k) and v != defaults.get(k):
+                raise ValueError(f"cannot save {prefix}{k}={v!r}: only the default {k} can be "
+                                 "saved (loading runs no stored code)")
+            continue
+        if k == "tokenizer" and not isinstance(v, str):
+            raise ValueError(f"cannot save {prefix}{k}={v!r}: a tokenizer object cannot be "
+                             "stored; give it by name ('word' or 'hf:<folder>')")
+        out[k] = _json_value(v, prefix + k)
+    return out
+
+
+def _from_json(params):
+    """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
+    from ..relevance import MIGRelevance
+    from ._planter import AttentionPlanter
+    known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance}
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict) and set(v) == {"estimator", "params"}:
+            if v["estimator"] not in known:
+                raise ValueError(f"unknown sub-estimator {v['estimator']!r} in the saved "
+                                 f"parameter {k}")
+            v = known[v["estimator"]](**_from_json(v["params"]))
+        out[k] = v
     return out
 
 
@@ -135,7 +186,10 @@ def load_model(path):
     if config.get("format") != _FORMAT:
         raise ValueError(f"{path}: unknown format {config.get('format')!r}, expected {_FORMAT!r}")
     c = FieldChecker(config, cfg_file)
-    params = dict(c.get("params", dict, "an object of parameters"))
+    try:
+        params = _from_json(dict(c.get("params", dict, "an object of parameters")))
+    except (TypeError, ValueError) as exc:
+        c.fail("params", str(exc))
     if params.get("phases") is not None:
         if not isinstance(params["phases"], list) or \
                 not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):

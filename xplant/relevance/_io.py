@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._params import to_python
 from ._estimator import MIGRelevance
 from ._tokenize import is_hf_tokenizer
 
@@ -72,7 +73,7 @@ def save_relevance(relevance, path):
     with atomic_path(path / "relevance.safetensors") as tmp:
         save_file(arrays, str(tmp))
     meta = {"format": _FORMAT, "tokenizer": spec, "unicode_normalization": UNICODE_FORM,
-            "params": {p: getattr(relevance, p) for p in _PARAMS},
+            "params": {p: to_python(getattr(relevance, p)) for p in _PARAMS},
             "shape": list(R.shape), "n_train_documents": int(relevance.n_train_documents_),
             "tokenizer_fingerprint": relevance.tokenizer_fingerprint_}
     if spec == "word":
