@@ -16,6 +16,7 @@ _LAZY = {
     "AttentionPlanter": "xplant.neural",
     "PlantClassifier": "xplant.neural",
     "predict_top_k": "xplant.linear",
+    "DescriptionRanker": "xplant.linear",
 }
 
 _SUBPACKAGES = ("datasets", "linear", "metrics", "model_selection", "neural", "relevance")

@@ -25,6 +25,7 @@ KEYS = ["P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "R@5", "RP@5", "MAP"]
 PS_KEYS = ["PSP@1", "PSP@3", "PSP@5"]
 F1_KEYS = ["micro_F1", "macro_F1", "macro_F1_harmonic", "micro_P", "micro_R", "mean_labels_per_doc"]
 BUCKET_KEYS = ["F1_frequent", "F1_few", "F1_zero"]
+ZERO_KEYS = ["zero_R@5", "zero_nDCG@5", "zero_R@5_full"]
 
 
 def _data(seed=0):
@@ -42,7 +43,7 @@ def test_report_keys_and_values():
     Y, S, freq = _data()
     P = top_k_decision(S, k=3)
     r = xmtc_report(sp.csr_matrix(Y), S, y_pred=P, label_frequency=freq, n_train_documents=500)
-    assert set(r) == set(KEYS + PS_KEYS + F1_KEYS + BUCKET_KEYS)
+    assert set(r) == set(KEYS + PS_KEYS + F1_KEYS + BUCKET_KEYS + ZERO_KEYS)
     assert all(isinstance(v, float) for v in r.values())
     for key in KEYS + PS_KEYS + F1_KEYS[:-1] + BUCKET_KEYS:
         assert 0.0 <= r[key] <= 1.0, key

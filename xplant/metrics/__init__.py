@@ -25,6 +25,7 @@ from ._decision import (
     threshold_decision,
     top_k_decision,
 )
+from ._groups import group_ranking_metrics
 from ._propensity import PROPENSITY_PARAMETERS, inverse_propensity, label_frequency
 from ._ranking import (
     mean_average_precision,
@@ -49,6 +50,7 @@ __all__ = [
     "f1_score",
     "get_scorer",
     "get_scorer_names",
+    "group_ranking_metrics",
     "inverse_propensity",
     "label_frequency",
     "make_xmtc_scorer",

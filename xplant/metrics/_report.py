@@ -3,6 +3,7 @@
 import numpy as np
 
 from ._classification import _counts, _label_mask, _scores_from_counts, bucketed_f1
+from ._groups import group_ranking_metrics
 from ._propensity import inverse_propensity
 from ._ranking import (
     _top_k,
@@ -69,6 +70,13 @@ def xmtc_report(
     With ``label_frequency`` and ``n_train_documents``: ``"PSP@k"`` for each
     k (normalised, inverse propensities with ``A``, ``B``).
 
+    With ``label_frequency``, the zero-shot group (labels with no training
+    positive), by :func:`group_ranking_metrics` at k = max(ks):
+    ``"zero_R@k"`` and ``"zero_nDCG@k"`` (the group's labels ranked alone,
+    averaged over the documents with at least one gold zero-shot label; NaN
+    with ``y_top_k`` or when no document has one) and ``"zero_R@k_full"``
+    (the share of those gold labels in the top k of the full ranking).
+
     With ``y_pred`` (the chosen decision rule's 0/1 output): ``"micro_F1"``,
     ``"micro_P"``, ``"micro_R"``, ``"macro_F1"`` (mean per-label F1 over
     labels present in ``y_true``), ``"macro_F1_harmonic"`` (same labels),
@@ -128,6 +136,10 @@ def xmtc_report(
             )
             for k in ks:
                 out[f"PSP@{k}"] = psp_at_k(Y, y_top_k=top_k, k=k, inv_propensity=w)
+        if freq is not None:
+            g = group_ranking_metrics(Y, S, freq == 0, k=kmax, y_top_k=top_k if S is None else None)
+            for key in (f"R@{kmax}", f"nDCG@{kmax}", f"R@{kmax}_full"):
+                out[f"zero_{key}"] = float(g[key])
     if y_pred is not None:
         tp, fp, fn = _counts(Y, y_pred)
         everything = np.ones(L, dtype=bool)
