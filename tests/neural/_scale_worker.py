@@ -34,7 +34,10 @@ def synthetic(n_docs, n_labels, seed, vocab=5000, doc_len=20):
     return texts, Y
 
 
-def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch_size=16):
+def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch_size=16,
+         n_candidates=0):
+    """``n_candidates`` > 0: Stage 2 on a shortlist of that many labels per document
+    (the frequency prior proposes them; each document's gold labels join in training)."""
     torch.set_num_threads(1)
     from xplant.metrics import precision_at_k
     from xplant.neural import AttentionPlanter, PlantClassifier
@@ -43,8 +46,13 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     tr, dv, te = slice(0, n_train), slice(n_train, n_train + n_dev), slice(n_train + n_dev, None)
     tiny = dict(embedding_dim=16, hidden_dim=16, attention_dim=16, batch_size=batch_size, verbose=0,
                 n_jobs=1, max_length=64)
+    short = {}
+    if n_candidates:
+        from xplant.linear import FrequencyPrior
+        short = dict(shortlist=FrequencyPrior(), n_candidates=n_candidates)
     clf = PlantClassifier(**tiny, pool_size=16, max_epochs=1, hard_negatives=100,
-                          planter=AttentionPlanter(max_epochs=1, labels_per_doc=4, verbose=0))
+                          planter=AttentionPlanter(max_epochs=1, labels_per_doc=4, verbose=0),
+                          **short)
     clf.fit(texts[tr], Y[tr], validation_data=(texts[dv], Y[dv]))
     t_fit = time.perf_counter() - t0
     idx, sc = clf.predict_top_k(texts[te], k=5)
@@ -54,7 +62,7 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     # VmHWM, not ru_maxrss: a child of the (large) pytest process would
     # otherwise report the parent's memory at fork time
     peak = int(peak_rss_mb() * 2**20)
-    print(json.dumps({"n_labels": n_labels, "n_train": n_train, "doc_len": doc_len,
+    print(json.dumps({"n_labels": n_labels, "n_candidates": n_candidates, "n_train": n_train, "doc_len": doc_len,
                       "batch_size": batch_size, "n_dev": n_dev, "n_test": n_test,
                       "fit_s": round(t_fit, 1), "total_s": round(time.perf_counter() - t0, 1),
                       "peak_rss_bytes": peak, "p_at_1": p1, "p_at_5": p5,

@@ -309,3 +309,23 @@ def test_100k_labels_fit_and_top_k_in_bounded_memory():
     # the head labels' priors are learnt in the one epoch
     assert 0.002 < fig["p_at_5"] <= 1.0 and 0.0 <= fig["p_at_1"] <= 1.0
     assert 0.0 <= fig["mean_predicted_labels"] < 50_000
+
+
+@pytest.mark.slow
+def test_shortlisted_stage2_memory_does_not_grow_with_labels_beyond_parameters():
+    """With 100 candidates, 100k labels cost no more than 20k labels plus parameters."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    figs = {}
+    for n_labels in (20_000, 100_000):
+        out = subprocess.run([sys.executable, str(Path(__file__).with_name("_scale_worker.py")),
+                              str(n_labels), "1000", "50", "200", "10", "16", "100"],
+                             env=env, capture_output=True, text=True, timeout=600, check=True)
+        figs[n_labels] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(figs)
+    grow = figs[100_000]["peak_rss_bytes"] - figs[20_000]["peak_rss_bytes"]
+    # per label: Stage 2 queries, boosts and bias (49 float32) with gradients and
+    # two AdamW moments, the planter's queries likewise, label frequencies and
+    # MIG rows: about 1.2 KB, so 80k more labels may add about 0.1 GB; the
+    # full-label step's (16 x L x 16) attention graph alone would add 0.35 GB
+    assert grow < 0.2e9, grow
+    assert 0.002 < figs[100_000]["p_at_5"] <= 1.0
