@@ -62,3 +62,9 @@ def make_zero_shot_corpus(seed=0, n_train=60, n_test=12):
 def zero_shot_corpus():
     """The tiny corpus of :func:`make_zero_shot_corpus` (seed 0)."""
     return make_zero_shot_corpus()
+
+
+@pytest.fixture(name="make_zero_shot_corpus", scope="session")
+def _make_zero_shot_corpus():
+    """The factory of :func:`make_zero_shot_corpus` (tests import nothing from conftest)."""
+    return make_zero_shot_corpus

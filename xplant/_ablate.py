@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table, run_models
+from ._files import atomic_open, write_text
+from ._run import (DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table,
+                   prepare_run_folder, run_models)
 
 #: (row name, model, PlantClassifier overrides) of the switch table, in order.
 ABLATIONS = (
@@ -114,7 +116,8 @@ def _plot_curve(curve, path):
         ax.grid(alpha=0.3)
         ax.legend(loc="best")
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png")
 
 
 def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en", data_home=None,
@@ -201,14 +204,12 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     """
     from .model_selection import nested_subsamples
     start = time.perf_counter()
-    out_dir = Path(output_dir) if output_dir else \
-        Path("xplant-runs") / ("ablate-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
-    out_dir.mkdir(parents=True, exist_ok=True)
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant ablate --resume --output DIR)")
     if int(seeds) < 1:
         raise ValueError(f"seeds must be >= 1; got {seeds!r}")
+    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume, prefix="ablate-")
     if dataset == "codiesp":
         data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                      "data_home": data_home, "max_docs": max_docs, "dev_docs": dev_docs}
@@ -280,8 +281,8 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
             result["curve"].append(row)
         _plot_curve(result["curve"], out_dir / "low_data_curve.png")
     result["wall_seconds"] = time.perf_counter() - start
-    (out_dir / "ablation.json").write_text(json.dumps(result, indent=2, default=float))
-    (out_dir / "ablation.md").write_text(format_ablation(result))
+    write_text(out_dir / "ablation.json", json.dumps(result, indent=2, default=float))
+    write_text(out_dir / "ablation.md", format_ablation(result))
     log(format_ablation(result))
     log(f"wrote {out_dir / 'ablation.json'} in {result['wall_seconds']:.0f} s")
     return result

@@ -281,3 +281,61 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         raise ValueError(f"{name} has no positive entry at all, so there is nothing to learn; "
                          "check that the labels were binarised against the right label space.")
     return out, classes
+
+
+def check_label_names(names, *, case_insensitive=False, what="label names"):
+    """The one rule for label names: distinct, and free of control characters.
+
+    Label names are compared exactly, unless the loader or the output
+    format declares its codes case-insensitive (CodiEsp does): then two
+    names that are equal once lower-cased collide (``X1`` and ``x1``).
+
+    Parameters
+    ----------
+    names : sequence of str
+        One name per label column.
+    case_insensitive : bool, default=False
+        Compare the names lower-cased.
+    what : str, default="label names"
+        How the messages call the names.
+
+    Returns
+    -------
+    list of str
+        The names, unchanged.
+
+    Raises
+    ------
+    ValueError
+        When a name is not a string, holds a control or line-breaking
+        character, or collides with another name under the rule in use;
+        the message names both columns.
+
+    Examples
+    --------
+    >>> check_label_names(["R50", "r50"])
+    ['R50', 'r50']
+    >>> check_label_names(["R50", "r50"], case_insensitive=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: label names 'R50' (column 0) and 'r50' (column 1) are the same label ...
+    """
+    from .datasets._user import control_characters
+    names = list(names)
+    seen = {}
+    for j, name in enumerate(names):
+        if not isinstance(name, str):
+            raise ValueError(f"{what} must be strings; column {j} is {type(name).__name__} {name!r}")
+        bad = control_characters(name)
+        if bad:
+            raise ValueError(f"{what}: {name!r} (column {j}) holds control characters {bad}; "
+                             "a label name is one line without tabs")
+        key = name.lower() if case_insensitive else name
+        if key in seen:
+            i = seen[key]
+            rule = "once lower-cased (these codes are case-insensitive)" if case_insensitive else \
+                "exactly"
+            raise ValueError(f"{what} {names[i]!r} (column {i}) and {name!r} (column {j}) are the "
+                             f"same label {rule}; merge their columns or rename one")
+        seen[key] = j
+    return names

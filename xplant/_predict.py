@@ -1,6 +1,5 @@
 """Predicting new documents with a saved model (``xplant predict``)."""
 
-import csv
 import json
 from pathlib import Path
 
@@ -11,63 +10,61 @@ def read_documents(path, *, text_field="text", id_field="id"):
     Parameters
     ----------
     path : str or Path
-        - ``*.jsonl``: one JSON object per line with ``text_field`` (and
-          optionally ``id_field``);
-        - ``*.tsv``: a header row naming ``id`` and ``text`` columns;
+        - ``*.jsonl`` (``.gz`` too): one JSON object per line with
+          ``text_field`` (and optionally ``id_field``);
+        - ``*.tsv``: a header row naming ``id`` and ``text`` columns; cells
+          are literal (see :func:`xplant.datasets._user.read_records`);
         - a folder: every ``*.txt`` file, id = file name without extension,
           sorted by name.
 
     Returns
     -------
     ids : list of str
+        A document without an id gets its position (``"0"``, ``"1"``, ...).
     texts : list of str
 
     Raises
     ------
     ValueError
-        A line without the text field, a TSV without a text column, or an
-        empty input, with the line number.
+        Invalid JSON, a line without the text field, a TSV without a text
+        column, an empty input, a null id, or an id that repeats another
+        (a positional one included) or holds a control character, with the
+        file and line.
     FileNotFoundError
         When ``path`` does not exist.
     """
+    from .datasets._user import _doc_id, check_document_ids, read_records
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"input {path} does not exist")
-    ids, texts = [], []
+    ids, texts, wheres = [], [], []
     if path.is_dir():
         for f in sorted(path.glob("*.txt")):
             ids.append(f.stem)
+            wheres.append(f"{path}, file {f.name!r}")
             texts.append(f.read_text(encoding="utf-8"))
-    elif path.suffix in (".jsonl", ".json") or path.name.endswith(".jsonl.gz"):
-        import gzip
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                rec = json.loads(line)
-                if text_field not in rec:
-                    raise ValueError(f"{path}, line {n}: no {text_field!r} field")
-                ids.append(str(rec.get(id_field, len(ids))))
-                texts.append(str(rec[text_field]))
-    elif path.suffix == ".tsv":
-        with open(path, encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh, delimiter="\t")
-            if reader.fieldnames is None or text_field not in reader.fieldnames:
-                raise ValueError(f"{path}: the header must name a {text_field!r} column "
-                                 f"(and optionally {id_field!r}); got {reader.fieldnames}")
-            for n, row in enumerate(reader, 2):
-                ids.append(str(row.get(id_field) or len(ids)))
-                texts.append(row[text_field] or "")
+    elif path.suffix in (".jsonl", ".json", ".tsv") or path.name.endswith((".jsonl.gz", ".tsv.gz")):
+        fmt = "tsv" if ".tsv" in path.suffixes else "jsonl"
+        rows = read_records(path, fmt)
+        if fmt == "tsv" and rows and text_field not in rows[0][0]:
+            raise ValueError(f"{path}: the header must name a {text_field!r} column "
+                             f"(and optionally {id_field!r}); got {list(rows[0][0])}")
+        for obj, where in rows:
+            if text_field not in obj:
+                raise ValueError(f"{where}: no {text_field!r} field")
+            ids.append(_doc_id(obj, id_field, where, str(len(ids))))
+            wheres.append(where)
+            texts.append(str(obj[text_field] or ""))
     else:
         raise ValueError(f"unsupported input {path}: use .jsonl, .tsv or a folder of .txt files")
     if not texts:
         raise ValueError(f"{path} holds no documents")
+    check_document_ids(ids, wheres, path)
     return ids, texts
 
 
 def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evidence=False,
-                 top_spans=3):
+                 top_spans=3, overwrite=False):
     """Predict every document of ``input_path`` and write ``output_path``.
 
     Parameters
@@ -76,15 +73,20 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         A saved model folder of any kind (see :func:`xplant._saved.load_saved`:
         PLANT, the prior, TF-IDF + linear, trees), or a fitted model.
     input_path, output_path : str or Path
+        The output may not be the input (links included) nor lie inside the
+        model or input folder; its folder is created if needed.
     fmt : {"jsonl", "codiesp"}
         ``jsonl``: per document ``{"id", "top": [{"label", "score"}],
         "predicted": [labels], "decision": {"rule", "k", "threshold"},
         "evidence"?}``. ``codiesp``: the official CodiEsp-D/P submission TSV
         (``articleID<TAB>code``, codes lower-case, ranked best first, the top
-        ``top_k`` of each document).
+        ``top_k`` of each document); it needs a model with label names.
     top_k : int, default=10
     evidence : bool, default=False
         Add attention evidence spans (jsonl only; neural models only).
+    top_spans : int, default=3
+    overwrite : bool, default=False
+        Replace an existing output file.
 
     Returns
     -------
@@ -94,9 +96,24 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     Raises
     ------
     ValueError
-        ``evidence=True`` with a model that has no attention (linear, trees).
+        ``evidence=True`` with a model that has no attention (linear, trees),
+        an unknown format, an output that is the input, a CodiEsp output
+        from a model without label names or with names that are equal once
+        lower-cased, and any input error of :func:`read_documents`.
+    FileExistsError
+        When the output exists and ``overwrite`` is False.
+
+    Notes
+    -----
+    The output is written to a temporary file beside it and renamed into
+    place at the end, so an earlier output survives any failure.
     """
-    from ._saved import decide, label_names, load_saved
+    from ._files import atomic_open, check_output
+    if fmt not in ("jsonl", "codiesp"):
+        raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
+    inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
+    output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
+    from ._saved import _final, decide, label_names, load_saved
     from .linear import predict_top_k
     if isinstance(model, (str, Path)):
         clf, decision = load_saved(model)
@@ -108,23 +125,21 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     if evidence and not hasattr(clf, "explain"):
         raise ValueError(f"evidence spans need a neural model with attention (PLANT, "
                          f"plant=False); {type(clf).__name__} has none: drop --evidence")
-    ids, texts = read_documents(input_path)
     names = label_names(clf)
-    idx, scores = predict_top_k(clf, texts, min(top_k, len(names)))
-    output_path = Path(output_path)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "codiesp":
-        with open(output_path, "w", encoding="utf-8", newline="") as fh:
+        codes = codiesp_codes(_final(clf).classes_)
+    ids, texts = read_documents(input_path)
+    idx, scores = predict_top_k(clf, texts, min(top_k, len(names)))
+    if fmt == "codiesp":
+        with atomic_open(output_path, "w", newline="") as fh:
             for doc_id, row in zip(ids, idx):
                 for j in row:
                     if j >= 0:
-                        fh.write(f"{doc_id}\t{names[j].lower()}\n")
+                        fh.write(f"{doc_id}\t{codes[j]}\n")
         return len(ids)
-    if fmt != "jsonl":
-        raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     pred = decide(clf, texts, decision)
     ex = clf.explain(texts, top_labels=top_k, top_spans=top_spans) if evidence else None
-    with open(output_path, "w", encoding="utf-8") as fh:
+    with atomic_open(output_path, "w") as fh:
         for i, doc_id in enumerate(ids):
             rec = {"id": doc_id,
                    "top": [{"label": names[j], "score": float(s)} for j, s in zip(idx[i], scores[i])],
@@ -135,3 +150,39 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
                                    for l in ex[i]["labels"]]
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return len(ids)
+
+
+def codiesp_codes(classes):
+    """The CodiEsp spelling (lower case) of a model's label names, checked.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_labels,)
+        The model's ``classes_``.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        When the model has no label names (integer classes would be written
+        as codes), or when names collide once lower-cased (CodiEsp codes
+        are case-insensitive), or a name holds a control character.
+
+    Examples
+    --------
+    >>> codiesp_codes(["R50.9", "N18.6"])
+    ['r50.9', 'n18.6']
+    """
+    import numpy as np
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "iub":
+        raise ValueError("this model has no label names (its classes are column indices), so a "
+                         "CodiEsp file would list indices as codes; refit it with label names "
+                         "(fit(X, Y, label_names=...) or label lists), or use --format jsonl")
+    from ._labels import check_label_names
+    names = check_label_names([str(c) for c in classes], case_insensitive=True,
+                              what="label names (CodiEsp codes)")
+    return [n.lower() for n in names]

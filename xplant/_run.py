@@ -13,7 +13,6 @@ import os
 import platform
 import re
 import resource
-import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -23,6 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 
 #: Models of the main job, in table order.
@@ -350,7 +350,35 @@ def _evaluate(name, out, splits):
 
 
 def _model_folder(name):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    """The folder name of a model row (``plant=False`` -> ``plant-False``); checked."""
+    from ._files import check_path_name
+    check_path_name(name, "model row name")
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    if folder in ("", ".", ".."):
+        raise ValueError(f"model row name {name!r} maps to the folder name {folder!r}; give the "
+                         "row a name with letters or digits")
+    return folder
+
+
+def check_model_specs(model_specs, **model_args):
+    """Check every row before anything touches the disk; return ``[(spec dict, folder)]``.
+
+    Raises ``ValueError`` for a row name that cannot be a folder
+    (:func:`xplant._files.check_path_name`), two rows that map to one folder
+    (``plant=False``, ``plant-False``), or a model :func:`build_model` does not know.
+    """
+    out, seen = [], {}
+    for spec in model_specs:
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        name = spec.get("name")
+        folder = _model_folder(name)
+        if folder.lower() in seen:
+            raise ValueError(f"model rows {seen[folder.lower()]!r} and {name!r} would share the "
+                             f"folder {folder!r}; give them distinct names")
+        seen[folder.lower()] = name
+        build_model(spec.get("model", name), params=spec.get("params"), **model_args)
+        out.append((spec, folder))
+    return out
 
 
 def _part_key(spec, data_args, model_args):
@@ -363,15 +391,12 @@ def _part_key(spec, data_args, model_args):
 
 def _write_part(out_dir, folder, key, entry, per):
     """Save one finished model's entry and per-label F1 (written atomically)."""
+    from ._files import atomic_open, write_text
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    tmp = parts / f".{folder}.npz.tmp"
-    with open(tmp, "wb") as fh:
+    with atomic_open(parts / f"{folder}.npz", "wb") as fh:
         np.savez(fh, f1=per.f1, support=per.support)
-    os.replace(tmp, parts / f"{folder}.npz")
-    tmp = parts / f".{folder}.json.tmp"
-    tmp.write_text(json.dumps({"key": key, "entry": entry}, default=float))
-    os.replace(tmp, parts / f"{folder}.json")
+    write_text(parts / f"{folder}.json", json.dumps({"key": key, "entry": entry}, default=float))
 
 
 def _read_part(out_dir, folder, key):
@@ -440,6 +465,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The content of ``results.json``; each model entry also holds
         ``predict_docs_per_second``.
     """
+    from ._files import remove_tree, write_text
+    checked = check_model_specs(model_specs, epochs=epochs, plant_epochs=plant_epochs,
+                                random_state=random_state, verbose=0)
     out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if splits is None:
@@ -452,11 +480,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     train_frequency = np.asarray(tr.Y.sum(0)).ravel().astype(np.int64)
     per_label_f1, support = {}, None
     ctx = mp.get_context("spawn")
-    for spec in model_specs:
-        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+    for spec, folder in checked:
         name = spec["name"]
         log(f"\n== {name} ==")
-        folder = _model_folder(name)
         model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
                       "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
         key = _part_key(spec, data_args, model_args)
@@ -470,7 +496,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             continue
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
-            shutil.rmtree(ckpt_dir, ignore_errors=True)
+            remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume)
         model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
@@ -494,9 +520,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         per_label_f1[name] = per.f1
         support = per.support
         _write_part(out_dir, folder, key, entry, per)
-        shutil.rmtree(ckpt_dir, ignore_errors=True)
+        remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results
     from .report import save_per_label
@@ -545,9 +571,9 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
     start = time.perf_counter()
-    out_dir = Path(output_dir) if output_dir else \
-        Path("xplant-runs") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_model_specs(models, epochs=epochs, plant_epochs=plant_epochs,
+                      random_state=random_state, verbose=0)
+    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume)
     data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                  "data_home": data_home, "max_docs": max_docs}
     splits = load_splits(**data_args)
@@ -561,7 +587,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                          random_state=random_state, verbose=verbose, isolate=isolate,
                          splits=splits, record=record, resume=resume, log=log)
     results["wall_seconds"] = time.perf_counter() - start
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=float))
+    from ._files import write_text
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")

@@ -25,7 +25,7 @@ def _run(args):
 def _predict(args):
     from ._predict import predict_file
     n = predict_file(args.model, args.input, args.output, fmt=args.format, top_k=args.top_k,
-                     evidence=args.evidence)
+                     evidence=args.evidence, overwrite=args.overwrite)
     print(f"wrote {n} documents to {args.output}")
     return 0
 
@@ -89,6 +89,8 @@ def build_parser():
     q.add_argument("--format", default="jsonl", choices=["jsonl", "codiesp"])
     q.add_argument("--top-k", type=int, default=10)
     q.add_argument("--evidence", action="store_true", help="add attention evidence spans")
+    q.add_argument("--overwrite", action="store_true",
+                   help="replace an existing output file (never the input)")
     q.set_defaults(func=_predict)
 
     o = sub.add_parser("report", help="write report.html for a run folder")

@@ -20,6 +20,7 @@ read with safetensors, the rest with ``json``.
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import uuid
@@ -33,6 +34,7 @@ from skorch.callbacks import EarlyStopping
 
 _FORMAT = "xplant-checkpoint-1"
 _KEEP = 2          # checkpoints kept: the latest and the one before
+_CKPT_NAME = re.compile(r"ckpt-[0-9]{4,}-[0-9a-f]{8}")    # what ``latest`` may name
 
 
 def _tensors(state):
@@ -184,7 +186,11 @@ def read_checkpoint(folder):
     pointer = folder / "latest"
     if not pointer.is_file():
         return None
-    path = folder / pointer.read_text().strip()
+    name = pointer.read_text().strip()
+    if not _CKPT_NAME.fullmatch(name):
+        raise ValueError(f"{pointer} must name a checkpoint folder of the form ckpt-<epoch>-<token>, "
+                         f"got {name[:80]!r}; delete the checkpoint folder to start over")
+    path = folder / name
     if not (path / "state.json").is_file():
         raise ValueError(f"{pointer} names {path.name}, which is not a complete checkpoint; "
                          "delete the checkpoint folder to start over")

@@ -335,7 +335,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         check_param("shortlist_cv", self.shortlist_cv, kind=numbers.Integral, low=2,
                     none_ok=True)
 
-    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None):
+    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None,
+            label_descriptions=None, label_synonyms=None, label_parents=None):
         """Fit Stage 1 (unless disabled) and Stage 2.
 
         Parameters
@@ -360,6 +361,12 @@ class PlantClassifier(FusionMixin, PlantNetBase):
             label lists; stored as ``classes_``, saved with the model and
             used by ``explain`` and ``xplant predict``. None: the sorted
             labels of label lists, else ``0..n_labels-1``.
+        label_descriptions, label_synonyms, label_parents : sequences of length n_labels, optional
+            Passed to the planter's ``fit`` (with ``label_names``): labels
+            with no training document are planted on their descriptions'
+            corpus tokens, and a label without targets borrows its
+            relatives' query (:class:`AttentionPlanter`). None: the plain
+            planting.
 
         Returns
         -------
@@ -428,7 +435,9 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
             restore_checkpoint(self, ckpt)
         elif self.plant:
-            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume)
+            described = {k: v for k, v in (("label_descriptions", label_descriptions),
+                         ("label_synonyms", label_synonyms), ("label_parents", label_parents)) if v is not None}
+            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume, described=described)
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
                 self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr], cands), None,
@@ -523,7 +532,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         prior = np.log(p / (1 - p))
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
-    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False):
+    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False, described=None):
         if self.plant_from is not None:
             state, meta = load_planting(self.plant_from)
             if meta["n_labels"] != self.n_labels_:
@@ -551,8 +560,9 @@ class PlantClassifier(FusionMixin, PlantNetBase):
             planter.set_params(**over)
             corpus = TokenCorpus(train_docs, self.relevance_)
             val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
+            extra = dict(described, label_names=self.classes_) if described else {}
             planter.fit(corpus, Y_train, validation_data=val,
-                        resume=resume and planter.strategy == "skorch")
+                        resume=resume and planter.strategy == "skorch", **extra)
             self.planter_ = planter
             state = planter.module_.state_dict()
         own = self.module_.state_dict()

@@ -17,12 +17,13 @@ model under the final name.
 """
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .._files import replace_folder
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
@@ -92,9 +93,7 @@ def save_model(clf, path, *, overwrite=False):
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        replace_folder(tmp, path)      # the old model is removed only once the new one is in place
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -19,6 +19,7 @@ from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation)
+from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, positives_list, truncate
 from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
 from .modules import PlanterNet
@@ -109,6 +110,11 @@ class AttentionPlanter(PlantNetBase):
         many documents would (with ``min_epoch_docs`` equal to it, every
         training size gets the same steps). None: all of them.
         ``strategy="skorch"`` only.
+    description_max_frequency : int, default=0
+        With ``label_descriptions`` given to ``fit``: labels with at most
+        this many training documents take their description's corpus tokens
+        as Stage 1 targets, ranked above their MIG tokens (0: only labels
+        never seen in training). See :mod:`xplant.neural._describe`.
     random_state : int, default=0
     n_jobs : int or None
         torch threads.
@@ -130,6 +136,11 @@ class AttentionPlanter(PlantNetBase):
     attention_ndcg_ : float
         Dev attention nDCG@k after training.
     n_labels_ : int
+    n_described_labels_ : int
+        Labels given description targets (0 without ``label_descriptions``).
+    n_borrowed_queries_ : int
+        Labels without any target whose query was set from their relatives'
+        (0 without ``label_parents``).
     history : skorch History with ``valid_attention_ndcg`` per epoch.
 
     Examples
@@ -143,7 +154,7 @@ class AttentionPlanter(PlantNetBase):
                  kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
                  lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None, random_state=0,
-                 n_jobs=None,
+                 n_jobs=None, description_max_frequency=0,
                  strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlanterNet,
                  criterion=Stage1Loss,
                  optimizer=torch.optim.AdamW,
@@ -176,6 +187,7 @@ class AttentionPlanter(PlantNetBase):
         self.max_epoch_docs = max_epoch_docs
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.description_max_frequency = description_max_frequency
         self.strategy = strategy
         self.deepspeed_config = deepspeed_config
         self.checkpoint_dir = checkpoint_dir
@@ -239,7 +251,8 @@ class AttentionPlanter(PlantNetBase):
                              generator=self.rng_, deterministic=deterministic,
                              ignore_ids=self._special_ids())
 
-    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None):
+    def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None,
+            label_descriptions=None, label_synonyms=None, label_parents=None, parent_descriptions=None):
         """Plant the attention.
 
         Parameters
@@ -256,7 +269,19 @@ class AttentionPlanter(PlantNetBase):
             train from the start.
         label_names : array-like of shape (n_labels,) or None
             Names of Y's columns (or the label space of label lists), stored
-            as ``classes_``.
+            as ``classes_``; ``label_parents`` refer to them.
+        label_descriptions : sequence of str of length n_labels, optional
+            Labels with at most ``description_max_frequency`` training
+            documents are planted on the corpus tokens of their description
+            and synonyms. Without it (and without synonyms) the planting is
+            exactly the plain one.
+        label_synonyms : sequence of list of str of length n_labels, optional
+        label_parents : sequence of list of str of length n_labels, optional
+            A label left without any target starts from the mean planted
+            query of the labels sharing its nearest labelled ancestor.
+        parent_descriptions : dict of str to str, optional
+            Accepted for a common signature with
+            :class:`~xplant.linear.DescriptionRanker`; not used for targets.
 
         Returns
         -------
@@ -266,7 +291,8 @@ class AttentionPlanter(PlantNetBase):
         ------
         ValueError
             Bad parameters or inputs (see ``check_targets``); ``resume=True``
-            without ``checkpoint_dir``.
+            without ``checkpoint_dir``; descriptions, synonyms or parents of
+            the wrong length or type.
         """
         self._check_params()
         if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
@@ -300,6 +326,20 @@ class AttentionPlanter(PlantNetBase):
                                                   or not self.validation_fraction else Y[tr],
                                                   len(self.relevance_.vocabulary_), top_k,
                                                   self._special_ids())
+        described = label_descriptions is not None or label_synonyms is not None
+        ancestor = None
+        self.n_described_labels_ = self.n_borrowed_queries_ = 0
+        if described or label_parents is not None:
+            texts, ancestor = prepare_descriptions(self.n_labels_, label_descriptions, label_synonyms,
+                                                   label_parents, self.classes_)
+        if described:
+            freq = np.asarray(Y.sum(0)).ravel()
+            rare = np.flatnonzero(freq <= self.description_max_frequency)
+            desc = description_targets(self.relevance_, texts, rare,
+                                       top_k=getattr(self.relevance_, "top_k", None) or 50,
+                                       ignore_ids=self._special_ids())
+            self.n_described_labels_ = int(np.count_nonzero(np.diff(desc.indptr)))
+            self.target_relevance_ = merge_targets(self.target_relevance_, desc)
         train_ds = self._stage1_dataset(train_docs, train_pos)
         self.dev_dataset_ = None if dev_docs is None else \
             self._stage1_dataset(dev_docs, dev_pos, deterministic=True)
@@ -324,6 +364,12 @@ class AttentionPlanter(PlantNetBase):
             self.partial_fit(train_ds, None)
         self.attention_ndcg_ = (self.history[-1, "valid_attention_ndcg"]
                                 if self.dev_full_ is not None else float("nan"))
+        if label_parents is not None:
+            trained = np.diff(sp.csr_matrix(self.target_relevance_).indptr) > 0
+            q = self.module_.attention.label_queries
+            new, self.n_borrowed_queries_ = borrow_queries(q.detach().cpu().numpy(), ancestor, trained)
+            with torch.no_grad():
+                q.copy_(torch.as_tensor(new, dtype=q.dtype))
         return self
 
     # -- attention -----------------------------------------------------------
@@ -387,13 +433,15 @@ class AttentionPlanter(PlantNetBase):
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().contiguous().clone() for k, v in self.module_.state_dict().items()}
-        save_file(state, str(path / "planted.safetensors"))
+        from .._files import atomic_path, write_text
+        with atomic_path(path / "planted.safetensors") as tmp:
+            save_file(state, str(tmp))
         meta = {"format": "xplant-planting-1", "n_labels": int(self.n_labels_),
                 "tokenizer_fingerprint": getattr(self.relevance_, "tokenizer_fingerprint_", None),
                 "arch": {p: getattr(self, p) for p in ARCH_PARAMS},
                 "attention_ndcg": self.attention_ndcg_,
                 "initial_attention_ndcg": self.initial_attention_ndcg_}
-        (path / "planting.json").write_text(json.dumps(meta, indent=2))
+        write_text(path / "planting.json", json.dumps(meta, indent=2))
         return path
 
 

@@ -67,7 +67,9 @@ def save_relevance(relevance, path):
               "relevance_data": R.data.astype(np.float64),
               "document_frequency": np.asarray(relevance.document_frequency_, dtype=np.int64),
               "label_frequency": np.asarray(relevance.label_frequency_, dtype=np.int64)}
-    save_file(arrays, str(path / "relevance.safetensors"))
+    from .._files import atomic_path, write_text
+    with atomic_path(path / "relevance.safetensors") as tmp:
+        save_file(arrays, str(tmp))
     meta = {"format": _FORMAT, "tokenizer": spec,
             "params": {p: getattr(relevance, p) for p in _PARAMS},
             "shape": list(R.shape), "n_train_documents": int(relevance.n_train_documents_),
@@ -75,7 +77,7 @@ def save_relevance(relevance, path):
     if spec == "word":
         inv = sorted(relevance.vocabulary_.items(), key=lambda kv: kv[1])
         meta["vocabulary"] = [t for t, _ in inv]
-    (path / "relevance.json").write_text(json.dumps(meta))
+    write_text(path / "relevance.json", json.dumps(meta))
     return path
 
 

@@ -75,7 +75,8 @@ def save_per_label(path, *, train_frequency, support, f1, label_names=None):
             raise ValueError(f"F1 of model {name!r} must be finite values in [0, 1]")
         arrays[name + F1_SUFFIX] = v
     path = Path(path)
-    with open(path, "wb") as fh:  # a file object keeps numpy from appending ".npz"
+    from .._files import atomic_open
+    with atomic_open(path, "wb") as fh:  # a file object keeps numpy from appending ".npz"
         np.savez_compressed(fh, **arrays)
     return path
 

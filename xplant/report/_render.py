@@ -151,7 +151,9 @@ def _plot_f1(buckets, models, path):
     ax.grid(alpha=0.3)
     ax.legend(loc="best")
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    from .._files import atomic_open
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png")
 
 
 def _plot_similarity(groups, models, path):
@@ -171,7 +173,9 @@ def _plot_similarity(groups, models, path):
     ax.set_ylabel("mean pairwise cosine similarity")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-    fig.savefig(path, format="png", bbox_inches="tight")
+    from .._files import atomic_open
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png", bbox_inches="tight")
 
 
 def _span_rows(text, spans):
@@ -346,5 +350,6 @@ def render_report(run_dir, *, out=None, examples=None):
         colours=_COLOURS,
     )
     path = out / REPORT_FILE
-    path.write_text(page, encoding="utf-8")
+    from .._files import write_text
+    write_text(path, page)
     return path

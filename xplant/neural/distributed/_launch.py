@@ -117,12 +117,21 @@ def save_estimator(estimator, path):
 
 
 def _load_relevance(path):
-    """A saved MIGRelevance: a folder of ``save_relevance``, or a joblib file (trusted)."""
-    if Path(path).is_dir():
-        from ...relevance import load_relevance
-        return load_relevance(path)
-    import joblib
-    return joblib.load(path)
+    """A saved MIGRelevance: a folder written by ``save_relevance`` (no pickle).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is not a folder: a config never makes xplant unpickle
+        a file (a pickle or joblib file can run code when loaded).
+    """
+    if not Path(path).is_dir():
+        raise ValueError(f"relevance.path {path} is not a saved MIGRelevance folder; xplant loads "
+                         "no pickle or joblib file from a config (loading one can run code). Save "
+                         "the relevance with xplant.relevance.save_relevance(rel, folder) and give "
+                         "that folder")
+    from ...relevance import load_relevance
+    return load_relevance(path)
 
 
 def main(argv=None):
@@ -180,11 +189,12 @@ def main(argv=None):
         out = Path(cfg["output_dir"])
         out.mkdir(parents=True, exist_ok=True)
         save_estimator(estimator, out / "model")
-        (out / "history.json").write_text(json.dumps(list(estimator.history), default=float))
+        from ..._files import write_text
+        write_text(out / "history.json", json.dumps(list(estimator.history), default=float))
         run = {"config": cfg, "world_size": world, "seconds": time.time() - t0,
                "n_train_documents": len(train.texts),
                "n_dev_documents": 0 if dev is None else len(dev.texts)}
-        (out / "run.json").write_text(json.dumps(run, indent=2, default=str))
+        write_text(out / "run.json", json.dumps(run, indent=2, default=str))
     if world > 1:
         torch.distributed.barrier()
     return 0

@@ -6,7 +6,7 @@ from ._trainer import rank_and_world
 
 
 def broadcast_from_rank0(make=None, *, path=None):
-    """Build an object on rank 0 (or load it from a file) and give it to every rank.
+    """Build an object on rank 0 (or load a saved relevance) and give it to every rank.
 
     Used for the fitted :class:`~xplant.relevance.MIGRelevance`, so that MIG
     is computed once and all ranks plant and train against identical
@@ -17,20 +17,24 @@ def broadcast_from_rank0(make=None, *, path=None):
     make : callable or None
         Called with no argument on rank 0 only.
     path : str or Path or None
-        A file written by ``joblib.dump``, loaded on rank 0 only instead of
-        calling ``make``; load only files you trust (pickle). For a saved
-        MIGRelevance folder, pass ``make=lambda: load_relevance(folder)``.
+        A MIGRelevance folder written by
+        :func:`xplant.relevance.save_relevance` (safetensors + JSON),
+        loaded on rank 0 only instead of calling ``make``. Nothing is
+        unpickled from a file.
 
     Returns
     -------
     object
-        The same object (a pickled copy of rank 0's) on every rank; outside a
-        distributed job, simply ``make()`` or the loaded file.
+        The same object on every rank (sent from rank 0 with
+        ``torch.distributed.broadcast_object_list``, i.e. pickled between the
+        job's own processes, never read from disk); outside a distributed
+        job, simply ``make()`` or the loaded relevance.
 
     Raises
     ------
     ValueError
-        When neither ``make`` nor ``path`` is given.
+        When neither ``make`` nor ``path`` is given, or ``path`` is not a
+        folder.
 
     Examples
     --------
@@ -38,13 +42,14 @@ def broadcast_from_rank0(make=None, *, path=None):
     {'vocabulary': 3}
     """
     if make is None and path is None:
-        raise ValueError("give make (a callable building the object) or path (a joblib file)")
+        raise ValueError("give make (a callable building the object) or path (a saved "
+                         "MIGRelevance folder)")
     rank, world = rank_and_world()
     obj = None
     if rank == 0:
         if path is not None:
-            import joblib
-            obj = joblib.load(path)
+            from ._launch import _load_relevance
+            obj = _load_relevance(path)
         else:
             obj = make()
     if world == 1:

@@ -12,6 +12,7 @@ import copy
 import logging
 import math
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -345,7 +346,12 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
         if ckpt_root is None or not (ckpt_root / "latest").is_file():
             raise FileNotFoundError(f"resume=True but there is no DeepSpeed checkpoint under "
                                     f"{ckpt_root}; train once with checkpoint_dir set first")
-        _, client = engine.load_checkpoint(str(ckpt_root))
+        tag = (ckpt_root / "latest").read_text().strip()
+        if not re.fullmatch(r"epoch_[0-9]+", tag) or not (ckpt_root / tag).is_dir():
+            raise ValueError(f"{ckpt_root / 'latest'} must name a checkpoint folder epoch_<N> "
+                             f"beside it, got {tag[:80]!r}; delete the checkpoint folder to start over")
+        _read_checkpoints_without_pickle(engine)
+        _, client = engine.load_checkpoint(str(ckpt_root), tag=tag)
         history = History(client["history"])
         start_epoch, step = client["epoch"], client["step"]
         sampler.generator.bit_generator.state = client["sampler_rng"]
@@ -471,6 +477,39 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
     del engine, optimizer
     _load_state(estimator, state, dtypes)
     return estimator
+
+
+def _deepspeed_checkpoint_types():
+    """The few non-tensor types a DeepSpeed checkpoint of this trainer holds."""
+    import collections
+    out = [collections.OrderedDict, torch.Size]
+    try:
+        from deepspeed.runtime.fp16.loss_scaler import DynamicLossScaler, LossScaler
+        out += [LossScaler, DynamicLossScaler]
+    except ImportError:
+        pass
+    try:
+        from deepspeed.runtime.zero.config import ZeroStageEnum
+        out.append(ZeroStageEnum)
+    except ImportError:
+        pass
+    return out
+
+
+def _read_checkpoints_without_pickle(engine):
+    """Make ``engine`` read its checkpoint files with ``torch.load(weights_only=True)``.
+
+    DeepSpeed's own engine loads with ``weights_only=False``, i.e. full
+    pickle: a checkpoint file could run code. This reader accepts tensors,
+    plain containers and numbers, and the listed DeepSpeed state classes
+    (:func:`_deepspeed_checkpoint_types`), nothing else.
+    """
+    types = _deepspeed_checkpoint_types()
+
+    def load(path, map_location=None):
+        with torch.serialization.safe_globals(types):
+            return torch.load(path, map_location=map_location, weights_only=True)
+    engine.checkpoint_engine.load = load
 
 
 def _improved(score, best, stopper):

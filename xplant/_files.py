@@ -1,0 +1,365 @@
+"""Every file xplant writes, written so that a failure leaves the old one whole.
+
+One helper module, used by every writer (predictions, ``results.json``,
+``per_label.npz``, ``report.html``, ``ablation.json``, saved models,
+checkpoints):
+
+- :func:`atomic_path` / :func:`atomic_open` / :func:`write_text`: write into
+  a temporary file beside the target and rename it into place with
+  ``os.replace`` only once the write has succeeded. A full disk, a
+  file-size limit or a kill leaves the earlier file as it was.
+- :func:`replace_folder`: put a freshly written folder in place of an old
+  one; the old one is moved aside first and removed only after the new one
+  is in place.
+- :func:`check_path_name`: a name that becomes part of a path (a model row,
+  a checkpoint pointer) is refused when it is empty, ``.`` or ``..``, holds
+  a separator or a control character.
+- :func:`remove_tree`: ``shutil.rmtree`` that refuses any folder that is
+  not strictly inside the folder it was meant for.
+- :func:`check_output`: an output the user names is not an input, does not
+  exist unless overwriting was asked for, and its folder is writable.
+"""
+
+import contextlib
+import os
+import shutil
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+def _tmp_name(path, tag="tmp"):
+    return path.with_name(f".{path.name}.{tag}-{uuid.uuid4().hex[:8]}")
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside ``path``; rename it to ``path`` on success.
+
+    For writers that take a file name (safetensors, matplotlib). The
+    temporary file is removed when the block raises, so ``path`` keeps its
+    earlier content.
+
+    Parameters
+    ----------
+    path : str or Path
+        The final file. Its folder must exist.
+
+    Yields
+    ------
+    Path
+        Where to write (``.<name>.tmp-<random>`` in the same folder, so the
+        rename never crosses a file system).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_path(d / "a.txt") as tmp:
+    ...     _ = tmp.write_text("new")
+    >>> (d / "a.txt").read_text(), sorted(p.name for p in d.iterdir())
+    ('new', ['a.txt'])
+    """
+    path = Path(path)
+    tmp = _tmp_name(path)
+    try:
+        yield tmp
+        if tmp.is_file():
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path, mode="w", *, encoding="utf-8", newline=None):
+    """``open(path, mode)`` that replaces ``path`` only when the block succeeds.
+
+    Parameters
+    ----------
+    path : str or Path
+    mode : {"w", "wb"}
+    encoding, newline
+        As for :func:`open` (text mode only).
+
+    Yields
+    ------
+    file object
+        Writing to a temporary file beside ``path``.
+
+    Raises
+    ------
+    ValueError
+        For a mode other than ``"w"`` or ``"wb"``.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open writes whole files; mode must be 'w' or 'wb', got {mode!r}")
+    with atomic_path(path) as tmp:
+        kw = {} if mode == "wb" else {"encoding": encoding, "newline": newline}
+        with open(tmp, mode, **kw) as fh:
+            yield fh
+            fh.flush()
+
+
+def write_text(path, text, *, encoding="utf-8"):
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`); return ``path``."""
+    with atomic_open(path, "w", encoding=encoding) as fh:
+        fh.write(text)
+    return Path(path)
+
+
+def replace_folder(new, path):
+    """Put the folder ``new`` in place of ``path`` (which may exist).
+
+    The old folder is renamed aside, ``new`` renamed to ``path``, and only
+    then is the old one removed; if the second rename fails the old folder
+    is put back. ``new`` must be a sibling of ``path`` (same file system).
+
+    Parameters
+    ----------
+    new, path : str or Path
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    new, path = Path(new), Path(path)
+    if not path.exists():
+        os.replace(new, path)
+        return path
+    aside = _tmp_name(path, "old")
+    os.replace(path, aside)
+    try:
+        os.replace(new, path)
+    except BaseException:
+        os.replace(aside, path)
+        raise
+    remove_tree(aside, inside=path.parent)
+    return path
+
+
+def check_path_name(name, what="name"):
+    """Refuse a name that cannot safely become one component of a path.
+
+    Parameters
+    ----------
+    name : str
+    what : str
+        How the message calls the name (e.g. ``"model row name"``).
+
+    Returns
+    -------
+    str
+        ``name``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is not a string, is empty or only spaces, is ``.`` or
+        ``..``, or holds ``/``, ``\\``, NUL or any other control character.
+
+    Examples
+    --------
+    >>> check_path_name("PLANT")
+    'PLANT'
+    >>> check_path_name("..", "model row name")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: model row name '..' cannot be part of a path: ...
+    """
+    from .datasets._user import control_characters
+    why = None
+    if not isinstance(name, str):
+        raise ValueError(f"{what} must be a string, got {type(name).__name__} {name!r}")
+    if not name.strip():
+        why = "it is empty"
+    elif name in (".", ".."):
+        why = "it names the current or the parent folder"
+    elif "/" in name or "\\" in name:
+        why = "it holds a path separator"
+    elif control_characters(name):
+        why = "it holds a control character"
+    if why:
+        raise ValueError(f"{what} {name!r} cannot be part of a path: {why}; choose a plain name "
+                         "such as 'PLANT-2'")
+    return name
+
+
+def check_inside(path, root, what="folder"):
+    """Return ``path`` if it lies strictly inside ``root`` (after resolving links and ``..``).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is ``root`` itself or outside it.
+    """
+    p, r = Path(path).resolve(), Path(root).resolve()
+    if p == r or r not in p.parents:
+        raise ValueError(f"refusing to touch {what} {path}: it is not inside {root}")
+    return Path(path)
+
+
+def remove_tree(path, *, inside):
+    """``shutil.rmtree(path)``, but only for a folder strictly inside ``inside``.
+
+    A missing ``path`` is not an error. A link is unlinked, never followed.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` resolves to ``inside`` itself or to anything outside it.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        parent = path.parent.resolve()
+        root = Path(inside).resolve()
+        if parent != root and root not in parent.parents:
+            raise ValueError(f"refusing to touch {path}: it is not inside {inside}")
+        path.unlink()
+        return
+    if not path.exists():
+        return
+    check_inside(path, inside)
+    shutil.rmtree(path)
+
+
+def _same(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(path, *, inputs=(), overwrite=False, what="output"):
+    """Check an output file the user names, before any work starts.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file.
+    inputs : sequence of str or Path
+        Files or folders the job reads. The output may be none of them,
+        links included (``os.path.samefile``), nor lie inside an input folder.
+    overwrite : bool, default=False
+        Allow replacing an existing output.
+    what : str
+        How the messages call the output.
+
+    Returns
+    -------
+    Path
+        ``path``; its folder now exists and is writable.
+
+    Raises
+    ------
+    ValueError
+        When the output is an input or lies inside an input folder.
+    FileExistsError
+        When the output exists and ``overwrite`` is False.
+    PermissionError
+        When its folder cannot be written.
+    """
+    path = Path(path)
+    for inp in inputs:
+        if inp is None:
+            continue
+        if _same(path, inp):
+            raise ValueError(f"the {what} {path} is the input {inp}; writing it would destroy the "
+                             "input. Choose another output file.")
+        if Path(inp).is_dir() and Path(inp).resolve() in path.resolve().parents:
+            raise ValueError(f"the {what} {path} lies inside the input folder {inp}; write "
+                             "outputs outside the data.")
+    if path.is_dir():
+        raise ValueError(f"the {what} {path} is a folder; name a file")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"the {what} {path} exists; pass --overwrite (overwrite=True) to "
+                              "replace it, or choose another file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(path.parent)
+    return path
+
+
+def check_writable(folder):
+    """Create ``folder`` if needed and check that a file can be created in it.
+
+    Raises
+    ------
+    PermissionError
+        When no file can be created there.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / f".xplant-write-test-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.touch(exist_ok=False)
+    except OSError as exc:
+        raise PermissionError(f"cannot write in {folder}: {exc.strerror or exc}") from exc
+    probe.unlink()
+    return folder
+
+
+def make_unique_folder(parent, stem):
+    """Create and return a new folder ``parent/stem`` (``stem-2``, ``stem-3``, ... if taken).
+
+    Creation is atomic (``mkdir`` without ``exist_ok``), so two processes
+    started in the same second get two folders.
+    """
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    for i in range(1, 10000):
+        cand = parent / (stem if i == 1 else f"{stem}-{i}")
+        try:
+            cand.mkdir()
+            return cand
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free run folder named {stem}-N under {parent}")
+
+
+def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
+    """Create the run folder of ``xplant run`` / ``xplant ablate``, checked.
+
+    Parameters
+    ----------
+    output_dir : str or Path or None
+        The folder the user named; None makes a new, unique
+        ``./xplant-runs/<prefix><UTC timestamp>[-N]`` (created atomically, so
+        two runs started in the same second get two folders).
+    data : sequence of str or Path or None
+        Data folders and files the run reads: the run folder may not be, or
+        lie inside, any of them.
+    resume : bool, default=False
+        Continuing a run: its folder must exist and may hold results.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        When the folder is inside a data folder.
+    FileExistsError
+        When the named folder already holds a finished run (``results.json``)
+        and ``resume`` is False.
+    """
+    if not output_dir:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        return make_unique_folder("xplant-runs", prefix + stamp)
+    out_dir = Path(output_dir)
+    for d in data:
+        if d is None:
+            continue
+        d = Path(d).resolve()
+        o = out_dir.resolve()
+        if o == d or d in o.parents:
+            raise ValueError(f"the run folder {out_dir} lies inside the data folder {d}; nothing is "
+                             "written beside the input data: choose another --output")
+    if not resume and any((out_dir / f).exists() for f in ("results.json", "ablation.json")):
+        raise FileExistsError(f"{out_dir} already holds a finished run; choose a new --output, "
+                              "or pass --resume to continue it")
+    return check_writable(out_dir)
