@@ -312,20 +312,27 @@ def test_100k_labels_fit_and_top_k_in_bounded_memory():
 
 
 @pytest.mark.slow
-def test_shortlisted_stage2_memory_does_not_grow_with_labels_beyond_parameters():
-    """With 100 candidates, 100k labels cost no more than 20k labels plus parameters."""
+def test_shortlisted_stage2_step_memory_does_not_grow_with_labels():
+    """With 100 candidates, a Stage 2 step at 100k labels needs what it needs at 20k.
+
+    The worker resets the kernel's peak RSS after the fit (parameters and
+    AdamW moments already allocated) and measures the peak of three training
+    steps above the memory before them.
+    """
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     figs = {}
     for n_labels in (20_000, 100_000):
         out = subprocess.run([sys.executable, str(Path(__file__).with_name("_scale_worker.py")),
-                              str(n_labels), "1000", "50", "200", "10", "16", "100"],
-                             env=env, capture_output=True, text=True, timeout=600, check=True)
+                              str(n_labels), "300", "50", "200", "10", "16", "100"],
+                             env=env, capture_output=True, text=True, timeout=900, check=True)
         figs[n_labels] = json.loads(out.stdout.strip().splitlines()[-1])
     print(figs)
-    grow = figs[100_000]["peak_rss_bytes"] - figs[20_000]["peak_rss_bytes"]
-    # per label: Stage 2 queries, boosts and bias (49 float32) with gradients and
-    # two AdamW moments, the planter's queries likewise, label frequencies and
-    # MIG rows: about 1.2 KB, so 80k more labels may add about 0.1 GB; the
-    # full-label step's (16 x L x 16) attention graph alone would add 0.35 GB
-    assert grow < 0.2e9, grow
+    small, large = figs[20_000]["step_extra_bytes"], figs[100_000]["step_extra_bytes"]
+    if small < 0:
+        pytest.skip("the kernel does not let this process reset its peak RSS")
+    # measured: a full-label step at 20k labels takes 52 MB above its
+    # resident memory (its (16 x L x 16) attention tensors), so about 0.26 GB
+    # at 100k; the (16 x 100 x 16) candidate tensors do not depend on L, and
+    # what grows is the parameter-sized gradients (6.4 MB per (100k x 16))
+    assert large - small < 0.03e9, (small, large)
     assert 0.002 < figs[100_000]["p_at_5"] <= 1.0
