@@ -98,7 +98,7 @@ def machine():
 
 def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_epochs,
                 minilm_max_length=MINILM_MAX_LENGTH, neural_max_docs=None, neural_max_length=None,
-                svm_grid=None):
+                svm_grid=None, neural_params=None):
     """Model specs of one dataset for :func:`xplant._run.run_models`.
 
     ``neural_max_docs`` / ``neural_max_length`` budget the word-backbone
@@ -106,7 +106,10 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     first N training documents and read the first M tokens of each document
     (dev and test stay whole). None: all of them, and the classifier's own
     ``max_length``. ``svm_grid``: the C values the SVM row chooses from on
-    dev (None: :data:`xplant._run.DEV_GRIDS`).
+    dev (None: :data:`xplant._run.DEV_GRIDS`). ``neural_params``: overrides of
+    :class:`~xplant.neural.PlantClassifier` (``planter__<name>`` for its
+    planter) for the word-backbone PLANT and ``plant=False`` rows;
+    ``plant=False`` keeps ``stage1_weight=0`` whatever they say.
 
     Returns
     -------
@@ -116,7 +119,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     """
     specs, skipped = [], []
     neural = {"epochs": epochs, "plant_epochs": plant_epochs}
-    extra, word = {}, {}
+    extra, word = {}, dict(neural_params or {})
     if neural_max_docs is not None:
         extra["max_train_docs"] = neural["max_train_docs"] = int(neural_max_docs)
     if neural_max_length is not None:
@@ -138,7 +141,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
             else:
                 specs.append({"name": kind, "budget": {}})
         elif row == "plant-false":
-            specs.append({"name": "plant=False", "params": dict(word), **extra,
+            specs.append({"name": "plant=False", "params": {**word, "stage1_weight": 0.0}, **extra,
                           "budget": dict(neural)})
         elif row == "plant":
             specs.append({"name": "PLANT", "params": dict(word), **extra, "budget": dict(neural)})
@@ -218,7 +221,7 @@ def run_dataset(dataset, out_dir, args, log=print):
                                  minilm_max_length=minilm_length,
                                  neural_max_docs=args.neural_max_docs,
                                  neural_max_length=args.neural_max_length,
-                                 svm_grid=args.svm_grid)
+                                 svm_grid=args.svm_grid, neural_params=args.set)
     subset = _subset_arg(args)
     data_args = _data_args(dataset, args.data_home, max_docs, args.dev_docs, subset)
     splits = load_splits(**data_args)
@@ -252,7 +255,8 @@ def run_dataset(dataset, out_dir, args, log=print):
                        "minilm_max_docs": minilm_docs, "minilm_epochs": minilm_epochs,
                        "minilm_max_length": minilm_length,
                        "neural_max_docs": args.neural_max_docs,
-                       "neural_max_length": args.neural_max_length},
+                       "neural_max_length": args.neural_max_length,
+                       "neural_params": args.set},
             "models": res["models"], "failed": res.get("failed", []), "skipped": skipped,
             "versions": res["versions"], "plot": plot}
 
@@ -291,6 +295,8 @@ def format_markdown(report):
                   f"first {b['minilm_max_docs']} training documents, {b['minilm_epochs']} epochs, "
                   f"{b['minilm_max_length']} tokens per document"
                   + (f"; first {b['max_docs']} documents of each split" if b["max_docs"] else "")
+                  + (f"; PLANT and plant=False with {b['neural_params']}" if b.get("neural_params")
+                     else "")
                   + (f"; every choice made on {b['dev_docs']} random dev documents"
                      if b.get("dev_docs") else "")
                   + ".", "", markdown_table(d["models"], MARKDOWN_COLUMNS), ""]
@@ -304,6 +310,17 @@ def format_markdown(report):
         if d["plot"]:
             lines += [f"![F1 against label training frequency, {d['dataset']}]({d['plot']})", ""]
     return "\n".join(lines)
+
+
+def _param(text):
+    """``NAME=VALUE`` (VALUE JSON, else a bare string) -> ``(name, value)``."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
 
 
 def build_parser():
@@ -331,6 +348,11 @@ def build_parser():
     p.add_argument("--svm-grid", type=lambda s: [float(c) for c in s.split(",")],
                    help="comma-separated C values the SVM row chooses from on dev "
                         "(default 0.1,1,10)")
+    p.add_argument("--set", type=_param, action="append", metavar="NAME=VALUE",
+                   help="a PlantClassifier parameter of the PLANT and plant=False rows, VALUE in "
+                        "JSON or a bare string (e.g. --set stage1_weight=0 --set "
+                        "planter__max_epochs=3 --set scoring=precision_at_5); repeatable; "
+                        "plant=False keeps stage1_weight=0")
     p.add_argument("--max-docs", type=int, help="first N documents of each split")
     p.add_argument("--dev-docs", type=int,
                    help="make every dev choice (epochs, C, decision rules) on N random dev "
@@ -357,6 +379,7 @@ def main(argv=None, log=print):
     """Run the benchmark; write ``bench.json`` and ``bench.md``; return the report dict."""
     args = build_parser().parse_args(argv)
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
+    args.set = dict(args.set) if args.set else None
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     for d in datasets:
         if d not in DATASETS:

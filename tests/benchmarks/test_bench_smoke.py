@@ -154,6 +154,16 @@ def test_model_specs_extras_and_ablations(monkeypatch):
     assert by["PLANT (MiniLM)"]["params"]["max_length"] == bench.MINILM_MAX_LENGTH
     with pytest.raises(ValueError, match="unknown row"):
         bench.model_specs("codiesp-D", ["bert"], **kw)
+    # --set: PlantClassifier overrides of both word-backbone rows; plant=False keeps no anchor
+    args = bench.build_parser().parse_args(["--set", "stage1_weight=1", "--set", "scoring=map",
+                                            "--set", "planter__max_epochs=3"])
+    assert args.set == [("stage1_weight", 1), ("scoring", "map"), ("planter__max_epochs", 3)]
+    specs, _ = bench.model_specs("codiesp-D", ["plant", "plant-false"],
+                                 neural_params=dict(args.set), **kw)
+    assert specs[0]["params"] == {"stage1_weight": 1, "scoring": "map", "planter__max_epochs": 3}
+    assert specs[1]["params"]["stage1_weight"] == 0.0 and specs[1]["params"]["scoring"] == "map"
+    with pytest.raises(SystemExit):
+        bench.build_parser().parse_args(["--set", "stage1_weight"])
 
 
 def test_bench_evidence_smoke(tmp_path):
@@ -179,3 +189,21 @@ def test_bench_evidence_smoke(tmp_path):
             assert 0.0 <= r["test_MAP"] <= 1.0 and 0.0 <= r["dev_MAP"] <= 1.0
     with pytest.raises(SystemExit):
         module.main(["--rows", "plant,nonsense"])
+
+
+def test_keep_labels_restricts_per_label_fields():
+    """The subset's label columns carry their names, texts and ancestors (renumbered)."""
+    import scipy.sparse as sp
+    from sklearn.utils import Bunch
+    from xplant._run import _keep_labels
+    b = Bunch(texts=["a", "b", "c"], ids=["x", "y", "z"],
+              Y=sp.csr_matrix(np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1]])),
+              label_names=np.array(["A", "B", "C", "D"]), label_synonyms=[["a"], [], ["c"], ["d"]],
+              label_ancestor=np.array([-1, 0, 3, -1]), label_frequency=np.array([1, 1, 1, 2]),
+              record={"n": 3})
+    out = _keep_labels(b, np.array([2, 3]))
+    assert out.texts == ["a", "c"] and out.ids == ["x", "z"]          # "b" has neither label
+    assert out.Y.toarray().tolist() == [[0, 1], [1, 1]]
+    assert out.label_names.tolist() == ["C", "D"] and out.label_synonyms == [["c"], ["d"]]
+    assert out.label_ancestor.tolist() == [1, -1]                    # D is now column 1
+    assert out.label_frequency.tolist() == [1, 2] and out.record == {"n": 3}

@@ -138,3 +138,15 @@ def test_clear_errors(tmp_path):
     (tmp_path / "d" / "config.json").write_text(json.dumps({"format": "other"}))
     with pytest.raises(ValueError, match="format 'other'"):
         load_linear(tmp_path / "d")
+
+
+def test_numpy_scalar_parameters_are_saved_as_numbers(tmp_path):
+    # numpy scalars from a grid (np.logspace) are stored, never refused or dropped
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((20, 6)))
+    Y = (rng.random((20, 3)) < 0.4).astype(int)
+    Y[0] = 1
+    est = OneVsRestLinear(C=np.float64(0.5), max_iter=np.int64(50)).fit(X, Y)
+    back = load_linear(save_linear(est, tmp_path / "ovr"))
+    assert back.C == 0.5 and type(back.C) is float and back.max_iter == 50
+    np.testing.assert_allclose(back.decision_function(X), est.decision_function(X))

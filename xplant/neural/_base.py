@@ -6,7 +6,7 @@ import torch
 from skorch import NeuralNet
 from torch.utils.data import DataLoader
 
-from ._common import check_param
+from ._common import check_param, to_python
 from ._data import LengthBucketSampler
 from .backbones import backbone_kind, build_backbone
 
@@ -19,6 +19,41 @@ class PlantNetBase(NeuralNet):
     """
 
     collate = None
+    _nested = ("planter", "relevance")   # estimator-valued parameters that get_params(deep=True) opens
+
+    def set_params(self, **params):
+        """Set parameters, routing ``planter__*`` and ``relevance__*`` to those estimators.
+
+        Every key that ``get_params(deep=True)`` lists can be set, as in
+        scikit-learn: ``set_params(planter__max_epochs=3)`` calls
+        ``self.planter.set_params(max_epochs=3)`` (the estimator held by the
+        parameter, cloned later by ``fit``). A plain value given in the same
+        call (``planter=AttentionPlanter()``) is set first. skorch's own
+        prefixes (``optimizer__``, ``module__``, ``callbacks__``, ...) keep
+        skorch's routing.
+
+        Raises
+        ------
+        ValueError
+            For a nested key whose estimator is None (set it first).
+        """
+        nested, plain = {}, {}
+        for key, value in params.items():
+            head, sep, sub = key.partition("__")
+            if sep and head in self._nested:
+                nested.setdefault(head, {})[sub] = value
+            else:
+                plain[key] = value
+        if plain:
+            super().set_params(**plain)
+        for head, sub in nested.items():
+            est = getattr(self, head, None)
+            if est is None or not hasattr(est, "set_params"):
+                raise ValueError(f"cannot set {', '.join(head + '__' + k for k in sub)}: {head} is "
+                                 f"{est!r}; give {head}=<estimator> first (in the same call or "
+                                 "before)")
+            est.set_params(**sub)
+        return self
 
     def build_encoder(self):
         """The backbone for the fitted MIGRelevance (architecture params of self)."""
@@ -33,7 +68,7 @@ class PlantNetBase(NeuralNet):
         kwargs.setdefault("weight_decay", self.weight_decay)
         if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
             kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
-        self.optimizer_ = self.optimizer(params, lr=self.lr, **kwargs)
+        self.optimizer_ = self.optimizer(params, lr=float(self.lr), **to_python(kwargs))
         return self
 
     def get_split_datasets(self, X, y=None, **fit_params):

@@ -68,7 +68,7 @@ class ProgressiveUnfreezing(Callback):
                 active[group] = lr
         named = dict(net.module_.named_parameters())
         for g in net.optimizer_.param_groups:
-            lr = active.get(g["name"], 0.0)
+            lr = float(active.get(g["name"], 0.0))     # a numpy scalar from a grid is fine
             g["lr"] = lr
             for n in g["param_names"]:
                 named[n].requires_grad_(lr > 0)

@@ -17,7 +17,7 @@ from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
-                      seed_everything, set_torch_threads, split_validation)
+                      seed_everything, set_torch_threads, split_validation, to_python)
 from ._data import (AnchoredDataset, CandidateDataset, Stage1Dataset, Stage2Collate,
                     TokenDataset, pad_batch, positives_list, truncate)
 from ._fusion import FusionMixin, shortlist_texts
@@ -422,7 +422,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
-        self.phases_ = self.phases if self.phases is not None else default_phases(self.backbone, self.lr)
+        self.phases_ = to_python(self.phases if self.phases is not None
+                                 else default_phases(self.backbone, self.lr))
         self.n_fit_train_ = len(train_docs)
         self.n_candidates_ = (None if self.shortlist is None
                               else check_n_candidates(self.n_candidates, self.n_labels_))
@@ -629,7 +630,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
 
     def _docs(self, X):
         check_is_fitted(self, "module_")
-        return truncate(encode(X, self.relevance_), self.max_length)
+        return truncate(encode(X, self.relevance_, self.max_length), self.max_length)
 
     def decision_function(self, X):
         """Logits, shape (n_samples, n_labels), float32.
@@ -719,7 +720,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         texts = check_texts(X)
         if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
             raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
-        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True)
+        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True,
+                                                     max_length=self.max_length)
         self.module_.eval()
         out = []
         m = int(min(top_labels, self.n_labels_))

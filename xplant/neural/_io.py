@@ -17,6 +17,7 @@ model under the final name.
 """
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -27,18 +28,68 @@ from .._files import replace_folder
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
+# Training-time only: not stored (a loaded model predicts; refit gives them again).
+_TRAINING_ONLY = ("callbacks", "checkpoint_dir")
+# skorch's plumbing: stored only as "the default"; anything else cannot be saved without code.
+_PLUMBING = ("module", "criterion", "optimizer", "iterator_train", "iterator_valid", "dataset",
+             "train_split")
 
 
-def _json_params(clf):
+def _json_value(value, where):
+    """A JSON-storable copy of ``value`` (numpy scalars made Python), or ValueError."""
+    from ._common import to_python
+    value = to_python(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        raise ValueError(f"cannot save {where}={value!r}: JSON holds finite numbers only")
+    if isinstance(value, _JSON_TYPES):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _json_value(v, f"{where}[{k!r}]") for k, v in value.items()}
+    from sklearn.base import BaseEstimator
+    if isinstance(value, BaseEstimator):     # a sub-estimator: by its parameters, recursively
+        return {"estimator": type(value).__name__, "params": _json_params(value, where + "__")}
+    raise ValueError(f"cannot save the parameter {where}={value!r} ({type(value).__name__}): a "
+                     "saved model stores every parameter as JSON (numbers, strings, lists, "
+                     "dicts, sub-estimators by their parameters); give a storable value, or "
+                     "refit instead of saving")
+
+
+def _json_params(est, prefix=""):
+    """Every parameter of ``est`` as JSON; refuse what cannot be stored, never drop it."""
+    defaults = type(est)().get_params(deep=False)
     out = {}
-    for k, v in clf.get_params(deep=False).items():
-        if k in ("planter", "relevance", "callbacks", "module", "criterion", "optimizer",
-                 "iterator_train", "iterator_valid", "dataset", "train_split", "checkpoint_dir"):
+    for k, v in est.get_params(deep=False).items():
+        if k in _TRAINING_ONLY or k.startswith(("callbacks__", "_")):
             continue
-        if isinstance(v, _JSON_TYPES):
-            out[k] = v
-        elif k == "phases" and v is not None:
-            out[k] = [list(p) for p in v]
+        if k in _PLUMBING:
+            if v is not defaults.get(k) and v != defaults.get(k):
+                raise ValueError(f"cannot save {prefix}{k}={v!r}: only the default {k} can be "
+                                 "saved (loading runs no stored code)")
+            continue
+        if k == "tokenizer" and not isinstance(v, str):
+            raise ValueError(f"cannot save {prefix}{k}={v!r}: a tokenizer object cannot be "
+                             "stored; give it by name ('word' or 'hf:<folder>')")
+        out[k] = _json_value(v, prefix + k)
+    return out
+
+
+def _from_json(params):
+    """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
+    from ..relevance import MIGRelevance
+    from ._planter import AttentionPlanter
+    known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance}
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict) and set(v) == {"estimator", "params"}:
+            if v["estimator"] not in known:
+                raise ValueError(f"unknown sub-estimator {v['estimator']!r} in the saved "
+                                 f"parameter {k}")
+            v = known[v["estimator"]](**_from_json(v["params"]))
+        out[k] = v
     return out
 
 
@@ -112,36 +163,73 @@ def _has(pkg):
 def load_model(path):
     """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
 
+    Every parameter is validated exactly as ``fit`` validates it, the
+    fields of ``config.json`` against each other (label names, label
+    frequencies, k) and against the relevance and the weights' shapes.
+
     Raises
     ------
     FileNotFoundError
         When ``path`` is not a saved model folder.
     ValueError
-        When the files disagree (another format, a tokenizer that no longer
-        matches, or weights of another shape).
+        Naming the file and the field: invalid JSON (with its line), a
+        missing or invalid field, a parameter ``fit`` would refuse, label
+        names that collide or hold control characters, fields that
+        disagree, a tokenizer that no longer matches, or weights of another
+        shape.
     """
     from safetensors.torch import load_file
+    from .._files import FieldChecker, read_json_object
+    from .._labels import check_label_names
     from ..relevance import load_relevance
     from ._classifier import PlantClassifier
     path = Path(path)
     if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
         raise FileNotFoundError(f"{path} is not a saved PlantClassifier (needs config.json and "
                                 "model.safetensors)")
-    config = json.loads((path / "config.json").read_text())
+    cfg_file = path / "config.json"
+    config = read_json_object(cfg_file, "a saved PlantClassifier's configuration")
     if config.get("format") != _FORMAT:
         raise ValueError(f"{path}: unknown format {config.get('format')!r}, expected {_FORMAT!r}")
-    params = dict(config["params"])
+    c = FieldChecker(config, cfg_file)
+    try:
+        params = _from_json(dict(c.get("params", dict, "an object of parameters")))
+    except (TypeError, ValueError) as exc:
+        c.fail("params", str(exc))
     if params.get("phases") is not None:
+        if not isinstance(params["phases"], list) or \
+                not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):
+            c.fail("params", "phases must be a list of [epoch, group, lr]")
         params["phases"] = [tuple(p) for p in params["phases"]]
-    clf = PlantClassifier(**params)
+    unknown = set(params) - set(PlantClassifier().get_params(deep=False))
+    if unknown:
+        c.fail("params", f"unknown parameters {sorted(unknown)}")
+    try:
+        clf = PlantClassifier(**params)
+        clf._check_params()                  # exactly what fit checks
+    except (TypeError, ValueError) as exc:
+        c.fail("params", str(exc))
+    n_labels = c.integer("n_labels", low=1)
+    as_indices = c.get("classes_are_indices", bool, "true or false")
+    classes = c.get("classes", list, "a list of label names")
+    if len(classes) != n_labels:
+        c.fail("classes", f"holds {len(classes)} names but n_labels is {n_labels}")
+    if not as_indices:
+        try:
+            check_label_names(classes)
+        except ValueError as exc:
+            c.fail("classes", str(exc))
+    frequency = c.int_list("label_frequency", n_labels)
+    clf.n_train_documents_ = c.integer("n_train_documents", low=1)
+    clf.k_ = c.integer("k", low=1, high=n_labels)
+    clf.threshold_ = c.number("threshold", low=0.0, high=1.0)
+    clf.best_epoch_ = c.integer("best_epoch", low=0) if "best_epoch" in config else 0
     clf.relevance_ = load_relevance(path / "relevance")
-    clf.n_labels_ = config["n_labels"]
-    clf.classes_ = (np.arange(clf.n_labels_) if config["classes_are_indices"]
-                    else np.asarray(config["classes"]))
-    clf.label_frequency_ = np.asarray(config["label_frequency"], dtype=np.int64)
-    clf.n_train_documents_ = config["n_train_documents"]
-    clf.k_, clf.threshold_ = config["k"], config["threshold"]
-    clf.best_epoch_ = config.get("best_epoch", 0)
+    if clf.relevance_.n_labels_ != n_labels:
+        c.fail("n_labels", f"is {n_labels} but relevance/ holds {clf.relevance_.n_labels_} labels")
+    clf.n_labels_ = n_labels
+    clf.classes_ = np.arange(n_labels) if as_indices else np.asarray(classes)
+    clf.label_frequency_ = np.asarray(frequency, dtype=np.int64)
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
     clf.phases_ = clf.phases if clf.phases is not None else []
@@ -151,7 +239,8 @@ def load_model(path):
     try:
         clf.module_.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise ValueError(f"{path}: the weights do not fit the saved configuration: {exc}") from exc
+        raise ValueError(f"{path / 'model.safetensors'}: the weights do not fit the saved "
+                         f"configuration: {exc}") from exc
     clf.module_.eval()
     clf.shortlist_ = clf.fusion_weight_ = None
     if (path / "shortlist").is_dir():

@@ -1,0 +1,190 @@
+"""The neural estimators' own conformance tests (scikit-learn's common checks cannot feed them texts).
+
+Tiny configuration: 24 documents, 16-dimensional layers, one or two epochs.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from xplant.metrics import get_scorer
+from xplant.neural import AttentionPlanter, PlantClassifier, load_model
+
+TINY = dict(embedding_dim=16, hidden_dim=16, attention_dim=16, batch_size=8, verbose=0, n_jobs=1,
+            validation_fraction=None, max_length=64)
+
+
+def _clf(**kw):
+    params = dict(TINY, pool_size=16, max_epochs=2, stage1_weight=0.0,
+                  planter=AttentionPlanter(max_epochs=1, verbose=0))
+    params.update(kw)
+    return PlantClassifier(**params)
+
+
+@pytest.fixture(scope="module")
+def data(make_corpus):
+    return make_corpus(n_docs=24, n_labels=4, doc_len=12)
+
+
+def test_clone_keeps_every_parameter_and_no_state(data):
+    texts, Y = data
+    clf = _clf(lr=0.02).fit(texts, Y)
+    twin = clone(clf)
+    assert not hasattr(twin, "module_") and not hasattr(twin, "classes_")
+    assert twin.lr == 0.02 and twin.planter is not clf.planter
+    assert twin.planter.get_params(deep=False) == clf.planter.get_params(deep=False)
+
+
+def test_nested_set_params_reaches_the_planter_and_the_relevance(data):
+    # Fault 6: set_params(planter__max_epochs=3) changed nothing, and the next
+    # fit raised "__init__() got unexpected argument(s)".
+    from xplant.relevance import MIGRelevance
+    clf = _clf(relevance=MIGRelevance(top_k=5))
+    deep = clf.get_params(deep=True)
+    assert "planter__max_epochs" in deep and "relevance__top_k" in deep
+    clf.set_params(planter__max_epochs=3, relevance__top_k=7, planter__relevance=None)
+    assert clf.planter.max_epochs == 3 and clf.relevance.top_k == 7
+    assert clf.get_params(deep=True)["planter__max_epochs"] == 3
+    # every key get_params(deep=True) lists can be set back to its value
+    clf.set_params(**{k: v for k, v in clf.get_params(deep=True).items() if "__" in k})
+    texts, Y = data
+    clf.set_params(planter__max_epochs=1, max_epochs=1).fit(texts, Y)
+    assert len(clf.planter_.history) == 1
+    with pytest.raises(ValueError, match="planter is None"):
+        _clf(planter=None).set_params(planter__max_epochs=2)
+
+
+def test_grid_search_over_a_nested_key_and_numpy_scalars(data):
+    # Faults 5 and 6: np.logspace gives np.float64, and the nested key must be settable.
+    texts, Y = data
+    grid = {"lr": np.logspace(-3, -2, 2), "planter__max_epochs": [1]}
+    gs = GridSearchCV(_clf(max_epochs=1, plant=True), grid, cv=2, scoring=get_scorer("precision_at_1"),
+                      error_score="raise")
+    gs.fit(texts, Y.toarray())
+    assert isinstance(gs.best_params_["lr"], np.floating)
+    assert gs.best_estimator_.planter_.max_epochs == 1
+
+
+def test_numpy_scalar_parameters_train_save_and_load(data, tmp_path):
+    # Fault 5: lr=np.float64 raised TypeError in fit; hidden_dim=np.int64(16)
+    # trained but save dropped it, and load failed with a 16 vs 128 size mismatch.
+    texts, Y = data
+    clf = _clf(lr=np.float64(0.01), hidden_dim=np.int64(16), attention_dim=np.int32(16),
+               max_epochs=np.int64(1), dropout=np.float32(0.1), gamma=np.float64(2.0),
+               hard_negatives=np.int64(3), pool_size=np.int64(8), max_k=np.int64(3),
+               phases=[(np.int64(0), "head", np.float64(0.01)),
+                       (np.int64(1), "attention", np.float64(0.01))])
+    clf.fit(texts, Y)
+    path = clf.save(tmp_path / "m")
+    saved = json.loads((path / "config.json").read_text())["params"]
+    assert saved["hidden_dim"] == 16 and saved["lr"] == 0.01 and saved["pool_size"] == 8
+    assert saved["phases"] == [[0, "head", 0.01], [1, "attention", 0.01]]
+    again = load_model(path)
+    assert again.hidden_dim == 16 and type(again.hidden_dim) is int
+    np.testing.assert_array_equal(again.predict_proba(texts), clf.predict_proba(texts))
+
+
+def test_save_stores_every_parameter_or_refuses(data, tmp_path):
+    texts, Y = data
+    clf = _clf(max_epochs=1, planter=AttentionPlanter(max_epochs=1, ndcg_k=3, verbose=0),
+               optimizer__betas=(0.8, 0.99),
+               deepspeed_config={"zero_stage": np.int64(2)}).fit(texts, Y)
+    path = clf.save(tmp_path / "m")
+    config = json.loads((path / "config.json").read_text())
+    stored = set(config["params"])
+    expected = set(clf.get_params(deep=False)) - {"callbacks", "checkpoint_dir", "module",
+                                                  "criterion", "optimizer", "iterator_train",
+                                                  "iterator_valid", "dataset", "train_split"}
+    expected = {k for k in expected if not k.startswith("_")}   # skorch's private bookkeeping
+    assert stored == expected
+    assert config["params"]["planter"]["estimator"] == "AttentionPlanter"
+    again = load_model(path)
+    assert isinstance(again.planter, AttentionPlanter) and again.planter.ndcg_k == 3
+    assert again.planter.max_epochs == 1 and again.deepspeed_config == {"zero_stage": 2}
+    assert list(again.optimizer__betas) == [0.8, 0.99]
+    clf.set_params(deepspeed_config={"f": object()})
+    with pytest.raises(ValueError, match=r"cannot save the parameter deepspeed_config\['f'\]"):
+        clf.save(tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
+    import torch
+    clf.set_params(deepspeed_config=None)
+    clf.optimizer = torch.optim.SGD          # (skorch re-initialises on set_params(optimizer=))
+    with pytest.raises(ValueError, match="only the default optimizer can be saved"):
+        clf.save(tmp_path / "bad")
+
+
+def test_refit_resets_the_state(data):
+    texts, Y = data
+    clf = _clf(max_epochs=1, plant=False)
+    clf.fit(texts, Y)
+    first = clf.predict_proba(texts)
+    wide = sp.hstack([Y, Y[:, :1]]).tocsr()               # a fifth label
+    clf.fit(texts[:20], wide[:20], label_names=list("abcde"))
+    assert clf.n_labels_ == 5 and list(clf.classes_) == list("abcde")
+    assert clf.n_train_documents_ == 20 and len(clf.history) == 1
+    assert clf.predict_proba(texts).shape == (24, 5)
+    clf.fit(texts, Y)                                      # back to the first data
+    np.testing.assert_allclose(clf.predict_proba(texts), first, rtol=1e-5, atol=1e-6)
+
+
+def test_input_is_left_unchanged(data):
+    texts, Y = data
+    texts_before = list(texts)
+    dense = Y.toarray()
+    dense_before = dense.copy()
+    lists = [[f"L{j}" for j in Y[i].indices] for i in range(Y.shape[0])]
+    lists_before = [list(r) for r in lists]
+    _clf(max_epochs=1).fit(texts, dense)
+    _clf(max_epochs=1, plant=False).fit(texts, lists)
+    assert texts == texts_before and lists == lists_before
+    np.testing.assert_array_equal(dense, dense_before)
+
+
+def test_permuted_rows_give_permuted_output(data):
+    texts, Y = data
+    clf = _clf(max_epochs=1).fit(texts, Y)
+    perm = np.random.default_rng(3).permutation(len(texts))
+    p = clf.predict_proba(texts)
+    np.testing.assert_allclose(clf.predict_proba([texts[i] for i in perm]), p[perm], rtol=1e-5,
+                               atol=1e-6)
+    idx, _ = clf.predict_top_k(texts, k=2)
+    idx_p, _ = clf.predict_top_k([texts[i] for i in perm], k=2)
+    np.testing.assert_array_equal(idx_p, idx[perm])
+
+
+def test_planter_clone_refit_and_permutation(data):
+    texts, Y = data
+    pl = AttentionPlanter(max_epochs=1, **TINY).fit(texts, Y)
+    pl2 = clone(pl).fit(texts, Y)
+    for a, b in zip(pl.module_.state_dict().values(), pl2.module_.state_dict().values()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    pl.set_params(relevance__top_k=3) if pl.relevance is not None else None
+    pl.fit(texts[:12], Y[:12, :3], label_names=["x", "y", "z"])
+    assert pl.n_labels_ == 3 and list(pl.classes_) == ["x", "y", "z"]
+
+
+def test_saved_model_answers_in_codiesp_codes(tmp_path):
+    # Fault 7: `xplant predict` wrote "n1<TAB>1011" (a column index) for a saved model.
+    from xplant._predict import predict_file
+    from xplant.datasets import load_codiesp
+    tr = load_codiesp("train")
+    cols = np.flatnonzero(np.isin(tr.label_names, ["I10", "J18.9", "R50.9", "R05"]))
+    rows = np.flatnonzero(np.diff(tr.Y[:, cols].tocsr().indptr))[:30]
+    texts, Y = [tr.texts[i][:400] for i in rows], tr.Y[rows][:, cols]
+    clf = _clf(max_epochs=1, plant=False).fit(texts, Y, label_names=tr.label_names[cols])
+    path = clf.save(tmp_path / "PLANT")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"id": "n1", "text": "Hypertension and pneumonia."}) + "\n",
+                     encoding="utf-8")
+    out = tmp_path / "sub.tsv"
+    predict_file(str(path), notes, out, fmt="codiesp", top_k=4)
+    rows_out = [line.split("\t") for line in out.read_text().splitlines()]
+    assert {r[1] for r in rows_out} == {"i10", "j18.9", "r50.9", "r05"}
+    out = tmp_path / "pred.jsonl"
+    predict_file(str(path), notes, out, top_k=4)
+    assert {t["label"] for t in json.loads(out.read_text())["top"]} == {"I10", "J18.9", "R50.9",
+                                                                         "R05"}
