@@ -74,8 +74,14 @@ def model_specs(rows, features=False):
         optional package is missing.
     """
     import importlib.util
-    specs = []
+    from ._rows import find_row
+    specs, names = [], {r.name for r in rows}
     for row in rows:
+        if row.base is not None:         # fitted as its base row, which yields it
+            if row.base in names:
+                continue
+            names.add(row.base)
+            row = find_row(row.base)
         if features and row.needs_text:
             raise ValueError(f"model {row.name!r} ({row.display}) reads text, and an XC folder "
                              "holds feature vectors only; choose from prior, svm, lr, omikuji, "

@@ -29,6 +29,10 @@ class Row:
         ``features=True`` when the data are feature vectors, not texts.
     module : str or None
         Optional package the row needs (``"omikuji"``), for a clear error.
+    base : str or None
+        For a row that is another row's fit scored differently (the fused
+        rows of a shortlisted PLANT): that row's short name. Asking for it
+        fits the base row, whose fit yields it.
     """
 
     name: str
@@ -36,6 +40,7 @@ class Row:
     needs_text: bool
     factory: Callable
     module: str = None
+    base: str = None
 
 
 def _linear_step(estimator, features):
@@ -106,10 +111,19 @@ ROWS = [
     Row("napkinxc", "napkinXC PLT", False, _wrapper("NapkinXCPLT"), "napkinxc"),
     Row("omikuji", "Omikuji", False, _wrapper("OmikujiTrees"), "omikuji"),
     Row("libmultilabel", "LibMultiLabel", False, _wrapper("LibMultiLabelLinear"), "libmultilabel"),
-    Row("plant-false", "plant=False", True, _neural(False)),
-    Row("plant", "PLANT", True, _neural(True)),
-    Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf")),
+    Row("plant-false", "plant=False", True, _neural(False, shortlist="linear")),
+    Row("plant", "PLANT", True, _neural(True, shortlist="linear")),
+    Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf", shortlist="linear")),
+    # a shortlisted neural fit also yields its fused scores (run_models adds
+    # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
+    Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),
+        base="plant-false"),
+    Row("plant-fused", "PLANT fused", True, _neural(True, shortlist="linear"), base="plant"),
 ]
+
+#: The suffixes of the rows a shortlisted neural fit adds beside its own row
+#: (its own row is the network alone on its candidates, α = 0).
+FUSED_SUFFIXES = {"fused": " fused", "shortlist": " fused, α=1"}
 
 
 def register_row(row):

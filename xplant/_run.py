@@ -26,7 +26,13 @@ from ._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it fro
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 
 #: Models of the main job, in table order.
-DEFAULT_MODELS = ("frequency prior", "TF-IDF + LR", "plant=False", "PLANT")
+DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
+
+#: Shortlist size C of the neural rows per dataset: every label (None, the
+#: full-label Stage 2 fused with the linear shortlist) where the shortlist's
+#: recall at a small C is low (CodiEsp-D: 0.60 of test gold at C = 100, of a
+#: 0.83 ceiling; benchmarks/bench_shortlist.py), 100 on EURLEX57K.
+SHORTLIST_CANDIDATES = {"eurlex57k": 100}
 
 #: Display names of the original rows (:data:`xplant._rows.ROWS` has them all).
 #: The tree and LibMultiLabel rows need their optional extras
@@ -274,8 +280,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
     kind = find_row(spec.get("model", spec["name"])).display
-    base = build_model(kind, params=spec.get("params"), features=tr.get("texts") is None,
-                       **model_args)
+    params = dict(spec.get("params") or {})
+    if params.get("shortlist", find_row(kind).needs_text) and "n_candidates" not in params:
+        params["n_candidates"] = SHORTLIST_CANDIDATES.get(data_args.get("dataset"))
+    base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
     from ._progress import is_terminal, step, steps
@@ -317,9 +325,41 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         info["best_epoch"] = final.best_epoch_
     params = {k: v for k, v in final.get_params(deep=False).items()
               if isinstance(v, (int, float, str, bool, type(None)))}
-    return {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
-            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
-            "params": params, "info": info, "rule": rule, "evidence": evidence}
+    out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
+           "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
+           "params": params, "info": info, "rule": rule, "evidence": evidence}
+    if getattr(final, "shortlist_", None) is not None:
+        _fusion_rows(out, model, final, dv, te)
+    return out
+
+
+def _fusion_rows(out, model, final, dv, te):
+    """A shortlisted neural fit: its own row at α = 0, plus the fused and α = 1 rows.
+
+    The same fit re-scored (never refitted): the row itself becomes PLANT
+    alone on its candidates (α = 0), ``out["variants"]`` holds the fused
+    scores at the dev-chosen α and the shortlist alone (α = 1). Each gets
+    its own dev-chosen decision rule in :func:`_evaluate`.
+    """
+    alpha = float(final.fusion_weight_)
+    info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
+                shortlist=final.shortlist_info_)
+    steps = model.steps[:-1] if hasattr(model, "steps") else []
+
+    def scored(split):
+        X = _inputs(split)
+        for _, step in steps:
+            X = step.transform(X)
+        return final.fusion_scores(X, (0.0, alpha, 1.0))
+    dev, test = scored(dv), scored(te)
+    from ._rows import FUSED_SUFFIXES
+    out["info"] = dict(info, fusion_weight_of_row=0.0)
+    out["dev_scores"], out["test_scores"] = dev[0.0].astype(np.float32), test[0.0].astype(np.float32)
+    out["rule"] = None
+    out["variants"] = [
+        {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[a].astype(np.float32),
+         "test_scores": test[a].astype(np.float32), "info": dict(info, fusion_weight_of_row=a)}
+        for key, a in (("fused", alpha), ("shortlist", 1.0))]
 
 
 def _choose_rule(dev_Y, dev_scores):
@@ -512,6 +552,12 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             per_label_f1[name], support = per.f1, per.support
             log(f"{name}: finished in an earlier run, kept (test MAP "
                 f"{100 * entry['metrics']['MAP']:.1f})")
+            from ._rows import FUSED_SUFFIXES
+            for suffix in FUSED_SUFFIXES.values():       # the fused rows of that fit
+                vpart = _read_part(out_dir, _model_folder(name + suffix), key)
+                if vpart is not None:
+                    results["models"].append(vpart[0])
+                    per_label_f1[name + suffix] = vpart[1].f1
             continue
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
@@ -542,6 +588,16 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             from ._job import add_evidence
             add_evidence(out_dir, name, out["evidence"])
         _write_part(out_dir, folder, key, entry, per)
+        for var in out.get("variants", ()):
+            vname = name + var["suffix"]
+            ventry, vper = _evaluate(vname, {**out, **var, "rule": None}, splits)
+            ventry["predict_docs_per_second"] = entry["predict_docs_per_second"]
+            results["models"].append(ventry)
+            per_label_f1[vname] = vper.f1
+            _write_part(out_dir, _model_folder(vname), key, ventry, vper)
+            log(f"{vname}: (same fit) {results.get('split', 'test')} MAP "
+                f"{100 * ventry['metrics']['MAP']:.1f}, fusion weight "
+                f"{var['info']['fusion_weight_of_row']:.1f}")
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
             f"{100 * entry['metrics']['MAP']:.1f}")

@@ -25,14 +25,34 @@ def test_results_json_schema(smoke_run):
     assert data == json.loads(json.dumps(res, default=float))
     assert {"dataset", "split", "created", "versions", "models"} <= set(data)
     names = [m["name"] for m in data["models"]]
-    assert names == ["frequency prior", "TF-IDF + LR", "plant=False", "PLANT"]
+    assert names == ["frequency prior", "TF-IDF + SVM", "plant=False", "plant=False fused",
+                     "plant=False fused, α=1", "PLANT", "PLANT fused", "PLANT fused, α=1"]
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
                 "k", "threshold"} <= set(m)
         assert 1 <= m["k"] <= 10
         for key in ("P@1", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1"):
             assert 0.0 <= m["metrics"][key] <= 1.0
-    assert data["models"][1]["dev_selected"]["ovr__C"] in (1.0, 10.0, 100.0)
+    assert data["models"][1]["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
+
+
+def test_fused_rows_rescore_one_fit(smoke_run):
+    """Each neural row is PLANT alone (α = 0); its fused and α = 1 rows come from the same fit."""
+    _, res, _ = smoke_run
+    rows = {m["name"]: m for m in res["models"]}
+    for base in ("plant=False", "PLANT"):
+        own, fused, alone = rows[base], rows[base + " fused"], rows[base + " fused, α=1"]
+        alpha = own["fusion_weight"]
+        assert 0.0 <= alpha <= 1.0
+        assert [own["fusion_weight_of_row"], fused["fusion_weight_of_row"],
+                alone["fusion_weight_of_row"]] == [0.0, alpha, 1.0]
+        assert own["fit_seconds"] == fused["fit_seconds"] == alone["fit_seconds"]
+        # CodiEsp: every label (n_candidates=None), fused with the shortlist
+        assert own["params"]["n_candidates"] is None and own["n_candidates"] == 2557
+        assert own["shortlist"]["C"] in (1.0, 10.0)
+    # α = 1 is the shortlist alone: the same ranking for both neural fits
+    assert rows["PLANT fused, α=1"]["metrics"]["MAP"] == pytest.approx(
+        rows["plant=False fused, α=1"]["metrics"]["MAP"])
 
 
 def test_per_label_and_saved_models(smoke_run):
@@ -125,14 +145,14 @@ def test_read_documents_errors(tmp_path):
 
 
 def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
-    """The prior and TF-IDF + LR rows are saved (JSON + safetensors) and xplant predict reads them."""
+    """The prior and TF-IDF + SVM rows are saved (JSON + safetensors) and xplant predict reads them."""
     from xplant.cli import main
     from xplant.datasets import load_codiesp
     from xplant.linear import predict_top_k
     from xplant._saved import load_saved
     out, res, _ = smoke_run
-    lr = next(m for m in res["models"] if m["name"] == "TF-IDF + LR")
-    folder = out / "models" / "TF-IDF_LR"
+    lr = next(m for m in res["models"] if m["name"] == "TF-IDF + SVM")
+    folder = out / "models" / "TF-IDF_SVM"
     assert lr["saved_to"] == str(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["arrays.safetensors", "config.json"]
     model, decision = load_saved(folder)

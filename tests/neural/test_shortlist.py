@@ -84,7 +84,9 @@ def test_fused_outputs_agree_and_keep_shape(fused):
     np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :7])
     np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-5)
     assert 0.0 <= clf.fusion_weight_ <= 1.0
-    assert "valid_fusion_weight" in clf.history[-1]
+    assert {"valid_fusion_weight", "valid_fused_map", "valid_map"} <= set(clf.history[-1])
+    # early stopping follows PLANT alone; the fused score is at least the shortlist's
+    assert all(h["valid_fused_map"] >= h["valid_map"] - 1e-12 for h in clf.history)
     assert clf.shortlist_info_["C"] in (1.0, 10.0)
 
 

@@ -19,6 +19,10 @@ from ._shortlist import (FUSION_GRID, check_fusion, cross_fit_ranking, dense_sco
                          top_k_from_candidates, training_candidates)
 
 
+#: Each dev document's top shortlist candidates that fit the calibration.
+CALIBRATION_TOP = 100
+
+
 def shortlist_texts(X, docs, relevance):
     """The texts a shortlist reads: raw texts, a token corpus's texts, or its tokens.
 
@@ -140,7 +144,11 @@ class FusionMixin:
             cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
             is_gold = np.stack([np.isin(c, Yd.indices[Yd.indptr[i]:Yd.indptr[i + 1]])
                                 for i, c in enumerate(cand)])
-            self.shortlist_calibration_ = fit_calibration(s.ravel(), is_gold.ravel())
+            # calibrate where rankings are decided: each document's top
+            # candidates (a linear model scores labels it never saw at -1000)
+            top = min(cand.shape[1], CALIBRATION_TOP)
+            self.shortlist_calibration_ = fit_calibration(s[:, :top].ravel(),
+                                                          is_gold[:, :top].ravel())
             a, b = self.shortlist_calibration_
             self.dev_view_ = (cand, sigmoid(a * s + b),
                               tail_order(cand, extra, self.label_frequency_))
@@ -202,14 +210,25 @@ class FusionMixin:
         return cand, fuse(p_short, p_net, self.fusion_weight_), extra
 
     def _dev_scores(self):
-        """Dev scores for early stopping: fused at the α best on dev at this epoch."""
+        """Dev scores for early stopping: PLANT alone on its test-time candidates.
+
+        With a shortlist, the history also records the α best on dev at this
+        epoch and its fused score (``valid_fusion_weight``,
+        ``valid_fused_<scoring>``). Early stopping follows PLANT's own score
+        (α = 0): the fused score is at least the shortlist's alone, so while
+        the network is still weak it stays flat at that level and would stop
+        the fit before the network has learnt anything (docs/shortlist.md).
+        """
         if getattr(self, "shortlist_", None) is None or self.dev_view_ is None:
             return self._scores(self.dev_docs_)
+        from ._callbacks import score_by_name
         cand, p_short, rank = self.dev_view_
         p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
-        alpha, scores = self._best_fusion(p_short, p_net, cand, rank)
+        alpha, fused = self._best_fusion(p_short, p_net, cand, rank)
         self.history.record("valid_fusion_weight", alpha)
-        return scores
+        self.history.record("valid_fused_" + self.scoring,
+                            score_by_name(self.scoring, self.dev_Y_, fused))
+        return dense_scores(cand, p_net, rank)
 
     def _best_fusion(self, p_short, p_net, cand, rank):
         from ._callbacks import score_by_name
@@ -244,6 +263,38 @@ class FusionMixin:
         """(n, L) fused scores; non-candidates strictly below each row's candidates."""
         cand, fused, extra = self._fused_candidates(docs, texts, k_tail=True)
         return dense_scores(cand, fused, tail_order(cand, extra, self.label_frequency_))
+
+    def fusion_scores(self, X, alphas):
+        """(n, L) scores of ``X`` at several fusion weights, from one pass of each model.
+
+        The shortlist and the network score X once; each α re-mixes them
+        (α = 0: PLANT alone on its candidates, α = 1: the shortlist alone),
+        so rows of a results table can report them side by side without
+        refitting.
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+        alphas : sequence of float in [0, 1]
+
+        Returns
+        -------
+        dict of float to ndarray of float64 of shape (n_samples, n_labels)
+
+        Raises
+        ------
+        ValueError
+            When the classifier has no shortlist.
+        """
+        if getattr(self, "shortlist_", None) is None:
+            raise ValueError("fusion_scores needs a PlantClassifier fitted with a shortlist")
+        docs = self._docs(X)
+        texts = shortlist_texts(X, docs, self.relevance_)
+        cand, p_short, extra = self._shortlist_view(texts, full_tail=True)
+        p_net = sigmoid(self._net_candidate_logits(docs, cand))
+        rank = tail_order(cand, extra, self.label_frequency_)
+        return {float(a): dense_scores(cand, fuse(p_short, p_net, float(a)), rank)
+                for a in alphas}
 
     def _fused_top_k(self, docs, texts, k):
         cand, fused, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_)
