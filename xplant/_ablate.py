@@ -8,6 +8,8 @@ the same splits for every model, anything chosen on dev, test scored once.
   term-frequency Stage 1 target instead of MIG, MSE instead of the
   LambdaLoss Stage 1 loss, plain BCE instead of focal loss, no hard-negative
   sampling, no label smoothing.
+- Both study PLANT's own parts, so their rows run without the linear
+  shortlist that ``xplant run``'s neural rows use (``shortlist=None``).
 - The low-data curve fits PLANT and ``plant=False`` on nested random
   training subsets (:func:`xplant.model_selection.nested_subsamples`), one
   permutation per seed, and scores the full test split.
@@ -86,7 +88,8 @@ def ablation_specs(prefix="", dev_choices=False):
     ['full', 'plant=False', 'stage1_target="tf"']
     """
     rows = ABLATIONS + (DEV_CHOICES if dev_choices else ())
-    return [{"name": prefix + name, "model": model, "params": dict(params)}
+    # PLANT's own switches, without the shortlist the xplant run rows use
+    return [{"name": prefix + name, "model": model, "params": {"shortlist": None, **params}}
             for name, model, params in rows]
 
 
@@ -238,7 +241,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         extra["min_epoch_docs"] = int(min_epoch_docs)
     if max_epoch_docs is not None:
         extra["max_epoch_docs"] = int(max_epoch_docs)
-    curve_specs = [{"name": m, "params": dict(extra)} for m in CURVE_MODELS]
+    curve_specs = [{"name": m, "params": {"shortlist": None, **extra}} for m in CURVE_MODELS]
     result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
               "budget": budget, "single_seed_above": single_seed_above,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -56,12 +56,18 @@ def test_bench_smoke_core_rows(tmp_path):
                               "--dev-docs", "15"))
     data = _check_outputs(out, report)
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
-    assert names["codiesp-D"] == ["frequency prior", "TF-IDF + SVM", "PLANT", "PLANT (MiniLM)"]
+    assert names["codiesp-D"] == ["frequency prior", "TF-IDF + SVM", "PLANT", "PLANT fused",
+                                  "PLANT fused, α=1", "PLANT (MiniLM)", "PLANT (MiniLM) fused",
+                                  "PLANT (MiniLM) fused, α=1"]
     d = data["datasets"][0]
     assert d["documents"] == {"train": 20, "dev": 15, "test": 20}      # dev: a random subset
     assert d["budget"]["dev_docs"] == 15
     assert "every choice made on 15 random dev documents" in (out / "bench.md").read_text()
-    svm, plant, minilm = d["models"][1], d["models"][2], d["models"][3]
+    by_name = {m["name"]: m for m in d["models"]}
+    svm, plant = d["models"][1], by_name["PLANT"]
+    minilm = next(m for m in d["models"] if m["params"].get("backbone") == "hf")
+    # the neural rows are trained with the shortlist and bring their fused rows
+    assert {"PLANT fused", "PLANT fused, α=1"} <= set(by_name)
     assert svm["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
     assert plant["budget"] == {"epochs": 1, "plant_epochs": 1, "max_train_docs": 12,
                                "max_length": 48} and plant["budget_limited"]
@@ -118,13 +124,14 @@ def test_bench_smoke_other_rows(tmp_path):
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
     assert ("eurlex57k" in names) == (DATA / "train.jsonl.gz").is_file()
     if "eurlex57k" in names:  # no ablation rows on EURLEX57K
-        assert names["eurlex57k"][0] == "TF-IDF + LR" and names["eurlex57k"][-1] == "plant=False"
+        assert names["eurlex57k"][0] == "TF-IDF + LR" and names["eurlex57k"][-3:] == [
+            "plant=False", "plant=False fused", "plant=False fused, α=1"]
     d = data["datasets"][0]
     names = [m["name"] for m in d["models"]]
     assert names[0] == "TF-IDF + LR" and "plant=False" in names
     assert names[-5:] == ['PLANT stage1_target="tf"', 'PLANT stage1_loss="mse"', 'PLANT loss="bce"',
                           "PLANT hard_negatives=None", "PLANT label_smoothing=0"]
-    assert len(names) + len(d["skipped"]) == 10
+    assert len(names) + len(d["skipped"]) == 12     # plant=False adds its two fused rows
     by_name = {m["name"]: m for m in d["models"]}
     assert by_name['PLANT loss="bce"']["params"]["loss"] == "bce"
     assert by_name["PLANT hard_negatives=None"]["params"]["hard_negatives"] is None
