@@ -228,3 +228,19 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
     assert again.shortlist_info_["C"] == first.shortlist_info_["C"]
     np.testing.assert_allclose(again.predict_proba(texts[:5]), first.predict_proba(texts[:5]),
                                rtol=1e-6)
+
+
+def test_xplant_predict_answers_with_fused_labels(fused, tmp_path):
+    import json
+    from xplant.cli import main
+    clf, texts, _ = fused
+    clf.save(tmp_path / "model")
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n"
+                            for i, t in enumerate(texts[:4])))
+    assert main(["predict", "--model", str(tmp_path / "model"), "--input", str(docs),
+                 "--output", str(tmp_path / "pred.jsonl"), "--top-k", "3"]) == 0
+    recs = [json.loads(line) for line in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    idx, _ = clf.predict_top_k(texts[:4], 3)
+    assert [[t["label"] for t in r["top"]] for r in recs] == \
+        [[str(clf.classes_[j]) for j in row] for row in idx]
