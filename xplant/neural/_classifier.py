@@ -429,7 +429,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
                               else check_n_candidates(self.n_candidates, self.n_labels_))
         self.initialize()
         self._init_label_bias(Y[tr])
-        cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd)
+        cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
+                                    resume=resume)
         self.planter_ = None
         ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
