@@ -135,6 +135,8 @@ def save_model(clf, path, *, overwrite=False):
             "n_train_documents": int(clf.n_train_documents_),
             "k": int(clf.k_), "threshold": float(clf.threshold_),
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
+            "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
+            "stage1_weight_candidates": getattr(clf, "stage1_weight_candidates_", None),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
@@ -187,6 +189,9 @@ def load_model(path):
     clf.n_train_documents_ = config["n_train_documents"]
     clf.k_, clf.threshold_ = config["k"], config["threshold"]
     clf.best_epoch_ = config.get("best_epoch", 0)
+    w = clf.stage1_weight
+    clf.stage1_weight_ = config.get("stage1_weight", 0.0 if isinstance(w, str) else float(w))
+    clf.stage1_weight_candidates_ = config.get("stage1_weight_candidates")
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
     clf.phases_ = clf.phases if clf.phases is not None else []
