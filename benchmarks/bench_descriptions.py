@@ -45,10 +45,12 @@ def _scores(model, texts):
     return model.predict_proba(texts)
 
 
-def evaluate(name, model, tr, dv, te, fit_kwargs, log):
-    t0 = time.perf_counter()
-    model.fit(tr.texts, tr.Y, **fit_kwargs)
-    fit_s = time.perf_counter() - t0
+def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
+    """Fit (unless ``fit_s`` is given: already fitted), choose k on dev, report test."""
+    if fit_s is None:
+        t0 = time.perf_counter()
+        model.fit(tr.texts, tr.Y, **fit_kwargs)
+        fit_s = time.perf_counter() - t0
     S_dev, S_test = _scores(model, dv.texts), _scores(model, te.texts)
     k = select_k(dv.Y, S_dev)
     rep = xmtc_report(te.Y, S_test, y_pred=top_k_decision(S_test, k), label_frequency=tr.label_frequency,
@@ -93,12 +95,19 @@ def run_codiesp(args, log):
         rows.append(evaluate(f"TF-IDF + LR (C={C:g}) + descriptions", DescriptionFusion(make_tfidf_logistic(C=C)),
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
-        from xplant.neural import AttentionPlanter, PlantClassifier
+        from xplant._run import build_model
 
-        plant = PlantClassifier(max_epochs=args.plant_epochs, n_jobs=1, verbose=0,
-                                planter=AttentionPlanter(max_epochs=args.plant_epochs, verbose=0))
-        rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) + descriptions", DescriptionFusion(plant),
+        # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6
+        plant = build_model("PLANT", epochs=args.plant_epochs, plant_epochs=min(10, args.plant_epochs),
+                            verbose=0, params={"n_jobs": 1})
+        fused = DescriptionFusion(plant)
+        rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, fused", fused,
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
+        clf = fused.estimator_[-1]
+        log(f"  planter: {clf.planter_.n_described_labels_} labels with description targets, "
+            f"{clf.planter_.n_borrowed_queries_} borrowed queries; best epoch {clf.best_epoch_}")
+        rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, not fused",
+                             fused.estimator_, tr, dv, te, {}, log, fit_s=rows[-1]["fit_seconds"]))
     return {"dataset": f"codiesp-D ({args.language})", "rows": rows, "zero": zero_counts(tr, te),
             "coverage": {"D": tr.record["descriptions"],
                          "P": load_codiesp("train", codes="P").record["descriptions"]}}

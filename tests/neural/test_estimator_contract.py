@@ -207,3 +207,26 @@ def test_stage1_weight_dev_errors_and_grid_search(data, tmp_path):
                       scoring=get_scorer("precision_at_1")).fit(texts, Y.toarray())
     assert gs.best_params_["stage1_weight"] in ("dev", 0.0)
     assert len(gs.cv_results_["params"]) == 2
+
+
+def test_saved_model_answers_in_codiesp_codes(tmp_path):
+    # Fault 7: `xplant predict` wrote "n1<TAB>1011" (a column index) for a saved model.
+    from xplant._predict import predict_file
+    from xplant.datasets import load_codiesp
+    tr = load_codiesp("train")
+    cols = np.flatnonzero(np.isin(tr.label_names, ["I10", "J18.9", "R50.9", "R05"]))
+    rows = np.flatnonzero(np.diff(tr.Y[:, cols].tocsr().indptr))[:30]
+    texts, Y = [tr.texts[i][:400] for i in rows], tr.Y[rows][:, cols]
+    clf = _clf(max_epochs=1, plant=False).fit(texts, Y, label_names=tr.label_names[cols])
+    path = clf.save(tmp_path / "PLANT")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"id": "n1", "text": "Hypertension and pneumonia."}) + "\n",
+                     encoding="utf-8")
+    out = tmp_path / "sub.tsv"
+    predict_file(str(path), notes, out, fmt="codiesp", top_k=4)
+    rows_out = [line.split("\t") for line in out.read_text().splitlines()]
+    assert {r[1] for r in rows_out} == {"i10", "j18.9", "r50.9", "r05"}
+    out = tmp_path / "pred.jsonl"
+    predict_file(str(path), notes, out, top_k=4)
+    assert {t["label"] for t in json.loads(out.read_text())["top"]} == {"I10", "J18.9", "R50.9",
+                                                                         "R05"}

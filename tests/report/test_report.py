@@ -120,11 +120,14 @@ def test_render_report_tables_escaping_and_pngs(run_dir, tmp_path_factory):
     page = PageParser()
     page.feed(raw)
 
-    # results table: header + one row per model, names escaped, values formatted
-    header, *body = page.tables["results"]
+    # full results table (folded): header + one row per model, names escaped, percent
+    header, *body = page.tables["results-all"]
     assert header[:4] == ["model", "P@5", "macro_f1", "evidence_f1"]
     assert [r[0] for r in body] == ["PLANT", "plant=False <i>"]
-    assert body[0][1:4] == ["0.4123", "0.2000", "\u2013"] and body[1][5] == "\u2013"  # missing metric, None threshold
+    assert body[0][1:4] == ["41.2", "20.0", "\u2013"] and body[1][5] == "\u2013"  # missing metric, None threshold
+    # compact table: the headline columns present in the run, percent
+    assert page.tables["results"][0] == ["model", "P@5", "fit s"]
+    assert page.tables["results"][1][:2] == ["PLANT", "41.2"]
     assert "<i>" not in page.tags and "&lt;i&gt;" in raw
 
     # F1 by frequency: support-0 label F left out; buckets 0, 1, 2-3, 8-15

@@ -21,6 +21,9 @@ REPORT_FILE = "report.html"
 F1_PLOT = "f1_by_frequency.png"
 SIMILARITY_PLOT = "similarity.png"
 DEFAULT_EXAMPLES = 3
+#: Columns of the compact results table, in order: (metric key, header).
+HEADLINE = (("P@1", "P@1"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("MAP", "MAP"),
+            ("micro_F1", "micro-F1"), ("macro_F1", "macro-F1"), ("F1_few", "F1 few"))
 PAPER_SIMILARITY = {"random": 0.75, "planted": 0.985}
 _COLOURS = ["#ffe08a", "#9fe3b4", "#a8d0ff", "#ffb3c7", "#d6bcff", "#ffc999"]
 
@@ -40,6 +43,10 @@ th:first-child, td:first-child { text-align: left; }
 {% endfor %}
 img { max-width: 100%; }
 .meta { color: #666; font-size: 0.85em; }
+.warn { background: #fff3cd; padding: 0.4em 0.6em; }
+.wide { overflow-x: auto; }
+tr.hit td:nth-child(2) { color: #0a0; font-weight: bold; }
+td:nth-child(3) { text-align: left; }
 </style>
 </head>
 <body>
@@ -48,13 +55,24 @@ img { max-width: 100%; }
 {% if versions %}Versions: {% for k, v in versions %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% endfor %}.{% endif %}</p>
 
 <h2>Results</h2>
+{% if optimistic %}<p class="warn"><b>Optimistic:</b> {{ optimistic }}</p>{% endif %}
+<p>Percent{% if split %}, {{ split }} split{% endif %}. F1 uses top-k, k chosen on dev by micro-F1.</p>
 <table id="results">
+<thead><tr><th>model</th>{% for h in headline_names %}<th>{{ h }}</th>{% endfor %}<th>fit s</th></tr></thead>
+<tbody>
+{% for row in rows %}<tr><td>{{ row.name }}</td>{% for v in row.headline %}<td>{{ v }}</td>{% endfor %}<td>{{ row.fit_seconds }}</td></tr>
+{% endfor %}</tbody>
+</table>
+<details><summary>All metrics ({{ metric_names|length }} columns, percent), decision rules, time and memory</summary>
+<div class="wide"><table id="results-all">
 <thead><tr><th>model</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}<th>k</th><th>threshold</th><th>fit s</th><th>predict s</th><th>peak RSS MB</th></tr></thead>
 <tbody>
 {% for row in rows %}<tr><td>{{ row.name }}</td>{% for v in row.metrics %}<td>{{ v }}</td>{% endfor %}<td>{{ row.k }}</td><td>{{ row.threshold }}</td><td>{{ row.fit_seconds }}</td><td>{{ row.predict_seconds }}</td><td>{{ row.peak_rss_mb }}</td></tr>
 {% endfor %}</tbody>
-</table>
+</table></div>
 {% for row in rows %}{% if row.params %}<details><summary>{{ row.name }}: parameters</summary><pre>{{ row.params }}</pre></details>{% endif %}{% endfor %}
+</details>
+{% if inputs %}<details><summary>Input files</summary><ul>{% for split, f in inputs %}<li>{{ split }}: {{ f.path }} (SHA-256 {{ f.sha256 }})</li>{% endfor %}</ul>{% if data_notes %}<p>{% for n in data_notes %}{{ n }}<br>{% endfor %}</p>{% endif %}</details>{% endif %}
 
 <h2>F1 against label training frequency</h2>
 {% if buckets %}
@@ -68,19 +86,20 @@ img { max-width: 100%; }
 </table>
 {% else %}<p>No per-label results ({{ per_label_file }} not found).</p>{% endif %}
 
-<h2>Evidence</h2>
+<h2>Evidence: {{ split or "test" }} documents and their top labels</h2>
 {% if evidence %}
-<p>Highlighted: the highest-weight spans of each predicted code (colour per code; hover for the code). Underlined: gold evidence, when given.</p>
+<p>For each neural model, a few {{ split or "test" }} documents with its top predicted labels. Highlighted: the highest-weight attention spans of each label (colour per label; hover for the label). &#10003; marks a gold label; underlined: gold evidence, when given.</p>
 {% for model, docs in evidence %}<h3>{{ model }}</h3>
 {% for d in docs %}<div class="example">
 <h4>{{ d.doc_id }}</h4>
-<table class="codes"><thead><tr><th>code</th><th>probability</th><th>spans (weight)</th></tr></thead><tbody>
-{% for c in d.codes %}<tr><td><mark class="c{{ c.colour }}">{{ c.code }}</mark></td><td>{{ c.prob }}</td><td>{% for s in c.spans %}&ldquo;{{ s.text }}&rdquo; ({{ s.weight }}){% if not loop.last %}; {% endif %}{% endfor %}</td></tr>
+{% if d.gold %}<p class="meta">Gold: {{ d.gold }}</p>{% endif %}
+<table class="codes"><thead><tr><th>label</th><th>gold</th><th>description</th><th>probability</th><th>spans (weight)</th></tr></thead><tbody>
+{% for c in d.codes %}<tr{% if c.gold %} class="hit"{% endif %}><td><mark class="c{{ c.colour }}">{{ c.code }}</mark></td><td>{% if c.gold %}&#10003;{% endif %}</td><td>{{ c.description }}</td><td>{{ c.prob }}</td><td>{% for s in c.spans %}&ldquo;{{ s.text }}&rdquo; ({{ s.weight }}){% if not loop.last %}; {% endif %}{% endfor %}</td></tr>
 {% endfor %}</tbody></table>
 <div class="doc">{{ d.html }}</div>
 </div>
 {% endfor %}{% endfor %}
-{% else %}<p>No evidence file ({{ evidence_file }}) in the run folder.</p>{% endif %}
+{% else %}<p>No evidence in this run folder ({{ evidence_file }}): evidence spans come from the attention of the neural rows (PLANT, plant=False), and this run has none.</p>{% endif %}
 
 <h2>Attention similarity of related rare labels</h2>
 {% if similarity %}
@@ -112,6 +131,18 @@ def _fmt(v, digits=4):
             return "\u2013"
         return f"{v:.{digits}f}"
     return str(v)
+
+
+def _pct(v):
+    """A metric in percent, one decimal (``0.4123`` -> ``41.2``); ``–`` when missing."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        return "\u2013"
+    return f"{100 * v:.1f}"
+
+
+def _is_count(key):
+    """Metrics that are not fractions (shown as they are, not in percent)."""
+    return key.startswith(("mean_", "n_")) or key.endswith("_per_doc")
 
 
 def _import_report_deps():
@@ -207,10 +238,14 @@ def _evidence_rows(evidence, examples):
                     "prob": _fmt(c.get("prob"), 3),
                     "spans": _span_rows(d["text"], c.get("spans")),
                     "colour": i % N_COLOURS,
+                    "gold": bool(c.get("gold", False)),
+                    "description": str(c.get("description") or ""),
                 }
                 for i, c in enumerate(d["codes"])
             ]
-            shown.append({"doc_id": str(d.get("doc_id", j)), "codes": codes, "html": html})
+            gold = d.get("gold") or []
+            shown.append({"doc_id": str(d.get("doc_id", j)), "codes": codes, "html": html,
+                          "gold": ", ".join(str(g) for g in gold)})
         out.append((model, shown))
     return out
 
@@ -270,10 +305,13 @@ def render_report(run_dir, *, out=None, examples=None):
         for key in m.get("metrics", {}):
             if key not in metric_names:
                 metric_names.append(key)
+    headline = [(k, h) for k, h in HEADLINE if any(k in m.get("metrics", {}) for m in results["models"])]
     rows = [
         {
             "name": m["name"],
-            "metrics": [_fmt(m.get("metrics", {}).get(k)) for k in metric_names],
+            "headline": [_pct(m.get("metrics", {}).get(k)) for k, _ in headline],
+            "metrics": [_fmt(m.get("metrics", {}).get(k), 2) if _is_count(k)
+                        else _pct(m.get("metrics", {}).get(k)) for k in metric_names],
             "k": _fmt(m.get("k")),
             "threshold": _fmt(m.get("threshold")),
             "fit_seconds": _fmt(m.get("fit_seconds"), 1),
@@ -332,7 +370,15 @@ def render_report(run_dir, *, out=None, examples=None):
         results={"dataset": results.get("dataset", ""), "split": results.get("split", ""), "created": results.get("created", "")},
         versions=sorted((str(k), str(v)) for k, v in (results.get("versions") or {}).items()),
         metric_names=metric_names,
+        headline_names=[h for _, h in headline],
         rows=rows,
+        split=str(results.get("split", "")),
+        optimistic=(str(results.get("test_source", "")) or "scores on dev, which also chose")
+        if results.get("optimistic") else "",
+        inputs=sorted((str(k), v) for k, v in (results.get("inputs") or {}).items()
+                      if isinstance(v, dict)),
+        data_notes=[str(results[k]) for k in ("dev_source", "test_source")
+                    if results.get(k) not in (None, "file")],
         buckets=buckets,
         bucket_models=bucket_models,
         f1_png=f1_png,

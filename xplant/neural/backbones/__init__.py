@@ -10,7 +10,7 @@ local Hugging Face encoder), ``"llm:<folder>"`` (decoder LLMs with LoRA).
 """
 
 from ._word import WordEncoder, glove_matrix
-from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path
+from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path, usable_window
 from ._llm import LLMEncoder, load_llm_tokenizer, resolve_llm_path
 
 WORD_BACKBONES = ("cnn", "bigru")
@@ -59,6 +59,6 @@ def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel
     return LLMEncoder(spec, pad_id=relevance.pad_id_, **{"max_window": max_window, **(lora or {})})
 
 
-__all__ = ["WordEncoder", "HFEncoder", "LLMEncoder", "build_backbone", "backbone_kind", "glove_matrix",
+__all__ = ["WordEncoder", "HFEncoder", "usable_window", "LLMEncoder", "build_backbone", "backbone_kind", "glove_matrix",
            "default_pretrained_path", "load_hf_tokenizer", "load_llm_tokenizer", "resolve_hf_path",
            "resolve_llm_path", "WORD_BACKBONES"]

@@ -1,7 +1,7 @@
 """Pretrained Hugging Face encoders over long documents (windows).
 
 A document longer than the model's maximum length is cut into the fewest
-windows of at most ``max_position - 2`` subword ids, all of (nearly) equal
+windows of at most :func:`usable_window` subword ids, all of (nearly) equal
 size; each window gets its own [CLS]/[SEP], is encoded, and the hidden
 states of the real tokens are concatenated back into one sequence
 (PLANT.md §3), so the label attention sees the whole document.
@@ -60,6 +60,42 @@ def load_hf_tokenizer(spec):
     return load_folder(resolve_hf_path(spec))
 
 
+def usable_window(config, embeddings=None):
+    """Subword ids one window can hold, besides [CLS] and [SEP].
+
+    BERT-style models number positions 0, 1, ..., so a window holds
+    ``max_position_embeddings - 2`` ids. RoBERTa-style models (RoBERTa,
+    XLM-R, CamemBERT, ...) start their position ids at ``padding_idx + 1``,
+    so ``max_position_embeddings = 514`` holds 512 tokens, not 514: the
+    window is ``max_position_embeddings - padding_idx - 1 - 2``.
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig
+    embeddings : torch.nn.Module or None
+        The model's embeddings module; RoBERTa-style ones carry a
+        ``padding_idx`` attribute (their position ids are counted from it).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> usable_window(SimpleNamespace(max_position_embeddings=512))
+    510
+    >>> usable_window(SimpleNamespace(max_position_embeddings=514, pad_token_id=1),
+    ...               SimpleNamespace(padding_idx=1))
+    510
+    """
+    limit = getattr(config, "max_position_embeddings", 512)
+    padding_idx = getattr(embeddings, "padding_idx", None)
+    if isinstance(padding_idx, int) and padding_idx >= 0:
+        limit -= padding_idx + 1
+    return limit - 2
+
+
 class HFEncoder(nn.Module):
     """A local pretrained transformer encoder applied in windows.
 
@@ -70,7 +106,8 @@ class HFEncoder(nn.Module):
     cls_id, sep_id, pad_id : int
         Special token ids of its tokenizer.
     max_window : int or None
-        Subword ids per window; default: the model's max positions - 2.
+        Subword ids per window; default and upper bound:
+        :func:`usable_window` of the model.
     """
 
     def __init__(self, path, cls_id, sep_id, pad_id, max_window=None):
@@ -83,7 +120,7 @@ class HFEncoder(nn.Module):
             config.attention_probs_dropout_prob = 0.0
         self.model = AutoModel.from_pretrained(path, config=config)
         self.hidden_size = config.hidden_size
-        limit = getattr(config, "max_position_embeddings", 512) - 2
+        limit = usable_window(config, getattr(self.model, "embeddings", None))
         self.window = min(max_window or limit, limit)
         self.cls_id, self.sep_id, self.pad_id = cls_id, sep_id, pad_id
         self.use_bf16 = torch.backends.cpu.get_cpu_capability() in ("AVX512",) and \

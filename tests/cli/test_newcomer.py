@@ -1,0 +1,318 @@
+"""A newcomer's whole flow on tiny files: run, report, fit, predict, evaluate; bad inputs."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from xplant.cli import main  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+#: Each label is written with its own word pair; "0117" keeps its leading zero.
+WORDS = {"A10": ("fever", "cough"), "B20": ("fracture", "femur"), "c30": ("rash", "itch"),
+         "0117": ("chest", "pain")}
+TINY = ["--epochs", "1", "--plant-epochs", "1"]
+
+
+def _docs(n, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        labels = [str(x) for x in rng.choice(list(WORDS), size=rng.integers(1, 3), replace=False)]
+        words = [w for lab in labels for w in WORDS[lab]]
+        words += [str(x) for x in rng.choice(["patient", "day", "the", "note", "seen"], 5)]
+        out.append({"id": f"s{seed}-{i}", "text": " ".join(rng.permutation(words)),
+                    "labels": labels})
+    return out
+
+
+def _write(path, docs):
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    return {"train": _write(d / "train.jsonl", _docs(50, 0)),
+            "dev": _write(d / "dev.jsonl", _docs(12, 1)),
+            "test": _write(d / "test.jsonl", _docs(12, 2))}
+
+
+@pytest.fixture(scope="module")
+def run(files, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "r"
+    rc = main(["run", "--train", str(files["train"]), "--dev", str(files["dev"]), "--test",
+               str(files["test"]), "--models", "Prior,svm,PLANT", "--output", str(out),
+               "--no-isolate", "--report", "--quiet", *TINY])
+    assert rc == 0
+    return out
+
+
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tables, self.marks = {}, []
+        self._table = self._row = self._cell = self._mark = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self._table = self.tables.setdefault(attrs.get("id"), [])
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+            self._table.append(self._row)
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+        elif tag == "mark":
+            self._mark = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "mark" and self._mark is not None:
+            self.marks.append("".join(self._mark))
+            self._mark = None
+
+    def handle_data(self, data):
+        for buf in (self._cell, self._mark):
+            if buf is not None:
+                buf.append(data)
+
+
+def _labels(path):
+    return [json.loads(line)["labels"] for line in Path(path).read_text().splitlines()]
+
+
+def test_run_results_inputs_and_prior_by_hand(run, files):
+    res = json.loads((run / "results.json").read_text())
+    assert [m["name"] for m in res["models"]] == ["frequency prior", "TF-IDF + SVM", "PLANT"]
+    assert res["split"] == "test" and res["dev_source"] == "file" and not res.get("optimistic")
+    for split, path in files.items():
+        rec = res["inputs"][split]
+        assert rec["path"] == str(path.resolve())
+        assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    # the prior ranks the most frequent training label first: P@1 by hand
+    train, test = _labels(files["train"]), _labels(files["test"])
+    counts = {lab: sum(lab in row for row in train) for lab in WORDS}
+    best = sorted(counts, key=lambda lab: (-counts[lab], sorted(WORDS).index(lab)))[0]
+    p1 = np.mean([best in row for row in test])
+    assert res["models"][0]["metrics"]["P@1"] == pytest.approx(p1)
+    # the SVM reads the label words: every test document's top label is gold
+    assert res["models"][1]["metrics"]["P@1"] == 1.0
+    from xplant.report import load_per_label
+    per = load_per_label(run / "per_label.npz")
+    assert list(per["label_names"]) == sorted(WORDS)        # the files' own strings, "0117" kept
+
+
+def test_run_writes_evidence_the_report_shows(run, files):
+    ev = json.loads((run / "evidence.json").read_text())
+    assert list(ev) == ["PLANT"]
+    test = {json.loads(line)["text"]: json.loads(line)["labels"]
+            for line in files["test"].read_text().splitlines()}
+    assert 1 <= len(ev["PLANT"]) <= 3
+    for doc in ev["PLANT"]:
+        assert sorted(doc["gold"]) == sorted(test[doc["text"]])
+        for code in doc["codes"]:
+            assert code["gold"] == (code["code"] in doc["gold"])
+            for s in code["spans"]:
+                assert doc["text"][s["start"]:s["end"]] == s["text"]
+    page = Page()
+    page.feed((run / "report.html").read_text(encoding="utf-8"))
+    compact = page.tables["results"]
+    assert compact[0] == ["model", "P@1", "P@5", "nDCG@5", "MAP", "micro-F1", "macro-F1",
+                          "F1 few", "fit s"]
+    res = json.loads((run / "results.json").read_text())
+    for row, m in zip(compact[1:], res["models"]):
+        assert row[0] == m["name"] and row[4] == f"{100 * m['metrics']['MAP']:.1f}"
+    assert len(page.tables["results-all"][0]) > len(compact[0])
+    spans = [s["text"] for d in ev["PLANT"] for c in d["codes"] for s in c["spans"]]
+    assert set(spans) <= set(page.marks) and spans
+
+
+def test_fit_predict_evaluate(files, tmp_path):
+    model = tmp_path / "svm"
+    assert main(["fit", "--model", "SVM", "--train", str(files["train"]), "--dev",
+                 str(files["dev"]), "--output", str(model), "--quiet"]) == 0
+    info = json.loads((model / "fit.json").read_text())
+    assert info["model"] == "svm" and info["decision"]["rule"] == "top_k"
+    pred = tmp_path / "pred.jsonl"
+    assert main(["predict", "--model", str(model), "--input", str(files["test"]),
+                 "--output", str(pred), "--top-k", "2"]) == 0
+    recs = [json.loads(line) for line in pred.read_text().splitlines()]
+    gold = _labels(files["test"])
+    assert len(recs) == 12
+    for rec, labels in zip(recs, gold):
+        assert rec["top"][0]["label"] in labels            # the files' own label strings
+        assert len(rec["predicted"]) == info["decision"]["k"]
+    out = tmp_path / "eval.json"
+    assert main(["evaluate", "--model", str(model), "--input", str(files["test"]), "--output",
+                 str(out), "--quiet"]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["unknown_labels"] == [] and rep["n_documents"] == 12
+    # P@1 from the written predictions, by hand
+    assert rep["metrics"]["P@1"] == pytest.approx(
+        np.mean([r["top"][0]["label"] in g for r, g in zip(recs, gold)]))
+    assert rep["input"]["sha256"] == hashlib.sha256(files["test"].read_bytes()).hexdigest()
+
+
+def test_evaluate_unknown_labels_are_misses(files, tmp_path):
+    model = tmp_path / "prior"
+    # xplant train without --config is xplant fit
+    assert main(["train", "--model", "prior", "--train", str(files["train"]), "--output",
+                 str(model), "--quiet"]) == 0
+    f = _write(tmp_path / "new.jsonl", [{"text": "fever", "labels": ["A10", "Z99"]}])
+    with pytest.warns(UserWarning, match="1 label.*unknown to the model.*Z99"):
+        from xplant._fit import evaluate_model
+        rep = evaluate_model(model, f, log=lambda *a: None)
+    assert rep["unknown_labels"] == ["Z99"]
+    # two gold labels, one unknown to the model: only A10 can be found
+    from xplant._saved import decide, label_names, load_saved
+    prior, decision = load_saved(model)
+    predicted = {label_names(prior)[j] for j in decide(prior, ["fever"], decision).indices}
+    assert rep["metrics"]["micro_R"] == pytest.approx(("A10" in predicted) / 2)
+    assert rep["metrics"]["micro_P"] == pytest.approx(("A10" in predicted) / len(predicted))
+
+
+def test_no_dev_no_test_is_optimistic_and_carved(files, tmp_path):
+    out = tmp_path / "r"
+    assert main(["run", "--train", str(files["train"]), "--models", "lr", "--output", str(out),
+                 "--no-isolate", "--quiet"]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["split"] == "dev" and res["optimistic"] is True
+    assert "iterative-stratified 10%" in res["dev_source"] and "optimistic" in res["test_source"]
+    assert res["sizes"] == {"train": 45, "dev": 5, "test": 5}
+    # the same seed carves the same dev: resume keeps the finished row
+    lines = []
+    from xplant._job import run_job
+    from xplant._sources import data_args_from
+    run_job(out, data_args_from(train=files["train"]), models=["lr"], isolate=False,
+            verbose=0, resume=True, log=lines.append)
+    assert any("finished in an earlier run, kept" in line for line in lines)
+
+
+def test_xc_folder_feature_rows_only(tmp_path):
+    import scipy.sparse as sp
+    from xplant.datasets import dump_xc
+    rng = np.random.default_rng(0)
+    Y = (rng.random((40, 3)) < 0.4).astype(np.int64)
+    Y[Y.sum(1) == 0, 0] = 1
+    X = sp.csr_matrix(np.hstack([Y * 1.0, rng.random((40, 2))]))
+    Y = sp.csr_matrix(Y)
+    xc = tmp_path / "xc"
+    xc.mkdir()
+    dump_xc(xc / "train.txt", X[:30], Y[:30])
+    dump_xc(xc / "test.txt", X[30:], Y[30:])
+    out = tmp_path / "r"
+    assert main(["run", "--dataset", f"xc:{xc}", "--models", "prior,svm", "--output",
+                 str(out), "--no-isolate", "--quiet"]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["models"][1]["metrics"]["P@1"] == 1.0
+    from xplant._saved import load_saved
+    svm, _ = load_saved(out / "models" / "TF-IDF_SVM")
+    assert [n for n, _ in svm.steps] == ["ovr"]             # no TF-IDF on feature vectors
+    with pytest.raises(ValueError, match="'plant' .*reads text.*feature vectors"):
+        from xplant._job import run_job
+        from xplant._sources import data_args_from
+        run_job(tmp_path / "r2", data_args_from(f"xc:{xc}"), models=["plant"])
+
+
+def test_models_names_any_case_and_display():
+    from xplant._rows import parse_models
+    assert [r.name for r in parse_models("PRIOR,TF-IDF + lr,plant=false,Omikuji")] == \
+        ["prior", "lr", "plant-false", "omikuji"]
+    with pytest.raises(ValueError, match="unknown model 'bert'.*svm \\(TF-IDF \\+ SVM\\)"):
+        parse_models("bert")
+    with pytest.raises(ValueError, match="twice"):
+        parse_models("svm,TF-IDF + SVM")
+
+
+def test_upper_and_estimate(files, tmp_path, monkeypatch):
+    from xplant import _job
+    from xplant._sources import data_args_from
+    from xplant._run import load_splits
+    splits = load_splits(**data_args_from(train=files["train"], upper=True))
+    assert list(splits["train"].label_names) == ["0117", "A10", "B20", "C30"]
+    # hand-computed: (1 + 1) epochs * 45 docs * 0.072 s + 2 * 5 dev docs * 0.03 s
+    assert _job.estimate_neural_seconds(45, 5, 1, 1) == pytest.approx(6.78)
+    monkeypatch.setattr(_job, "WARN_ABOVE_SECONDS", 1.0)
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stop
+    monkeypatch.setattr("xplant._run.run_models", stop)
+    lines = []
+    with pytest.raises(Stop):                      # the estimate is printed before any fit
+        _job.run_job(tmp_path / "r", data_args_from(train=files["train"]),
+                     models=["plant", "plant-false"], epochs=1, plant_epochs=1,
+                     log=lines.append)
+    assert any("estimated time: about 7 seconds of one CPU core for each of the 2 neural rows"
+               in line for line in lines), lines
+
+
+def _run_cli(args, cwd):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "xplant.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_piped_logs_plain_and_quiet(files, tmp_path):
+    args = ["run", "--train", str(files["train"]), "--dev", str(files["dev"]), "--test",
+            str(files["test"]), "--models", "svm,plant", "--no-isolate", *TINY]
+    loud = _run_cli([*args, "--output", str(tmp_path / "a")], tmp_path)
+    assert loud.returncode == 0, loud.stderr
+    log = loud.stdout + loud.stderr
+    assert "\x1b[" not in log and "\r" not in log
+    assert "epoch" in loud.stdout and "PLANT: fit ..." in loud.stdout
+    assert "TF-IDF + SVM: fit {'ovr__C': 0.1}: done in" in loud.stdout
+    assert "one-vs-rest: 4 labels in 4 batches: 4/4 done" in loud.stdout   # per-label progress
+    quiet = _run_cli([*args, "--output", str(tmp_path / "b"), "--quiet"], tmp_path)
+    assert quiet.returncode == 0 and quiet.stdout == ""
+
+
+@pytest.mark.parametrize("case", ["missing_file", "missing_field", "empty_split", "all_unseen",
+                                  "number_label", "unknown_dataset"])
+def test_bad_input_messages(case, files, tmp_path, capsys):
+    args = ["run", "--train", str(files["train"]), "--output", str(tmp_path / "r"),
+            "--models", "prior", "--no-isolate", "--quiet"]
+    bad = tmp_path / "bad.jsonl"
+    if case == "missing_file":
+        args[2] = str(tmp_path / "nope.jsonl")
+        expect = ["nope.jsonl does not exist", "check the path"]
+    elif case == "missing_field":
+        bad.write_text('{"text": "a", "labels": ["A10"]}\n{"text": "b", "codes": ["A10"]}\n')
+        args += ["--test", str(bad)]
+        expect = ["bad.jsonl, line 2", "no field 'labels'", "--labels-field"]
+    elif case == "empty_split":
+        bad.write_text("\n")
+        args += ["--test", str(bad)]
+        expect = ["bad.jsonl", "test split holds no documents", "add documents"]
+    elif case == "all_unseen":
+        bad.write_text('{"text": "a", "labels": ["Q1"]}\n{"text": "b", "labels": ["Q2"]}\n')
+        args += ["--test", str(bad)]
+        expect = ["bad.jsonl", "none of its labels occurs", "lines 1 to 2", "--upper"]
+    elif case == "number_label":
+        bad.write_text('{"text": "a", "labels": [117]}\n')
+        args += ["--test", str(bad)]
+        expect = ["bad.jsonl, line 1", "label 117 is a int", "quote"]
+    else:
+        args = ["run", "--dataset", "pubmed", "--quiet"]
+        expect = ["unknown --dataset 'pubmed'", "--train"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    for piece in expect:
+        assert piece in err, (piece, err)
+    assert not (tmp_path / "r").exists()                 # nothing written on bad input

@@ -1,0 +1,195 @@
+"""``xplant fit`` (one model, saved for ``xplant predict``) and ``xplant evaluate``."""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def read_model_spec(model, params_file=None):
+    """The row and estimator parameters of ``xplant fit --model``.
+
+    Parameters
+    ----------
+    model : str
+        A row name (``plant``, ``svm``, any case, or a display name), or a
+        JSON/YAML file ``{"model": row, "params": {...}}`` (``params`` as in
+        :func:`xplant._run.build_model`).
+    params_file : str or None
+        A JSON/YAML file of estimator parameters for the row.
+
+    Returns
+    -------
+    row : xplant._rows.Row
+    params : dict
+
+    Raises
+    ------
+    ValueError
+        An unknown row, or a config that is not an object with ``model``.
+    FileNotFoundError
+        A config file that does not exist.
+    """
+    from ._rows import find_row
+
+    def read(path):
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"config file {path} does not exist; check the path")
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+            data = yaml.safe_load(text)
+        else:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg}); fix "
+                                 "the file (or name it .yaml for YAML)") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected an object of parameters, got "
+                             f"{type(data).__name__}")
+        return data
+
+    params = {}
+    if str(model).lower().endswith((".json", ".yaml", ".yml")):
+        cfg = read(model)
+        if "model" not in cfg:
+            raise ValueError(f"{model}: the config needs a 'model' entry naming a row "
+                             "(e.g. {\"model\": \"plant\", \"params\": {\"max_epochs\": 5}})")
+        row, params = find_row(cfg["model"]), dict(cfg.get("params") or {})
+    else:
+        row = find_row(model)
+    if params_file:
+        params.update(read(params_file))
+    return row, params
+
+
+def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_epochs=None,
+              random_state=0, verbose=1, overwrite=False, log=print):
+    """Fit one row on train, choose on dev, save it to ``output`` for ``xplant predict``.
+
+    The same fit as a row of ``xplant run`` (grid and decision rule chosen on
+    dev; dev carved from train when there is no dev file), in this process.
+
+    Returns
+    -------
+    info : dict
+        ``{"model", "saved_to", "dev_MAP", "fit_seconds", ...}``, also
+        written as ``fit.json`` beside the saved model.
+
+    Raises
+    ------
+    FileExistsError
+        When ``output`` exists and ``overwrite`` is False.
+    """
+    from ._job import model_specs
+    from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, _fit_one, load_splits
+    row, params = read_model_spec(model, params_file)
+    output = Path(output)
+    if output.exists() and not overwrite:
+        raise FileExistsError(f"{output} exists; choose a new --output folder or pass --overwrite")
+    splits = load_splits(**data_args)
+    spec = model_specs([row], splits["train"].get("texts") is None)[0]
+    spec["params"] = {**spec.get("params", {}), **params}
+    log(f"fitting {row.display} on {splits['train'].Y.shape[0]} documents "
+        f"({splits['train'].Y.shape[1]} labels), choosing on {splits['dev'].Y.shape[0]} dev "
+        "documents")
+    model_args = {"epochs": DEFAULT_EPOCHS if epochs is None else epochs,
+                  "plant_epochs": DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs,
+                  "random_state": random_state, "verbose": verbose}
+    if output.exists():
+        import shutil
+        shutil.rmtree(output)
+    out = _fit_one(spec, data_args, model_args, str(output))
+    info = {"model": row.name, "display": row.display, "params": out["params"],
+            "saved_to": str(output), "fit_seconds": out["fit_seconds"],
+            "decision": out["rule"], **out["info"]}
+    (output / "fit.json").write_text(json.dumps(info, indent=1, default=float))
+    log(f"saved {row.display} to {output} (dev MAP {100 * info['dev_MAP']:.1f}, fit "
+        f"{info['fit_seconds']:.0f} s); predict with: xplant predict --model {output} "
+        "--input FILE --output FILE")
+    return info
+
+
+def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_field="text",
+                   labels_field="labels", id_field=None, sep="|", log=print):
+    """Score a saved model on labelled data under its saved decision rule.
+
+    Parameters
+    ----------
+    model_dir : str or Path
+        Any saved xplant model folder.
+    input_path : str or Path
+        Labelled JSON lines or TSV (as for ``xplant run --test``).
+    output : str or Path or None
+        Also write the report as JSON here.
+    upper, text_field, labels_field, id_field, sep
+        As for ``xplant run``.
+
+    Returns
+    -------
+    report : dict
+        ``{"model", "input": {path, sha256, bytes}, "n_documents",
+        "decision", "unknown_labels", "metrics"}``; ``metrics`` from
+        :func:`xplant.metrics.xmtc_report`.
+
+    Warns
+    -----
+    UserWarning
+        Labels of the file that the model does not know; they count as
+        misses.
+    """
+    from ._saved import decide, label_names, load_saved, score_matrix
+    from ._sources import _check_file, _read_user, file_record
+    from ._tables import format_table
+    from .metrics import xmtc_report
+    model, decision = load_saved(model_dir)
+    path = _check_file(input_path, "--input")
+    data = _read_user({"test": str(path)}, {"text_field": text_field,
+                                            "labels_field": labels_field,
+                                            "id_field": id_field, "sep": sep}, upper)["test"]
+    if not data.texts:
+        raise ValueError(f"{path}: holds no documents (line 1 onward is empty); add labelled "
+                         "documents, one per line")
+    names = label_names(model)
+    column = {n: j for j, n in enumerate(names)}
+    file_names = [str(n) for n in data.label_names]
+    unknown = [n for n in file_names if n not in column]
+    if unknown:
+        warnings.warn(f"{path}: {len(unknown)} label(s) unknown to the model count as misses: "
+                      f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
+                      UserWarning, stacklevel=2)
+    # columns: the model's labels, then the file's unknown labels (never predicted)
+    extra = {n: len(names) + i for i, n in enumerate(unknown)}
+    Yc = data.Y.tocoo()
+    cols = np.array([column.get(file_names[j], extra.get(file_names[j], -1)) for j in Yc.col],
+                    dtype=np.int64)
+    n, width = len(data.texts), len(names) + len(unknown)
+    Y = sp.csr_matrix((np.ones_like(cols), (Yc.row, cols)), shape=(n, width))
+    scores = score_matrix(model, data.texts)
+    y_pred = decide(model, data.texts, decision, scores=scores)
+    if unknown:
+        low = np.full((n, len(unknown)), scores.min() - 1.0)
+        scores = np.hstack([scores, low])
+        y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
+                           format="csr")
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    freq = np.concatenate([np.asarray(final.label_frequency_), np.zeros(len(unknown))])
+    metrics = xmtc_report(Y, scores, y_pred=y_pred, label_frequency=freq,
+                          n_train_documents=int(final.n_train_documents_))
+    report = {"model": str(Path(model_dir).resolve()), "input": file_record(path),
+              "n_documents": n, "decision": decision, "unknown_labels": unknown,
+              "metrics": metrics}
+    log(f"{path}: {n} documents, decision {decision['rule']}"
+        f" (k={decision['k']}, threshold={decision['threshold']:.3g}); percent:\n")
+    log(format_table([{"name": Path(model_dir).name, "metrics": metrics,
+                       "k": decision["k"], "fit_seconds": 0.0}]))
+    if output:
+        output = Path(output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report, indent=1, default=float), encoding="utf-8")
+        log(f"wrote {output}")
+    return report

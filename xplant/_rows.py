@@ -1,0 +1,182 @@
+"""The rows of ``xplant run``: one registry entry per model.
+
+A row is a :class:`Row`: the benchmark's short name (``--models``), the
+display name that tables and ``results.json`` print, whether it reads text
+(a feature-only dataset such as ``xc:DIR`` cannot feed it) and a factory
+that builds the unfitted estimator. Adding a row is adding one entry to
+:data:`ROWS` (or calling :func:`register_row`).
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Row:
+    """One model row of ``xplant run``.
+
+    Attributes
+    ----------
+    name : str
+        Short name of ``--models`` and of the benchmark (``"svm"``).
+    display : str
+        Name in tables, ``results.json`` and the model folder (``"TF-IDF + SVM"``).
+    needs_text : bool
+        True when the model reads raw text (the neural rows).
+    factory : callable
+        ``factory(params, *, features, epochs, plant_epochs, random_state,
+        verbose, checkpoint_dir)`` returns the unfitted estimator;
+        ``features=True`` when the data are feature vectors, not texts.
+    module : str or None
+        Optional package the row needs (``"omikuji"``), for a clear error.
+    """
+
+    name: str
+    display: str
+    needs_text: bool
+    factory: Callable
+    module: str = None
+
+
+def _linear_step(estimator, features):
+    """A final linear/tree step behind TF-IDF, or alone on feature vectors."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import Pipeline
+    from .linear import TFIDF_DEFAULTS
+    if features:
+        return Pipeline([("ovr", estimator)])
+    return Pipeline([("tfidf", TfidfVectorizer(**TFIDF_DEFAULTS)), ("ovr", estimator)])
+
+
+def _prior(params, **_):
+    from .linear import FrequencyPrior
+    return FrequencyPrior(**params)
+
+
+def _ovr(loss):
+    def factory(params, *, features=False, verbose=0, **_):
+        from .linear import OneVsRestLinear, make_tfidf_ovr
+        params = {"verbose": verbose, **params}
+        if not features:
+            return make_tfidf_ovr(loss=loss, **params)
+        return _linear_step(OneVsRestLinear(loss=loss, **params), True)
+    return factory
+
+
+def _wrapper(cls_name):
+    def factory(params, *, features=False, **_):
+        from . import linear
+        return _linear_step(getattr(linear, cls_name)(**params), features)
+    return factory
+
+
+def _neural(plant, **defaults):
+    def factory(params, *, epochs, plant_epochs, random_state, verbose, checkpoint_dir,
+                features=False):
+        params = {**defaults, **params}
+        planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
+                          if k.startswith("planter__")}
+        from sklearn.pipeline import Pipeline
+        from .neural import AttentionPlanter, PlantClassifier
+        from .neural.backbones import backbone_kind
+        from ._progress import neural_progress_params
+        from .relevance import MIGRelevance
+        # the random-init baseline never sees MIG, not even through stage1_weight
+        baseline = {} if plant else {"stage1_weight": 0.0}
+        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
+                      "random_state": random_state, "verbose": verbose,
+                      "checkpoint_dir": checkpoint_dir, **neural_progress_params(verbose),
+                      **baseline, **params, "plant": plant}
+        planter_params = {"max_epochs": plant_epochs, "verbose": verbose,
+                          "random_state": random_state,
+                          **neural_progress_params(verbose, planter=True), **planter_params}
+        clf = PlantClassifier(planter=AttentionPlanter(**planter_params), **clf_params)
+        if backbone_kind(clf.backbone) != "word":
+            return clf
+        return Pipeline([("mig", MIGRelevance()), ("clf", clf)])
+    return factory
+
+
+#: Every row ``xplant run`` knows, in the benchmark's order.
+ROWS = [
+    Row("prior", "frequency prior", False, _prior),
+    Row("svm", "TF-IDF + SVM", False, _ovr("squared_hinge")),
+    Row("lr", "TF-IDF + LR", False, _ovr("logistic")),
+    Row("napkinxc", "napkinXC PLT", False, _wrapper("NapkinXCPLT"), "napkinxc"),
+    Row("omikuji", "Omikuji", False, _wrapper("OmikujiTrees"), "omikuji"),
+    Row("libmultilabel", "LibMultiLabel", False, _wrapper("LibMultiLabelLinear"), "libmultilabel"),
+    Row("plant-false", "plant=False", True, _neural(False)),
+    Row("plant", "PLANT", True, _neural(True)),
+    Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf")),
+]
+
+
+def register_row(row):
+    """Add a row to :data:`ROWS` (or replace the row of the same name).
+
+    Parameters
+    ----------
+    row : Row
+
+    Raises
+    ------
+    ValueError
+        When another row already has this display name.
+    """
+    for i, old in enumerate(ROWS):
+        if old.name == row.name:
+            ROWS[i] = row
+            return
+        if old.display.lower() == row.display.lower():
+            raise ValueError(f"display name {row.display!r} is taken by row {old.name!r}")
+    ROWS.append(row)
+
+
+def row_names():
+    """The short names of every row, in table order."""
+    return [r.name for r in ROWS]
+
+
+def find_row(name):
+    """The row called ``name``: its short or display name, any letter case.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+
+    Examples
+    --------
+    >>> find_row("SVM").display, find_row("tf-idf + lr").name, find_row("PLANT=false").name
+    ('TF-IDF + SVM', 'lr', 'plant-false')
+    """
+    key = str(name).strip().lower()
+    for row in ROWS:
+        if key in (row.name, row.display.lower()):
+            return row
+    known = ", ".join(f"{r.name} ({r.display})" for r in ROWS)
+    raise ValueError(f"unknown model {name!r}; choose from: {known} (any letter case)")
+
+
+def parse_models(text):
+    """Rows of a comma-separated ``--models`` value, in the order given.
+
+    Raises
+    ------
+    ValueError
+        For an unknown or repeated name, or an empty list.
+
+    Examples
+    --------
+    >>> [r.display for r in parse_models("Prior, svm,PLANT")]
+    ['frequency prior', 'TF-IDF + SVM', 'PLANT']
+    """
+    rows = [find_row(part) for part in str(text).split(",") if part.strip()]
+    if not rows:
+        raise ValueError(f"--models {text!r} names no model; choose from {', '.join(row_names())}")
+    seen = set()
+    for r in rows:
+        if r.name in seen:
+            raise ValueError(f"--models names {r.name!r} twice; name each model once")
+        seen.add(r.name)
+    return rows

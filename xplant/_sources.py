@@ -1,0 +1,275 @@
+"""Where ``xplant run``, ``fit`` and ``evaluate`` get their data.
+
+- named datasets: ``codiesp``, ``eurlex57k``, ``mimic``;
+- the user's files: ``--train FILE [--dev FILE] [--test FILE]`` (JSON lines
+  or TSV, read by :func:`xplant.datasets.read_labelled_texts`);
+- ``xc:DIR``: an Extreme Classification repository folder (feature vectors).
+
+Without a dev file a seeded, iterative-stratified share of train becomes
+dev; without a test file dev stands in for test and the record says the
+scores are optimistic. Every input file is recorded with its SHA-256.
+"""
+
+import hashlib
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+#: Share of train that becomes dev when no dev file is given.
+DEV_FRACTION = 0.1
+
+NAMED_DATASETS = ("codiesp", "eurlex57k", "mimic")
+
+
+def sha256_file(path, chunk=1 << 20):
+    """SHA-256 hex digest of a file's bytes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = tempfile.NamedTemporaryFile(delete=False); _ = f.write(b"abc"); f.close()
+    >>> sha256_file(f.name)[:16]
+    'ba7816bf8f01cfea'
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_record(path):
+    """``{"path": absolute path, "sha256": digest, "bytes": size}`` of an input file."""
+    path = Path(path).resolve()
+    return {"path": str(path), "sha256": sha256_file(path), "bytes": path.stat().st_size}
+
+
+def _check_file(path, what):
+    path = Path(path)
+    if not path.is_file():
+        hint = ("it is a folder; pass the file inside it" if path.is_dir()
+                else "check the path (relative paths start from the current folder)")
+        raise FileNotFoundError(f"{what} file {path} does not exist: {hint}")
+    return path
+
+
+def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
+                   language="en", upper=False, text_field="text", labels_field="labels",
+                   id_field=None, sep="|", max_docs=None, random_state=0):
+    """The picklable ``data_args`` of :func:`xplant._run.load_splits` for a command line.
+
+    Parameters
+    ----------
+    dataset : str or None
+        ``"codiesp"``, ``"eurlex57k"``, ``"mimic"``, ``"xc:DIR"``; None with
+        ``train``.
+    train, dev, test : path or None
+        The user's files (``dataset`` must then be None).
+    data_home : path or None
+        Folder of a named dataset (EURLEX57K and MIMIC need it).
+    codes, language
+        CodiEsp only.
+    upper : bool
+        Upper-case labels (case-insensitive codes).
+    text_field, labels_field, id_field, sep
+        Fields of the user's files (see ``read_labelled_texts``).
+    max_docs : int or None
+        First documents of each split only (a smoke run).
+    random_state : int
+        Seed of the dev share carved out of train.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        Both or neither of ``dataset`` and ``train``, ``dev``/``test``
+        without ``train``, or an unknown dataset.
+    FileNotFoundError
+        A named file that does not exist.
+    """
+    if dataset is not None and (train or dev or test):
+        raise ValueError("give either --dataset or --train/--dev/--test, not both")
+    if dataset is None and not train:
+        if dev or test:
+            raise ValueError("--dev and --test need --train FILE (the training documents)")
+        dataset = "codiesp"
+    if train:
+        files = {"train": str(_check_file(train, "--train"))}
+        for split, path in (("dev", dev), ("test", test)):
+            if path:
+                files[split] = str(_check_file(path, f"--{split}"))
+        return {"dataset": "user", "files": files, "upper": bool(upper),
+                "fields": {"text_field": text_field, "labels_field": labels_field,
+                           "id_field": id_field, "sep": sep},
+                "max_docs": max_docs, "random_state": int(random_state)}
+    dataset = str(dataset)
+    if dataset.lower().startswith("xc:"):
+        folder = Path(dataset[3:])
+        if not folder.is_dir():
+            raise FileNotFoundError(f"--dataset {dataset}: {folder} is not a folder; pass an XC "
+                                    "folder holding train.txt and test.txt")
+        _check_file(folder / "train.txt", f"--dataset {dataset}: the training")
+        return {"dataset": "xc", "data_home": str(folder), "max_docs": max_docs,
+                "random_state": int(random_state)}
+    name = dataset.lower()
+    if name not in NAMED_DATASETS:
+        raise ValueError(f"unknown --dataset {dataset!r}; choose codiesp, eurlex57k, mimic, "
+                         "xc:DIR, or give your files with --train/--dev/--test")
+    if name in ("eurlex57k", "mimic") and not data_home:
+        raise ValueError(f"--dataset {name} needs --data-home DIR: the folder of its files "
+                         "(xplant never downloads or ships them)")
+    args = {"dataset": name, "data_home": str(data_home) if data_home else None,
+            "max_docs": max_docs}
+    if name == "codiesp":
+        args.update(codes=codes, language=language)
+    return args
+
+
+def carve_dev(Y, fraction=DEV_FRACTION, random_state=0):
+    """Rows of train that stay train and rows that become dev: a seeded iterative-stratified split.
+
+    Parameters
+    ----------
+    Y : sparse matrix of shape (n, L)
+    fraction : float
+    random_state : int
+
+    Returns
+    -------
+    train_rows, dev_rows : ndarray of int64, sorted
+
+    Raises
+    ------
+    ValueError
+        With fewer than 2 training documents (nothing to carve).
+    """
+    from .model_selection import iterative_train_test_split
+    n = Y.shape[0]
+    if n < 2:
+        raise ValueError(f"cannot carve a dev split out of {n} training document(s); give a "
+                         "--dev file or more training documents")
+    n_dev = max(1, int(round(fraction * n)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # rare labels cannot reach both parts
+        tr, dv = iterative_train_test_split(np.arange(n), Y, test_size=n_dev,
+                                            random_state=random_state)[:2]
+    return np.sort(tr).astype(np.int64), np.sort(dv).astype(np.int64)
+
+
+def _take(bunch, rows):
+    from sklearn.utils import Bunch
+    out = dict(bunch)
+    for key in ("texts", "ids"):
+        if out.get(key) is not None:
+            out[key] = [out[key][i] for i in rows]
+    for key in ("X", "Y"):
+        if out.get(key) is not None:
+            out[key] = out[key][rows]
+    if "label_frequency" in out:
+        out["label_frequency"] = np.asarray(out["Y"].sum(0)).ravel().astype(np.int64)
+    return Bunch(**out)
+
+
+def _first(bunch, n):
+    return bunch if n is None else _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
+
+
+def _check_splits(splits, files):
+    """Empty splits and a test file whose labels are all unseen are errors."""
+    for split, b in splits.items():
+        if b.Y.shape[0] == 0:
+            where = files.get(split, split)
+            raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
+                             "empty); add documents, one per line, or leave the option out")
+    train_freq = np.asarray(splits["train"].Y.sum(0)).ravel()
+    if "test" in splits and splits["test"].Y.nnz:
+        test_freq = np.asarray(splits["test"].Y.sum(0)).ravel()
+        if not np.any(train_freq[test_freq > 0] > 0):
+            names = np.asarray(splits["test"].label_names)[test_freq > 0][:5]
+            raise ValueError(f"{files.get('test', 'test')}: none of its labels occurs in the "
+                             f"training file {files.get('train', '')} (lines 1 to "
+                             f"{splits['test'].Y.shape[0]}; e.g. {', '.join(map(str, names))}); "
+                             "every model would score zero. Check the labels field and the "
+                             "letter case (--upper), or give a test file of the same label set")
+    if not splits["train"].Y.nnz:
+        raise ValueError(f"{files.get('train', 'train')}: no training document has a label; "
+                         "check the labels field (--labels-field)")
+
+
+def _read_user(files, fields, upper):
+    from .datasets import read_labelled_texts
+    try:
+        return read_labelled_texts(dict(files), upper=upper, **fields)
+    except ValueError as exc:
+        msg = str(exc)
+        if "no field" in msg:
+            msg += ("; name your fields with --text-field and --labels-field "
+                    "(JSON key or TSV header column)")
+        elif "is a int" in msg or "is a float" in msg:
+            msg += "; write the label in quotes"
+        raise ValueError(msg) from exc
+
+
+def load_source(data_args):
+    """Train, dev and test Bunches of a ``data_args`` from :func:`data_args_from`.
+
+    For the user's files and XC folders: carves dev out of train when there
+    is no dev file (seeded, iterative-stratified, :data:`DEV_FRACTION`), and
+    lets dev stand in for test when there is no test file.
+
+    Returns
+    -------
+    splits : dict
+        ``{"train", "dev", "test"}`` Bunches; XC folders give ``X`` and
+        ``texts=None``.
+    notes : dict
+        ``{"dev": how dev was made, "test": "file" | "dev (optimistic)",
+        "inputs": {split: file_record}}``.
+    """
+    kind = data_args["dataset"]
+    seed = int(data_args.get("random_state", 0))
+    if kind == "user":
+        files = data_args["files"]
+        splits = _read_user(files, data_args["fields"], data_args.get("upper", False))
+    elif kind == "xc":
+        from .datasets import load_xc
+        folder = Path(data_args["data_home"])
+        files = {s: str(folder / f"{s}.txt") for s in ("train", "dev", "test")
+                 if (folder / f"{s}.txt").is_file()}
+        train = load_xc(files["train"])
+        splits = {"train": train}
+        for s in ("dev", "test"):
+            if s in files:
+                splits[s] = load_xc(files[s], n_features=train.X.shape[1],
+                                    n_labels=train.Y.shape[1])
+                for key in ("X", "Y"):
+                    if splits[s][key].shape[1] != train[key].shape[1]:
+                        raise ValueError(f"{files[s]}: {splits[s][key].shape[1]} "
+                                         f"{'features' if key == 'X' else 'labels'} in its "
+                                         f"header, {train[key].shape[1]} in {files['train']}; "
+                                         "the files must share one feature and label space")
+    else:
+        raise ValueError(f"load_source reads user files and XC folders, not {kind!r}")
+    splits = {s: _first(b, data_args.get("max_docs")) for s, b in splits.items()}
+    _check_splits(splits, files)
+    notes = {"inputs": {s: file_record(p) for s, p in files.items()}}
+    if "dev" not in splits:
+        tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
+        splits["dev"] = _take(splits["train"], dv_rows)
+        splits["train"] = _take(splits["train"], tr_rows)
+        notes["dev"] = (f"no dev file: a seeded (random_state={seed}) iterative-stratified "
+                        f"{DEV_FRACTION:.0%} of the training file ({len(dv_rows)} documents) "
+                        f"is dev; train keeps {len(tr_rows)}")
+    else:
+        notes["dev"] = "file"
+    if "test" not in splits:
+        splits["test"] = splits["dev"]
+        notes["test"] = ("no test file: the scores are on dev, which also chose epochs, C and "
+                         "the decision rule, so they are optimistic")
+    else:
+        notes["test"] = "file"
+    return splits, notes
