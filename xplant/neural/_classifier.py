@@ -447,7 +447,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
                               else check_n_candidates(self.n_candidates, self.n_labels_))
         self.initialize()
         self._init_label_bias(Y[tr])
-        cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd)
+        cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
+                                    resume=resume)
         self.planter_ = None
         on_dev = self.stage1_weight == "dev"
         if on_dev and dev_docs is None:

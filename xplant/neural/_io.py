@@ -6,7 +6,10 @@ A saved model is a folder:
 - ``config.json``: the estimator's parameters, label names, label
   frequencies, the dev-chosen k and threshold, package versions;
 - ``relevance/``: the fitted MIGRelevance (see
-  :func:`xplant.relevance.save_relevance`).
+  :func:`xplant.relevance.save_relevance`);
+- ``shortlist/``: with a shortlist, the fitted shortlist model (see
+  :func:`xplant.linear.save_linear`) and ``fusion.json`` (calibration,
+  fusion weight, number of candidates).
 
 Loading runs no pickled code. Writes go to a temporary sibling folder that
 is renamed into place, so an interrupted save never leaves a half-written
@@ -124,6 +127,9 @@ def save_model(clf, path, *, overwrite=False):
         state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
         save_file(state, str(tmp / "model.safetensors"))
         save_relevance(clf.relevance_, tmp / "relevance")
+        if getattr(clf, "shortlist_", None) is not None:
+            from ._fusion import save_shortlist
+            save_shortlist(clf, tmp / "shortlist")
         import importlib.metadata as md
         config = {
             "format": _FORMAT,
@@ -245,4 +251,8 @@ def load_model(path):
         raise ValueError(f"{path / 'model.safetensors'}: the weights do not fit the saved "
                          f"configuration: {exc}") from exc
     clf.module_.eval()
+    clf.shortlist_ = clf.fusion_weight_ = None
+    if (path / "shortlist").is_dir():
+        from ._fusion import load_shortlist
+        load_shortlist(clf, path / "shortlist", set_param=True)
     return clf
