@@ -93,7 +93,8 @@ def _neural(plant, **defaults):
         clf = PlantClassifier(planter=AttentionPlanter(**planter_params), **clf_params)
         if backbone_kind(clf.backbone) != "word":
             return clf
-        return Pipeline([("mig", MIGRelevance()), ("clf", clf)])
+        # verbose: one line with the seconds of each step (MIG, then the classifier)
+        return Pipeline([("mig", MIGRelevance()), ("clf", clf)], verbose=bool(verbose))
     return factory
 
 

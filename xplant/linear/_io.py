@@ -181,7 +181,8 @@ def _load_step(state, arrays, prefix, folder):
         est.k_ = int(state["k"])
         return est
     if kind in ("napkinxc", "omikuji"):
-        source = Path(folder) / state["folder"]
+        from .._files import check_path_name
+        source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
         if kind == "napkinxc":
             models = _import_optional("napkinxc.models", "trees", "napkinxc")
             est = NapkinXCPLT(**params)
@@ -337,8 +338,17 @@ def load_linear(path):
         raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
                          "load it with xplant.load (any saved xplant model)")
     arrays = load_file(str(path / "arrays.safetensors"))
-    steps = [(s["name"], _load_step(s, arrays, f"{i}.", path))
-             for i, s in enumerate(config["steps"])]
+    steps = []
+    for i, s in enumerate(config["steps"]):
+        where = f"{path / 'config.json'}, field 'steps[{i}]'"
+        try:
+            est = _load_step(s, arrays, f"{i}.", path)
+            if hasattr(est, "_parameter_constraints"):
+                est._validate_params()            # exactly what fit checks
+        except (TypeError, KeyError, ValueError) as exc:
+            raise ValueError(f"{where}: {type(exc).__name__}: {exc}; the file is damaged or was "
+                             "edited by hand, save the model again") from None
+        steps.append((s["name"], est))
     if not config["pipeline"]:
         return steps[0][1]
     from sklearn.pipeline import Pipeline
