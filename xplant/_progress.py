@@ -104,9 +104,10 @@ def steps(iterable, desc, *, total=None, verbose=1):
         from tqdm.auto import tqdm
         yield from tqdm(iterable, desc=desc, total=total)
         return
-    items = list(iterable)
-    for i, item in enumerate(items, 1):
-        start = time.perf_counter()
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)
+    start = time.perf_counter()
+    for i, item in enumerate(iterable, 1):
         yield item
-        print(f"{desc}: {i}/{len(items)} ({item}) in {time.perf_counter() - start:.1f} s",
-              flush=True)
+        print(f"{desc}: {i}/{total if total is not None else '?'} done, "
+              f"{time.perf_counter() - start:.1f} s", flush=True)

@@ -54,8 +54,9 @@ def _prior(params, **_):
 
 
 def _ovr(loss):
-    def factory(params, *, features=False, **_):
+    def factory(params, *, features=False, verbose=0, **_):
         from .linear import OneVsRestLinear, make_tfidf_ovr
+        params = {"verbose": verbose, **params}
         if not features:
             return make_tfidf_ovr(loss=loss, **params)
         return _linear_step(OneVsRestLinear(loss=loss, **params), True)

@@ -278,6 +278,7 @@ def test_piped_logs_plain_and_quiet(files, tmp_path):
     assert "\x1b[" not in log and "\r" not in log
     assert "epoch" in loud.stdout and "PLANT: fit ..." in loud.stdout
     assert "TF-IDF + SVM: fit {'ovr__C': 0.1}: done in" in loud.stdout
+    assert "one-vs-rest: 4 labels in 4 batches: 4/4 done" in loud.stdout   # per-label progress
     quiet = _run_cli([*args, "--output", str(tmp_path / "b"), "--quiet"], tmp_path)
     assert quiet.returncode == 0 and quiet.stdout == ""
 

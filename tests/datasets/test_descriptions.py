@@ -206,3 +206,12 @@ def test_pcs_index_titles_hand_made():
     assert out == {"BW03ZZZ": ["Plain Radiography, Chest"], "BR01": ["Plain Radiography, Disc, Cervical"],
                    "BR03": ["Plain Radiography, Disc, Lumbar"], "BW03": ["Plain Radiography, Chest"],
                    "BP0H": ["Plain Radiography, Elbow, Left"]}
+
+
+def test_official_code_list_bad_row(tmp_path):
+    from xplant.datasets._icd_sources import read_codiesp_code_list
+
+    p = tmp_path / "codiesp-D_codes.tsv"
+    p.write_text("R52\tDolor\tPain\nR53\n")
+    with pytest.raises(ValueError, match="line 2: expected code, Spanish and English description"):
+        read_codiesp_code_list(p)

@@ -53,11 +53,26 @@ def test_fusion_keeps_seen_scores_and_routes_pipeline_params():
     prior = FrequencyPrior().fit(texts, Y).predict_proba(["cough"])
     S = f.predict_proba(["cough"])
     np.testing.assert_allclose(S[0, :2], prior[0, :2])
-    assert S[0, 2] == pytest.approx(0.5)  # weight times cosine 1
+    assert S[0, 2] == pytest.approx(S[0, :2].min() + 0.5)  # lowest seen score + weight * cosine 1
     assert f.classes_.tolist() == ["a", "b", "c"] and f.estimator_.classes_.tolist() == ["a", "b", "c"]
     pipe = Pipeline([("clf", FrequencyPrior())])
     g = DescriptionFusion(pipe, weight=1.0).fit(texts, Y, label_descriptions=desc, label_names=["a", "b", "c"])
     assert g.estimator_[-1].classes_.tolist() == ["a", "b", "c"]
+
+
+def test_fusion_with_margins():
+    """An SVM's negative margins: the unseen label starts from the document's lowest seen score."""
+    from xplant.linear import make_tfidf_ovr
+
+    texts = ["chest pain fever", "broken arm", "fever cough night", "arm fracture"]
+    Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]])
+    desc = ["fever", "fracture of arm", "asthma"]
+    f = DescriptionFusion(make_tfidf_ovr(C=1.0, min_df=1), weight=0.0).fit(texts, Y, label_descriptions=desc)
+    base = f.estimator_.decision_function(["asthma attack"])
+    S = f.predict_proba(["asthma attack"])
+    assert S[0, 2] == pytest.approx(base[0, :2].min())  # weight 0: never above a seen label
+    g = DescriptionFusion(make_tfidf_ovr(C=1.0, min_df=1), weight=2.0).fit(texts, Y, label_descriptions=desc)
+    assert g.predict_top_k(["asthma attack"], 1)[0].tolist() == [[2]]
 
 
 def test_bad_input():

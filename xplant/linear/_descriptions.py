@@ -216,9 +216,11 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     A model trained on ``Y`` cannot rank a label with no training positive.
     This meta-estimator fits it together with a :class:`DescriptionRanker`
     and scores every label with no training positive by
-    ``weight * cosine(document, description)``; the other labels keep the
-    model's score (``predict_proba``, else ``decision_function``). The
-    weight puts the two scales side by side and is chosen on dev MAP.
+    ``m + weight * cosine(document, description)``, where ``m`` is the
+    document's lowest score among the seen labels; the other labels keep the
+    model's score (``predict_proba``, else ``decision_function``, so margins
+    work too). The weight puts the two scales side by side and is chosen on
+    dev MAP; with weight 0 the unseen labels rank last.
 
     Parameters
     ----------
@@ -335,7 +337,12 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 
     def _fuse(self, base, cos, weight):
         out = np.array(base, dtype=np.float64, copy=True)
-        out[:, self.unseen_] = weight * cos[:, self.unseen_]
+        if self.unseen_.size == 0:
+            return out
+        seen = np.ones(self.n_labels_, dtype=bool)
+        seen[self.unseen_] = False
+        floor = out[:, seen].min(axis=1, keepdims=True) if seen.any() else np.zeros((out.shape[0], 1))
+        out[:, self.unseen_] = floor + weight * cos[:, self.unseen_]
         return out
 
     def _validate_X(self, X):
@@ -349,7 +356,7 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         return "k", self.k_
 
     def predict_proba(self, X):
-        """Fused scores: the model's for seen labels, ``weight_ * cosine`` for unseen ones.
+        """Fused scores: the model's for seen labels, ``m + weight_ * cosine`` for unseen ones.
 
         Parameters
         ----------

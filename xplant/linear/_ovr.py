@@ -81,7 +81,8 @@ def _fit_batch(X, sqnorm, positives, labels, seeds, params, n_features):
 
 def fit_one_vs_rest(X, Y, *, loss="squared_hinge", C=1.0, class_weight=None,
                     fit_intercept=True, tol=0.1, max_iter=1000, prune_threshold=0.01,
-                    solver="auto", n_jobs=None, random_state=None, batches_per_job=8):
+                    solver="auto", n_jobs=None, random_state=None, batches_per_job=8,
+                    verbose=0):
     """Fit one binary linear model per label; return pruned sparse weights.
 
     Parameters
@@ -100,6 +101,9 @@ def fit_one_vs_rest(X, Y, *, loss="squared_hinge", C=1.0, class_weight=None,
     batches_per_job : int, default=8
         Labels are split into ``batches_per_job * effective_n_jobs`` batches,
         each one joblib task, so that per-task overhead stays small.
+    verbose : int, default=0
+        Report finished batches: a tqdm bar on a terminal, one line per
+        batch in a file or a pipe (:func:`xplant._progress.steps`).
 
     Returns
     -------
@@ -127,7 +131,7 @@ def fit_one_vs_rest(X, Y, *, loss="squared_hinge", C=1.0, class_weight=None,
     sqnorm = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
     params = (loss, float(C), class_weight, fit_intercept, float(tol), int(max_iter), solver,
               float(prune_threshold))
-    results = Parallel(n_jobs=n_jobs, prefer="threads")(
+    results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
         delayed(_fit_batch)(
             X, sqnorm,
             [Yc.indices[Yc.indptr[j]:Yc.indptr[j + 1]].astype(np.int64) for j in batch],
@@ -135,6 +139,10 @@ def fit_one_vs_rest(X, Y, *, loss="squared_hinge", C=1.0, class_weight=None,
         )
         for batch in batches
     )
+    if verbose:
+        from .._progress import steps
+        results = steps(results, f"one-vs-rest: {len(order)} labels in {n_batches} batches",
+                        total=n_batches, verbose=verbose)
     intercept = np.full(n_labels, EMPTY_LABEL_SCORE)
     n_iter = np.zeros(n_labels, dtype=np.int64)
     rows = [np.empty(0, dtype=np.int32)] * n_labels
@@ -200,6 +208,9 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the order in which the dual solvers visit documents (one seed
         per label, drawn up front, so results do not depend on ``n_jobs``).
+    verbose : int, default=0
+        1: report the per-label training batch by batch (a tqdm bar on a
+        terminal, one line per batch in a log).
 
     Attributes
     ----------
@@ -253,11 +264,12 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         "solver": [StrOptions({"auto", "dcd", "liblinear"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, loss="squared_hinge", C=1.0, *, class_weight=None, fit_intercept=True,
                  tol=0.1, max_iter=1000, prune_threshold=0.01, solver="auto", n_jobs=None,
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.loss = loss
         self.C = C
         self.class_weight = class_weight
@@ -268,6 +280,7 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y, *, label_names=None):
@@ -312,7 +325,7 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
             X, Y, loss=self.loss, C=self.C, class_weight=self.class_weight,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
             prune_threshold=self.prune_threshold, solver=self.solver, n_jobs=self.n_jobs,
-            random_state=self.random_state,
+            random_state=self.random_state, verbose=self.verbose,
         )
         self.weights_, self.intercept_, self.n_iter_ = weights, intercept, n_iter
         not_converged = int(np.sum(n_iter >= self.max_iter))

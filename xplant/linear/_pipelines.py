@@ -13,7 +13,7 @@ TFIDF_DEFAULTS = dict(sublinear_tf=True, min_df=2, max_df=1.0, ngram_range=(1, 1
                       strip_accents="unicode", dtype=np.float64)
 
 _OVR_PARAMS = {"class_weight", "fit_intercept", "tol", "max_iter", "prune_threshold", "solver",
-               "n_jobs", "random_state"}
+               "n_jobs", "random_state", "verbose"}
 
 
 def make_tfidf_ovr(loss="squared_hinge", C=1.0, **params):
