@@ -186,7 +186,9 @@ def _one_column(y, name, classes_1d):
         return (y == values[1]).reshape(-1, 1), None       # the greater value is positive
     if y_type == "multiclass" and classes_1d:
         return y[:, None] == values[None, :], values        # one column per class
-    raise ValueError(f"Only binary classification is supported for a 1-D {name}: a multi-label "
+    what = "Only binary classification is supported" if y_type.startswith("multiclass") \
+        else f"Unknown label type: {y_type}"
+    raise ValueError(f"{what} for a 1-D {name}: a multi-label "
                      f"estimator reads it as one label column, and this {name} is {y_type}. Give "
                      "a 0/1 indicator matrix of shape (n_samples, n_labels), e.g. with "
                      "sklearn.preprocessing.LabelBinarizer or MultiLabelBinarizer.")
