@@ -363,3 +363,143 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
         raise FileExistsError(f"{out_dir} already holds a finished run; choose a new --output, "
                               "or pass --resume to continue it")
     return check_writable(out_dir)
+
+
+def read_json_object(path, what):
+    """Parse a JSON file that must hold one object (a saved model's configuration).
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What the file should hold, for the messages.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        Naming the file, and the line and column of invalid JSON.
+    """
+    import json
+    try:
+        with open(path, encoding="utf-8") as fh:
+            obj = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON "
+                         f"({exc.msg}); it should hold {what}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path}: expected a JSON object holding {what}, got "
+                         f"{type(obj).__name__}")
+    return obj
+
+
+class FieldChecker:
+    """Checks the fields of a JSON object read from ``path``; each error names file and field.
+
+    Examples
+    --------
+    >>> c = FieldChecker({"k": -3}, "config.json")
+    >>> c.integer("k", low=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: config.json, field 'k': must be an integer >= 1, got -3...
+    """
+
+    def __init__(self, obj, path):
+        self.obj, self.path = obj, path
+
+    def fail(self, field, message):
+        raise ValueError(f"{self.path}, field {field!r}: {message}; the file is damaged or was "
+                         "edited by hand, save the model again")
+
+    def get(self, field, kinds=None, what=None):
+        if field not in self.obj:
+            self.fail(field, "missing")
+        value = self.obj[field]
+        kinds = kinds if isinstance(kinds, tuple) or kinds is None else (kinds,)
+        if kinds is not None and (not isinstance(value, kinds)
+                                  or isinstance(value, bool) and bool not in kinds):
+            self.fail(field, f"must be {what or kinds}, got {type(value).__name__} {value!r:.60}")
+        return value
+
+    def integer(self, field, low=None, high=None):
+        value = self.get(field, int, "an integer")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+            self.fail(field, f"must be an integer {bounds}, got {value}")
+        return value
+
+    def number(self, field, low=None, high=None):
+        import math
+        value = self.get(field, (int, float), "a number")
+        if not math.isfinite(value) or (low is not None and value < low) or \
+                (high is not None and value > high):
+            self.fail(field, f"must be a finite number in [{low}, {high}], got {value}")
+        return float(value)
+
+    def int_list(self, field, length, low=0):
+        value = self.get(field, list, "a list")
+        if len(value) != length:
+            self.fail(field, f"must hold {length} values, got {len(value)}")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= low for v in value):
+            self.fail(field, f"must hold integers >= {low}")
+        return value
+
+
+def data_paths(data_args):
+    """The existing files and folders named in a run's data arguments (one level of nesting)."""
+    out = []
+    for value in (data_args or {}).values():
+        for v in (value.values() if isinstance(value, dict) else [value]):
+            if isinstance(v, (str, os.PathLike)) and str(v) and Path(v).exists():
+                out.append(Path(v))
+    return out
+
+
+def check_model_output(output, *, data=(), overwrite=False):
+    """Check the folder a model is saved to (``xplant fit --output``) before fitting.
+
+    Parameters
+    ----------
+    output : str or Path
+    data : sequence of Path
+        Data files and folders read by the fit: the output may be none of
+        them nor lie inside a data folder.
+    overwrite : bool, default=False
+        Allow replacing an existing saved model (never any other folder).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        When the output is, or lies inside, the data, or exists without being
+        a saved xplant model (``config.json``).
+    FileExistsError
+        When it exists and ``overwrite`` is False.
+    """
+    output = Path(output)
+    for d in data:
+        d = Path(d)
+        if _same(output, d) or (d.is_dir() and d.resolve() in output.resolve().parents):
+            raise ValueError(f"the model folder {output} is, or lies inside, the data {d}; "
+                             "choose an --output outside the data")
+    if output.exists():
+        if not overwrite:
+            raise FileExistsError(f"{output} exists; choose a new --output folder or pass "
+                                  "--overwrite")
+        if not (output / "config.json").is_file():
+            raise ValueError(f"refusing to replace {output}: it is not a saved xplant model "
+                             "folder (no config.json); choose a new --output folder")
+    check_writable(output.parent)
+    return output
+
+
+def sibling_tmp(path):
+    """A fresh, unused name beside ``path`` for a folder to be moved into place later."""
+    return _tmp_name(Path(path))

@@ -87,10 +87,9 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     """
     from ._job import model_specs
     from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, _fit_one, load_splits
+    from ._files import check_model_output, data_paths, replace_folder, sibling_tmp, write_text
     row, params = read_model_spec(model, params_file)
-    output = Path(output)
-    if output.exists() and not overwrite:
-        raise FileExistsError(f"{output} exists; choose a new --output folder or pass --overwrite")
+    output = check_model_output(output, data=data_paths(data_args), overwrite=overwrite)
     splits = load_splits(**data_args)
     spec = model_specs([row], splits["train"].get("texts") is None)[0]
     spec["params"] = {**spec.get("params", {}), **params}
@@ -100,14 +99,18 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     model_args = {"epochs": DEFAULT_EPOCHS if epochs is None else epochs,
                   "plant_epochs": DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs,
                   "random_state": random_state, "verbose": verbose}
-    if output.exists():
+    tmp = sibling_tmp(output)       # the old model stays until the new one is complete
+    try:
+        out = _fit_one(spec, data_args, model_args, str(tmp))
+        info = {"model": row.name, "display": row.display, "params": out["params"],
+                "decision": out["rule"], **out["info"], "saved_to": str(output),
+                "fit_seconds": out["fit_seconds"]}
+        write_text(tmp / "fit.json", json.dumps(info, indent=1, default=float))
+        replace_folder(tmp, output)
+    except BaseException:
         import shutil
-        shutil.rmtree(output)
-    out = _fit_one(spec, data_args, model_args, str(output))
-    info = {"model": row.name, "display": row.display, "params": out["params"],
-            "saved_to": str(output), "fit_seconds": out["fit_seconds"],
-            "decision": out["rule"], **out["info"]}
-    (output / "fit.json").write_text(json.dumps(info, indent=1, default=float))
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     log(f"saved {row.display} to {output} (dev MAP {100 * info['dev_MAP']:.1f}, fit "
         f"{info['fit_seconds']:.0f} s); predict with: xplant predict --model {output} "
         "--input FILE --output FILE")
@@ -188,8 +191,8 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     log(format_table([{"name": Path(model_dir).name, "metrics": metrics,
                        "k": decision["k"], "fit_seconds": 0.0}]))
     if output:
-        output = Path(output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=1, default=float), encoding="utf-8")
+        from ._files import check_output, write_text
+        output = check_output(output, inputs=[path, model_dir], overwrite=True)
+        write_text(output, json.dumps(report, indent=1, default=float))
         log(f"wrote {output}")
     return report

@@ -373,3 +373,38 @@ def check_label_names(names, *, case_insensitive=False, what="label names"):
                              f"same label {rule}; merge their columns or rename one")
         seen[key] = j
     return names
+
+
+def check_class_names(classes, *, case_insensitive=False):
+    """Apply :func:`check_label_names` to a fitted label space whose classes are names.
+
+    Integer classes (column indices, no names given) pass unchanged.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_labels,)
+    case_insensitive : bool, default=False
+
+    Returns
+    -------
+    classes
+        Unchanged.
+
+    Raises
+    ------
+    ValueError
+        See :func:`check_label_names`.
+
+    Examples
+    --------
+    >>> check_class_names(np.arange(3)).tolist()
+    [0, 1, 2]
+    >>> check_class_names(np.array(["X1", "x1"]), case_insensitive=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: label names 'X1' (column 0) and 'x1' (column 1) are the same label ...
+    """
+    arr = np.asarray(classes)
+    if arr.dtype.kind not in "iub":
+        check_label_names([str(c) for c in arr.tolist()], case_insensitive=case_insensitive)
+    return classes

@@ -23,7 +23,8 @@ def notes_file(make_texts):
     return write
 
 
-def test_output_equal_to_input_is_refused_links_included(tiny_model, tmp_path, notes_file):
+def test_output_equal_to_input_is_refused_links_included(tiny_model, tmp_path, notes_file,
+                                                         capsys):
     model, _ = tiny_model
     notes = notes_file(tmp_path / "notes.jsonl")
     before = notes.read_bytes()
@@ -33,9 +34,9 @@ def test_output_equal_to_input_is_refused_links_included(tiny_model, tmp_path, n
         with pytest.raises(ValueError, match="is the input"):
             predict_file(model, notes, out, overwrite=True)
     from xplant.cli import main
-    with pytest.raises(ValueError, match="is the input"):
-        main(["predict", "--model", str(model), "--input", str(notes), "--output", str(notes),
-              "--overwrite"])
+    assert main(["predict", "--model", str(model), "--input", str(notes), "--output", str(notes),
+                 "--overwrite"]) == 2
+    assert "is the input" in capsys.readouterr().err
     assert notes.read_bytes() == before
 
 

@@ -181,7 +181,8 @@ def dump_xc(path, X, Y):
         raise ValueError("Y must contain only 0 and 1")
     X.sort_indices()
     Y.sort_indices()
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    from .._files import atomic_open
+    with atomic_open(path, "w", newline="\n") as fh:
         fh.write(f"{X.shape[0]} {X.shape[1]} {Y.shape[1]}\n")
         for i in range(X.shape[0]):
             labs = ",".join(str(j) for j in Y.indices[Y.indptr[i] : Y.indptr[i + 1]])

@@ -189,9 +189,13 @@ def merge_spans(offsets, weights, *, cut=None, top_spans=3, text=None):
 
 
 def _label_rows(label_index):
-    if isinstance(label_index, dict):
-        return {str(k).strip().upper(): int(v) for k, v in label_index.items()}
-    return {str(name).strip().upper(): i for i, name in enumerate(label_index)}
+    """Code -> row; codes are case-insensitive (CodiEsp), so names equal once cased collide."""
+    from .._labels import check_label_names
+    pairs = (label_index.items() if isinstance(label_index, dict)
+             else ((name, i) for i, name in enumerate(label_index)))
+    pairs = [(str(k).strip(), int(v)) for k, v in pairs]
+    check_label_names([k for k, _ in pairs], case_insensitive=True, what="label_index codes")
+    return {k.upper(): v for k, v in pairs}
 
 
 def mig_highlighter(texts_es, offsets, token_ids, relevance, codes_by_doc, label_index, *, top_spans=3, cut=None):

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import check_indicator, check_targets
+from .._labels import check_class_names, check_indicator, check_targets
 
 # Score budget of one row block, in matrix entries (8 bytes each): 2**24
 # entries is 128 MiB of float64, whatever the number of labels.
@@ -215,6 +215,7 @@ class MultiLabelRankerMixin:
     def _fit_label_space(self, Y, n_samples, label_names):
         # the one target parser: a matrix, a 1-D binary y (one label column) or label lists
         Y, classes = check_targets(Y, n_samples=n_samples, label_names=label_names)
+        check_class_names(classes)
         n_labels = Y.shape[1]
         self.classes_ = classes
         self.n_labels_ = n_labels

@@ -17,7 +17,6 @@ model under the final name.
 """
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -77,6 +76,11 @@ def _set_label_space(est, state, arrays, prefix):
     est.n_labels_ = int(state["n_labels"])
     est.classes_ = (np.arange(est.n_labels_) if state["classes_are_indices"]
                     else np.asarray(state["classes"]))
+    if len(state["classes"]) != est.n_labels_:
+        raise ValueError(f"config.json, field 'classes': {len(state['classes'])} names but "
+                         f"n_labels is {est.n_labels_}; save the model again")
+    from .._labels import check_class_names
+    check_class_names(est.classes_)                 # the label-name rule of fit
     est.label_frequency_ = arrays[prefix + "label_frequency"].astype(np.int64)
     est.n_train_documents_ = int(state["n_train_documents"])
 
@@ -251,9 +255,8 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
                                "scikit-learn": md.version("scikit-learn")}}
         save_file(arrays, str(tmp / "arrays.safetensors"))
         (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False))
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        from .._files import replace_folder
+        replace_folder(tmp, path)      # the old model is removed only once the new one is in place
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -194,15 +194,36 @@ def read_checkpoint(folder):
     if not (path / "state.json").is_file():
         raise ValueError(f"{pointer} names {path.name}, which is not a complete checkpoint; "
                          "delete the checkpoint folder to start over")
-    state = json.loads((path / "state.json").read_text())
-    if state.get("format") != _FORMAT:
-        raise ValueError(f"{path}: unknown checkpoint format {state.get('format')!r}")
+    state = _check_state(path / "state.json")
     best = path / "best.safetensors"
     return {"state": state, "path": path,
             "module": load_file(str(path / "module.safetensors")),
             "optimizer": load_file(str(path / "optimizer.safetensors")),
             "rng": load_file(str(path / "rng.safetensors")),
             "best": load_file(str(best)) if best.is_file() else None}
+
+
+def _check_state(state_file):
+    """A checkpoint's ``state.json``, every field checked (errors name file and field)."""
+    from .._files import FieldChecker, read_json_object
+    state = read_json_object(state_file, "a training checkpoint's state")
+    if state.get("format") != _FORMAT:
+        raise ValueError(f"{state_file}: unknown checkpoint format {state.get('format')!r}")
+    c = FieldChecker(state, state_file)
+    epoch = c.integer("epoch", low=0)
+    c.get("completed", bool, "true or false")
+    c.integer("n_labels", low=1)
+    c.integer("n_train", low=-1)
+    if len(c.get("history", list, "a list of epochs")) != epoch:
+        c.fail("history", f"holds {len(state['history'])} epochs but epoch is {epoch}")
+    opt = c.get("optimizer", dict, "an object")
+    if not isinstance(opt.get("param_groups"), list) or not isinstance(opt.get("scalars"), dict):
+        c.fail("optimizer", "needs param_groups (a list) and scalars (an object)")
+    c.get("numpy_rng", dict, "a numpy bit generator state")
+    for field in ("early_stopping", "schedule"):
+        if state.get(field) is not None:
+            c.get(field, dict, "an object or null")
+    return state
 
 
 def restore_checkpoint(net, ckpt):

@@ -629,7 +629,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
 
     def _docs(self, X):
         check_is_fitted(self, "module_")
-        return truncate(encode(X, self.relevance_), self.max_length)
+        return truncate(encode(X, self.relevance_, self.max_length), self.max_length)
 
     def decision_function(self, X):
         """Logits, shape (n_samples, n_labels), float32.
@@ -719,7 +719,8 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         texts = check_texts(X)
         if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
             raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
-        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True)
+        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True,
+                                                     max_length=self.max_length)
         self.module_.eval()
         out = []
         m = int(min(top_labels, self.n_labels_))

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import clone
 
+from .._labels import check_class_names
 from .._labels import check_targets as _check_targets
 from .._params import to_python  # noqa: F401  (re-exported for the neural modules)
 from .backbones import backbone_kind, resolve_hf_path
@@ -34,8 +35,9 @@ def check_targets(Y, n_samples, *, what="Y", label_names=None, require_positive=
     ValueError
         See :func:`xplant._labels.check_targets`.
     """
-    return _check_targets(Y, n_samples=n_samples, label_names=label_names, name=what,
-                          dtype=np.float32, require_positive=require_positive)
+    Y, classes = _check_targets(Y, n_samples=n_samples, label_names=label_names, name=what,
+                                dtype=np.float32, require_positive=require_positive)
+    return Y, check_class_names(classes)
 
 
 def _is_lists(Y):
@@ -106,8 +108,12 @@ def fit_or_take_corpus(X, Y, relevance_param, backbone):
     return list(rel.tokenize(texts)), rel
 
 
-def encode(X, relevance):
-    """Token ids for new data: a token corpus of the same MIGRelevance, or texts."""
+def encode(X, relevance, max_length=None):
+    """Token ids for new data: a token corpus of the same MIGRelevance, or texts.
+
+    Texts are tokenized only up to ``max_length`` tokens (the model reads no
+    more), so a very long document costs what the model reads.
+    """
     if is_token_corpus(X):
         fp_new = getattr(X.relevance, "tokenizer_fingerprint_", None)
         fp_old = getattr(relevance, "tokenizer_fingerprint_", None)
@@ -115,7 +121,7 @@ def encode(X, relevance):
             raise ValueError("this token corpus was made by a different MIGRelevance (tokenizer "
                              f"fingerprint {fp_new} != {fp_old}); pass raw texts instead")
         return list(X.docs)
-    return list(relevance.tokenize(check_texts(X)))
+    return list(relevance.tokenize(check_texts(X), max_length=max_length))
 
 
 def split_validation(n, fraction, random_state):

@@ -157,36 +157,73 @@ def _has(pkg):
 def load_model(path):
     """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
 
+    Every parameter is validated exactly as ``fit`` validates it, the
+    fields of ``config.json`` against each other (label names, label
+    frequencies, k) and against the relevance and the weights' shapes.
+
     Raises
     ------
     FileNotFoundError
         When ``path`` is not a saved model folder.
     ValueError
-        When the files disagree (another format, a tokenizer that no longer
-        matches, or weights of another shape).
+        Naming the file and the field: invalid JSON (with its line), a
+        missing or invalid field, a parameter ``fit`` would refuse, label
+        names that collide or hold control characters, fields that
+        disagree, a tokenizer that no longer matches, or weights of another
+        shape.
     """
     from safetensors.torch import load_file
+    from .._files import FieldChecker, read_json_object
+    from .._labels import check_label_names
     from ..relevance import load_relevance
     from ._classifier import PlantClassifier
     path = Path(path)
     if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
         raise FileNotFoundError(f"{path} is not a saved PlantClassifier (needs config.json and "
                                 "model.safetensors)")
-    config = json.loads((path / "config.json").read_text())
+    cfg_file = path / "config.json"
+    config = read_json_object(cfg_file, "a saved PlantClassifier's configuration")
     if config.get("format") != _FORMAT:
         raise ValueError(f"{path}: unknown format {config.get('format')!r}, expected {_FORMAT!r}")
-    params = _from_json(config["params"])
+    c = FieldChecker(config, cfg_file)
+    try:
+        params = _from_json(dict(c.get("params", dict, "an object of parameters")))
+    except (TypeError, ValueError) as exc:
+        c.fail("params", str(exc))
     if params.get("phases") is not None:
+        if not isinstance(params["phases"], list) or \
+                not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):
+            c.fail("params", "phases must be a list of [epoch, group, lr]")
         params["phases"] = [tuple(p) for p in params["phases"]]
-    clf = PlantClassifier(**params)
+    unknown = set(params) - set(PlantClassifier().get_params(deep=False))
+    if unknown:
+        c.fail("params", f"unknown parameters {sorted(unknown)}")
+    try:
+        clf = PlantClassifier(**params)
+        clf._check_params()                  # exactly what fit checks
+    except (TypeError, ValueError) as exc:
+        c.fail("params", str(exc))
+    n_labels = c.integer("n_labels", low=1)
+    as_indices = c.get("classes_are_indices", bool, "true or false")
+    classes = c.get("classes", list, "a list of label names")
+    if len(classes) != n_labels:
+        c.fail("classes", f"holds {len(classes)} names but n_labels is {n_labels}")
+    if not as_indices:
+        try:
+            check_label_names(classes)
+        except ValueError as exc:
+            c.fail("classes", str(exc))
+    frequency = c.int_list("label_frequency", n_labels)
+    clf.n_train_documents_ = c.integer("n_train_documents", low=1)
+    clf.k_ = c.integer("k", low=1, high=n_labels)
+    clf.threshold_ = c.number("threshold", low=0.0, high=1.0)
+    clf.best_epoch_ = c.integer("best_epoch", low=0) if "best_epoch" in config else 0
     clf.relevance_ = load_relevance(path / "relevance")
-    clf.n_labels_ = config["n_labels"]
-    clf.classes_ = (np.arange(clf.n_labels_) if config["classes_are_indices"]
-                    else np.asarray(config["classes"]))
-    clf.label_frequency_ = np.asarray(config["label_frequency"], dtype=np.int64)
-    clf.n_train_documents_ = config["n_train_documents"]
-    clf.k_, clf.threshold_ = config["k"], config["threshold"]
-    clf.best_epoch_ = config.get("best_epoch", 0)
+    if clf.relevance_.n_labels_ != n_labels:
+        c.fail("n_labels", f"is {n_labels} but relevance/ holds {clf.relevance_.n_labels_} labels")
+    clf.n_labels_ = n_labels
+    clf.classes_ = np.arange(n_labels) if as_indices else np.asarray(classes)
+    clf.label_frequency_ = np.asarray(frequency, dtype=np.int64)
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
     clf.phases_ = clf.phases if clf.phases is not None else []
@@ -196,6 +233,7 @@ def load_model(path):
     try:
         clf.module_.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise ValueError(f"{path}: the weights do not fit the saved configuration: {exc}") from exc
+        raise ValueError(f"{path / 'model.safetensors'}: the weights do not fit the saved "
+                         f"configuration: {exc}") from exc
     clf.module_.eval()
     return clf

@@ -403,7 +403,7 @@ class AttentionPlanter(PlantNetBase):
         """
         from sklearn.utils.validation import check_is_fitted
         check_is_fitted(self, "module_")
-        docs = truncate(encode(X, self.relevance_), self.max_length)
+        docs = truncate(encode(X, self.relevance_, self.max_length), self.max_length)
         labels = torch.as_tensor(np.asarray(labels, dtype=np.int64))
         self.module_.eval()
         out = []

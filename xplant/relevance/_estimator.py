@@ -9,15 +9,19 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import _target_form, check_targets
+from .._labels import _target_form, check_class_names, check_targets
 from ._corpus import TokenCorpus
 from ._mig import binarize_tokens, mig_from_counts, mig_scores
 from ._tokenize import (
     PAD_TOKEN,
     UNK_TOKEN,
     locate_tokens,
+    normalize_text,
+    original_offsets,
     resolve_tokenizer,
+    text_prefixes,
     tokenizer_fingerprint,
+    tokens_upto,
     word_tokens,
     word_tokens_offsets,
 )
@@ -292,34 +296,63 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
                 "Y is a list of label lists: pass classes=[...] on the first "
                 "partial_fit call to fix the label space."
             )
-        return check_targets(Y, n_samples=n_docs, label_names=classes,
-                             require_positive=not fixed, classes_1d=True)
+        Y, names = check_targets(Y, n_samples=n_docs, label_names=classes,
+                                 require_positive=not fixed, classes_1d=True)
+        return Y, check_class_names(names)
 
     # -------------------------------------------------------------- tokenizing
-    def _raw_tokens(self, doc, kind):
+    def _limit(self, limit=None):
+        """Tokens read per document: the smaller of ``max_length`` and ``limit``."""
+        given = [v for v in (self.max_length, limit) if v is not None]
+        return min(given) if given else None
+
+    def _raw_tokens(self, doc, kind, limit=None):
+        limit = self._limit(limit)
         if kind == "text":
-            if self._tok_kind == "word":
-                toks = word_tokens(doc, self.lowercase)
-            else:
-                toks = list(self.tokenizer_(doc))
+            if self._tok_kind == "word":      # NFC, and read only as far as the limit
+                toks = tokens_upto(doc, limit, lambda t: (word_tokens(t, self.lowercase), None))[0]
+            else:                             # a callable reads the whole (NFC) document
+                toks = list(self.tokenizer_(normalize_text(doc)[0]))
                 if self.lowercase:
                     toks = [str(t).lower() for t in toks]
         else:
             toks = [str(t) for t in doc]
             if self.lowercase:
                 toks = [t.lower() for t in toks]
-        if self.max_length is not None:
-            toks = toks[: self.max_length]
+        if limit is not None:
+            toks = toks[:limit]
         return toks
 
-    def _hf_ids(self, docs, kind, offsets=False):
+    def _hf_encode(self, texts, offsets):
+        """(ids, offsets into the original texts) of a batch, tokenized in NFC."""
+        norm = [normalize_text(t) for t in texts]
+        enc = self.tokenizer_(
+            [n for n, _ in norm],
+            add_special_tokens=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            return_offsets_mapping=offsets,
+            truncation=False,
+            verbose=False,
+        )
+        out = []
+        for i, ids in enumerate(enc["input_ids"]):
+            off = None
+            if offsets:
+                off = original_offsets(np.asarray(enc["offset_mapping"][i], dtype=np.int64),
+                                       norm[i][1])
+            out.append((np.asarray(ids, dtype=np.int64), off))
+        return out
+
+    def _hf_ids(self, docs, kind, offsets=False, limit=None):
         tok = self.tokenizer_
+        limit = self._limit(limit)
         out_ids, out_off = [], []
         if kind == "tokens":
             for d in docs:
                 ids = tok.convert_tokens_to_ids([str(t) for t in d])
                 ids = np.asarray([self.unk_id_ if i is None else i for i in ids], dtype=np.int64)
-                out_ids.append(ids[: self.max_length] if self.max_length else ids)
+                out_ids.append(ids[:limit] if limit else ids)
             return out_ids, None
         if offsets and not getattr(tok, "is_fast", False):
             raise ValueError(
@@ -327,33 +360,26 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
                 "(use_fast=True), which provides offset mappings."
             )
         for s in range(0, len(docs), _HF_BATCH):
-            enc = tok(
-                docs[s : s + _HF_BATCH],
-                add_special_tokens=False,
-                return_attention_mask=False,
-                return_token_type_ids=False,
-                return_offsets_mapping=offsets,
-                truncation=False,
-                verbose=False,
-            )
-            for i, ids in enumerate(enc["input_ids"]):
-                ids = np.asarray(ids, dtype=np.int64)
-                if self.max_length is not None:
-                    ids = ids[: self.max_length]
+            batch = docs[s : s + _HF_BATCH]
+            firsts = [next(text_prefixes(d, limit)) for d in batch]   # read what is needed
+            for d, first, (ids, off) in zip(batch, firsts, self._hf_encode(firsts, offsets)):
+                if limit is not None and len(ids) <= limit and len(first) < len(d):
+                    ids, off = tokens_upto(d, limit, lambda t: self._hf_encode([t], offsets)[0])
+                if limit is not None:
+                    ids = ids[:limit]
                 out_ids.append(ids)
                 if offsets:
-                    off = np.asarray(enc["offset_mapping"][i], dtype=np.int64).reshape(-1, 2)
                     out_off.append(off[: ids.shape[0]])
         return out_ids, (out_off if offsets else None)
 
-    def _ids(self, docs, kind):
+    def _ids(self, docs, kind, limit=None):
         """Token id arrays of validated docs, with the fitted vocabulary."""
         if self._tok_kind == "hf":
-            return self._hf_ids(docs, kind)[0]
+            return self._hf_ids(docs, kind, limit=limit)[0]
         vocab, unk = self.vocabulary_, self.unk_id_
         out = []
         for d in docs:
-            toks = self._raw_tokens(d, kind)
+            toks = self._raw_tokens(d, kind, limit)
             out.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
         return out
 
@@ -701,14 +727,22 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
             return TokenCorpus(seqs, self)
         return TokenCorpus(self._ids(_as_docs(X, kind), kind), self, _raw_texts(X))
 
-    def tokenize(self, texts, *, return_offsets=False):
+    def tokenize(self, texts, *, return_offsets=False, max_length=None):
         """Token ids (and character offsets) of raw texts, with the fitted vocabulary.
+
+        Texts are tokenized in Unicode NFC (a decomposed accent reads as the
+        precomposed one); offsets refer to the texts as given.
 
         Parameters
         ----------
         texts : list of str
         return_offsets : bool, default=False
             Also return each token's ``[start, end)`` offsets into its text.
+        max_length : int or None, default=None
+            Return at most this many tokens per text (and ``self.max_length``
+            when smaller), reading each text only as far as needed: a model
+            that reads 4,096 tokens pays for 4,096, however long the text.
+            A callable tokenizer still reads whole texts.
 
         Returns
         -------
@@ -731,21 +765,23 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
             raise TypeError("tokenize takes a list of raw texts (str).")
         docs = _as_docs(texts, "text")
         if self._tok_kind == "hf":
-            ids, off = self._hf_ids(docs, "text", offsets=return_offsets)
+            ids, off = self._hf_ids(docs, "text", offsets=return_offsets, limit=max_length)
             return (ids, off) if return_offsets else ids
         if not return_offsets:
-            return self._ids(docs, "text")
+            return self._ids(docs, "text", limit=max_length)
         vocab, unk = self.vocabulary_, self.unk_id_
+        limit = self._limit(max_length)
         all_ids, all_off = [], []
         for d in docs:
             if self._tok_kind == "word":
-                toks, off = word_tokens_offsets(d, self.lowercase)
+                toks, off = tokens_upto(d, limit, lambda t: word_tokens_offsets(t, self.lowercase))
             else:
-                raw = [str(t) for t in self.tokenizer_(d)]
-                off = locate_tokens(d, raw)
+                norm, spans = normalize_text(d)
+                raw = [str(t) for t in self.tokenizer_(norm)]
+                off = original_offsets(locate_tokens(norm, raw), spans)
                 toks = [t.lower() for t in raw] if self.lowercase else raw
-            if self.max_length is not None:
-                toks, off = toks[: self.max_length], off[: self.max_length]
+            if limit is not None:
+                toks, off = toks[:limit], off[:limit]
             all_ids.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
             all_off.append(off)
         return all_ids, all_off

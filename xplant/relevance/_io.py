@@ -69,9 +69,10 @@ def save_relevance(relevance, path):
               "document_frequency": np.asarray(relevance.document_frequency_, dtype=np.int64),
               "label_frequency": np.asarray(relevance.label_frequency_, dtype=np.int64)}
     from .._files import atomic_path, write_text
+    from ._tokenize import UNICODE_FORM
     with atomic_path(path / "relevance.safetensors") as tmp:
         save_file(arrays, str(tmp))
-    meta = {"format": _FORMAT, "tokenizer": spec,
+    meta = {"format": _FORMAT, "tokenizer": spec, "unicode_normalization": UNICODE_FORM,
             "params": {p: to_python(getattr(relevance, p)) for p in _PARAMS},
             "shape": list(R.shape), "n_train_documents": int(relevance.n_train_documents_),
             "tokenizer_fingerprint": relevance.tokenizer_fingerprint_}
@@ -85,6 +86,9 @@ def save_relevance(relevance, path):
 def load_relevance(path):
     """Read a MIGRelevance written by :func:`save_relevance`.
 
+    Every parameter is validated as ``fit`` validates it, and the arrays
+    against the saved shape (label and vocabulary sizes, CSR structure).
+
     Returns
     -------
     MIGRelevance
@@ -95,31 +99,91 @@ def load_relevance(path):
     FileNotFoundError
         When the folder lacks the two files.
     ValueError
-        When the saved tokenizer cannot be rebuilt identically (its
+        Naming the file and field: invalid JSON (with its line), a missing
+        or invalid field, a parameter ``fit`` would refuse, arrays that do
+        not match the saved shape, an ``hf:`` tokenizer folder that is
+        missing on this machine, or a tokenizer rebuilt differently (its
         fingerprint differs, e.g. another Hugging Face folder).
     """
     from safetensors.numpy import load_file
+    from .._files import FieldChecker, read_json_object
+    from ._tokenize import UNICODE_FORM
     path = Path(path)
     if not (path / "relevance.json").is_file() or not (path / "relevance.safetensors").is_file():
         raise FileNotFoundError(f"{path} holds no saved MIGRelevance (relevance.json and "
                                 "relevance.safetensors)")
-    meta = json.loads((path / "relevance.json").read_text())
+    meta_file = path / "relevance.json"
+    meta = read_json_object(meta_file, "a saved MIGRelevance")
     if meta.get("format") != _FORMAT:
         raise ValueError(f"{path}: unknown format {meta.get('format')!r}, expected {_FORMAT!r}")
+    c = FieldChecker(meta, meta_file)
+    spec = c.get("tokenizer", str, "'word' or 'hf:<folder>'")
+    if spec != "word" and not spec.startswith("hf:"):
+        c.fail("tokenizer", f"must be 'word' or 'hf:<folder>', got {spec!r}")
+    if spec.startswith("hf:") and not Path(spec[3:]).is_dir():
+        c.fail("tokenizer", f"this model stores the absolute tokenizer folder {spec[3:]!r}, which "
+                            "does not exist on this machine; copy the tokenizer folder there, or "
+                            "edit the path to where it is")
+    if meta.get("unicode_normalization", UNICODE_FORM) != UNICODE_FORM:
+        c.fail("unicode_normalization", f"must be {UNICODE_FORM!r} (the only rule xplant applies), "
+                                        f"got {meta['unicode_normalization']!r}")
+    params = dict(c.get("params", dict, "an object of parameters"))
+    if set(params) - set(_PARAMS):
+        c.fail("params", f"unknown parameters {sorted(set(params) - set(_PARAMS))}")
+    shape = c.get("shape", list, "[n_labels, n_vocabulary]")
+    if len(shape) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
+                                  for v in shape):
+        c.fail("shape", f"must be [n_labels, n_vocabulary], two positive integers, got {shape!r}")
+    L, V = shape
+    n_docs = c.integer("n_train_documents", low=1)
+    fingerprint = c.get("tokenizer_fingerprint", str, "a string")
+    if spec == "word":
+        vocabulary = c.get("vocabulary", list, "a list of tokens")
+        if len(vocabulary) != V or not all(isinstance(t, str) for t in vocabulary) \
+                or len(set(vocabulary)) != V:
+            c.fail("vocabulary", f"must hold {V} distinct tokens (shape[1]), got {len(vocabulary)}")
+        params["vocabulary"] = {t: i for i, t in enumerate(vocabulary)}
+    try:
+        rel = MIGRelevance(tokenizer=spec, **params)
+        rel._validate_params()               # exactly what fit checks
+    except (TypeError, ValueError) as exc:
+        c.fail("params", str(exc))
     arr = load_file(str(path / "relevance.safetensors"))
-    params = dict(meta["params"])
-    if meta["tokenizer"] == "word":
-        params["vocabulary"] = {t: i for i, t in enumerate(meta["vocabulary"])}
-    rel = MIGRelevance(tokenizer=meta["tokenizer"], **params)
+    _check_arrays(arr, L, V, path / "relevance.safetensors")
     rel._setup_tokenizer("text")
-    if meta["tokenizer"] == "word":
+    if spec == "word":
         rel.vocabulary = None  # the vocabulary was learned, not given
-    L, V = meta["shape"]
+    if rel.n_tokens_ != V:
+        c.fail("shape", f"says {V} vocabulary entries but the tokenizer has {rel.n_tokens_}")
     rel.relevance_ = sp.csr_matrix((arr["relevance_data"], arr["relevance_indices"],
                                     arr["relevance_indptr"]), shape=(L, V))
-    rel._finish(arr["document_frequency"], arr["label_frequency"], meta["n_train_documents"])
-    if rel.tokenizer_fingerprint_ != meta["tokenizer_fingerprint"]:
-        raise ValueError(f"the tokenizer rebuilt from {meta['tokenizer']!r} does not match the saved "
-                         f"one ({rel.tokenizer_fingerprint_} != {meta['tokenizer_fingerprint']}); "
+    rel._finish(arr["document_frequency"], arr["label_frequency"], n_docs)
+    if rel.tokenizer_fingerprint_ != fingerprint:
+        raise ValueError(f"{meta_file}: the tokenizer rebuilt from {spec!r} does not match the saved "
+                         f"one ({rel.tokenizer_fingerprint_} != {fingerprint}); "
                          "the model folder it names has changed")
     return rel
+
+
+def _check_arrays(arr, L, V, where):
+    """The saved arrays against shape (L, V): present, 1-D, the right lengths, CSR-valid."""
+    want = {"relevance_indptr": L + 1, "relevance_indices": None, "relevance_data": None,
+            "document_frequency": V, "label_frequency": L}
+    for name, n in want.items():
+        if name not in arr:
+            raise ValueError(f"{where}: missing array {name!r}")
+        a = arr[name]
+        if a.ndim != 1 or (n is not None and a.shape[0] != n):
+            raise ValueError(f"{where}, array {name!r}: shape {a.shape}, expected ({n},) for the "
+                             f"saved shape [{L}, {V}]")
+    ptr, ind, data = arr["relevance_indptr"], arr["relevance_indices"], arr["relevance_data"]
+    if ptr[0] != 0 or np.any(np.diff(ptr) < 0) or ptr[-1] != ind.shape[0] or \
+            data.shape[0] != ind.shape[0]:
+        raise ValueError(f"{where}: relevance_indptr/indices/data do not form a CSR matrix")
+    if ind.size and (ind.min() < 0 or ind.max() >= V):
+        raise ValueError(f"{where}, array 'relevance_indices': values outside [0, {V})")
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{where}, array 'relevance_data': NaN or inf")
+    for name in ("document_frequency", "label_frequency"):
+        if arr[name].size and arr[name].min() < 0:
+            raise ValueError(f"{where}, array {name!r}: negative counts")

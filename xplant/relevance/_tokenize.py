@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 
 import numpy as np
 
@@ -17,6 +18,132 @@ _WORD_RE = re.compile(WORD_PATTERN)
 
 PAD_TOKEN = "<pad>"
 UNK_TOKEN = "<unk>"
+
+#: The Unicode normalisation applied to every text before tokenizing (saved
+#: with a relevance as ``unicode_normalization``).
+UNICODE_FORM = "NFC"
+
+
+def normalize_text(text):
+    """``text`` in NFC, with the original span of each of its characters.
+
+    A word written with a decomposed accent (``"na\u0301usea"``, NFD) and
+    the same word precomposed (``"náusea"``, NFC) then tokenize alike.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    normalized : str
+    spans : ndarray of int64 of shape (len(normalized), 2) or None
+        ``text[spans[i, 0]:spans[i, 1]]`` is what character ``i`` of
+        ``normalized`` came from; None when ``text`` is already NFC (then
+        offsets need no mapping).
+
+    Examples
+    --------
+    >>> nfc, spans = normalize_text("na\u0301usea")
+    >>> nfc == "náusea", spans[:3].tolist()
+    (True, [[0, 1], [1, 3], [3, 4]])
+    """
+    if unicodedata.is_normalized(UNICODE_FORM, text):
+        return text, None
+    out, spans = [], []
+    n, i = len(text), 0
+    while i < n:
+        j = i + 1
+        # a segment ends before a character that composes with nothing before it;
+        # every combining mark and composing jamo is at U+0300 or above
+        while j < n and ord(text[j]) >= 0x300 and (
+                unicodedata.combining(text[j]) or
+                unicodedata.normalize(UNICODE_FORM, text[i:j + 1]) !=
+                unicodedata.normalize(UNICODE_FORM, text[i:j]) + text[j]):
+            j += 1
+        seg = unicodedata.normalize(UNICODE_FORM, text[i:j])
+        out.append(seg)
+        spans.extend([(i, j)] * len(seg))
+        i = j
+    return "".join(out), np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+
+
+def original_offsets(offsets, spans):
+    """Map ``[start, end)`` offsets in a normalized text back to the original text.
+
+    Parameters
+    ----------
+    offsets : ndarray of int64 of shape (n_tokens, 2)
+        Offsets into the text returned by :func:`normalize_text`; rows of
+        ``-1`` (a token not found) stay ``-1``.
+    spans : ndarray or None
+        The spans returned with it.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_tokens, 2)
+    """
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    if spans is None or not offsets.size:
+        return offsets
+    out = offsets.copy()
+    ok = (offsets[:, 0] >= 0) & (offsets[:, 1] > offsets[:, 0])
+    out[ok, 0] = spans[offsets[ok, 0], 0]
+    out[ok, 1] = spans[offsets[ok, 1] - 1, 1]
+    empty = (offsets[:, 0] >= 0) & ~ok          # zero-width tokens stay zero-width
+    if empty.any():
+        start = offsets[empty, 0]
+        pos = np.where(start < len(spans), spans[np.minimum(start, len(spans) - 1), 0],
+                       spans[-1, 1])
+        out[empty, 0] = out[empty, 1] = pos
+    return out
+
+
+def text_prefixes(text, limit):
+    """Ever longer prefixes of ``text``, each ending at a whitespace, then the whole text.
+
+    A tokenizer whose tokens never cross whitespace gives every such prefix
+    the first tokens of the whole text; the caller stops at the first one
+    that holds ``limit`` tokens, so a document costs what is read, not its
+    whole length. ``limit=None`` yields the whole text only.
+    """
+    n = len(text)
+    if limit is None:
+        yield text
+        return
+    size = max(256, 16 * int(limit))
+    while size < n:
+        cut = size
+        while cut > 0 and not text[cut].isspace():       # end at a whitespace
+            cut -= 1
+        if cut > 0:
+            yield text[:cut]
+        size *= 4
+    yield text
+
+
+def tokens_upto(text, limit, tokenize):
+    """The first ``limit`` tokens of ``text`` (all when None), read only as far as needed.
+
+    Parameters
+    ----------
+    text : str
+    limit : int or None
+    tokenize : callable str -> (tokens, offsets or None)
+        Tokenizes a prefix of ``text`` (see :func:`text_prefixes`).
+
+    Returns
+    -------
+    tokens : list
+    offsets : ndarray or None
+    """
+    for prefix in text_prefixes(text, limit):
+        toks, off = tokenize(prefix)
+        if limit is None or len(toks) > limit or len(prefix) == len(text):
+            if limit is not None:
+                toks = toks[:limit]
+                off = None if off is None else off[:limit]
+            return toks, off
 
 
 def is_hf_tokenizer(obj):
@@ -94,12 +221,14 @@ def resolve_tokenizer(spec):
 
 
 def word_tokens(text, lowercase):
-    """Word tokens of ``text`` (regex ``\\w+``), lowercased one by one.
+    """Word tokens of ``text`` (regex ``\\w+``, on its NFC form), lowercased one by one.
 
     >>> word_tokens("Héllo, WORLD_1 x", True)
     ['héllo', 'world_1', 'x']
+    >>> word_tokens("na\u0301usea", True) == ["náusea"]
+    True
     """
-    toks = _WORD_RE.findall(text)
+    toks = _WORD_RE.findall(normalize_text(text)[0])
     if lowercase:
         toks = [t.lower() for t in toks]
     return toks
@@ -108,20 +237,25 @@ def word_tokens(text, lowercase):
 def word_tokens_offsets(text, lowercase):
     """Word tokens and their ``[start, end)`` offsets in the original text.
 
-    The regex runs over the original text and each match is lowercased
-    afterwards, so offsets stay exact even where lowercasing changes length.
+    The regex runs over the NFC form of the text, each match is lowercased
+    afterwards, and offsets are mapped back to the original text, so they
+    stay exact where normalising or lowercasing changes the length.
 
     >>> toks, off = word_tokens_offsets("İstanbul ok", True)
     >>> off.tolist(), "İstanbul ok"[off[0, 0]:off[0, 1]]
     ([[0, 8], [9, 11]], 'İstanbul')
+    >>> toks, off = word_tokens_offsets("la na\u0301usea", True)
+    >>> toks == ["la", "náusea"], off.tolist()
+    (True, [[0, 2], [3, 10]])
     """
+    norm, char_spans = normalize_text(text)
     toks, spans = [], []
-    for m in _WORD_RE.finditer(text):
+    for m in _WORD_RE.finditer(norm):
         t = m.group()
         toks.append(t.lower() if lowercase else t)
         spans.append(m.span())
     off = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
-    return toks, off
+    return toks, original_offsets(off, char_spans)
 
 
 def locate_tokens(text, tokens):
