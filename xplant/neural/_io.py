@@ -195,7 +195,10 @@ def load_model(path):
                 not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):
             c.fail("params", "phases must be a list of [epoch, group, lr]")
         params["phases"] = [tuple(p) for p in params["phases"]]
-    unknown = set(params) - set(PlantClassifier().get_params(deep=False))
+    blank = PlantClassifier()
+    unknown = {k for k in set(params) - set(blank.get_params(deep=False))   # skorch's prefixed
+               if k.split("__", 1)[0] not in
+               {*blank.prefixes_, "module", "criterion", "optimizer"}}   # ones are parameters
     if unknown:
         c.fail("params", f"unknown parameters {sorted(unknown)}")
     try:
