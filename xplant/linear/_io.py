@@ -33,7 +33,7 @@ _JSON_TYPES = (int, float, str, bool, type(None))
 
 
 def _saveable_kinds():
-    return ("FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, or a Pipeline of a "
+    return ("FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker, or a Pipeline of a "
             "TfidfVectorizer and one of them (make_tfidf_ovr, make_tfidf_logistic)")
 
 
@@ -113,6 +113,16 @@ def _save_step(est, arrays, prefix, folder):
         arrays[prefix + "n_iter"] = np.asarray(est.n_iter_, dtype=np.int64)
         return {"kind": "one_vs_rest", "params": _json_params(est), "shape": list(W.shape),
                 "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
+    from ._descriptions import DescriptionRanker
+    if type(est) is DescriptionRanker:     # its fitted TF-IDF, label texts and their vectors
+        L = sp.csr_matrix(est.label_matrix_)
+        for part in ("data", "indices", "indptr"):
+            arrays[prefix + "label_matrix." + part] = getattr(L, part).astype(
+                np.float64 if part == "data" else np.int64)
+        return {"kind": "description_ranker", "params": _json_params(est, skip=("vectorizer",)),
+                "vectorizer": _save_step(est.vectorizer_, arrays, prefix + "vectorizer.", folder),
+                "label_texts": list(est.label_texts_), "shape": list(L.shape), "k": int(est.k_),
+                **_label_space(est, arrays, prefix)}
     if type(est) in (NapkinXCPLT, OmikujiTrees):
         kind = "napkinxc" if type(est) is NapkinXCPLT else "omikuji"
         target = Path(folder) / (prefix + kind)
@@ -159,6 +169,17 @@ def _load_step(state, arrays, prefix, folder):
         est.n_iter_ = arrays[prefix + "n_iter"]
         est.n_features_in_ = int(state["n_features_in"])
         return est
+    if kind == "description_ranker":
+        from ._descriptions import DescriptionRanker
+        est = DescriptionRanker(**params)
+        _set_label_space(est, state, arrays, prefix)
+        est.vectorizer_ = _load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder)
+        est.label_texts_ = list(state["label_texts"])
+        est.label_matrix_ = sp.csr_matrix(
+            (arrays[prefix + "label_matrix.data"], arrays[prefix + "label_matrix.indices"],
+             arrays[prefix + "label_matrix.indptr"]), shape=tuple(state["shape"]))
+        est.k_ = int(state["k"])
+        return est
     if kind in ("napkinxc", "omikuji"):
         from .._files import check_path_name
         source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
@@ -185,8 +206,9 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
 
     Parameters
     ----------
-    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees or Pipeline
-        Fitted. A Pipeline may hold a ``TfidfVectorizer`` (with built-in
+    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
+        Fitted (a DescriptionRanker keeps its fitted TF-IDF; a custom
+        ``vectorizer`` parameter is not stored). A Pipeline may hold a ``TfidfVectorizer`` (with built-in
         analyzer, no callables) followed by one of the others, as made by
         :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic` or ``xplant
         run``'s tree rows.
