@@ -93,8 +93,14 @@ def _neural(plant, **defaults):
         clf = PlantClassifier(planter=AttentionPlanter(**planter_params), **clf_params)
         if backbone_kind(clf.backbone) != "word":
             return clf
-        return Pipeline([("mig", MIGRelevance()), ("clf", clf)])
+        # verbose: one line with the seconds of each step (MIG, then the classifier)
+        return Pipeline([("mig", MIGRelevance()), ("clf", clf)], verbose=bool(verbose))
     return factory
+
+
+def _descriptions(params, **_):
+    from .linear import DescriptionRanker
+    return DescriptionRanker(**params)
 
 
 #: Every row ``xplant run`` knows, in the benchmark's order.
@@ -108,6 +114,8 @@ ROWS = [
     Row("plant-false", "plant=False", True, _neural(False)),
     Row("plant", "PLANT", True, _neural(True)),
     Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf")),
+    # ranks labels by their descriptions alone: labels never seen in training too
+    Row("descriptions", "descriptions", True, _descriptions),
 ]
 
 

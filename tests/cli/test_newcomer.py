@@ -139,6 +139,8 @@ def test_run_writes_evidence_the_report_shows(run, files):
     assert len(page.tables["results-all"][0]) > len(compact[0])
     spans = [s["text"] for d in ev["PLANT"] for c in d["codes"] for s in c["spans"]]
     assert set(spans) <= set(page.marks) and spans
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert html.count("unchanged since the run") == 3       # train, dev, test checked by SHA-256
 
 
 def test_fit_predict_evaluate(files, tmp_path):
@@ -279,6 +281,7 @@ def test_piped_logs_plain_and_quiet(files, tmp_path):
     assert "epoch" in loud.stdout and "PLANT: fit ..." in loud.stdout
     assert "TF-IDF + SVM: fit {'ovr__C': 0.1}: done in" in loud.stdout
     assert "one-vs-rest: 4 labels in 4 batches: 4/4 done" in loud.stdout   # per-label progress
+    assert "(step 1 of 2) Processing mig, total=" in loud.stdout              # MIG's time
     quiet = _run_cli([*args, "--output", str(tmp_path / "b"), "--quiet"], tmp_path)
     assert quiet.returncode == 0 and quiet.stdout == ""
 

@@ -183,3 +183,46 @@ def test_out_of_fold_candidates(tiny, corpus):
     assert clf.predict_proba(texts[:3]).shape == (3, Y.shape[1])
     with pytest.raises(ValueError, match="shortlist_cv"):
         PlantClassifier(**tiny, shortlist="linear", shortlist_cv=1).fit(texts, Y)
+
+
+def test_save_load_with_shortlist(fused, tmp_path):
+    clf, texts, _ = fused
+    clf.save(tmp_path / "m")
+    assert (tmp_path / "m" / "shortlist" / "fusion.json").is_file()
+    back = PlantClassifier.load(tmp_path / "m")
+    np.testing.assert_allclose(back.predict_proba(texts[:6]), clf.predict_proba(texts[:6]),
+                               rtol=1e-6)
+    assert back.fusion_weight_ == clf.fusion_weight_ and back.n_candidates_ == 4
+    a, b = back.predict_top_k(texts[:6], 3), clf.predict_top_k(texts[:6], 3)
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_unsaveable_shortlist_names_itself(tiny, corpus, tmp_path):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from xplant.linear import OneVsRestLinear
+    texts, Y = corpus
+    custom = Pipeline([("tfidf", TfidfVectorizer(tokenizer=str.split, token_pattern=None)),
+                       ("ovr", OneVsRestLinear())])
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=custom,
+                          n_candidates=4).fit(texts, Y)
+    with pytest.raises(TypeError, match="shortlist cannot be saved: cannot save TfidfVectorizer"):
+        clf.save(tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+
+
+def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
+    from xplant.neural import _fusion
+    texts, Y = corpus
+    params = dict(shortlist="linear", n_candidates=4, max_epochs=2,
+                  checkpoint_dir=str(tmp_path / "ck"))
+    first = small(**params).fit(texts, Y)
+    assert (tmp_path / "ck" / "shortlist" / "train_ranking.safetensors").is_file()
+
+    def refit(*a, **k):
+        raise AssertionError("a resumed fit refitted the shortlist")
+    monkeypatch.setattr(_fusion, "fit_shortlist", refit)
+    again = small(**params).fit(texts, Y, resume=True)     # the fit had completed
+    assert len(again.history) == len(first.history)
+    assert again.shortlist_info_["C"] == first.shortlist_info_["C"]
+    np.testing.assert_allclose(again.predict_proba(texts[:5]), first.predict_proba(texts[:5]),
+                               rtol=1e-6)

@@ -6,7 +6,9 @@ epoch at the best fusion weight, and scoring new documents on their
 candidates.
 """
 
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -34,17 +36,94 @@ def shortlist_texts(X, docs, relevance):
     return [" ".join(inv.get(int(t), "") for t in d) for d in docs]
 
 
+def save_shortlist(clf, folder):
+    """Write a fitted classifier's shortlist into ``folder`` without pickle.
+
+    The shortlist model goes through :func:`xplant.linear.save_linear`
+    (TF-IDF vocabulary and weights in JSON and safetensors, trees in their
+    own format); its calibration, fusion weight and C go to
+    ``fusion.json``. A shortlist that ``save_linear`` cannot store raises
+    its TypeError, which names the kinds it can.
+    """
+    from ..linear import save_linear
+    folder = Path(folder)
+    try:
+        save_linear(clf.shortlist_, folder)
+    except TypeError as exc:
+        raise TypeError(f"this PlantClassifier's shortlist cannot be saved: {exc}") from exc
+    meta = {"calibration": [float(v) for v in clf.shortlist_calibration_],
+            "fusion_weight": None if clf.fusion_weight_ is None else float(clf.fusion_weight_),
+            "n_candidates": int(clf.n_candidates_),
+            "info": {"C": (clf.shortlist_info_ or {}).get("C"),
+                     "dev_map": {str(k): v for k, v in
+                                 (clf.shortlist_info_ or {}).get("dev_map", {}).items()}}}
+    from .._files import write_text
+    write_text(folder / "fusion.json", json.dumps(meta))
+    return folder
+
+
+def load_shortlist(clf, folder, *, set_param=False):
+    """Set ``shortlist_`` and the fusion state of ``clf`` from a :func:`save_shortlist` folder.
+
+    With ``set_param`` (a loaded model), a ``shortlist`` parameter that is
+    not ``"linear"`` becomes an unfitted clone of the loaded model, so that
+    ``clone`` and refitting keep the same shortlist.
+
+    Raises
+    ------
+    ValueError
+        When ``fusion.json`` is missing or does not fit the model.
+    """
+    from sklearn.base import clone
+    from ..linear import load_linear
+    folder = Path(folder)
+    meta_file = folder / "fusion.json"
+    if not meta_file.is_file():
+        raise ValueError(f"{folder}: no fusion.json; the shortlist folder is damaged, save the "
+                         "model again")
+    from .._files import FieldChecker, read_json_object
+    meta = read_json_object(meta_file, "a shortlist's calibration and fusion weight")
+    c = FieldChecker(meta, meta_file)
+    cal = c.get("calibration", list, "[a, b]")
+    if len(cal) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                and np.isfinite(v) for v in cal):
+        c.fail("calibration", f"must be two finite numbers, got {cal!r}")
+    weight = None if meta.get("fusion_weight", 0) is None else \
+        c.number("fusion_weight", low=0.0, high=1.0)
+    n_candidates = c.integer("n_candidates", low=1)
+    clf.shortlist_ = load_linear(folder)
+    clf.shortlist_calibration_ = (float(cal[0]), float(cal[1]))
+    clf.fusion_weight_ = weight
+    clf.n_candidates_ = n_candidates
+    clf.shortlist_info_ = meta.get("info", {})
+    clf.dev_view_ = None
+    if set_param and not isinstance(clf.shortlist, str):
+        clf.shortlist = clone(clf.shortlist_)
+    n_labels = getattr(_final(clf.shortlist_), "n_labels_", clf.n_labels_)
+    if n_labels != clf.n_labels_ or not 1 <= clf.n_candidates_ <= clf.n_labels_:
+        raise ValueError(f"{folder}: the shortlist has {n_labels} labels and "
+                         f"{clf.n_candidates_} candidates; the model has {clf.n_labels_} labels")
+    return clf
+
+
+def _final(model):
+    return getattr(model, "steps", [(None, model)])[-1][1]
+
+
 class FusionMixin:
     """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier`."""
 
     def _uses_candidates(self):
         return getattr(self, "shortlist_", None) is not None and self.n_candidates_ < self.n_labels_
 
-    def _fit_shortlist(self, X, docs, tr, dv, validation_data, dev_docs, Y, Yd):
+    def _fit_shortlist(self, X, docs, tr, dv, validation_data, dev_docs, Y, Yd, resume=False):
         """Fit the shortlist on the training rows; precompute dev candidates and calibration.
 
         Returns each training document's candidates (gold first, then the
         shortlist's hard negatives), or None when Stage 2 scores every label.
+        With ``checkpoint_dir``, the fitted shortlist and the training
+        ranking are saved under ``shortlist/`` there, and a resumed fit
+        loads them instead of fitting again.
         """
         self.shortlist_ = self.shortlist_info_ = self.dev_view_ = None
         self.fusion_weight_ = None
@@ -58,9 +137,13 @@ class FusionMixin:
             dev_texts = shortlist_texts(validation_data[0], dev_docs, self.relevance_)
         else:
             dev_texts = None
-        self.shortlist_, self.shortlist_info_ = fit_shortlist(
-            self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
-            random_state=self.random_state)
+        saved = None if self.checkpoint_dir is None else Path(self.checkpoint_dir) / "shortlist"
+        if resume and saved is not None and (saved / "fusion.json").is_file():
+            load_shortlist(self, saved)            # a resumed fit never refits it
+        else:
+            self.shortlist_, self.shortlist_info_ = fit_shortlist(
+                self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
+                random_state=self.random_state)
         self.shortlist_calibration_ = (1.0, 0.0)
         if dev_texts is not None and Yd.nnz:
             cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
@@ -70,18 +153,27 @@ class FusionMixin:
             a, b = self.shortlist_calibration_
             self.dev_view_ = (cand, sigmoid(a * s + b),
                               tail_order(cand, extra, self.label_frequency_))
-        if not self._uses_candidates():
-            return None
-        C = self.n_candidates_
-        pos = [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64) for i in tr]
-        k = int(min(self.n_labels_, C + max((len(p) for p in pos), default=0)))
-        if self.shortlist_cv:
-            ranking, _ = cross_fit_ranking(self.shortlist_, train_texts, Y[tr], k,
-                                           cv=int(self.shortlist_cv),
-                                           random_state=self.random_state)
-        else:
-            ranking, _ = rank_labels(self.shortlist_, train_texts, k)
-        return training_candidates(ranking, pos, C)
+        ranking = None
+        if self._uses_candidates():
+            pos = [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64) for i in tr]
+            k = int(min(self.n_labels_, self.n_candidates_ + max(map(len, pos), default=0)))
+            ranked = None if saved is None else saved / "train_ranking.safetensors"
+            if resume and ranked is not None and ranked.is_file():
+                from safetensors.numpy import load_file
+                ranking = load_file(str(ranked))["ranking"]
+            elif self.shortlist_cv:
+                ranking, _ = cross_fit_ranking(self.shortlist_, train_texts, Y[tr], k,
+                                               cv=int(self.shortlist_cv),
+                                               random_state=self.random_state)
+            else:
+                ranking, _ = rank_labels(self.shortlist_, train_texts, k)
+        if saved is not None and not (resume and (saved / "fusion.json").is_file()):
+            save_shortlist(self, saved)
+            if ranking is not None:
+                from safetensors.numpy import save_file
+                save_file({"ranking": np.ascontiguousarray(ranking)},
+                          str(saved / "train_ranking.safetensors"))
+        return None if ranking is None else training_candidates(ranking, pos, self.n_candidates_)
 
     def _shortlist_view(self, texts, *, full_tail=False, raw=False):
         """(candidates (n, C), shortlist probabilities (n, C), extra ranking (n, k))."""

@@ -315,8 +315,8 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
                 toks = list(self.tokenizer_(normalize_text(doc)[0]))
                 if self.lowercase:
                     toks = [str(t).lower() for t in toks]
-        else:
-            toks = [str(t) for t in doc]
+        else:                                 # given tokens: NFC each, as texts are
+            toks = [normalize_text(str(t))[0] for t in doc]
             if self.lowercase:
                 toks = [t.lower() for t in toks]
         if limit is not None:

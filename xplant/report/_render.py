@@ -72,7 +72,7 @@ td:nth-child(3) { text-align: left; }
 </table></div>
 {% for row in rows %}{% if row.params %}<details><summary>{{ row.name }}: parameters</summary><pre>{{ row.params }}</pre></details>{% endif %}{% endfor %}
 </details>
-{% if inputs %}<details><summary>Input files</summary><ul>{% for split, f in inputs %}<li>{{ split }}: {{ f.path }} (SHA-256 {{ f.sha256 }})</li>{% endfor %}</ul>{% if data_notes %}<p>{% for n in data_notes %}{{ n }}<br>{% endfor %}</p>{% endif %}</details>{% endif %}
+{% if inputs %}<details><summary>Input files</summary><ul>{% for split, f in inputs %}<li>{{ split }}: {{ f.path }} (SHA-256 {{ f.sha256 }}): <span class="input-status">{{ f.status }}</span></li>{% endfor %}</ul>{% if data_notes %}<p>{% for n in data_notes %}{{ n }}<br>{% endfor %}</p>{% endif %}</details>{% endif %}
 
 <h2>F1 against label training frequency</h2>
 {% if buckets %}
@@ -138,6 +138,25 @@ def _pct(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
         return "\u2013"
     return f"{100 * v:.1f}"
+
+
+def _input_status(inputs):
+    """``[(split, {path, sha256, status})]``: whether each input file is still what the run read."""
+    from .._sources import sha256_file
+    out = []
+    for split, rec in sorted((inputs or {}).items()):
+        if not isinstance(rec, dict) or "path" not in rec:
+            continue
+        path = Path(str(rec["path"]))
+        if not path.is_file():
+            status = "missing now"
+        elif sha256_file(path) == rec.get("sha256"):
+            status = "unchanged since the run"
+        else:
+            status = "CHANGED since the run: the report's documents may differ from the file"
+        out.append((str(split), {"path": str(path), "sha256": str(rec.get("sha256")),
+                                 "status": status}))
+    return out
 
 
 def _is_count(key):
@@ -375,8 +394,7 @@ def render_report(run_dir, *, out=None, examples=None):
         split=str(results.get("split", "")),
         optimistic=(str(results.get("test_source", "")) or "scores on dev, which also chose")
         if results.get("optimistic") else "",
-        inputs=sorted((str(k), v) for k, v in (results.get("inputs") or {}).items()
-                      if isinstance(v, dict)),
+        inputs=_input_status(results.get("inputs")),
         data_notes=[str(results[k]) for k in ("dev_source", "test_source")
                     if results.get(k) not in (None, "file")],
         buckets=buckets,
