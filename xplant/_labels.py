@@ -169,8 +169,33 @@ def _target_form(Y, name):
         f"the label lists as sets (e.g. [set(row) for row in Y]) or binarise them with {_MLB}.")
 
 
+def _one_column(y, name, classes_1d):
+    """A 1-D y as a matrix: binary -> one column; multi-class -> one per class (MIG) or error."""
+    if y.ndim != 1:
+        return y, None
+    from sklearn.utils.multiclass import type_of_target
+    if y.dtype.kind not in "biuf" and y.dtype != object:
+        raise ValueError(f"{name} is a 1-D array of {y.dtype} values; give one list of labels per "
+                         "document (split joined label strings by their separator first, e.g. "
+                         f"[s.split('|') for s in labels]), or binarise them with {_MLB}.")
+    y_type = type_of_target(y, input_name=name, raise_unknown=True)
+    values = np.unique(y)
+    if y_type == "binary" and np.isin(values, (0, 1)).all():
+        return y.reshape(-1, 1), None
+    if y_type == "binary":
+        return (y == values[1]).reshape(-1, 1), None       # the greater value is positive
+    if y_type == "multiclass" and classes_1d:
+        return y[:, None] == values[None, :], values        # one column per class
+    what = "Only binary classification is supported" if y_type.startswith("multiclass") \
+        else f"Unknown label type: {y_type}"
+    raise ValueError(f"{what} for a 1-D {name}: a multi-label "
+                     f"estimator reads it as one label column, and this {name} is {y_type}. Give "
+                     "a 0/1 indicator matrix of shape (n_samples, n_labels), e.g. with "
+                     "sklearn.preprocessing.LabelBinarizer or MultiLabelBinarizer.")
+
+
 def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int64,
-                  require_positive=True):
+                  require_positive=True, classes_1d=False):
     """The one parser of multi-label targets, used by every estimator.
 
     The rule follows scikit-learn, so that a target means one thing everywhere:
@@ -179,7 +204,9 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
       list whose values are all 0/1 is an **indicator matrix** (``Y[i, l] = 1``
       when document ``i`` carries label ``l``);
     - a 1-D binary y (ndarray or flat list of 0/1) is **one label column**,
-      i.e. the matrix ``y.reshape(-1, 1)``;
+      i.e. the matrix ``y.reshape(-1, 1)``; with two other values ``a < b``
+      (binary in scikit-learn's sense) the column is ``y == b``, as
+      ``LabelBinarizer`` makes the greater class the positive one;
     - **label lists** are accepted only where they cannot be mistaken for a
       matrix: every row a set, or rows of strings, or rows of different
       lengths (ragged) of integers. They are binarised as
@@ -206,6 +233,10 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         dtype of the returned values.
     require_positive : bool, default=True
         Refuse a target with no positive at all (nothing can be learned).
+    classes_1d : bool, default=False
+        Accept a 1-D y of more than two classes (a multi-class target) as
+        one column per class, sorted, as ``LabelBinarizer`` does (MIG
+        scores tokens for any labelling). False: such a y is refused.
 
     Returns
     -------
@@ -240,6 +271,9 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
     ValueError: Y is rectangular but holds values other than 0 and 1, ...
     """
     from sklearn.preprocessing import MultiLabelBinarizer
+    if Y is None:
+        raise ValueError(f"{name} is None: this estimator requires y to be passed, but the target "
+                         "y is None; give the label matrix (n_samples, n_labels).")
     names = None
     if label_names is not None:
         names = np.asarray(label_names)
@@ -266,9 +300,9 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         classes = np.asarray(mlb.classes_) if names is None else names
     else:
         if form == "column":
-            Y = np.asarray(Y)
-            if Y.ndim == 1:
-                Y = Y.reshape(-1, 1)
+            Y, col_names = _one_column(np.asarray(Y), name, classes_1d)
+            if names is None:
+                names = col_names
         out = check_indicator(Y, name=name, n_samples=n_samples, dtype=dtype)
         if names is not None and names.shape[0] != out.shape[1]:
             raise ValueError(f"label_names has {names.shape[0]} names but {name} has "

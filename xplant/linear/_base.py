@@ -309,8 +309,9 @@ class MultiLabelRankerMixin:
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
+        tags.target_tags.single_output = True     # a 1-D binary y is one label column
         if tags.classifier_tags is not None:
             tags.classifier_tags.multi_label = True
+            tags.classifier_tags.multi_class = False   # labels are 0/1 columns, never {0, 1, 2}
         return tags
 

@@ -29,16 +29,26 @@ from ._tokenize import (
 _HF_BATCH = 256
 
 
+def _check_matrix(X):
+    """A document-token count matrix, checked as scikit-learn checks arrays.
+
+    Finite, 2-D, at least one document, real (not complex) and non-negative
+    counts; scikit-learn's own messages.
+    """
+    from sklearn.utils.validation import check_array, check_non_negative
+    A = check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=True)
+    check_non_negative(A, "MIGRelevance (a document-token count matrix)")
+
+
 def _input_kind(X):
     """'matrix', 'text' or 'tokens' for an input X; raise on anything else."""
-    if sp.issparse(X):
+    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind in "biufc"):
+        _check_matrix(X)
         return "matrix"
     if isinstance(X, str):
         raise TypeError(
             "X must be a list of documents, not a single string; wrap it: [text]."
         )
-    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype != object:
-        return "matrix"
     if isinstance(X, TokenCorpus):
         raise TypeError("X is already a TokenCorpus; pass the raw texts instead.")
     try:
@@ -273,7 +283,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.two_d_labels = True
         tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
+        tags.target_tags.single_output = True     # a 1-D y: one label column, or one per class
         if tags.transformer_tags is not None:
             tags.transformer_tags.preserves_dtype = []  # returns a TokenCorpus
         return tags
@@ -287,7 +297,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
                 "partial_fit call to fix the label space."
             )
         Y, names = check_targets(Y, n_samples=n_docs, label_names=classes,
-                                 require_positive=not fixed)
+                                 require_positive=not fixed, classes_1d=True)
         return Y, check_class_names(names)
 
     # -------------------------------------------------------------- tokenizing
@@ -305,8 +315,8 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
                 toks = list(self.tokenizer_(normalize_text(doc)[0]))
                 if self.lowercase:
                     toks = [str(t).lower() for t in toks]
-        else:
-            toks = [str(t) for t in doc]
+        else:                                 # given tokens: NFC each, as texts are
+            toks = [normalize_text(str(t))[0] for t in doc]
             if self.lowercase:
                 toks = [t.lower() for t in toks]
         if limit is not None:
@@ -525,7 +535,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         return seqs
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, label_names=None):
+    def fit(self, X, y, *, label_names=None):
         """Learn the vocabulary and each label's top-k tokens by MIG.
 
         Parameters
@@ -533,12 +543,14 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         X : list of str, list of list of str, or {array-like, sparse matrix} of shape (n_docs, V)
             Raw texts, pre-tokenised documents, or a document-token count
             matrix (then the vocabulary is the column ids).
-        Y : {array-like, sparse matrix} of shape (n_docs, L), 1-D binary y, or label lists
+        y : {array-like, sparse matrix} of shape (n_docs, L), 1-D y, or label lists
             Read by :func:`xplant._labels.check_targets`: a rectangular 0/1
             array-like is an indicator matrix, a 1-D binary y one label
             column; sets, rows of strings or ragged rows of integers are
             label lists (binarised as ``MultiLabelBinarizer`` does, integer
             labels mapped to columns by value); anything ambiguous is refused.
+            A 1-D y of more than two classes (a multi-class target) becomes
+            one column per class, as ``LabelBinarizer`` does.
         label_names : array-like of shape (L,), default=None
             Label names: the names of Y's columns, or the label space of
             label lists. Stored as ``classes_``.
@@ -552,11 +564,11 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         ValueError
             On mismatched lengths, a non-{0, 1} Y, or invalid parameters.
         """
-        self._fit_impl(X, Y, label_names)
+        self._fit_impl(X, y, label_names)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, Y, *, label_names=None):
+    def fit_transform(self, X, y=None, *, label_names=None):
         """Fit, then return the training documents as a :class:`TokenCorpus`.
 
         Tokenizes once. Same parameters as :meth:`fit`.
@@ -565,7 +577,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         -------
         TokenCorpus of length n_docs
         """
-        seqs = self._fit_impl(X, Y, label_names)
+        seqs = self._fit_impl(X, y, label_names)
         if seqs is None:
             return self.transform(X)
         return TokenCorpus(seqs, self, _raw_texts(X))
