@@ -98,6 +98,11 @@ def _neural(plant, **defaults):
     return factory
 
 
+def _descriptions(params, **_):
+    from .linear import DescriptionRanker
+    return DescriptionRanker(**params)
+
+
 #: Every row ``xplant run`` knows, in the benchmark's order.
 ROWS = [
     Row("prior", "frequency prior", False, _prior),
@@ -109,6 +114,8 @@ ROWS = [
     Row("plant-false", "plant=False", True, _neural(False)),
     Row("plant", "PLANT", True, _neural(True)),
     Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf")),
+    # ranks labels by their descriptions alone: labels never seen in training too
+    Row("descriptions", "descriptions", True, _descriptions),
 ]
 
 

@@ -238,7 +238,8 @@ def _inputs(bunch):
 
 
 def _fit_with_dev(model, tr, dv, resume=False):
-    """Fit on train with the label names; neural models also get the dev split (early stopping).
+    """Fit on train with the label names; neural models also get the dev split (early stopping),
+    the description rows the label descriptions, synonyms and parents.
 
     ``resume``: a neural model with a ``checkpoint_dir`` continues from its
     latest checkpoint there.
@@ -247,6 +248,10 @@ def _fit_with_dev(model, tr, dv, resume=False):
     kw = {}
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
+    from .linear import DescriptionFusion, DescriptionRanker
+    if isinstance(final, (DescriptionRanker, DescriptionFusion)):   # rows that read label descriptions
+        kw.update({k: tr[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
+                                      "parent_descriptions") if tr.get(k) is not None})
     if hasattr(final, "planter"):
         kw["validation_data"] = (_inputs(dv), dv.Y)
         if resume and final.checkpoint_dir is not None:
