@@ -102,6 +102,9 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     tmp = sibling_tmp(output)       # the old model stays until the new one is complete
     try:
         out = _fit_one(spec, data_args, model_args, str(tmp))
+        if "not_saved" in out["info"]:
+            raise TypeError(f"{row.display} was fitted but cannot be saved: "
+                            f"{out['info']['not_saved']}")
         info = {"model": row.name, "display": row.display, "params": out["params"],
                 "decision": out["rule"], **out["info"], "saved_to": str(output),
                 "fit_seconds": out["fit_seconds"]}

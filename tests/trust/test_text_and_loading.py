@@ -84,7 +84,7 @@ def test_hf_tokenizer_nfd_offsets_map_back():
 # -- fault 6: read only what the model reads ----------------------------------------------------------
 
 def test_tokenize_reads_only_max_length(monkeypatch):
-    import xplant.relevance._estimator as est
+    import xplant.relevance._vocabulary as est
     rel = _word_relevance()
     long = " ".join(["fiebre", "náusea", "tos", "alta"] * 50_000)           # 200,000 words
     full = rel.tokenize([long])[0]
@@ -99,7 +99,7 @@ def test_tokenize_reads_only_max_length(monkeypatch):
 
 
 def test_classifier_tokens_at_most_max_length(tiny_model, monkeypatch):
-    import xplant.relevance._estimator as est
+    import xplant.relevance._vocabulary as est
     _, clf = tiny_model
     long = " ".join(f"w{i % 20} sig{i % 4}" for i in range(100_000))
     seen = []

@@ -336,7 +336,7 @@ def load_linear(path):
     config = read_config(path)
     if config.get("format") != LINEAR_FORMAT:
         raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
-                         "load it with xplant.load (any saved xplant model)")
+                         "load it with xplant.load_saved (any saved xplant model)")
     arrays = load_file(str(path / "arrays.safetensors"))
     steps = []
     for i, s in enumerate(config["steps"]):

@@ -84,11 +84,11 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         TF with ``stage1_target="tf"``), also with ``plant=False`` and after
         a resumed fit; with ``plant_from``, the fitted MIG. An xplant
         extension, measured in ``docs/evidence.md``. "dev": Stage 1 once,
-        then Stage 2 once per weight in {0, 0.1, 1}, each from the planted
+        then Stage 2 once per weight in {0, 0.1}, each from the planted
         state, keeping the best on the dev ``scoring``
         (:func:`~xplant.neural._dev_choice.fit_stage2_on_dev`; needs dev
         data and ``strategy="skorch"``, no ``checkpoint_dir``; costs Stage 1
-        plus three Stage 2 fits).
+        plus two Stage 2 fits, under twice a fixed-weight fit).
     embedding_dim, hidden_dim, attention_dim, kernel_size : int
     dropout : float
     glove : bool

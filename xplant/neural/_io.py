@@ -203,9 +203,11 @@ def load_model(path):
                 not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):
             c.fail("params", "phases must be a list of [epoch, group, lr]")
         params["phases"] = [tuple(p) for p in params["phases"]]
-    unknown = set(params) - set(PlantClassifier().get_params(deep=False))
+    known = set(PlantClassifier().get_params(deep=False)) | \
+        set(getattr(PlantClassifier, "prefixes_", ()))        # skorch's routed "<part>__<name>"
+    unknown = sorted(k for k in params if k not in known and k.split("__", 1)[0] not in known)
     if unknown:
-        c.fail("params", f"unknown parameters {sorted(unknown)}")
+        c.fail("params", f"unknown parameters {unknown}")
     try:
         clf = PlantClassifier(**params)
         clf._check_params()                  # exactly what fit checks
