@@ -169,6 +169,24 @@ def test_fit_predict_evaluate(files, tmp_path):
     assert rep["input"]["sha256"] == hashlib.sha256(files["test"].read_bytes()).hexdigest()
 
 
+def test_fit_from_a_config_file(files, tmp_path, capsys):
+    cfg = tmp_path / "svm.yaml"
+    cfg.write_text("model: SVM\nparams:\n  C: 2.5\n  min_df: 1\n")
+    model = tmp_path / "m"
+    assert main(["fit", "--model", str(cfg), "--train", str(files["train"]), "--output",
+                 str(model), "--quiet"]) == 0
+    from xplant._saved import load_saved
+    pipe, _ = load_saved(model)
+    # the config's C is kept (no dev grid over C), min_df reaches the TF-IDF step
+    assert pipe[-1].C == 2.5 and pipe[0].min_df == 1
+    assert "dev_selected" not in json.loads((model / "fit.json").read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": "svm",\n "params": {"C": 1,}}')
+    assert main(["fit", "--model", str(bad), "--train", str(files["train"]), "--output",
+                 str(tmp_path / "m2"), "--quiet"]) == 2
+    assert "bad.json, line 2: invalid JSON" in capsys.readouterr().err
+
+
 def test_evaluate_unknown_labels_are_misses(files, tmp_path):
     model = tmp_path / "prior"
     # xplant train without --config is xplant fit
