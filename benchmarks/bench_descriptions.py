@@ -14,8 +14,9 @@ coverage of each label space and the prefix fallbacks.
 
 ``--linear`` adds TF-IDF + logistic regression (C=100, the value ``xplant
 run`` chooses on CodiEsp-D dev) with and without the description fusion;
-``--plant-epochs N`` adds PLANT planted with descriptions, fused (slow: one
-CPU fit). EURLEX57K is read from ``shared/data/eurlex57k`` beside the
+``--plant-epochs N [--stage1-epochs M]`` adds the main job's PLANT
+(``xplant run``'s construction) planted with descriptions, fused and not
+fused (slow: one CPU fit). EURLEX57K is read from ``shared/data/eurlex57k`` beside the
 repository checkout (``--eurlex-home``).
 """
 
@@ -56,7 +57,7 @@ def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
     rep = xmtc_report(te.Y, S_test, y_pred=top_k_decision(S_test, k), label_frequency=tr.label_frequency,
                       n_train_documents=tr.Y.shape[0])
     row = {"name": name, "k": int(k), "fit_seconds": round(fit_s, 1),
-           "metrics": {key: rep[key] for key, _ in COLUMNS}}
+           "metrics": {key: float(v) for key, v in rep.items()}}
     if getattr(model, "weight_", None) is not None:
         row["fusion_weight"] = model.weight_
     log(f"  {name}: fit {fit_s:.0f} s, k={k}")
@@ -98,7 +99,7 @@ def run_codiesp(args, log):
         from xplant._run import build_model
 
         # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6
-        plant = build_model("PLANT", epochs=args.plant_epochs, plant_epochs=min(10, args.plant_epochs),
+        plant = build_model("PLANT", epochs=args.plant_epochs, plant_epochs=args.stage1_epochs,
                             verbose=0, params={"n_jobs": 1})
         fused = DescriptionFusion(plant)
         rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, fused", fused,
@@ -138,7 +139,8 @@ def main(argv=None, log=print):
     p.add_argument("--datasets", default="codiesp,eurlex57k")
     p.add_argument("--language", default="en", choices=("en", "es"))
     p.add_argument("--linear", action="store_true")
-    p.add_argument("--plant-epochs", type=int, default=0)
+    p.add_argument("--plant-epochs", type=int, default=0, help="Stage 2 epochs of the PLANT row (0: no row)")
+    p.add_argument("--stage1-epochs", type=int, default=10, help="Stage 1 epochs of the PLANT row")
     p.add_argument("--eurlex-home", default=str(EURLEX))
     p.add_argument("--output", default=None, help="write the results as JSON here")
     p.add_argument("--smoke", action="store_true")

@@ -40,7 +40,10 @@ labels most frequent in train and drops the documents left without one;
 ``--subset-docs N`` then keeps a seeded random N of the training documents
 (``--subset-seed``; :func:`xplant.model_selection.frequent_label_subset`).
 The run prints the shape (documents per split, labels, labels per
-document) and records it in ``bench.json``.
+document) and records it in ``bench.json``. ``--set NAME=VALUE``
+(repeatable) changes one PlantClassifier parameter of the PLANT and
+``plant=False`` rows, e.g. ``--set stage1_weight=0`` (``plant=False`` keeps
+``stage1_weight=0``): one command per switch of ``docs/evidence.md``.
 
 Output, under ``--output``: ``<dataset>/results.json``, ``per_label.npz``,
 ``report.html`` and ``f1_by_frequency.png`` (F1 against label training

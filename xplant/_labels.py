@@ -169,8 +169,33 @@ def _target_form(Y, name):
         f"the label lists as sets (e.g. [set(row) for row in Y]) or binarise them with {_MLB}.")
 
 
+def _one_column(y, name, classes_1d):
+    """A 1-D y as a matrix: binary -> one column; multi-class -> one per class (MIG) or error."""
+    if y.ndim != 1:
+        return y, None
+    from sklearn.utils.multiclass import type_of_target
+    if y.dtype.kind not in "biuf" and y.dtype != object:
+        raise ValueError(f"{name} is a 1-D array of {y.dtype} values; give one list of labels per "
+                         "document (split joined label strings by their separator first, e.g. "
+                         f"[s.split('|') for s in labels]), or binarise them with {_MLB}.")
+    y_type = type_of_target(y, input_name=name, raise_unknown=True)
+    values = np.unique(y)
+    if y_type == "binary" and np.isin(values, (0, 1)).all():
+        return y.reshape(-1, 1), None
+    if y_type == "binary":
+        return (y == values[1]).reshape(-1, 1), None       # the greater value is positive
+    if y_type == "multiclass" and classes_1d:
+        return y[:, None] == values[None, :], values        # one column per class
+    what = "Only binary classification is supported" if y_type.startswith("multiclass") \
+        else f"Unknown label type: {y_type}"
+    raise ValueError(f"{what} for a 1-D {name}: a multi-label "
+                     f"estimator reads it as one label column, and this {name} is {y_type}. Give "
+                     "a 0/1 indicator matrix of shape (n_samples, n_labels), e.g. with "
+                     "sklearn.preprocessing.LabelBinarizer or MultiLabelBinarizer.")
+
+
 def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int64,
-                  require_positive=True):
+                  require_positive=True, classes_1d=False):
     """The one parser of multi-label targets, used by every estimator.
 
     The rule follows scikit-learn, so that a target means one thing everywhere:
@@ -179,7 +204,9 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
       list whose values are all 0/1 is an **indicator matrix** (``Y[i, l] = 1``
       when document ``i`` carries label ``l``);
     - a 1-D binary y (ndarray or flat list of 0/1) is **one label column**,
-      i.e. the matrix ``y.reshape(-1, 1)``;
+      i.e. the matrix ``y.reshape(-1, 1)``; with two other values ``a < b``
+      (binary in scikit-learn's sense) the column is ``y == b``, as
+      ``LabelBinarizer`` makes the greater class the positive one;
     - **label lists** are accepted only where they cannot be mistaken for a
       matrix: every row a set, or rows of strings, or rows of different
       lengths (ragged) of integers. They are binarised as
@@ -206,6 +233,10 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         dtype of the returned values.
     require_positive : bool, default=True
         Refuse a target with no positive at all (nothing can be learned).
+    classes_1d : bool, default=False
+        Accept a 1-D y of more than two classes (a multi-class target) as
+        one column per class, sorted, as ``LabelBinarizer`` does (MIG
+        scores tokens for any labelling). False: such a y is refused.
 
     Returns
     -------
@@ -240,6 +271,9 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
     ValueError: Y is rectangular but holds values other than 0 and 1, ...
     """
     from sklearn.preprocessing import MultiLabelBinarizer
+    if Y is None:
+        raise ValueError(f"{name} is None: this estimator requires y to be passed, but the target "
+                         "y is None; give the label matrix (n_samples, n_labels).")
     names = None
     if label_names is not None:
         names = np.asarray(label_names)
@@ -266,9 +300,9 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         classes = np.asarray(mlb.classes_) if names is None else names
     else:
         if form == "column":
-            Y = np.asarray(Y)
-            if Y.ndim == 1:
-                Y = Y.reshape(-1, 1)
+            Y, col_names = _one_column(np.asarray(Y), name, classes_1d)
+            if names is None:
+                names = col_names
         out = check_indicator(Y, name=name, n_samples=n_samples, dtype=dtype)
         if names is not None and names.shape[0] != out.shape[1]:
             raise ValueError(f"label_names has {names.shape[0]} names but {name} has "
@@ -374,3 +408,112 @@ def check_class_names(classes, *, case_insensitive=False):
     if arr.dtype.kind not in "iub":
         check_label_names([str(c) for c in arr.tolist()], case_insensitive=case_insensitive)
     return classes
+
+
+def label_frequency(Y):
+    """Positive rows per label column: the one count of training positives in xplant.
+
+    Parameters
+    ----------
+    Y : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
+        A label indicator matrix (non-zero = positive), or already the
+        per-label counts (returned as int64).
+
+    Returns
+    -------
+    frequency : ndarray of shape (n_labels,), dtype int64
+
+    Raises
+    ------
+    ValueError
+        For input of more than 2 dimensions, or 1-D input that is not
+        non-negative integer counts.
+
+    Examples
+    --------
+    >>> label_frequency(np.array([[1, 0, 1], [1, 0, 0]])).tolist()
+    [2, 0, 1]
+    """
+    if sp.issparse(Y):
+        Y = sp.csc_matrix(Y, copy=True)
+        Y.sum_duplicates()
+        Y.eliminate_zeros()
+        return np.diff(Y.indptr).astype(np.int64)
+    arr = np.asarray(Y)
+    if arr.ndim == 1:
+        if arr.dtype.kind not in "iu" or (arr < 0).any():
+            raise ValueError("1-D input must hold non-negative integer counts per label")
+        return arr.astype(np.int64)
+    if arr.ndim != 2:
+        raise ValueError(f"Y must be 2-D (n_samples, n_labels) or 1-D counts; got shape {arr.shape}")
+    return np.count_nonzero(arr, axis=0).astype(np.int64)
+
+
+def check_bucket_edges(edges):
+    """Validate frequency-bucket edges: a non-empty, strictly increasing sequence of counts.
+
+    Bucket 0 holds the labels with frequency ``f <= edges[0]``, bucket b
+    ``edges[b-1] < f <= edges[b]``, and a last bucket ``f > edges[-1]``
+    (see :func:`frequency_bucket_of`).
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If ``edges`` is empty, not 1-D, not whole non-negative numbers, or not
+        strictly increasing.
+    """
+    e = np.asarray(edges)
+    if e.ndim != 1 or e.size == 0 or not (np.issubdtype(e.dtype, np.number)
+                                          and e.dtype != np.bool_):
+        raise ValueError(f"edges must be a non-empty 1-D sequence of counts, got {edges!r}.")
+    if np.any(np.diff(e) <= 0) or e[0] < 0 or np.any(e != np.round(e)):
+        raise ValueError(f"edges must be strictly increasing non-negative integers, got {edges!r}.")
+    return e.astype(np.int64)
+
+
+def frequency_bucket_names(edges):
+    """Names of the ``len(edges) + 1`` frequency buckets: ``"0"``, ``"1-5"``, ``">50"``...
+
+    Examples
+    --------
+    >>> frequency_bucket_names((0, 1, 5, 10, 50))
+    ['0', '1', '2-5', '6-10', '11-50', '>50']
+    >>> frequency_bucket_names((0, 1, 3, 7))    # powers of two
+    ['0', '1', '2-3', '4-7', '>7']
+    """
+    e = check_bucket_edges(edges).tolist()
+    names = ["0" if e[0] == 0 else f"<={e[0]}"]
+    for lo, hi in zip(e[:-1], e[1:]):
+        names.append(f"{lo + 1}" if hi == lo + 1 else f"{lo + 1}-{hi}")
+    names.append(f">{e[-1]}")
+    return names
+
+
+def frequency_bucket_of(frequency, edges):
+    """The bucket index of each label's frequency (``0 .. len(edges)``).
+
+    Examples
+    --------
+    >>> frequency_bucket_of([0, 1, 3, 7, 60], (0, 1, 5, 10, 50)).tolist()
+    [0, 1, 2, 3, 5]
+    """
+    return np.searchsorted(check_bucket_edges(edges), np.asarray(frequency), side="left")
+
+
+def power_of_two_edges(max_frequency):
+    """Edges 0, 1, 3, 7, 15, ... up to the first that covers ``max_frequency``.
+
+    Examples
+    --------
+    >>> power_of_two_edges(9)
+    (0, 1, 3, 7, 15)
+    """
+    edges, high = [0], 1
+    while edges[-1] < max(int(max_frequency), 0):
+        edges.append(high)
+        high = 2 * high + 1
+    return tuple(edges)

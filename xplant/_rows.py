@@ -103,6 +103,11 @@ def _neural(plant, **defaults):
     return factory
 
 
+def _descriptions(params, **_):
+    from .linear import DescriptionRanker
+    return DescriptionRanker(**params)
+
+
 #: Every row ``xplant run`` knows, in the benchmark's order.
 ROWS = [
     Row("prior", "frequency prior", False, _prior),
@@ -114,6 +119,8 @@ ROWS = [
     Row("plant-false", "plant=False", True, _neural(False, shortlist="linear")),
     Row("plant", "PLANT", True, _neural(True, shortlist="linear")),
     Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf", shortlist="linear")),
+    # ranks labels by their descriptions alone: labels never seen in training too
+    Row("descriptions", "descriptions", True, _descriptions),
     # a shortlisted neural fit also yields its fused scores (run_models adds
     # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
     Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),

@@ -244,7 +244,8 @@ def _inputs(bunch):
 
 
 def _fit_with_dev(model, tr, dv, resume=False):
-    """Fit on train with the label names; neural models also get the dev split (early stopping).
+    """Fit on train with the label names; neural models also get the dev split (early stopping),
+    the description rows the label descriptions, synonyms and parents.
 
     ``resume``: a neural model with a ``checkpoint_dir`` continues from its
     latest checkpoint there.
@@ -253,6 +254,10 @@ def _fit_with_dev(model, tr, dv, resume=False):
     kw = {}
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
+    from .linear import DescriptionFusion, DescriptionRanker
+    if isinstance(final, (DescriptionRanker, DescriptionFusion)):   # rows that read label descriptions
+        kw.update({k: tr[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
+                                      "parent_descriptions") if tr.get(k) is not None})
     if hasattr(final, "planter"):
         kw["validation_data"] = (_inputs(dv), dv.Y)
         if resume and final.checkpoint_dir is not None:
@@ -311,11 +316,15 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
-        info["saved_to"] = _save_row(model, final, model_dir, rule)
+        from ._saved import save_row
+        info.update(save_row(model, final, model_dir, rule))
     evidence = None
     if hasattr(final, "explain") and te.get("texts") is not None:
         from ._job import evidence_examples
-        evidence = evidence_examples(final, te, tr)
+        try:
+            evidence = evidence_examples(final, te, tr)
+        except Exception as exc:       # the report then says so; the scores stand
+            info["evidence_error"] = f"{type(exc).__name__}: {exc}"
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
@@ -367,17 +376,6 @@ def _choose_rule(dev_Y, dev_scores):
     from . import metrics
     return {"rule": "top_k", "k": int(metrics.select_k(dev_Y, dev_scores, ks=range(1, 11))),
             "threshold": float(metrics.select_threshold(dev_Y, dev_scores))}
-
-
-def _save_row(model, final, model_dir, rule):
-    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule."""
-    path = Path(model_dir)
-    if hasattr(final, "save"):
-        final.save(path)
-        return str(path)
-    from .linear import save_linear
-    save_linear(model, path, decision=rule, overwrite=True)
-    return str(path)
 
 
 def _scores(model, texts):

@@ -3,7 +3,8 @@
 
 TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                  ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
-                 ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"))
+                 ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"), ("F1_zero", "F1 zero"),
+                 ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"))
 
 
 def format_table(models):

@@ -90,3 +90,18 @@ def test_metrics_take_matrices_only():
         precision_at_k([{"a"}, {"b"}], np.eye(2), k=1)
     with pytest.raises(ValueError, match="MultiLabelBinarizer"):
         precision_at_k([[0], [1, 0]], np.eye(2), k=1)
+
+
+def test_one_dimensional_y_binary_multiclass_and_none():
+    out, _ = check_targets(np.array([1, 2, 2]))          # binary in scikit-learn's sense
+    np.testing.assert_array_equal(out.toarray(), [[0], [1], [1]])
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        check_targets(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        check_targets(np.array([0.5, 1.5, 2.5, 0.1]))
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        check_targets(None)
+    # MIGRelevance scores tokens for any labelling: a multi-class y is one column per class
+    rel = MIGRelevance().fit(TEXTS[:3], np.array([3, 5, 7]))
+    np.testing.assert_array_equal(rel.classes_, [3, 5, 7])
+    np.testing.assert_array_equal(rel.label_frequency_, [1, 1, 1])

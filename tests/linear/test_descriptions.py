@@ -89,3 +89,14 @@ def test_bad_input():
         DescriptionFusion(FrequencyPrior()).fit(texts, Y, label_descriptions=["alpha", "gamma"])
     with pytest.raises(ValueError, match="raw texts"):
         DescriptionRanker().fit(texts, Y, label_descriptions=["alpha", "gamma"]).predict_proba([[1, 2]])
+
+
+def test_ranker_saves_and_loads_without_pickle(tmp_path, zero_shot_corpus):
+    from xplant.linear import load_linear, save_linear
+
+    texts, Y, test, _, desc = zero_shot_corpus
+    r = DescriptionRanker(ancestor_depth=1).fit(texts, Y, label_descriptions=desc,
+                                                label_names=[f"L{j}" for j in range(7)])
+    back = load_linear(save_linear(r, tmp_path / "ranker"))
+    np.testing.assert_allclose(back.predict_proba(test), r.predict_proba(test))
+    assert back.classes_.tolist() == r.classes_.tolist() and back.ancestor_depth == 1 and back.k_ == r.k_

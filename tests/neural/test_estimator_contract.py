@@ -167,6 +167,49 @@ def test_planter_clone_refit_and_permutation(data):
     assert pl.n_labels_ == 3 and list(pl.classes_) == ["x", "y", "z"]
 
 
+@pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
+def test_stage1_weight_dev_equals_the_chosen_fixed_weight(make_corpus, tmp_path):
+    """stage1_weight="dev": each candidate is exactly the fit with that weight; the best is kept."""
+    texts, Y = make_corpus(n_docs=48, n_labels=4, doc_len=12, seed=0)
+    kw = dict(validation_fraction=0.25, max_epochs=3, lr=0.02)
+    clf = _clf(stage1_weight="dev", **kw).fit(texts, Y)
+    cands = clf.stage1_weight_candidates_
+    assert [c["stage1_weight"] for c in cands] == [0.0, 0.1]
+    best = max(cands, key=lambda c: c["dev_map"])             # max: the first of equal scores
+    assert cands[1]["dev_map"] > cands[0]["dev_map"] and best is cands[1]    # a real choice
+    assert clf.stage1_weight_ == best["stage1_weight"] and clf.best_epoch_ == best["best_epoch"]
+    for c in cands:                                            # the oracle: one fit per weight
+        fixed = _clf(stage1_weight=c["stage1_weight"], **kw).fit(texts, Y)
+        dev_map = [h["valid_map"] for h in fixed.history]
+        assert c["dev_map"] == pytest.approx(max(dev_map), abs=1e-12)
+        assert (c["best_epoch"], c["epochs"]) == (fixed.best_epoch_, len(fixed.history))
+        if c is best:
+            np.testing.assert_allclose(clf.predict_proba(texts), fixed.predict_proba(texts),
+                                       rtol=1e-5, atol=1e-7)
+    assert clone(clf).stage1_weight == "dev" and not hasattr(clone(clf), "stage1_weight_")
+    clf.save(tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert back.stage1_weight == "dev" and back.stage1_weight_ == clf.stage1_weight_
+    assert back.stage1_weight_candidates_ == json.loads(json.dumps(cands))
+    np.testing.assert_allclose(back.predict_proba(texts), clf.predict_proba(texts), rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
+def test_stage1_weight_dev_errors_and_grid_search(data, tmp_path):
+    texts, Y = data
+    with pytest.raises(ValueError, match="needs dev data"):
+        _clf(stage1_weight="dev").fit(texts, Y)                 # validation_fraction=None
+    with pytest.raises(ValueError, match="checkpoint_dir"):
+        _clf(stage1_weight="dev", checkpoint_dir=str(tmp_path)).fit(texts, Y)
+    with pytest.raises(ValueError, match=r"stage1_weight='auto' is not allowed; use one of \['dev'\]"):
+        _clf(stage1_weight="auto").fit(texts, Y)
+    gs = GridSearchCV(_clf(max_epochs=1, validation_fraction=0.25),
+                      {"stage1_weight": ["dev", 0.0]}, cv=2, error_score="raise",
+                      scoring=get_scorer("precision_at_1")).fit(texts, Y.toarray())
+    assert gs.best_params_["stage1_weight"] in ("dev", 0.0)
+    assert len(gs.cv_results_["params"]) == 2
+
+
 def test_saved_model_answers_in_codiesp_codes(tmp_path):
     # Fault 7: `xplant predict` wrote "n1<TAB>1011" (a column index) for a saved model.
     from xplant._predict import predict_file

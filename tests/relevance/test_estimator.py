@@ -249,7 +249,7 @@ def test_tags_declare_text_sparse_and_multilabel_input():
     tags = get_tags(MIGRelevance())
     assert tags.input_tags.string and tags.input_tags.sparse
     assert tags.target_tags.required and tags.target_tags.two_d_labels
-    assert not tags.target_tags.single_output
+    assert tags.target_tags.single_output and tags.target_tags.multi_output   # 1-D y: one column
 
 
 class _CorpusConsumer(BaseEstimator):

@@ -162,3 +162,20 @@ def test_model_without_label_names_writes_no_codiesp_file(tiny_model, tmp_path):
     with pytest.raises(ValueError, match="no label names"):
         predict_file(clf, notes, tmp_path / "out.tsv", fmt="codiesp")
     assert not (tmp_path / "out.tsv").exists()
+
+
+def test_codiesp_file_refused_for_names_equal_once_lower_cased(tiny_model, tmp_path):
+    """Labels X1, x1, Y2, y2 would write the rows x1, y2, x1, y2: refused, nothing written."""
+    import copy
+    import numpy as np
+    _, clf = tiny_model
+    clf = copy.copy(clf)
+    clf.classes_ = np.array(["X1", "x1", "Y2", "y2"])
+    notes = _jsonl(tmp_path / "notes.jsonl", [{"id": "S1", "text": "sig0 sig1"}])
+    with pytest.raises(ValueError, match=r"'X1' \(column 0\) and 'x1' \(column 1\)"):
+        predict_file(clf, notes, tmp_path / "out.tsv", fmt="codiesp")
+    assert not (tmp_path / "out.tsv").exists()
+    assert predict_file(clf, notes, tmp_path / "out.jsonl") == 1     # jsonl keeps exact names
+    top = json.loads((tmp_path / "out.jsonl").read_text())["top"]
+    assert sorted(t["label"] for t in top) == ["X1", "Y2", "x1", "y2"]
+

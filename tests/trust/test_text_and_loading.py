@@ -35,6 +35,9 @@ def test_nfd_and_nfc_tokenize_alike_with_offsets_in_the_original():
     assert [unicodedata.normalize("NFC", NFD[s:e]) for s, e in off_d] == \
         ["Paciente", "con", "náusea", "y", "fiebre"]
     assert rel.transform([NFD]).docs[0].tolist() == a.tolist()
+    tokens = MIGRelevance(top_k=5).fit([["náusea"], ["fiebre"]], [["R11"], ["R50"]])
+    assert tokens.transform([[unicodedata.normalize("NFD", "náusea")]]).docs[0].tolist() == \
+        [tokens.vocabulary_["náusea"]]                              # given tokens too
 
 
 def test_saved_relevance_records_the_rule(tmp_path):
@@ -81,7 +84,7 @@ def test_hf_tokenizer_nfd_offsets_map_back():
 # -- fault 6: read only what the model reads ----------------------------------------------------------
 
 def test_tokenize_reads_only_max_length(monkeypatch):
-    import xplant.relevance._estimator as est
+    import xplant.relevance._vocabulary as est
     rel = _word_relevance()
     long = " ".join(["fiebre", "náusea", "tos", "alta"] * 50_000)           # 200,000 words
     full = rel.tokenize([long])[0]
@@ -96,7 +99,7 @@ def test_tokenize_reads_only_max_length(monkeypatch):
 
 
 def test_classifier_tokens_at_most_max_length(tiny_model, monkeypatch):
-    import xplant.relevance._estimator as est
+    import xplant.relevance._vocabulary as est
     _, clf = tiny_model
     long = " ".join(f"w{i % 20} sig{i % 4}" for i in range(100_000))
     seen = []
@@ -204,3 +207,24 @@ def test_checkpoint_state_is_checked(tmp_path):
     (ck / "ckpt-0002-abcdef12" / "state.json").write_text(json.dumps(state))
     with pytest.raises(ValueError, match=r"field 'optimizer': missing"):
         read_checkpoint(ck)
+
+
+def test_load_linear_validates_like_fit(tmp_path):
+    from xplant.linear import FrequencyPrior, load_linear, make_tfidf_ovr, save_linear
+    texts = ["fever cough", "fracture femur", "fever pain", "femur pain", "cough fever"]
+    labels = [["R50"], ["S72"], ["R50"], ["S72"], ["R50", "R05"]]
+    model = make_tfidf_ovr(C=1.0, min_df=1, random_state=0).fit(texts, labels)
+    save_linear(model, tmp_path / "svm")
+    cfg_file = tmp_path / "svm" / "config.json"
+    cfg = json.loads(cfg_file.read_text())
+    cfg["steps"][1]["params"]["C"] = -1.0
+    cfg_file.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match=r"config.json, field 'steps\[1\]'.*C"):
+        load_linear(tmp_path / "svm")
+    save_linear(FrequencyPrior().fit(texts, labels), tmp_path / "prior")
+    cfg_file = tmp_path / "prior" / "config.json"
+    cfg = json.loads(cfg_file.read_text())
+    cfg["steps"][0]["classes"] = ["R05", "R05", "S72"]
+    cfg_file.write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match=r"steps\[0\].*'R05' \(column 0\) and 'R05' \(column 1\)"):
+        load_linear(tmp_path / "prior")

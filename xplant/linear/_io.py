@@ -33,7 +33,7 @@ _JSON_TYPES = (int, float, str, bool, type(None))
 
 
 def _saveable_kinds():
-    return ("FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, or a Pipeline of a "
+    return ("FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker, or a Pipeline of a "
             "TfidfVectorizer and one of them (make_tfidf_ovr, make_tfidf_logistic)")
 
 
@@ -113,13 +113,25 @@ def _save_step(est, arrays, prefix, folder):
         arrays[prefix + "n_iter"] = np.asarray(est.n_iter_, dtype=np.int64)
         return {"kind": "one_vs_rest", "params": _json_params(est), "shape": list(W.shape),
                 "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
+    from ._descriptions import DescriptionRanker
+    if type(est) is DescriptionRanker:     # its fitted TF-IDF, label texts and their vectors
+        L = sp.csr_matrix(est.label_matrix_)
+        for part in ("data", "indices", "indptr"):
+            arrays[prefix + "label_matrix." + part] = getattr(L, part).astype(
+                np.float64 if part == "data" else np.int64)
+        return {"kind": "description_ranker", "params": _json_params(est, skip=("vectorizer",)),
+                "vectorizer": _save_step(est.vectorizer_, arrays, prefix + "vectorizer.", folder),
+                "label_texts": list(est.label_texts_), "shape": list(L.shape), "k": int(est.k_),
+                **_label_space(est, arrays, prefix)}
     if type(est) in (NapkinXCPLT, OmikujiTrees):
         kind = "napkinxc" if type(est) is NapkinXCPLT else "omikuji"
         target = Path(folder) / (prefix + kind)
         if kind == "napkinxc":
             shutil.copytree(est.model_dir_, target)
         else:
-            est.model_.save(str(target))
+            from .._progress import native_output
+            with native_output():
+                est.model_.save(str(target))
         return {"kind": kind, "params": _json_params(est), "folder": target.name,
                 "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
     raise _cannot(est, "it is not one of the saveable kinds")
@@ -159,8 +171,20 @@ def _load_step(state, arrays, prefix, folder):
         est.n_iter_ = arrays[prefix + "n_iter"]
         est.n_features_in_ = int(state["n_features_in"])
         return est
+    if kind == "description_ranker":
+        from ._descriptions import DescriptionRanker
+        est = DescriptionRanker(**params)
+        _set_label_space(est, state, arrays, prefix)
+        est.vectorizer_ = _load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder)
+        est.label_texts_ = list(state["label_texts"])
+        est.label_matrix_ = sp.csr_matrix(
+            (arrays[prefix + "label_matrix.data"], arrays[prefix + "label_matrix.indices"],
+             arrays[prefix + "label_matrix.indptr"]), shape=tuple(state["shape"]))
+        est.k_ = int(state["k"])
+        return est
     if kind in ("napkinxc", "omikuji"):
-        source = Path(folder) / state["folder"]
+        from .._files import check_path_name
+        source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
         if kind == "napkinxc":
             models = _import_optional("napkinxc.models", "trees", "napkinxc")
             est = NapkinXCPLT(**params)
@@ -171,7 +195,9 @@ def _load_step(state, arrays, prefix, folder):
         else:
             omikuji = _import_optional("omikuji", "trees")
             est = OmikujiTrees(**params)
-            est.model_ = omikuji.Model.load(str(source))
+            from .._progress import native_output
+            with native_output():
+                est.model_ = omikuji.Model.load(str(source))
         _set_label_space(est, state, arrays, prefix)
         est.n_features_in_ = int(state["n_features_in"])
         return est
@@ -184,8 +210,9 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
 
     Parameters
     ----------
-    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees or Pipeline
-        Fitted. A Pipeline may hold a ``TfidfVectorizer`` (with built-in
+    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
+        Fitted (a DescriptionRanker keeps its fitted TF-IDF; a custom
+        ``vectorizer`` parameter is not stored). A Pipeline may hold a ``TfidfVectorizer`` (with built-in
         analyzer, no callables) followed by one of the others, as made by
         :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic` or ``xplant
         run``'s tree rows.
@@ -313,10 +340,19 @@ def load_linear(path):
     config = read_config(path)
     if config.get("format") != LINEAR_FORMAT:
         raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
-                         "load it with xplant.load (any saved xplant model)")
+                         "load it with xplant.load_saved (any saved xplant model)")
     arrays = load_file(str(path / "arrays.safetensors"))
-    steps = [(s["name"], _load_step(s, arrays, f"{i}.", path))
-             for i, s in enumerate(config["steps"])]
+    steps = []
+    for i, s in enumerate(config["steps"]):
+        where = f"{path / 'config.json'}, field 'steps[{i}]'"
+        try:
+            est = _load_step(s, arrays, f"{i}.", path)
+            if hasattr(est, "_parameter_constraints"):
+                est._validate_params()            # exactly what fit checks
+        except (TypeError, KeyError, ValueError) as exc:
+            raise ValueError(f"{where}: {type(exc).__name__}: {exc}; the file is damaged or was "
+                             "edited by hand, save the model again") from None
+        steps.append((s["name"], est))
     if not config["pipeline"]:
         return steps[0][1]
     from sklearn.pipeline import Pipeline

@@ -2,7 +2,7 @@
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import MultiLabelRankerMixin, _n_rows
 
@@ -58,8 +58,9 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : sequence or array-like of length n_samples
-            Training documents; only their number is used.
+        X : list of str, or {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training documents; only their number is used (an array is
+            checked as scikit-learn checks it: finite, 2-D).
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
             Binary label indicators.
         label_names : sequence of n_labels names, default=None
@@ -76,15 +77,22 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
             If ``Y`` is not a 0/1 matrix with as many rows as ``X``, or has no
             positive at all.
         """
-        n = _n_rows(X)
+        n = _n_rows(self._check_X(X, reset=True))
         Y = self._fit_label_space(Y, n, label_names)
         self.prior_ = self.label_frequency_ / float(self.n_train_documents_)
         self.k_ = max(1, int(round(Y.nnz / self.n_train_documents_)))
         return self
 
+    def _check_X(self, X, reset):
+        """Texts are only counted; an array or sparse matrix is validated as scikit-learn does."""
+        if getattr(X, "ndim", 1) == 1 and not isinstance(X, str) and hasattr(X, "__len__") \
+                and len(X) and all(isinstance(x, str) for x in X):
+            return X                          # raw texts (list, 1-D array, Series)
+        return validate_data(self, X, accept_sparse=True, dtype=None, reset=reset,
+                             ensure_all_finite=True)
+
     def _validate_X(self, X):
-        _n_rows(X)
-        return X
+        return self._check_X(X, reset=False)
 
     def _scores(self, X):
         return np.tile(self.prior_, (_n_rows(X), 1))
@@ -106,7 +114,7 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
             Every row equals ``prior_``.
         """
         check_is_fitted(self)
-        return self._scores(X)
+        return self._scores(self._validate_X(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

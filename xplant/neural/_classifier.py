@@ -74,7 +74,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         Shorthand for ``planter__target`` (the paper's TF ablation).
     stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"} or None
         Shorthand for the planter's loss.
-    stage1_weight : float, default=0.1
+    stage1_weight : float or "dev", default=0.1
         Keep the planting loss in Stage 2: the training loss becomes the
         Stage 2 loss plus ``stage1_weight`` times the planter's ranking loss
         (its kind and nDCG cutoff) on ranking items sampled from the same
@@ -83,7 +83,12 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         free to drift once unfrozen); 0.1 was chosen on CodiEsp dev MAP. The targets are the planter's (MIG, or
         TF with ``stage1_target="tf"``), also with ``plant=False`` and after
         a resumed fit; with ``plant_from``, the fitted MIG. An xplant
-        extension, measured in ``docs/evidence.md``.
+        extension, measured in ``docs/evidence.md``. "dev": Stage 1 once,
+        then Stage 2 once per weight in {0, 0.1}, each from the planted
+        state, keeping the best on the dev ``scoring``
+        (:func:`~xplant.neural._dev_choice.fit_stage2_on_dev`; needs dev
+        data and ``strategy="skorch"``, no ``checkpoint_dir``; costs Stage 1
+        plus two Stage 2 fits, under twice a fixed-weight fit).
     embedding_dim, hidden_dim, attention_dim, kernel_size : int
     dropout : float
     glove : bool
@@ -192,6 +197,13 @@ class PlantClassifier(FusionMixin, PlantNetBase):
     k_ : int
     threshold_ : float
     best_epoch_ : int
+    stage1_weight_ : float
+        The weight Stage 2 trained with (``stage1_weight``, or the one
+        chosen on dev).
+    stage1_weight_candidates_ : list of dict or None
+        With ``stage1_weight="dev"``: each candidate's ``stage1_weight``,
+        best dev score (``dev_map`` by default), ``best_epoch`` and
+        ``epochs``. Saved and loaded with the model.
     shortlist_ : estimator or None
         The fitted shortlist.
     fusion_weight_ : float or None
@@ -319,7 +331,13 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         check_param("hard_negatives", self.hard_negatives, kind=numbers.Integral, low=1,
                     none_ok=True)
         check_param("gamma", self.gamma, low=0)
-        check_param("stage1_weight", self.stage1_weight, low=0)
+        if isinstance(self.stage1_weight, str):
+            check_param("stage1_weight", self.stage1_weight, allowed=("dev",))
+            if self.strategy != "skorch" or self.checkpoint_dir is not None:
+                raise ValueError('stage1_weight="dev" needs strategy="skorch" and no '
+                                 "checkpoint_dir; give a number to use them")
+        else:
+            check_param("stage1_weight", self.stage1_weight, low=0)
         check_param("label_smoothing", self.label_smoothing, low=0, high=0.5)
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
                     low_open=True, none_ok=True)
@@ -432,6 +450,12 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
                                     resume=resume)
         self.planter_ = None
+        on_dev = self.stage1_weight == "dev"
+        if on_dev and dev_docs is None:
+            raise ValueError('stage1_weight="dev" needs dev data: pass validation_data or '
+                             "validation_fraction")
+        self.stage1_weight_ = 0.0 if on_dev else float(self.stage1_weight)
+        self.stage1_weight_candidates_ = None
         ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
             restore_checkpoint(self, ckpt)
@@ -447,6 +471,10 @@ class PlantClassifier(FusionMixin, PlantNetBase):
             from .distributed import fit_deepspeed
             fit_deepspeed(self, self._train_dataset(train_docs, train_pos, Y[tr], cands),
                           self.dev_dataset_, config=self.deepspeed_config)
+        elif on_dev:               # Stage 2 per candidate weight, from the planted state
+            from ._dev_choice import fit_stage2_on_dev
+            self.stage1_weight_candidates_ = fit_stage2_on_dev(
+                self, lambda: self._train_dataset(train_docs, train_pos, Y[tr], cands))
         else:
             self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr], cands), None)
         self.best_epoch_ = self._best_epoch()
@@ -466,7 +494,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         With shortlist ``candidates`` (one label-id array per document),
         each item holds the document's candidates and their targets.
         """
-        if not self.stage1_weight:
+        if not self.stage1_weight_:
             if candidates is not None:
                 return CandidateDataset(train_docs, train_pos, candidates)
             return TokenDataset(train_docs, train_pos)
@@ -504,7 +532,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
             y = {k: v.to(self.device) for k, v in y_true.items()}
             loss = self.criterion_(logits, {"target": y["target"], "keep": y["keep"]})
             if s is not None:
-                loss = loss + self.stage1_weight * stage1_loss(s, y["rel"], y["valid"],
+                loss = loss + self.stage1_weight_ * stage1_loss(s, y["rel"], y["valid"],
                                                                **self.stage1_loss_params_)
             return loss
         if not isinstance(y_pred, tuple):
@@ -512,7 +540,7 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         logits, s = y_pred
         pos, rel, valid = (t.to(self.device) for t in y_true)
         rank = stage1_loss(s, rel, valid, **self.stage1_loss_params_)
-        return self.criterion_(logits, pos) + self.stage1_weight * rank
+        return self.criterion_(logits, pos) + self.stage1_weight_ * rank
 
     @torch.no_grad()
     def _init_label_bias(self, Y_train):

@@ -4,7 +4,6 @@ import numbers
 import os
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from sklearn.base import clone
 

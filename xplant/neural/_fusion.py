@@ -61,7 +61,8 @@ def save_shortlist(clf, folder):
             "info": {"C": (clf.shortlist_info_ or {}).get("C"),
                      "dev_map": {str(k): v for k, v in
                                  (clf.shortlist_info_ or {}).get("dev_map", {}).items()}}}
-    (folder / "fusion.json").write_text(json.dumps(meta))
+    from .._files import write_text
+    write_text(folder / "fusion.json", json.dumps(meta))
     return folder
 
 
@@ -84,12 +85,20 @@ def load_shortlist(clf, folder, *, set_param=False):
     if not meta_file.is_file():
         raise ValueError(f"{folder}: no fusion.json; the shortlist folder is damaged, save the "
                          "model again")
-    meta = json.loads(meta_file.read_text())
+    from .._files import FieldChecker, read_json_object
+    meta = read_json_object(meta_file, "a shortlist's calibration and fusion weight")
+    c = FieldChecker(meta, meta_file)
+    cal = c.get("calibration", list, "[a, b]")
+    if len(cal) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                and np.isfinite(v) for v in cal):
+        c.fail("calibration", f"must be two finite numbers, got {cal!r}")
+    weight = None if meta.get("fusion_weight", 0) is None else \
+        c.number("fusion_weight", low=0.0, high=1.0)
+    n_candidates = c.integer("n_candidates", low=1)
     clf.shortlist_ = load_linear(folder)
-    a, b = meta["calibration"]
-    clf.shortlist_calibration_ = (float(a), float(b))
-    clf.fusion_weight_ = meta["fusion_weight"]
-    clf.n_candidates_ = int(meta["n_candidates"])
+    clf.shortlist_calibration_ = (float(cal[0]), float(cal[1]))
+    clf.fusion_weight_ = weight
+    clf.n_candidates_ = n_candidates
     clf.shortlist_info_ = meta.get("info", {})
     clf.dev_view_ = None
     if set_param and not isinstance(clf.shortlist, str):

@@ -141,6 +141,8 @@ def save_model(clf, path, *, overwrite=False):
             "n_train_documents": int(clf.n_train_documents_),
             "k": int(clf.k_), "threshold": float(clf.threshold_),
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
+            "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
+            "stage1_weight_candidates": getattr(clf, "stage1_weight_candidates_", None),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
@@ -201,9 +203,11 @@ def load_model(path):
                 not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):
             c.fail("params", "phases must be a list of [epoch, group, lr]")
         params["phases"] = [tuple(p) for p in params["phases"]]
-    unknown = set(params) - set(PlantClassifier().get_params(deep=False))
+    known = set(PlantClassifier().get_params(deep=False)) | \
+        set(getattr(PlantClassifier, "prefixes_", ()))        # skorch's routed "<part>__<name>"
+    unknown = sorted(k for k in params if k not in known and k.split("__", 1)[0] not in known)
     if unknown:
-        c.fail("params", f"unknown parameters {sorted(unknown)}")
+        c.fail("params", f"unknown parameters {unknown}")
     try:
         clf = PlantClassifier(**params)
         clf._check_params()                  # exactly what fit checks
@@ -230,6 +234,13 @@ def load_model(path):
     clf.n_labels_ = n_labels
     clf.classes_ = np.arange(n_labels) if as_indices else np.asarray(classes)
     clf.label_frequency_ = np.asarray(frequency, dtype=np.int64)
+    w = clf.stage1_weight
+    clf.stage1_weight_ = (c.number("stage1_weight", low=0.0) if "stage1_weight" in config
+                          else 0.0 if isinstance(w, str) else float(w))
+    cands = config.get("stage1_weight_candidates")
+    if cands is not None and not (isinstance(cands, list) and all(isinstance(x, dict) for x in cands)):
+        c.fail("stage1_weight_candidates", "must be null or a list of objects")
+    clf.stage1_weight_candidates_ = cands
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
     clf.phases_ = clf.phases if clf.phases is not None else []

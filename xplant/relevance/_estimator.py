@@ -4,7 +4,6 @@ import numbers
 from collections.abc import Mapping
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -12,105 +11,18 @@ from sklearn.utils.validation import check_is_fitted
 from .._labels import _target_form, check_class_names, check_targets
 from ._corpus import TokenCorpus
 from ._mig import binarize_tokens, mig_from_counts, mig_scores
+from ._inputs import _as_docs, _df_bounds, _drop_columns, _input_kind, _presence, _raw_texts
 from ._tokenize import (
-    PAD_TOKEN,
-    UNK_TOKEN,
     locate_tokens,
     normalize_text,
     original_offsets,
-    resolve_tokenizer,
-    text_prefixes,
     tokenizer_fingerprint,
     tokens_upto,
-    word_tokens,
     word_tokens_offsets,
 )
+from ._vocabulary import _TokenizerMixin
 
-_HF_BATCH = 256
-
-
-def _input_kind(X):
-    """'matrix', 'text' or 'tokens' for an input X; raise on anything else."""
-    if sp.issparse(X):
-        return "matrix"
-    if isinstance(X, str):
-        raise TypeError(
-            "X must be a list of documents, not a single string; wrap it: [text]."
-        )
-    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype != object:
-        return "matrix"
-    if isinstance(X, TokenCorpus):
-        raise TypeError("X is already a TokenCorpus; pass the raw texts instead.")
-    try:
-        n = len(X)
-    except TypeError:
-        raise TypeError(
-            f"X must be a list of texts, a list of token lists, or a document-token "
-            f"matrix; got {type(X).__name__}."
-        ) from None
-    if n == 0:
-        raise ValueError("X is empty: at least one document is needed.")
-    first = X[0] if not hasattr(X, "iloc") else X.iloc[0]
-    if isinstance(first, str):
-        return "text"
-    if isinstance(first, (list, tuple, np.ndarray)):
-        return "tokens"
-    raise TypeError(
-        "X must be a list of texts (str), a list of token lists (list of str), or a "
-        f"document-token matrix; its first item is {type(first).__name__}."
-    )
-
-
-def _raw_texts(X):
-    """X as a list of str when it is raw texts (kept by the token corpus), else None."""
-    if sp.issparse(X) or getattr(X, "ndim", 1) != 1:
-        return None
-    texts = list(X)
-    return texts if all(isinstance(x, str) for x in texts) else None
-
-
-def _as_docs(X, kind):
-    docs = list(X) if not hasattr(X, "iloc") else X.tolist()
-    if kind == "text":
-        for i, d in enumerate(docs):
-            if not isinstance(d, str):
-                raise TypeError(f"X[{i}] is {type(d).__name__}, expected str like X[0].")
-    else:
-        for i, d in enumerate(docs):
-            if isinstance(d, str) or not isinstance(d, (list, tuple, np.ndarray)):
-                raise TypeError(f"X[{i}] is {type(d).__name__}, expected a list of tokens.")
-    return docs
-
-
-def _presence(seqs, n_cols):
-    """(n_docs, n_cols) int64 CSR token-presence matrix of id sequences."""
-    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
-    indptr = np.zeros(len(seqs) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    indices = np.concatenate(seqs) if seqs else np.zeros(0, np.int64)
-    B = sp.csr_matrix(
-        (np.ones(indices.shape[0], dtype=np.int64), indices, indptr), shape=(len(seqs), n_cols)
-    )
-    B.sum_duplicates()
-    B.data[:] = 1
-    return B
-
-
-def _drop_columns(M, keep):
-    """Copy of CSR ``M`` without the entries of columns where ``keep`` is False."""
-    M = M.copy()
-    M.data[~keep[M.indices]] = 0
-    M.eliminate_zeros()
-    return M
-
-
-def _df_bounds(min_df, max_df, n_docs):
-    lo = min_df if isinstance(min_df, numbers.Integral) else min_df * n_docs
-    hi = max_df if isinstance(max_df, numbers.Integral) else max_df * n_docs
-    return lo, hi
-
-
-class MIGRelevance(TransformerMixin, BaseEstimator):
+class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
     """Token-label relevance by exact mutual information gain, and tokenization.
 
     ``fit`` tokenizes the training texts, builds the vocabulary and computes
@@ -273,7 +185,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.two_d_labels = True
         tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
+        tags.target_tags.single_output = True     # a 1-D y: one label column, or one per class
         if tags.transformer_tags is not None:
             tags.transformer_tags.preserves_dtype = []  # returns a TokenCorpus
         return tags
@@ -287,152 +199,10 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
                 "partial_fit call to fix the label space."
             )
         Y, names = check_targets(Y, n_samples=n_docs, label_names=classes,
-                                 require_positive=not fixed)
+                                 require_positive=not fixed, classes_1d=True)
         return Y, check_class_names(names)
 
-    # -------------------------------------------------------------- tokenizing
-    def _limit(self, limit=None):
-        """Tokens read per document: the smaller of ``max_length`` and ``limit``."""
-        given = [v for v in (self.max_length, limit) if v is not None]
-        return min(given) if given else None
-
-    def _raw_tokens(self, doc, kind, limit=None):
-        limit = self._limit(limit)
-        if kind == "text":
-            if self._tok_kind == "word":      # NFC, and read only as far as the limit
-                toks = tokens_upto(doc, limit, lambda t: (word_tokens(t, self.lowercase), None))[0]
-            else:                             # a callable reads the whole (NFC) document
-                toks = list(self.tokenizer_(normalize_text(doc)[0]))
-                if self.lowercase:
-                    toks = [str(t).lower() for t in toks]
-        else:
-            toks = [str(t) for t in doc]
-            if self.lowercase:
-                toks = [t.lower() for t in toks]
-        if limit is not None:
-            toks = toks[:limit]
-        return toks
-
-    def _hf_encode(self, texts, offsets):
-        """(ids, offsets into the original texts) of a batch, tokenized in NFC."""
-        norm = [normalize_text(t) for t in texts]
-        enc = self.tokenizer_(
-            [n for n, _ in norm],
-            add_special_tokens=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-            return_offsets_mapping=offsets,
-            truncation=False,
-            verbose=False,
-        )
-        out = []
-        for i, ids in enumerate(enc["input_ids"]):
-            off = None
-            if offsets:
-                off = original_offsets(np.asarray(enc["offset_mapping"][i], dtype=np.int64),
-                                       norm[i][1])
-            out.append((np.asarray(ids, dtype=np.int64), off))
-        return out
-
-    def _hf_ids(self, docs, kind, offsets=False, limit=None):
-        tok = self.tokenizer_
-        limit = self._limit(limit)
-        out_ids, out_off = [], []
-        if kind == "tokens":
-            for d in docs:
-                ids = tok.convert_tokens_to_ids([str(t) for t in d])
-                ids = np.asarray([self.unk_id_ if i is None else i for i in ids], dtype=np.int64)
-                out_ids.append(ids[:limit] if limit else ids)
-            return out_ids, None
-        if offsets and not getattr(tok, "is_fast", False):
-            raise ValueError(
-                "return_offsets=True needs a fast Hugging Face tokenizer "
-                "(use_fast=True), which provides offset mappings."
-            )
-        for s in range(0, len(docs), _HF_BATCH):
-            batch = docs[s : s + _HF_BATCH]
-            firsts = [next(text_prefixes(d, limit)) for d in batch]   # read what is needed
-            for d, first, (ids, off) in zip(batch, firsts, self._hf_encode(firsts, offsets)):
-                if limit is not None and len(ids) <= limit and len(first) < len(d):
-                    ids, off = tokens_upto(d, limit, lambda t: self._hf_encode([t], offsets)[0])
-                if limit is not None:
-                    ids = ids[:limit]
-                out_ids.append(ids)
-                if offsets:
-                    out_off.append(off[: ids.shape[0]])
-        return out_ids, (out_off if offsets else None)
-
-    def _ids(self, docs, kind, limit=None):
-        """Token id arrays of validated docs, with the fitted vocabulary."""
-        if self._tok_kind == "hf":
-            return self._hf_ids(docs, kind, limit=limit)[0]
-        vocab, unk = self.vocabulary_, self.unk_id_
-        out = []
-        for d in docs:
-            toks = self._raw_tokens(d, kind, limit)
-            out.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
-        return out
-
     # ------------------------------------------------------------------ setup
-    def _fixed_vocabulary(self):
-        voc = self.vocabulary
-        if isinstance(voc, Mapping):
-            vocab = {str(k): int(v) for k, v in voc.items()}
-            for special in (PAD_TOKEN, UNK_TOKEN):
-                if special not in vocab:
-                    raise ValueError(
-                        f"vocabulary mapping must contain {special!r}; or pass a list of "
-                        "tokens and ids 0 (<pad>) and 1 (<unk>) are added."
-                    )
-            ids = np.sort(np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)))
-            if not np.array_equal(ids, np.arange(len(vocab))):
-                raise ValueError("vocabulary mapping must map its tokens one-to-one onto 0..V-1.")
-            return vocab
-        tokens = [str(t) for t in voc]
-        if len(set(tokens)) != len(tokens):
-            raise ValueError("vocabulary holds duplicate tokens.")
-        if PAD_TOKEN in tokens or UNK_TOKEN in tokens:
-            raise ValueError(
-                "a vocabulary list must not hold '<pad>' or '<unk>'; they get ids 0 and 1."
-            )
-        vocab = {PAD_TOKEN: 0, UNK_TOKEN: 1}
-        vocab.update((t, i + 2) for i, t in enumerate(tokens))
-        return vocab
-
-    def _setup_tokenizer(self, kind):
-        """Resolve the tokenizer and, where fixed, the vocabulary."""
-        self.input_kind_ = "matrix" if kind == "matrix" else "text"
-        if kind == "matrix":
-            self._tok_kind, self.tokenizer_ = None, None
-            return
-        self._tok_kind, self.tokenizer_ = resolve_tokenizer(self.tokenizer)
-        if self._tok_kind == "hf":
-            if self.vocabulary is not None:
-                raise ValueError(
-                    "vocabulary= cannot be combined with a Hugging Face tokenizer, whose "
-                    "vocabulary is its own."
-                )
-            tok = self.tokenizer_
-            self.vocabulary_ = dict(tok.get_vocab())
-            self.n_tokens_ = max(len(tok), max(self.vocabulary_.values()) + 1)
-            self.pad_id_ = tok.pad_token_id
-            self.unk_id_ = tok.unk_token_id
-        elif self.vocabulary is not None:
-            self.vocabulary_ = self._fixed_vocabulary()
-            self.n_tokens_ = len(self.vocabulary_)
-            self.pad_id_ = self.vocabulary_[PAD_TOKEN]
-            self.unk_id_ = self.vocabulary_[UNK_TOKEN]
-
-    def _special_ids(self):
-        if self.input_kind_ == "matrix":
-            return np.zeros(0, dtype=np.int64)
-        if self._tok_kind == "hf":
-            ids = set(self.tokenizer_.all_special_ids)
-        else:
-            ids = {self.pad_id_, self.unk_id_}
-        ids.discard(None)
-        return np.asarray(sorted(ids), dtype=np.int64)
-
     def _relevance_mask(self, df, n_docs):
         """Boolean (V,) of the columns that may carry relevance."""
         keep = np.ones(df.shape[0], dtype=bool)
@@ -458,39 +228,6 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
             )
 
     # -------------------------------------------------------------------- fit
-    def _learn_vocabulary(self, docs, kind):
-        """Learn a word/callable vocabulary; return final id sequences."""
-        prov = {}
-        seqs = []
-        for d in docs:
-            toks = self._raw_tokens(d, kind)
-            seqs.append(
-                np.fromiter((prov.setdefault(t, len(prov)) for t in toks), dtype=np.int64,
-                            count=len(toks))
-            )
-        n_docs = len(seqs)
-        df = np.bincount(_presence(seqs, len(prov)).indices, minlength=len(prov))
-        lo, hi = _df_bounds(self.min_df, self.max_df, n_docs)
-        if hi < lo:
-            raise ValueError(
-                f"max_df={self.max_df} corresponds to fewer documents than min_df={self.min_df}."
-            )
-        names = np.empty(len(prov), dtype=object)
-        names[list(prov.values())] = list(prov.keys())
-        kept = np.flatnonzero((df >= lo) & (df <= hi))
-        if kept.size == 0:
-            raise ValueError(
-                "After pruning by min_df/max_df no token remains; lower min_df or raise max_df."
-            )
-        order = kept[np.argsort(names[kept].astype(str), kind="stable")]
-        remap = np.full(len(prov), 1, dtype=np.int64)  # pruned -> <unk>
-        remap[order] = np.arange(2, 2 + order.shape[0])
-        self.vocabulary_ = {PAD_TOKEN: 0, UNK_TOKEN: 1}
-        self.vocabulary_.update((names[p], i + 2) for i, p in enumerate(order.tolist()))
-        self.n_tokens_ = len(self.vocabulary_)
-        self.pad_id_, self.unk_id_ = 0, 1
-        return [remap[s] for s in seqs]
-
     def _fit_impl(self, X, Y, classes):
         kind = _input_kind(X)
         self._clear_partial()
@@ -525,7 +262,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         return seqs
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, label_names=None):
+    def fit(self, X, y, *, label_names=None):
         """Learn the vocabulary and each label's top-k tokens by MIG.
 
         Parameters
@@ -533,12 +270,14 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         X : list of str, list of list of str, or {array-like, sparse matrix} of shape (n_docs, V)
             Raw texts, pre-tokenised documents, or a document-token count
             matrix (then the vocabulary is the column ids).
-        Y : {array-like, sparse matrix} of shape (n_docs, L), 1-D binary y, or label lists
+        y : {array-like, sparse matrix} of shape (n_docs, L), 1-D y, or label lists
             Read by :func:`xplant._labels.check_targets`: a rectangular 0/1
             array-like is an indicator matrix, a 1-D binary y one label
             column; sets, rows of strings or ragged rows of integers are
             label lists (binarised as ``MultiLabelBinarizer`` does, integer
             labels mapped to columns by value); anything ambiguous is refused.
+            A 1-D y of more than two classes (a multi-class target) becomes
+            one column per class, as ``LabelBinarizer`` does.
         label_names : array-like of shape (L,), default=None
             Label names: the names of Y's columns, or the label space of
             label lists. Stored as ``classes_``.
@@ -552,11 +291,11 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         ValueError
             On mismatched lengths, a non-{0, 1} Y, or invalid parameters.
         """
-        self._fit_impl(X, Y, label_names)
+        self._fit_impl(X, y, label_names)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, Y, *, label_names=None):
+    def fit_transform(self, X, y=None, *, label_names=None):
         """Fit, then return the training documents as a :class:`TokenCorpus`.
 
         Tokenizes once. Same parameters as :meth:`fit`.
@@ -565,7 +304,7 @@ class MIGRelevance(TransformerMixin, BaseEstimator):
         -------
         TokenCorpus of length n_docs
         """
-        seqs = self._fit_impl(X, Y, label_names)
+        seqs = self._fit_impl(X, y, label_names)
         if seqs is None:
             return self.transform(X)
         return TokenCorpus(seqs, self, _raw_texts(X))

@@ -1,0 +1,76 @@
+"""``stage1_weight="dev"``: Stage 2 once per candidate weight, from the same planted start.
+
+PlantClassifier's kept Stage 1 loss (``stage1_weight``) helps on some
+corpora and hurts on others (``docs/evidence.md``, "PLANT's defaults across
+corpus shapes"), so it can be chosen on the dev split inside ``fit``: Stage 1
+runs once, then Stage 2 trains once per candidate, each from the planted
+weights, the same optimizer start, the same sampling seed and its own early
+stopping; the candidate with the best dev score (the early-stopping
+``scoring``, dev MAP by default) is kept.
+"""
+
+import copy
+
+import numpy as np
+import torch
+
+#: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
+#: default 0.1. Two, so that the fit costs less than twice a fixed-weight
+#: fit (one Stage 1, two Stage 2); 1 was never ahead of 0.1 on dev
+#: (``docs/evidence.md``, "PLANT's defaults across corpus shapes").
+STAGE1_WEIGHT_CANDIDATES = (0.0, 0.1)
+
+
+def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES):
+    """Train Stage 2 once per ``stage1_weight`` candidate and keep the best on dev.
+
+    Parameters
+    ----------
+    clf : PlantClassifier
+        Initialized and planted (its ``module_`` holds the Stage 2 start),
+        with dev data (``dev_docs_``) and ``strategy="skorch"``.
+    make_dataset : callable
+        ``make_dataset()`` builds the Stage 2 training dataset for the
+        current ``clf.stage1_weight_`` (ranking items only when it is > 0).
+    candidates : sequence of float, default=STAGE1_WEIGHT_CANDIDATES
+
+    Returns
+    -------
+    list of dict
+        One per candidate, in order: ``stage1_weight``, ``dev_<scoring>``
+        (the best dev score of its early stopping; ``dev_map`` by default),
+        ``best_epoch`` and ``epochs`` (the epochs it trained). The chosen
+        candidate's weights, history and ``stage1_weight_`` are left in
+        ``clf``.
+
+    Notes
+    -----
+    Cost: one Stage 1 and ``len(candidates)`` Stage 2 fits, each stopped
+    by its own early stopping. The candidates share the start state (module
+    weights, NumPy and torch random states), so they differ only by the
+    weight; ties go to the earlier candidate.
+    """
+    start = copy.deepcopy(clf.module_.state_dict())
+    rng_state = copy.deepcopy(clf.rng_.bit_generator.state)
+    torch_state = torch.get_rng_state()
+    key = "valid_" + clf.scoring
+    results, best = [], None
+    for w in candidates:
+        clf.stage1_weight_ = float(w)
+        clf.rng_.bit_generator.state = copy.deepcopy(rng_state)
+        torch.set_rng_state(torch_state)
+        clf.initialize_history()
+        clf.initialize_callbacks()          # a fresh early stopping and unfreezing schedule
+        clf.module_.load_state_dict(start)
+        clf.initialize_optimizer()
+        clf.partial_fit(make_dataset(), None)
+        vals = np.asarray([h.get(key, np.nan) for h in clf.history], dtype=float)
+        score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
+        results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
+                        "best_epoch": clf._best_epoch(), "epochs": len(clf.history)})
+        if best is None or score > best[0]:
+            best = (score, float(w), copy.deepcopy(clf.module_.state_dict()),
+                    copy.deepcopy(clf.history))
+    _, clf.stage1_weight_, state, clf.history = best
+    clf.module_.load_state_dict(state)
+    return results
