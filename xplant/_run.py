@@ -12,8 +12,6 @@ import multiprocessing as mp
 import os
 import platform
 import re
-import resource
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
@@ -23,16 +21,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from ._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
+from ._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
-
-#: Shortlist size C of the neural rows per dataset: every label (None, the
-#: full-label Stage 2 fused with the linear shortlist) where the shortlist's
-#: recall at a small C is low (CodiEsp-D: 0.60 of test gold at C = 100, of a
-#: 0.83 ceiling; benchmarks/bench_shortlist.py), 100 on EURLEX57K.
-SHORTLIST_CANDIDATES = {"eurlex57k": 100}
 
 #: Display names of the original rows (:data:`xplant._rows.ROWS` has them all).
 #: The tree and LibMultiLabel rows need their optional extras
@@ -59,45 +52,6 @@ def _versions():
         except md.PackageNotFoundError:
             pass
     return out
-
-
-def peak_rss_mb():
-    """This process's peak resident set size, in MiB.
-
-    Reads ``VmHWM`` from ``/proc/self/status`` on Linux: unlike
-    ``ru_maxrss``, it belongs to the current program image, so a child
-    started (fork + exec) from a large parent does not report the parent's
-    memory. Elsewhere falls back to ``ru_maxrss`` (KiB on Linux, bytes on
-    macOS).
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 2**20 if sys.platform == "darwin" else rss / 1024.0
-
-
-def die_with_parent(parent_pid, interval=1.0):
-    """In a fitting child process: exit as soon as ``parent_pid`` is gone.
-
-    A child of :func:`run_models` would otherwise go on fitting, an orphan,
-    when its parent is killed by a signal it cannot pass on (``kill PID``;
-    Ctrl-C reaches the whole process group anyway). A daemon thread checks
-    the parent every ``interval`` seconds and ends the process with exit
-    status 1 (the model's epoch checkpoints stay, so ``--resume`` continues).
-    """
-    import threading
-
-    def watch():
-        while True:
-            time.sleep(interval)
-            if os.getppid() != parent_pid:
-                os._exit(1)
-    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
@@ -285,9 +239,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
     kind = find_row(spec.get("model", spec["name"])).display
-    params = dict(spec.get("params") or {})
-    if params.get("shortlist", find_row(kind).needs_text) and "n_candidates" not in params:
-        params["n_candidates"] = SHORTLIST_CANDIDATES.get(data_args.get("dataset"))
+    from ._fused import shortlist_params
+    params = shortlist_params(spec.get("params"), find_row(kind), data_args.get("dataset"))
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
@@ -338,37 +291,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
            "params": params, "info": info, "rule": rule, "evidence": evidence}
     if getattr(final, "shortlist_", None) is not None:
-        _fusion_rows(out, model, final, dv, te)
+        from ._fused import fusion_rows
+        fusion_rows(out, model, final, _inputs(dv), _inputs(te))
     return out
-
-
-def _fusion_rows(out, model, final, dv, te):
-    """A shortlisted neural fit: its own row at α = 0, plus the fused and α = 1 rows.
-
-    The same fit re-scored (never refitted): the row itself becomes PLANT
-    alone on its candidates (α = 0), ``out["variants"]`` holds the fused
-    scores at the dev-chosen α and the shortlist alone (α = 1). Each gets
-    its own dev-chosen decision rule in :func:`_evaluate`.
-    """
-    alpha = float(final.fusion_weight_)
-    info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
-                shortlist=final.shortlist_info_)
-    steps = model.steps[:-1] if hasattr(model, "steps") else []
-
-    def scored(split):
-        X = _inputs(split)
-        for _, step in steps:
-            X = step.transform(X)
-        return final.fusion_scores(X, (0.0, alpha, 1.0))
-    dev, test = scored(dv), scored(te)
-    from ._rows import FUSED_SUFFIXES
-    out["info"] = dict(info, fusion_weight_of_row=0.0)
-    out["dev_scores"], out["test_scores"] = dev[0.0].astype(np.float32), test[0.0].astype(np.float32)
-    out["rule"] = None
-    out["variants"] = [
-        {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[a].astype(np.float32),
-         "test_scores": test[a].astype(np.float32), "info": dict(info, fusion_weight_of_row=a)}
-        for key, a in (("fused", alpha), ("shortlist", 1.0))]
 
 
 def _choose_rule(dev_Y, dev_scores):
@@ -468,6 +393,14 @@ def _read_part(out_dir, folder, key):
     return (saved["entry"], per) if saved.get("key") == key else None
 
 
+def _read_fused_parts(out_dir, name, key):
+    """The fused rows of a shortlisted fit finished in an earlier run: [(name, part)]."""
+    from ._rows import FUSED_SUFFIXES
+    found = ((name + sfx, _read_part(out_dir, _model_folder(name + sfx), key))
+             for sfx in FUSED_SUFFIXES.values())
+    return [(n, part) for n, part in found if part is not None]
+
+
 def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                plant_epochs=DEFAULT_PLANT_EPOCHS, random_state=0, verbose=1, isolate=True,
                save_models=True, num_threads=None, splits=None, record=None, keep_going=False,
@@ -550,12 +483,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             per_label_f1[name], support = per.f1, per.support
             log(f"{name}: finished in an earlier run, kept (test MAP "
                 f"{100 * entry['metrics']['MAP']:.1f})")
-            from ._rows import FUSED_SUFFIXES
-            for suffix in FUSED_SUFFIXES.values():       # the fused rows of that fit
-                vpart = _read_part(out_dir, _model_folder(name + suffix), key)
-                if vpart is not None:
-                    results["models"].append(vpart[0])
-                    per_label_f1[name + suffix] = vpart[1].f1
+            for vname, (ventry, vper) in _read_fused_parts(out_dir, name, key):
+                results["models"].append(ventry)
+                per_label_f1[vname] = vper.f1
             continue
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
@@ -586,16 +516,14 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             from ._job import add_evidence
             add_evidence(out_dir, name, out["evidence"])
         _write_part(out_dir, folder, key, entry, per)
-        for var in out.get("variants", ()):
+        for var in out.get("variants", ()):         # the fused rows of a shortlisted fit
             vname = name + var["suffix"]
             ventry, vper = _evaluate(vname, {**out, **var, "rule": None}, splits)
             ventry["predict_docs_per_second"] = entry["predict_docs_per_second"]
             results["models"].append(ventry)
             per_label_f1[vname] = vper.f1
             _write_part(out_dir, _model_folder(vname), key, ventry, vper)
-            log(f"{vname}: (same fit) {results.get('split', 'test')} MAP "
-                f"{100 * ventry['metrics']['MAP']:.1f}, fusion weight "
-                f"{var['info']['fusion_weight_of_row']:.1f}")
+            log(f"{vname}: (same fit) MAP {100 * ventry['metrics']['MAP']:.1f}")
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
             f"{100 * entry['metrics']['MAP']:.1f}")

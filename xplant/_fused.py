@@ -1,0 +1,57 @@
+"""The fused rows of ``xplant run``: one shortlisted neural fit, three rows.
+
+A neural row trained with a shortlist (``PlantClassifier(shortlist=...)``)
+is reported three times from the same fit, never refitted: the network
+alone on its candidates (α = 0, the row itself), fused at the dev-chosen α
+(``<row> fused``) and the shortlist alone (α = 1, ``<row> fused, α=1``);
+see docs/shortlist.md.
+"""
+
+import numpy as np
+
+#: Shortlist size C of the neural rows per dataset: every label (None: the
+#: full-label Stage 2, fused with the linear shortlist) where the shortlist's
+#: recall at a small C is low (CodiEsp-D: 0.60 of test gold at C = 100, of a
+#: 0.83 ceiling; benchmarks/bench_shortlist.py), 100 on EURLEX57K.
+SHORTLIST_CANDIDATES = {"eurlex57k": 100}
+
+
+def shortlist_params(params, row, dataset):
+    """A row's parameters with the dataset's ``n_candidates`` where it uses a shortlist.
+
+    A text row whose parameters leave ``shortlist`` unset uses its factory's
+    default (the linear shortlist for the neural rows); ``shortlist=None``
+    turns it off, and then no ``n_candidates`` is added.
+    """
+    params = dict(params or {})
+    if params.get("shortlist", row.needs_text) and "n_candidates" not in params:
+        params["n_candidates"] = SHORTLIST_CANDIDATES.get(dataset)
+    return params
+
+
+def fusion_rows(out, model, final, dev_X, test_X):
+    """A shortlisted neural fit: its own row at α = 0, plus the fused and α = 1 rows.
+
+    The same fit re-scored (never refitted): the row itself becomes PLANT
+    alone on its candidates (α = 0), ``out["variants"]`` holds the fused
+    scores at the dev-chosen α and the shortlist alone (α = 1). Each gets
+    its own dev-chosen decision rule when the run evaluates it.
+    """
+    alpha = float(final.fusion_weight_)
+    info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
+                shortlist=final.shortlist_info_)
+    steps = model.steps[:-1] if hasattr(model, "steps") else []
+
+    def scored(X):
+        for _, step in steps:
+            X = step.transform(X)
+        return final.fusion_scores(X, (0.0, alpha, 1.0))
+    dev, test = scored(dev_X), scored(test_X)
+    from ._rows import FUSED_SUFFIXES
+    out["info"] = dict(info, fusion_weight_of_row=0.0)
+    out["dev_scores"], out["test_scores"] = dev[0.0].astype(np.float32), test[0.0].astype(np.float32)
+    out["rule"] = None
+    out["variants"] = [
+        {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[a].astype(np.float32),
+         "test_scores": test[a].astype(np.float32), "info": dict(info, fusion_weight_of_row=a)}
+        for key, a in (("fused", alpha), ("shortlist", 1.0))]
