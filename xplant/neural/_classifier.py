@@ -5,24 +5,21 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 """
 
 import numbers
-import os
 
 import numpy as np
 import torch
-from sklearn.base import clone
-from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
-from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
+from ._common import (_is_lists, check_param, check_targets, encode, fit_or_take_corpus,
                       seed_everything, set_torch_threads, split_validation, to_python)
-from ._data import (AnchoredDataset, CandidateDataset, Stage1Dataset, Stage2Collate,
-                    TokenDataset, pad_batch, positives_list, truncate)
-from ._fusion import FusionMixin, shortlist_texts
+from ._data import Stage2Collate, TokenDataset, positives_list, truncate
+from ._fusion import FusionMixin
+from ._inference import InferenceMixin
+from ._planting import PlantingMixin
 from ._shortlist import check_fusion, check_n_candidates, check_shortlist
-from ._planter import AttentionPlanter, load_planting, tf_relevance
 from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet
@@ -45,7 +42,7 @@ def default_phases(backbone, lr):
             (6, "intermediate", lr / 100), (6, "embeddings", lr / 100)]
 
 
-class PlantClassifier(FusionMixin, PlantNetBase):
+class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -481,45 +478,6 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         self._choose_decision(Y[tr], self._choose_fusion())
         return self
 
-    def _stage1_settings(self):
-        """The planter whose loss, cutoff and sampling ``stage1_weight`` keeps."""
-        planter = self.planter_ if self.planter_ is not None else (
-            self.planter if self.planter is not None else AttentionPlanter())
-        kind = self.stage1_loss if self.stage1_loss is not None else planter.stage1_loss
-        return planter, kind
-
-    def _train_dataset(self, train_docs, train_pos, Y_train, candidates=None):
-        """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items.
-
-        With shortlist ``candidates`` (one label-id array per document),
-        each item holds the document's candidates and their targets.
-        """
-        if not self.stage1_weight_:
-            if candidates is not None:
-                return CandidateDataset(train_docs, train_pos, candidates)
-            return TokenDataset(train_docs, train_pos)
-        planter, kind = self._stage1_settings()
-        # the ranking loss of every anchored batch (not looked up per batch)
-        self.stage1_loss_params_ = {"kind": kind, "k": planter.ndcg_k, "sigma": planter.sigma}
-        rel = self.relevance_
-        special = {i for i in (rel.pad_id_, rel.unk_id_) if i is not None and i >= 0}
-        target = getattr(planter, "target_relevance_", None)
-        if target is None:         # plant_from, plant=False, or a resumed fit
-            kind = self.stage1_target if self.stage1_target is not None else planter.target
-            if kind == "tf" and self.plant_from is None:
-                target = tf_relevance(train_docs, Y_train, len(rel.vocabulary_),
-                                      getattr(rel, "top_k", None) or 50, special)
-            else:
-                target = rel.relevance_
-        ranking = Stage1Dataset(train_docs, train_pos, target,
-                                labels_per_doc=planter.labels_per_doc,
-                                max_relevant=planter.max_relevant,
-                                n_negatives=planter.n_negatives, generator=self.rng_,
-                                ignore_ids=special)
-        if candidates is not None:
-            return CandidateDataset(train_docs, train_pos, candidates, ranking)
-        return AnchoredDataset(TokenDataset(train_docs, train_pos), ranking)
-
     def infer(self, x, **fit_params):
         if isinstance(x, dict) and ("rank" in x or "candidates" in x):
             return self.module_(**{k: v.to(self.device) for k, v in x.items()})
@@ -561,47 +519,6 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         prior = np.log(p / (1 - p))
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
-    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False, described=None):
-        if self.plant_from is not None:
-            state, meta = load_planting(self.plant_from)
-            if meta["n_labels"] != self.n_labels_:
-                raise ValueError(f"the planting at {self.plant_from} has {meta['n_labels']} labels, "
-                                 f"the data {self.n_labels_}")
-            fp = getattr(self.relevance_, "tokenizer_fingerprint_", None)
-            if meta.get("tokenizer_fingerprint") != fp:
-                raise ValueError(f"the planting at {self.plant_from} was made with another tokenizer "
-                                 "or vocabulary; plant again on this data")
-        else:
-            from ..relevance import TokenCorpus
-            planter = clone(self.planter) if self.planter is not None else AttentionPlanter()
-            over = {p: getattr(self, p) for p in ARCH_PARAMS}
-            if self.stage1_target is not None:
-                over["target"] = self.stage1_target
-            if self.stage1_loss is not None:
-                over["stage1_loss"] = self.stage1_loss
-            over["random_state"] = self.random_state
-            over["min_epoch_docs"] = self.min_epoch_docs
-            over["max_epoch_docs"] = self.max_epoch_docs
-            if self.checkpoint_dir is not None:
-                over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
-            if self.strategy == "deepspeed" and planter.strategy == "skorch":
-                over.update(strategy="deepspeed", deepspeed_config=self.deepspeed_config)
-            planter.set_params(**over)
-            corpus = TokenCorpus(train_docs, self.relevance_)
-            val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
-            extra = dict(described, label_names=self.classes_) if described else {}
-            planter.fit(corpus, Y_train, validation_data=val,
-                        resume=resume and planter.strategy == "skorch", **extra)
-            self.planter_ = planter
-            state = planter.module_.state_dict()
-        own = self.module_.state_dict()
-        shared = {k: v for k, v in state.items()
-                  if (k.startswith("encoder.") or k.startswith("attention.")) and k in own}
-        missing = [k for k in own if k.startswith("attention.") and k not in shared]
-        if missing:
-            raise ValueError(f"the planting lacks {missing}; its architecture differs from this classifier")
-        self.module_.load_state_dict(shared, strict=False)
-
     def _best_epoch(self):
         key = "valid_" + self.scoring
         vals = [h.get(key) for h in self.history]
@@ -633,155 +550,3 @@ class PlantClassifier(FusionMixin, PlantNetBase):
         """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
         from ._io import load_model
         return load_model(path)
-
-    # -- inference ---------------------------------------------------------------
-    @torch.no_grad()
-    def _logits_batches(self, docs, batch_size=None):
-        """Yield (row indices, logits tensor) over length-sorted batches."""
-        self.module_.eval()
-        bs = batch_size or self.batch_size
-        lengths = np.array([len(d) for d in docs])
-        order = np.argsort(lengths, kind="stable")
-        for lo in range(0, len(docs), bs):
-            idx = order[lo:lo + bs]
-            ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
-            yield idx, self.module_(ids.to(self.device), mask.to(self.device)).float().cpu()
-
-    def _logits(self, docs):
-        out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)
-        for idx, z in self._logits_batches(docs):
-            out[idx] = z.numpy()
-        return out
-
-    def _scores(self, docs):
-        return 1.0 / (1.0 + np.exp(-self._logits(docs)))
-
-    def _docs(self, X):
-        check_is_fitted(self, "module_")
-        return truncate(encode(X, self.relevance_, self.max_length), self.max_length)
-
-    def decision_function(self, X):
-        """Logits, shape (n_samples, n_labels), float32.
-
-        With a shortlist, the fused scores of :meth:`predict_proba` (fusion
-        is defined on probabilities).
-        """
-        if getattr(self, "shortlist_", None) is not None:
-            return self.predict_proba(X)
-        return self._logits(self._docs(X))
-
-    def predict_proba(self, X):
-        """Label probabilities σ(logit), shape (n_samples, n_labels), float32.
-
-        One sigmoid, no (n, 2, L) stacking. With a shortlist, the fused
-        probabilities of each document's candidates; every other label
-        scores strictly below the row's lowest candidate, in the
-        shortlist's order, then by training frequency. Raises
-        NotFittedError before fit.
-        """
-        docs = self._docs(X)
-        if getattr(self, "shortlist_", None) is not None:
-            texts = shortlist_texts(X, docs, self.relevance_)
-            return self._fused_dense(docs, texts).astype(np.float32)
-        return self._scores(docs)
-
-    def predict_top_k(self, X, k=5):
-        """Top-k labels and probabilities without a dense (n, L) matrix.
-
-        Returns
-        -------
-        indices : ndarray of int64 of shape (n_samples, k)
-            Ties go to the lower label index.
-        scores : ndarray of float32 of shape (n_samples, k)
-        """
-        from ..metrics import top_k_indices
-        if not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
-        docs = self._docs(X)
-        k = int(min(k, self.n_labels_))
-        if getattr(self, "shortlist_", None) is not None:
-            ind, sc = self._fused_top_k(docs, shortlist_texts(X, docs, self.relevance_), k)
-            return ind, sc.astype(np.float32)
-        ind = np.zeros((len(docs), k), dtype=np.int64)
-        sc = np.zeros((len(docs), k), dtype=np.float32)
-        for idx, z in self._logits_batches(docs):
-            p = torch.sigmoid(z).numpy()
-            top = top_k_indices(p, k)
-            ind[idx] = top
-            sc[idx] = np.take_along_axis(p, top, 1)
-        return ind, sc
-
-    @torch.no_grad()
-    def explain(self, X, top_labels=5, top_spans=3, *, cut=None):
-        """The top labels of each document with the text spans their attention points at.
-
-        Parameters
-        ----------
-        X : list of str
-            Raw documents (offsets refer to these strings).
-        top_labels : int, default=5
-            Labels explained per document, by predicted probability.
-        top_spans : int, default=3
-            Spans kept per label.
-        cut : float or None
-            Attention cut for merging tokens into spans; None uses the rule
-            of :func:`xplant.evidence.merge_spans` (half the largest weight).
-
-        Returns
-        -------
-        list of dict, one per document
-            ``{"labels": [{"label", "index", "prob", "spans": [{"start",
-            "end", "text", "weight"}]}]}``; ``text == document[start:end]``,
-            ``weight`` is attention mass (the sum over the span's tokens).
-
-        Notes
-        -----
-        Adjacent tokens above the cut are merged into one span and spans are
-        snapped to word boundaries (API.md "Evidence spans"). Token offsets
-        come from the same tokenizer the model attends over (word or
-        WordPiece), so they map back to the original string, unicode
-        included.
-        """
-        from ..evidence import merge_spans
-        from ._common import check_texts
-        check_is_fitted(self, "module_")
-        texts = check_texts(X)
-        if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
-            raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
-        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True,
-                                                     max_length=self.max_length)
-        self.module_.eval()
-        out = []
-        m = int(min(top_labels, self.n_labels_))
-        from ..metrics import top_k_indices
-        fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
-            else None
-        for i, (text, ids, off) in enumerate(zip(texts, ids_list, offsets)):
-            ids = ids[: self.max_length] if self.max_length else ids
-            off = off[: len(ids)]
-            t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
-            if fused is None:
-                probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
-                top = top_k_indices(probs[None], m)[0]
-            else:                     # fused scores of the shortlist's candidates
-                top = fused[0][i]
-                probs = np.zeros(self.n_labels_, dtype=np.float32)
-                probs[top] = fused[1][i]
-            att = self.module_.attention_weights(t_ids, mask, torch.as_tensor(top)[None])[0]
-            labels = []
-            for j, lab in enumerate(top):
-                spans = merge_spans(off, att[j, :len(ids)].numpy(), cut=cut, top_spans=top_spans,
-                                    text=text) if len(ids) else []
-                labels.append({"label": self.classes_[lab].item() if hasattr(self.classes_[lab], "item")
-                               else self.classes_[lab], "index": int(lab), "prob": float(probs[lab]),
-                               "spans": spans})
-            out.append({"labels": labels})
-        return out
-
-    def predict(self, X):
-        """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_)."""
-        from .. import metrics
-        scores = self.predict_proba(X)
-        if self.decision == "top_k":
-            return metrics.top_k_decision(scores, self.k_)
-        return metrics.threshold_decision(scores, self.threshold_)

@@ -1,0 +1,171 @@
+"""PlantClassifier's prediction methods: probabilities, top-k, explanations.
+
+A mixin of :class:`~xplant.neural.PlantClassifier`, kept apart from the
+fitting code: scoring documents in length-sorted batches, the fused scores
+of a shortlisted model, and evidence spans from the label-wise attention.
+"""
+
+import numbers
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted
+
+from ._common import encode
+from ._data import pad_batch, truncate
+from ._fusion import shortlist_texts
+
+
+class InferenceMixin:
+    """Prediction and explanation for :class:`PlantClassifier`."""
+
+    @torch.no_grad()
+    def _logits_batches(self, docs, batch_size=None):
+        """Yield (row indices, logits tensor) over length-sorted batches."""
+        self.module_.eval()
+        bs = batch_size or self.batch_size
+        lengths = np.array([len(d) for d in docs])
+        order = np.argsort(lengths, kind="stable")
+        for lo in range(0, len(docs), bs):
+            idx = order[lo:lo + bs]
+            ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
+            yield idx, self.module_(ids.to(self.device), mask.to(self.device)).float().cpu()
+
+    def _logits(self, docs):
+        out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)
+        for idx, z in self._logits_batches(docs):
+            out[idx] = z.numpy()
+        return out
+
+    def _scores(self, docs):
+        return 1.0 / (1.0 + np.exp(-self._logits(docs)))
+
+    def _docs(self, X):
+        check_is_fitted(self, "module_")
+        return truncate(encode(X, self.relevance_, self.max_length), self.max_length)
+
+    def decision_function(self, X):
+        """Logits, shape (n_samples, n_labels), float32.
+
+        With a shortlist, the fused scores of :meth:`predict_proba` (fusion
+        is defined on probabilities).
+        """
+        if getattr(self, "shortlist_", None) is not None:
+            return self.predict_proba(X)
+        return self._logits(self._docs(X))
+
+    def predict_proba(self, X):
+        """Label probabilities σ(logit), shape (n_samples, n_labels), float32.
+
+        One sigmoid, no (n, 2, L) stacking. With a shortlist, the fused
+        probabilities of each document's candidates; every other label
+        scores strictly below the row's lowest candidate, in the
+        shortlist's order, then by training frequency. Raises
+        NotFittedError before fit.
+        """
+        docs = self._docs(X)
+        if getattr(self, "shortlist_", None) is not None:
+            texts = shortlist_texts(X, docs, self.relevance_)
+            return self._fused_dense(docs, texts).astype(np.float32)
+        return self._scores(docs)
+
+    def predict_top_k(self, X, k=5):
+        """Top-k labels and probabilities without a dense (n, L) matrix.
+
+        Returns
+        -------
+        indices : ndarray of int64 of shape (n_samples, k)
+            Ties go to the lower label index.
+        scores : ndarray of float32 of shape (n_samples, k)
+        """
+        from ..metrics import top_k_indices
+        if not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        docs = self._docs(X)
+        k = int(min(k, self.n_labels_))
+        if getattr(self, "shortlist_", None) is not None:
+            ind, sc = self._fused_top_k(docs, shortlist_texts(X, docs, self.relevance_), k)
+            return ind, sc.astype(np.float32)
+        ind = np.zeros((len(docs), k), dtype=np.int64)
+        sc = np.zeros((len(docs), k), dtype=np.float32)
+        for idx, z in self._logits_batches(docs):
+            p = torch.sigmoid(z).numpy()
+            top = top_k_indices(p, k)
+            ind[idx] = top
+            sc[idx] = np.take_along_axis(p, top, 1)
+        return ind, sc
+
+    @torch.no_grad()
+    def explain(self, X, top_labels=5, top_spans=3, *, cut=None):
+        """The top labels of each document with the text spans their attention points at.
+
+        Parameters
+        ----------
+        X : list of str
+            Raw documents (offsets refer to these strings).
+        top_labels : int, default=5
+            Labels explained per document, by predicted probability.
+        top_spans : int, default=3
+            Spans kept per label.
+        cut : float or None
+            Attention cut for merging tokens into spans; None uses the rule
+            of :func:`xplant.evidence.merge_spans` (half the largest weight).
+
+        Returns
+        -------
+        list of dict, one per document
+            ``{"labels": [{"label", "index", "prob", "spans": [{"start",
+            "end", "text", "weight"}]}]}``; ``text == document[start:end]``,
+            ``weight`` is attention mass (the sum over the span's tokens).
+
+        Notes
+        -----
+        Adjacent tokens above the cut are merged into one span and spans are
+        snapped to word boundaries (API.md "Evidence spans"). Token offsets
+        come from the same tokenizer the model attends over (word or
+        WordPiece), so they map back to the original string, unicode
+        included.
+        """
+        from ..evidence import merge_spans
+        from ._common import check_texts
+        check_is_fitted(self, "module_")
+        texts = check_texts(X)
+        if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
+            raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
+        ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True,
+                                                     max_length=self.max_length)
+        self.module_.eval()
+        out = []
+        m = int(min(top_labels, self.n_labels_))
+        from ..metrics import top_k_indices
+        fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
+            else None
+        for i, (text, ids, off) in enumerate(zip(texts, ids_list, offsets)):
+            ids = ids[: self.max_length] if self.max_length else ids
+            off = off[: len(ids)]
+            t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
+            if fused is None:
+                probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
+                top = top_k_indices(probs[None], m)[0]
+            else:                     # fused scores of the shortlist's candidates
+                top = fused[0][i]
+                probs = np.zeros(self.n_labels_, dtype=np.float32)
+                probs[top] = fused[1][i]
+            att = self.module_.attention_weights(t_ids, mask, torch.as_tensor(top)[None])[0]
+            labels = []
+            for j, lab in enumerate(top):
+                spans = merge_spans(off, att[j, :len(ids)].numpy(), cut=cut, top_spans=top_spans,
+                                    text=text) if len(ids) else []
+                labels.append({"label": self.classes_[lab].item() if hasattr(self.classes_[lab], "item")
+                               else self.classes_[lab], "index": int(lab), "prob": float(probs[lab]),
+                               "spans": spans})
+            out.append({"labels": labels})
+        return out
+
+    def predict(self, X):
+        """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_)."""
+        from .. import metrics
+        scores = self.predict_proba(X)
+        if self.decision == "top_k":
+            return metrics.top_k_decision(scores, self.k_)
+        return metrics.threshold_decision(scores, self.threshold_)
