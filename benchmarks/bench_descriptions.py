@@ -57,7 +57,7 @@ def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
     rep = xmtc_report(te.Y, S_test, y_pred=top_k_decision(S_test, k), label_frequency=tr.label_frequency,
                       n_train_documents=tr.Y.shape[0])
     row = {"name": name, "k": int(k), "fit_seconds": round(fit_s, 1),
-           "metrics": {key: rep[key] for key, _ in COLUMNS}}
+           "metrics": {key: float(v) for key, v in rep.items()}}
     if getattr(model, "weight_", None) is not None:
         row["fusion_weight"] = model.weight_
     log(f"  {name}: fit {fit_s:.0f} s, k={k}")

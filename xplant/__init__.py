@@ -17,6 +17,7 @@ _LAZY = {
     "PlantClassifier": "xplant.neural",
     "predict_top_k": "xplant.linear",
     "DescriptionRanker": "xplant.linear",
+    "load_saved": "xplant._saved",
 }
 
 _SUBPACKAGES = ("datasets", "linear", "metrics", "model_selection", "neural", "relevance")

@@ -224,7 +224,10 @@ def remove_tree(path, *, inside):
     if not path.exists():
         return
     check_inside(path, inside)
-    shutil.rmtree(path)
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 def _same(a, b):

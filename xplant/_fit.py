@@ -93,6 +93,10 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     splits = load_splits(**data_args)
     spec = model_specs([row], splits["train"].get("texts") is None)[0]
     spec["params"] = {**spec.get("params", {}), **params}
+    from ._run import DEV_GRIDS
+    grid = DEV_GRIDS.get(row.display, {})
+    if any(key.split("__")[-1] in params for key in grid):
+        spec["grid"] = {}            # the user fixed what dev would choose (e.g. C)
     log(f"fitting {row.display} on {splits['train'].Y.shape[0]} documents "
         f"({splits['train'].Y.shape[1]} labels), choosing on {splits['dev'].Y.shape[0]} dev "
         "documents")
@@ -102,6 +106,9 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     tmp = sibling_tmp(output)       # the old model stays until the new one is complete
     try:
         out = _fit_one(spec, data_args, model_args, str(tmp))
+        if "not_saved" in out["info"]:
+            raise TypeError(f"{row.display} was fitted but cannot be saved: "
+                            f"{out['info']['not_saved']}")
         info = {"model": row.name, "display": row.display, "params": out["params"],
                 "decision": out["rule"], **out["info"], "saved_to": str(output),
                 "fit_seconds": out["fit_seconds"]}

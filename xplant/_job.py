@@ -84,10 +84,7 @@ def model_specs(rows, features=False):
             raise ValueError(f"model {row.name!r} needs the package {row.module}; install it "
                              "(pip install 'xplant[trees]' or 'xplant[libmultilabel]') or leave "
                              "the row out of --models")
-        spec = {"name": row.display}
-        if row.name == "minilm":
-            spec = {"name": row.display, "model": "PLANT", "params": {"backbone": "hf"}}
-        specs.append(spec)
+        specs.append({"name": row.display})
     return specs
 
 

@@ -111,3 +111,49 @@ def steps(iterable, desc, *, total=None, verbose=1):
         yield item
         print(f"{desc}: {i}/{total if total is not None else '?'} done, "
               f"{time.perf_counter() - start:.1f} s", flush=True)
+
+
+#: Environment variable set by ``--quiet``; child processes inherit it.
+QUIET_ENV = "XPLANT_QUIET"
+
+
+def quiet():
+    """Whether ``--quiet`` is in force (this process or the one that started it)."""
+    import os
+    return os.environ.get(QUIET_ENV) == "1"
+
+
+@contextmanager
+def native_output():
+    """Tame what native libraries (Omikuji's Rust progress bars) write to fds 1 and 2.
+
+    On a terminal, without ``--quiet``, nothing changes. Otherwise the
+    output is caught in a temporary file; under ``--quiet`` it is dropped,
+    else each line is written to stderr as its last carriage-return
+    segment, without colour codes: one plain line per step.
+    """
+    import os
+    import tempfile
+    if is_terminal(sys.stderr) and not quiet():
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            tmp.seek(0)
+            text = tmp.read().decode("utf-8", "replace")
+        if not quiet():
+            for line in text.split("\n"):            # not splitlines: it splits at \r too
+                line = strip_ansi(line.rsplit("\r", 1)[-1]).rstrip()
+                if line:
+                    print(line, file=sys.stderr, flush=True)

@@ -308,11 +308,15 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
-        info["saved_to"] = _save_row(model, final, model_dir, rule)
+        from ._saved import save_row
+        info.update(save_row(model, final, model_dir, rule))
     evidence = None
     if hasattr(final, "explain") and te.get("texts") is not None:
         from ._job import evidence_examples
-        evidence = evidence_examples(final, te, tr)
+        try:
+            evidence = evidence_examples(final, te, tr)
+        except Exception as exc:       # the report then says so; the scores stand
+            info["evidence_error"] = f"{type(exc).__name__}: {exc}"
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
@@ -335,17 +339,6 @@ def _choose_rule(dev_Y, dev_scores):
     from . import metrics
     return {"rule": "top_k", "k": int(metrics.select_k(dev_Y, dev_scores, ks=range(1, 11))),
             "threshold": float(metrics.select_threshold(dev_Y, dev_scores))}
-
-
-def _save_row(model, final, model_dir, rule):
-    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule."""
-    path = Path(model_dir)
-    if hasattr(final, "save"):
-        final.save(path)
-        return str(path)
-    from .linear import save_linear
-    save_linear(model, path, decision=rule, overwrite=True)
-    return str(path)
 
 
 def _scores(model, texts):

@@ -113,3 +113,21 @@ def decide(model, texts, decision, scores=None):
     else:
         out = threshold_decision(scores, float(decision["threshold"]))
     return sp.csr_matrix(out, dtype=np.int64)
+
+
+def save_row(model, final, model_dir, rule):
+    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule.
+
+    Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
+    that cannot be stored without pickle (LibMultiLabel): its scores stand.
+    """
+    path = Path(model_dir)
+    if hasattr(final, "save"):
+        final.save(path)
+        return {"saved_to": str(path)}
+    from .linear import save_linear
+    try:
+        save_linear(model, path, decision=rule, overwrite=True)
+    except TypeError as exc:
+        return {"not_saved": str(exc)}
+    return {"saved_to": str(path)}

@@ -238,6 +238,10 @@ def main(argv=None):
         from .neural.distributed._launch import main as train_main
         return train_main(argv[1:])
     args = build_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        import os
+        from ._progress import QUIET_ENV
+        os.environ[QUIET_ENV] = "1"          # native libraries and child processes too
     try:
         return args.func(args)
     except (ValueError, FileNotFoundError, FileExistsError, TypeError) as exc:

@@ -169,6 +169,24 @@ def test_fit_predict_evaluate(files, tmp_path):
     assert rep["input"]["sha256"] == hashlib.sha256(files["test"].read_bytes()).hexdigest()
 
 
+def test_fit_from_a_config_file(files, tmp_path, capsys):
+    cfg = tmp_path / "svm.yaml"
+    cfg.write_text("model: SVM\nparams:\n  C: 2.5\n  min_df: 1\n")
+    model = tmp_path / "m"
+    assert main(["fit", "--model", str(cfg), "--train", str(files["train"]), "--output",
+                 str(model), "--quiet"]) == 0
+    from xplant._saved import load_saved
+    pipe, _ = load_saved(model)
+    # the config's C is kept (no dev grid over C), min_df reaches the TF-IDF step
+    assert pipe[-1].C == 2.5 and pipe[0].min_df == 1
+    assert "dev_selected" not in json.loads((model / "fit.json").read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": "svm",\n "params": {"C": 1,}}')
+    assert main(["fit", "--model", str(bad), "--train", str(files["train"]), "--output",
+                 str(tmp_path / "m2"), "--quiet"]) == 2
+    assert "bad.json, line 2: invalid JSON" in capsys.readouterr().err
+
+
 def test_evaluate_unknown_labels_are_misses(files, tmp_path):
     model = tmp_path / "prior"
     # xplant train without --config is xplant fit
@@ -272,8 +290,10 @@ def _run_cli(args, cwd):
 
 
 def test_piped_logs_plain_and_quiet(files, tmp_path):
+    import importlib.util
+    trees = ",omikuji" if importlib.util.find_spec("omikuji") else ""   # Rust progress bars
     args = ["run", "--train", str(files["train"]), "--dev", str(files["dev"]), "--test",
-            str(files["test"]), "--models", "svm,plant", "--no-isolate", *TINY]
+            str(files["test"]), "--models", "svm,plant" + trees, "--no-isolate", *TINY]
     loud = _run_cli([*args, "--output", str(tmp_path / "a")], tmp_path)
     assert loud.returncode == 0, loud.stderr
     log = loud.stdout + loud.stderr
@@ -284,6 +304,7 @@ def test_piped_logs_plain_and_quiet(files, tmp_path):
     assert "(step 1 of 2) Processing mig, total=" in loud.stdout              # MIG's time
     quiet = _run_cli([*args, "--output", str(tmp_path / "b"), "--quiet"], tmp_path)
     assert quiet.returncode == 0 and quiet.stdout == ""
+    assert "omikuji" not in quiet.stderr and "epoch" not in quiet.stderr
 
 
 @pytest.mark.parametrize("case", ["missing_file", "missing_field", "empty_split", "all_unseen",

@@ -150,3 +150,13 @@ def test_numpy_scalar_parameters_are_saved_as_numbers(tmp_path):
     back = load_linear(save_linear(est, tmp_path / "ovr"))
     assert back.C == 0.5 and type(back.C) is float and back.max_iter == 50
     np.testing.assert_allclose(back.decision_function(X), est.decision_function(X))
+
+
+def test_unsaveable_row_keeps_its_scores(tmp_path):
+    """xplant run records why a row was not saved instead of failing after its fit."""
+    from sklearn.linear_model import Ridge
+    from xplant._saved import save_row
+    est = Ridge().fit([[0.0], [1.0]], [0, 1])
+    out = save_row(est, est, tmp_path / "m", {"rule": "top_k", "k": 1, "threshold": 0.5})
+    assert "cannot save Ridge without pickle" in out["not_saved"]
+    assert not (tmp_path / "m").exists()

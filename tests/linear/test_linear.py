@@ -88,7 +88,7 @@ def test_top_k_dense_equals_stable_argsort_with_many_ties(k):
 def test_top_k_dense_checks_k():
     with pytest.raises(ValueError, match="between 1 and the number of labels"):
         top_k_dense(np.zeros((2, 3)), 4)
-    with pytest.raises(TypeError, match="k must be an int"):
+    with pytest.raises(ValueError, match="k must be a positive integer"):
         top_k_dense(np.zeros((2, 3)), 1.5)
 
 

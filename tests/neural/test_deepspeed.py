@@ -67,12 +67,14 @@ def test_zero2_two_processes_match_single_process(tmp_path, reference):
 
 
 @pytest.mark.slow
-def test_zero3_resume_continues_the_loss_curve(tmp_path, reference):
+@pytest.mark.parametrize("zero", ["3", "2"])
+def test_zero_resume_continues_the_loss_curve(tmp_path, reference, zero):
+    """Resume reads DeepSpeed's files with torch.load(weights_only=True), ZeRO-2 and -3."""
     ckpt = tmp_path / "ckpt"
-    first = _run(tmp_path, "z3a", "--zero", "3", "--epochs", "2", "--checkpoint-dir", str(ckpt))
+    first = _run(tmp_path, "z3a", "--zero", zero, "--epochs", "2", "--checkpoint-dir", str(ckpt))
     assert (ckpt / "PlantClassifier" / "latest").read_text().strip() == "epoch_2"
     assert first["train_loss"] == pytest.approx(reference["train_loss"][:2], rel=1e-4)
-    resumed = _run(tmp_path, "z3b", "--zero", "3", "--epochs", "3", "--checkpoint-dir", str(ckpt),
+    resumed = _run(tmp_path, "z3b", "--zero", zero, "--epochs", "3", "--checkpoint-dir", str(ckpt),
                    "--resume")
     # epochs 1-2 come from the checkpoint's history, epoch 3 is trained anew
     assert resumed["epochs"] == [1, 2, 3]

@@ -11,7 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import check_class_names, check_indicator, check_targets
+from .._labels import check_class_names, check_indicator, check_targets, label_frequency
+from ..metrics._kernels import top_k_dense as top_k_kernel
+from ..metrics._validation import check_k as _check_k
 
 # Score budget of one row block, in matrix entries (8 bytes each): 2**24
 # entries is 128 MiB of float64, whatever the number of labels.
@@ -53,12 +55,11 @@ def check_label_matrix(Y, n_samples=None):
 
 
 def check_k(k, n_labels):
-    """Check that ``k`` is an int in ``1..n_labels`` and return it as int."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {type(k).__name__}.")
-    if not 1 <= k <= n_labels:
-        raise ValueError(f"k must be between 1 and the number of labels ({n_labels}); got {k}.")
-    return int(k)
+    """Check that ``k`` is an int in ``1..n_labels`` and return it as int.
+
+    The check is :func:`xplant.metrics._validation.check_k`, shared with the metrics.
+    """
+    return _check_k(k, n_labels=n_labels)
 
 
 def top_k_dense(scores, k):
@@ -81,9 +82,8 @@ def top_k_dense(scores, k):
 
     Notes
     -----
-    ``O(n_rows * n_labels)``: ``argpartition`` finds the k-th largest score of
-    each row, every score above it is kept, and ties at it are filled in index
-    order; only the ``k`` kept entries are then sorted.
+    The selection is the metrics' (:func:`xplant.metrics.top_k_indices`): a
+    size-``k`` heap per row, ``O(n_rows * n_labels * log k)``.
 
     Examples
     --------
@@ -99,18 +99,7 @@ def top_k_dense(scores, k):
         return np.empty((0, k), dtype=np.int64), np.empty((0, k), dtype=np.float64)
     if np.isnan(scores).any():
         raise ValueError("Scores hold NaN; the model produced invalid scores.")
-    if k == n_labels:
-        order = np.argsort(-scores, axis=1, kind="stable")
-    else:
-        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
-        above = scores > kth
-        ties = scores == kth
-        need = k - above.sum(axis=1, keepdims=True)
-        keep = above | (ties & (np.cumsum(ties, axis=1) <= need))
-        cols = np.nonzero(keep)[1].reshape(n, k)  # row-major: index order
-        kept = np.take_along_axis(scores, cols, axis=1)
-        order = np.take_along_axis(cols, np.argsort(-kept, axis=1, kind="stable"), axis=1)
-    order = order[:, :k].astype(np.int64)
+    order, _ = top_k_kernel(scores, k)           # the metrics' top-k: one tie rule everywhere
     return order, np.take_along_axis(scores, order, axis=1)
 
 
@@ -219,7 +208,7 @@ class MultiLabelRankerMixin:
         n_labels = Y.shape[1]
         self.classes_ = classes
         self.n_labels_ = n_labels
-        self.label_frequency_ = np.bincount(Y.indices, minlength=n_labels).astype(np.int64)
+        self.label_frequency_ = label_frequency(Y)
         self.n_train_documents_ = int(Y.shape[0])
         return Y
 

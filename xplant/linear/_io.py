@@ -129,7 +129,9 @@ def _save_step(est, arrays, prefix, folder):
         if kind == "napkinxc":
             shutil.copytree(est.model_dir_, target)
         else:
-            est.model_.save(str(target))
+            from .._progress import native_output
+            with native_output():
+                est.model_.save(str(target))
         return {"kind": kind, "params": _json_params(est), "folder": target.name,
                 "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
     raise _cannot(est, "it is not one of the saveable kinds")
@@ -193,7 +195,9 @@ def _load_step(state, arrays, prefix, folder):
         else:
             omikuji = _import_optional("omikuji", "trees")
             est = OmikujiTrees(**params)
-            est.model_ = omikuji.Model.load(str(source))
+            from .._progress import native_output
+            with native_output():
+                est.model_ = omikuji.Model.load(str(source))
         _set_label_space(est, state, arrays, prefix)
         est.n_features_in_ = int(state["n_features_in"])
         return est
@@ -336,7 +340,7 @@ def load_linear(path):
     config = read_config(path)
     if config.get("format") != LINEAR_FORMAT:
         raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
-                         "load it with xplant.load (any saved xplant model)")
+                         "load it with xplant.load_saved (any saved xplant model)")
     arrays = load_file(str(path / "arrays.safetensors"))
     steps = []
     for i, s in enumerate(config["steps"]):

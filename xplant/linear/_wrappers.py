@@ -306,7 +306,9 @@ class OmikujiTrees(_TreeWrapper):
         try:
             path = os.path.join(folder, "train.txt")
             dump_xc(path, X, Y)
-            self.model_ = omikuji.Model.train_on_data(path, hp, n_threads=self.n_jobs)
+            from .._progress import native_output
+            with native_output():            # Omikuji's progress bars: plain lines in logs
+                self.model_ = omikuji.Model.train_on_data(path, hp, n_threads=self.n_jobs)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return self

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils import Bunch
 
+from .._labels import check_bucket_edges, frequency_bucket_names, frequency_bucket_of
 from . import _kernels as K
 from ._validation import check_binary, check_choice, check_scores
 
@@ -394,23 +395,6 @@ def roc_auc(y_true, y_score, *, average="macro"):
     return AUCResult(float(auc[ok].mean()), int(L - ok.sum()))
 
 
-def _check_edges(edges):
-    e = np.asarray(edges)
-    if e.ndim != 1 or e.size == 0 or not np.issubdtype(e.dtype, np.number):
-        raise ValueError(f"edges must be a non-empty 1-D sequence of counts, got {edges!r}.")
-    if np.any(np.diff(e) <= 0) or e[0] < 0 or np.any(e != np.round(e)):
-        raise ValueError(f"edges must be strictly increasing non-negative integers, got {edges!r}.")
-    return e.astype(np.int64)
-
-
-def _bucket_names(e):
-    names = ["0" if e[0] == 0 else f"<={e[0]}"]
-    for lo, hi in zip(e[:-1], e[1:]):
-        names.append(f"{lo + 1}" if hi == lo + 1 else f"{lo + 1}-{hi}")
-    names.append(f">{e[-1]}")
-    return names
-
-
 def bucketed_f1(
     y_true,
     y_pred,
@@ -459,13 +443,13 @@ def bucketed_f1(
     """
     check_choice(average, F1_AVERAGES, "average")
     zd = _check_zero_division(zero_division)
-    e = _check_edges(edges)
+    e = check_bucket_edges(edges)
     tp, fp, fn = _counts(y_true, y_pred)
     L = tp.size
     freq = _check_frequency(label_frequency, L)
     support = tp + fn
     policy = _label_mask(labels, support, freq, L)
-    bucket = np.searchsorted(e, freq, side="left")
+    bucket = frequency_bucket_of(freq, e)
     n_b = e.size + 1
     f1 = np.full(n_b, np.nan)
     n_avg = np.zeros(n_b, dtype=np.int64)
@@ -475,7 +459,7 @@ def bucketed_f1(
         if n_avg[b]:
             f1[b] = _scores_from_counts(tp, fp, fn, mask, average, zd)
     return Bunch(
-        names=_bucket_names(e),
+        names=frequency_bucket_names(e),
         f1=f1,
         n_labels=n_avg,
         n_labels_total=np.bincount(bucket, minlength=n_b).astype(np.int64),

@@ -3,7 +3,9 @@
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
+
+from .._labels import label_frequency  # noqa: F401  (public here too: xplant.metrics.label_frequency)
+from .._labels import label_frequency as _label_frequency
 
 __all__ = ["inverse_propensity", "label_frequency", "PROPENSITY_PARAMETERS"]
 
@@ -13,40 +15,6 @@ PROPENSITY_PARAMETERS = {
     "amazon": (0.6, 2.6),  # Amazon-670K, Amazon-3M
     "default": (0.55, 1.5),  # every other dataset
 }
-
-
-def label_frequency(Y):
-    """Number of positive rows per label column.
-
-    Parameters
-    ----------
-    Y : {ndarray, sparse matrix} of shape (n_samples, n_labels)
-        Label indicator matrix (non-zero = positive).
-
-    Returns
-    -------
-    frequency : ndarray of shape (n_labels,), dtype int64
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> label_frequency(np.array([[1, 0, 1], [1, 0, 0]]))
-    array([2, 0, 1])
-    """
-    return _count_positives(Y)
-
-
-def _count_positives(Y):
-    if sp.issparse(Y):
-        Y = Y.tocsc()
-        Y = Y.copy()
-        Y.eliminate_zeros()
-        Y.sum_duplicates()
-        return np.diff(Y.indptr).astype(np.int64)
-    arr = np.asarray(Y)
-    if arr.ndim != 2:
-        raise ValueError(f"Y must be 2-D (n_samples, n_labels), got shape {arr.shape}.")
-    return np.count_nonzero(arr, axis=0).astype(np.int64)
 
 
 def inverse_propensity(Y_train=None, A=0.55, B=1.5, *, label_frequency=None, n_train_documents=None):
@@ -99,7 +67,7 @@ def inverse_propensity(Y_train=None, A=0.55, B=1.5, *, label_frequency=None, n_t
     if Y_train is not None:
         if n_train_documents is not None:
             raise ValueError("n_train_documents is taken from Y_train; do not pass both.")
-        freq = _count_positives(Y_train)
+        freq = _label_frequency(Y_train)
         N = Y_train.shape[0]
     else:
         if n_train_documents is None:

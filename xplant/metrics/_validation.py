@@ -10,9 +10,19 @@ from .._labels import check_indicator
 EMPTY_ROWS = ("skip", "zero")
 
 
-def check_k(k, name="k"):
+def check_k(k, name="k", n_labels=None):
+    """The one check of a cut-off ``k``: a positive integer (numpy ones too), at most ``n_labels``.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not a positive integer, or exceeds ``n_labels`` when given.
+    """
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"{name} must be a positive integer, got {k!r}.")
+    if n_labels is not None and k > n_labels:
+        raise ValueError(f"{name} must be between 1 and the number of labels ({n_labels}); "
+                         f"got {k}.")
     return int(k)
 
 

@@ -5,10 +5,9 @@ Classification on EU Legislation", ACL): frequent labels have more than 50
 training documents, few-shot labels 1 to 50, zero-shot labels none.
 """
 
-import numbers
-
 import numpy as np
-import scipy.sparse as sp
+
+from .._labels import frequency_bucket_names, frequency_bucket_of, label_frequency
 
 __all__ = [
     "frequent_labels",
@@ -17,38 +16,6 @@ __all__ = [
     "label_frequency_buckets",
     "zero_shot_labels",
 ]
-
-
-def label_frequency(Y_train):
-    """Training positives per label.
-
-    Parameters
-    ----------
-    Y_train : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
-        A label indicator matrix, or already the per-label counts.
-
-    Returns
-    -------
-    ndarray of int64 of shape (n_labels,)
-
-    Examples
-    --------
-    >>> label_frequency(np.array([[1, 0, 1], [1, 0, 0]])).tolist()
-    [2, 0, 1]
-    """
-    if sp.issparse(Y_train):
-        Y = sp.csc_matrix(Y_train, copy=True)
-        Y.sum_duplicates()
-        Y.eliminate_zeros()
-        return np.diff(Y.indptr).astype(np.int64)
-    arr = np.asarray(Y_train)
-    if arr.ndim == 1:
-        if arr.dtype.kind not in "iu" or (arr < 0).any():
-            raise ValueError("1-D input must hold non-negative integer counts per label")
-        return arr.astype(np.int64)
-    if arr.ndim != 2:
-        raise ValueError(f"Y_train must be 2-D (n_samples, n_labels) or 1-D counts; got {arr.ndim}-D")
-    return np.count_nonzero(arr, axis=0).astype(np.int64)
 
 
 def label_frequency_buckets(Y_train, edges=(0, 1, 5, 10, 50)):
@@ -81,21 +48,9 @@ def label_frequency_buckets(Y_train, edges=(0, 1, 5, 10, 50)):
     {'0': [0], '1': [1], '2-5': [2, 6], '6-10': [3], '11-50': [4], '>50': [5]}
     """
     counts = label_frequency(Y_train)
-    edges = list(edges)
-    if not edges or not all(isinstance(e, numbers.Integral) for e in edges):
-        raise ValueError(f"edges must be a non-empty sequence of integers; got {edges!r}")
-    if any(b <= a for a, b in zip(edges, edges[1:])):
-        raise ValueError(f"edges must be strictly increasing; got {edges!r}")
-    which = np.searchsorted(np.asarray(edges), counts, side="left")
-    names = []
-    for i, e in enumerate(edges):
-        lo = edges[i - 1] + 1 if i else None
-        if lo is None:
-            names.append(str(e) if e == 0 else f"<={e}")
-        else:
-            names.append(str(e) if lo == e else f"{lo}-{e}")
-    names.append(f">{edges[-1]}")
-    return {name: np.flatnonzero(which == i).astype(np.int64) for i, name in enumerate(names)}
+    which = frequency_bucket_of(counts, edges)
+    return {name: np.flatnonzero(which == i).astype(np.int64)
+            for i, name in enumerate(frequency_bucket_names(edges))}
 
 
 def frequent_labels(Y_train, threshold=50):

@@ -99,6 +99,9 @@ def original_offsets(offsets, spans):
     return out
 
 
+_CUT_MARGIN = 16       # tokens beyond the limit that a prefix must hold
+
+
 def text_prefixes(text, limit):
     """Ever longer prefixes of ``text``, each ending at a whitespace, then the whole text.
 
@@ -111,7 +114,7 @@ def text_prefixes(text, limit):
     if limit is None:
         yield text
         return
-    size = max(256, 16 * int(limit))
+    size = max(256, 16 * (int(limit) + _CUT_MARGIN))
     while size < n:
         cut = size
         while cut > 0 and not text[cut].isspace():       # end at a whitespace
@@ -139,7 +142,8 @@ def tokens_upto(text, limit, tokenize):
     """
     for prefix in text_prefixes(text, limit):
         toks, off = tokenize(prefix)
-        if limit is None or len(toks) > limit or len(prefix) == len(text):
+        # tokens near the cut may differ from the whole text's: keep a margin of them
+        if limit is None or len(toks) > limit + _CUT_MARGIN or len(prefix) == len(text):
             if limit is not None:
                 toks = toks[:limit]
                 off = None if off is None else off[:limit]

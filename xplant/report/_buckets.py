@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from .._labels import frequency_bucket_names, power_of_two_edges
+
 
 def frequency_buckets(max_frequency):
     """Power-of-two buckets of training frequency: 0, 1, 2-3, 4-7, ...
@@ -21,12 +23,8 @@ def frequency_buckets(max_frequency):
     >>> frequency_buckets(9)
     [(0, 0), (1, 1), (2, 3), (4, 7), (8, 15)]
     """
-    out = [(0, 0)]
-    low = 1
-    while low <= max(int(max_frequency), 0):
-        out.append((low, 2 * low - 1))
-        low *= 2
-    return out
+    edges = power_of_two_edges(max_frequency)
+    return [(0, 0)] + [(lo + 1, hi) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
 def f1_by_frequency(train_frequency, support, f1_by_model):
@@ -80,7 +78,7 @@ def f1_by_frequency(train_frequency, support, f1_by_model):
             {
                 "low": low,
                 "high": high,
-                "label": str(low) if low == high else f"{low}-{high}",
+                "label": frequency_bucket_names((low - 1, high))[1] if low else "0",
                 "n_labels": int(mask.sum()),
                 "f1": {name: float(v[mask].mean()) for name, v in f1.items()},
             }

@@ -493,6 +493,11 @@ def _deepspeed_checkpoint_types():
         out.append(ZeroStageEnum)
     except ImportError:
         pass
+    try:                       # ZeRO-1/2: the optimizer's parameter slice mappings
+        from deepspeed.utils.tensor_fragment import fragment_address
+        out.append(fragment_address)
+    except ImportError:
+        pass
     return out
 
 
