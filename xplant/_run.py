@@ -285,6 +285,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
                                  if isinstance(v, (int, float, str, bool, type(None)))}
     if hasattr(final, "best_epoch_"):
         info["best_epoch"] = final.best_epoch_
+    if getattr(final, "stage1_weight_candidates_", None) is not None:   # stage1_weight="dev"
+        info["stage1_weight_chosen"] = final.stage1_weight_
+        info["stage1_weight_candidates"] = final.stage1_weight_candidates_
     params = {k: v for k, v in final.get_params(deep=False).items()
               if isinstance(v, (int, float, str, bool, type(None)))}
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),

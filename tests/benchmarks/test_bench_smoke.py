@@ -214,3 +214,20 @@ def test_keep_labels_restricts_per_label_fields():
     assert out.label_names.tolist() == ["C", "D"] and out.label_synonyms == [["c"], ["d"]]
     assert out.label_ancestor.tolist() == [1, -1]                    # D is now column 1
     assert out.label_frequency.tolist() == [1, 2] and out.record == {"n": 3}
+
+
+def test_bench_plant_row_with_stage1_weight_dev(tmp_path):
+    """--set stage1_weight=dev: the row records each candidate and the weight dev chose."""
+    import torch
+    torch.set_num_threads(1)
+    bench = _load_script()
+    report = bench.main(["--smoke", "--no-isolate", "--quiet", "--output", str(tmp_path / "b"),
+                         "--datasets", "codiesp-D", "--models", "plant", "--top-labels", "5",
+                         "--neural-max-length", "48", "--set", "stage1_weight=dev",
+                         "--set", "checkpoint_dir=null"], log=lambda *a: None)
+    m = report["datasets"][0]["models"][0]
+    cands = m["stage1_weight_candidates"]
+    assert [c["stage1_weight"] for c in cands] == [0.0, 0.1]
+    best = max(cands, key=lambda c: c["dev_map"])
+    assert m["stage1_weight_chosen"] == best["stage1_weight"]
+    assert m["best_epoch"] == best["best_epoch"] and m["params"]["stage1_weight"] == "dev"
