@@ -240,8 +240,11 @@ def run_dataset(dataset, out_dir, args, log=print):
                      isolate=not args.no_isolate, save_models=False, num_threads=args.threads,
                      splits=splits, keep_going=True, resume=args.resume, log=log,
                      record={"dataset": dataset, "split": "test", "dataset_args": data_args})
-    for m in res["models"]:
-        m["budget"] = budgets[m["name"]]
+    from xplant._rows import FUSED_SUFFIXES
+    for m in res["models"]:           # a fused row has the budget of the fit it comes from
+        base = next((m["name"][:-len(sfx)] for sfx in FUSED_SUFFIXES.values()
+                     if m["name"].endswith(sfx)), m["name"])
+        m["budget"] = budgets[base]
         ep = m["budget"].get("epochs")
         m["budget_limited"] = bool(ep and m.get("best_epoch") is not None and m["best_epoch"] >= ep)
     (Path(out_dir) / "results.json").write_text(json.dumps(res, indent=2, default=float))
