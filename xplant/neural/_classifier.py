@@ -162,10 +162,12 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         clipped with a warning.
     fusion : "dev" or float, default="dev"
         α of the final score α·σ(a·s + b) + (1 − α)·σ(z), s the shortlist's
-        score calibrated on dev candidates, z PLANT's logit. "dev" chooses
-        α from {0, 0.1, ..., 1} by the dev ``scoring`` metric (every epoch
-        for early stopping, and once more after the best epoch is
-        restored); 0.5 with a warning when there is no dev data.
+        score, z PLANT's logit. "dev" chooses α from {0, 0.1, ..., 1} by
+        the dev ``scoring`` metric (recorded every epoch, and chosen once
+        more after the best epoch is
+        restored, together with the shortlist's calibration: the plain
+        sigmoid or the logistic scaling fitted on dev candidates); 0.5 with
+        a warning when there is no dev data.
     shortlist_cv : int or None, default=None
         None: training documents are shortlisted by the shortlist fitted on
         them (in-sample, cheap). k >= 2: out-of-fold, each of k folds by a
@@ -205,6 +207,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         The fitted shortlist.
     fusion_weight_ : float or None
         α (1 = the shortlist alone, 0 = PLANT alone on its candidates).
+    shortlist_calibration_ : tuple of float
+        (a, b) of σ(a·s + b), chosen on dev with α; (1, 0) is the plain sigmoid.
     n_candidates_ : int or None
 
     Examples

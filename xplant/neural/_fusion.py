@@ -156,11 +156,10 @@ class FusionMixin:
             # calibrate where rankings are decided: each document's top
             # candidates (a linear model scores labels it never saw at -1000)
             top = min(cand.shape[1], CALIBRATION_TOP)
-            self.shortlist_calibration_ = fit_calibration(s[:, :top].ravel(),
-                                                          is_gold[:, :top].ravel())
-            a, b = self.shortlist_calibration_
-            self.dev_view_ = (cand, sigmoid(a * s + b),
-                              tail_order(cand, extra, self.label_frequency_))
+            fitted = fit_calibration(s[:, :top].ravel(), is_gold[:, :top].ravel())
+            # the plain sigmoid and the fitted scaling compete on dev with α
+            self.calibrations_ = [(1.0, 0.0)] + ([fitted] if fitted != (1.0, 0.0) else [])
+            self.dev_view_ = (cand, s, tail_order(cand, extra, self.label_frequency_))
         ranking = None
         if self._uses_candidates():
             pos = [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64) for i in tr]
@@ -231,35 +230,50 @@ class FusionMixin:
         if getattr(self, "shortlist_", None) is None or self.dev_view_ is None:
             return self._scores(self.dev_docs_)
         from ._callbacks import score_by_name
-        cand, p_short, rank = self.dev_view_
+        cand, s, rank = self.dev_view_
         p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
-        alpha, fused = self._best_fusion(p_short, p_net, cand, rank)
+        alpha, _, fused = self._best_fusion(s, p_net, cand, rank)
         self.history.record("valid_fusion_weight", alpha)
         self.history.record("valid_fused_" + self.scoring,
                             score_by_name(self.scoring, self.dev_Y_, fused))
         return dense_scores(cand, p_net, rank)
 
-    def _best_fusion(self, p_short, p_net, cand, rank):
+    def _best_fusion(self, s, p_net, cand, rank):
+        """(α, calibration, dense dev scores) best by the dev ``scoring`` metric.
+
+        α runs over :data:`FUSION_GRID` (or is the fixed ``fusion``), the
+        calibration of the shortlist's raw scores ``s`` over
+        ``calibrations_``: the plain sigmoid and the logistic scaling fitted
+        on dev candidates. Ties keep the earlier (smaller α, plain sigmoid).
+        """
         from ._callbacks import score_by_name
         fixed = check_fusion(self.fusion)
         grid = FUSION_GRID if fixed == "dev" else (fixed,)
         best = None
-        for alpha in grid:
-            scores = dense_scores(cand, fuse(p_short, p_net, alpha), rank)
-            value = score_by_name(self.scoring, self.dev_Y_, scores)
-            if best is None or value > best[0]:
-                best = (value, float(alpha), scores)
-        return best[1], best[2]
+        for a, b in self.calibrations_:
+            p_short = sigmoid(a * s + b)
+            for alpha in grid:
+                scores = dense_scores(cand, fuse(p_short, p_net, alpha), rank)
+                value = score_by_name(self.scoring, self.dev_Y_, scores)
+                if best is None or value > best[0]:
+                    best = (value, float(alpha), (float(a), float(b)), scores)
+        return best[1:]
 
     def _choose_fusion(self):
-        """α once more on dev after the best epoch is restored (or the fixed one)."""
+        """α and the calibration once more on dev after the best epoch is restored.
+
+        Returns the dev scores at the choice (for the decision rule), or None
+        without dev data, where the calibration is the plain sigmoid and α
+        the fixed ``fusion`` (0.5 with a warning for ``"dev"``).
+        """
         if getattr(self, "shortlist_", None) is None:
-            return
+            return None
         fixed = check_fusion(self.fusion)
         if self.dev_view_ is not None:
-            cand, p_short, rank = self.dev_view_
+            cand, s, rank = self.dev_view_
             p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
-            self.fusion_weight_, scores = self._best_fusion(p_short, p_net, cand, rank)
+            self.fusion_weight_, self.shortlist_calibration_, scores = \
+                self._best_fusion(s, p_net, cand, rank)
             return scores
         if fixed == "dev":
             warnings.warn("fusion='dev' without dev data: using fusion weight 0.5; pass "
