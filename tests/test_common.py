@@ -6,6 +6,9 @@ The multi-label classifiers declare multi-label tags (``multi_label=True``,
 assume and XMTC cannot give is listed below, each with its reason. The
 neural estimators take texts, so the checks can feed them almost nothing:
 their own conformance tests are in ``tests/neural/test_estimator_contract.py``.
+``DescriptionRanker`` and ``DescriptionFusion`` need label descriptions as
+fit parameters: the checks that need no fit run in
+``tests/linear/test_descriptions.py``.
 """
 
 import importlib

@@ -100,3 +100,22 @@ def test_ranker_saves_and_loads_without_pickle(tmp_path, zero_shot_corpus):
     back = load_linear(save_linear(r, tmp_path / "ranker"))
     np.testing.assert_allclose(back.predict_proba(test), r.predict_proba(test))
     assert back.classes_.tolist() == r.classes_.tolist() and back.ancestor_depth == 1 and back.k_ == r.k_
+
+
+@pytest.mark.parametrize("est", [DescriptionRanker(), DescriptionFusion(FrequencyPrior())])
+def test_estimator_contract(est):
+    """The common checks that do not need a fit (the estimators need descriptions as fit parameters)."""
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.estimator_checks import (check_get_params_invariance,
+                                                check_no_attributes_set_in_init, check_set_params)
+
+    name = type(est).__name__
+    check_no_attributes_set_in_init(name, est)
+    check_get_params_invariance(name, est)
+    check_set_params(name, est)
+    assert clone(est).get_params().keys() == est.get_params().keys()
+    with pytest.raises(NotFittedError):
+        est.predict_proba(["text"])
+    tags = est.__sklearn_tags__()
+    assert tags.classifier_tags.multi_label and tags.input_tags.string
