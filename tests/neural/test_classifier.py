@@ -444,3 +444,19 @@ def test_deepspeed_loop_uses_the_anchored_loss(make_corpus, small):
         y_pred = clf.infer(x)
         assert float(_train_loss(clf, y_pred, y)) == pytest.approx(float(clf.get_loss(y_pred, y)))
         assert float(_train_loss(clf, y_pred, y)) > float(clf.criterion_(y_pred[0], y[0]))
+
+
+def test_fit_tokenizes_training_documents_only_as_far_as_the_model_reads(small, make_corpus,
+                                                                        monkeypatch):
+    """MIG sees whole documents; the network's own token ids stop at max_length."""
+    texts, Y = make_corpus(n_docs=30)
+    seen = []
+    orig = MIGRelevance.tokenize
+
+    def spy(self, docs, **kw):
+        seen.append(kw.get("max_length"))
+        return orig(self, docs, **kw)
+    monkeypatch.setattr(MIGRelevance, "tokenize", spy)
+    clf = small(max_length=7, max_epochs=1).fit(texts, Y)
+    assert seen and seen[0] == 7 and set(seen) <= {7}
+    assert max(len(d) for d in clf.dev_docs_) <= 7

@@ -417,7 +417,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self.rng_ = seed_everything(self.random_state)
         n = len(X)
         Y, names = check_targets(Y, n, label_names=label_names)
-        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone)
+        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
+                                                   self.max_length)
         docs = truncate(docs, self.max_length)
         self.n_labels_ = Y.shape[1]
         self.classes_ = names

@@ -96,15 +96,19 @@ def check_fingerprint(relevance, backbone):
                          "before this classifier so the attention sees the tokens MIG was computed on")
 
 
-def fit_or_take_corpus(X, Y, relevance_param, backbone):
-    """(docs, fitted MIGRelevance) from a token corpus or raw texts."""
+def fit_or_take_corpus(X, Y, relevance_param, backbone, max_length=None):
+    """(docs, fitted MIGRelevance) from a token corpus or raw texts.
+
+    MIG is fitted on the whole training texts; the documents the network
+    reads are tokenized only up to ``max_length`` tokens.
+    """
     if is_token_corpus(X):
         check_fingerprint(X.relevance, backbone)
         return list(X.docs), X.relevance
     texts = check_texts(X)
     rel = clone(relevance_param) if relevance_param is not None else default_relevance(backbone)
     rel.fit(texts, Y)
-    return list(rel.tokenize(texts)), rel
+    return list(rel.tokenize(texts, max_length=max_length)), rel
 
 
 def encode(X, relevance, max_length=None):
