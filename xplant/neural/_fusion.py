@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from ._data import pad_batch
-from ._shortlist import (FUSION_GRID, check_fusion, cross_fit_ranking, dense_scores,
-                         fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid, tail_order,
-                         top_k_from_candidates, training_candidates)
+from ._shortlist import (FUSION_GRID, _final_step, check_fusion, cross_fit_ranking,
+                         dense_scores, fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid,
+                         tail_order, top_k_from_candidates, training_candidates)
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -103,15 +103,11 @@ def load_shortlist(clf, folder, *, set_param=False):
     clf.dev_view_ = None
     if set_param and not isinstance(clf.shortlist, str):
         clf.shortlist = clone(clf.shortlist_)
-    n_labels = getattr(_final(clf.shortlist_), "n_labels_", clf.n_labels_)
+    n_labels = getattr(_final_step(clf.shortlist_), "n_labels_", clf.n_labels_)
     if n_labels != clf.n_labels_ or not 1 <= clf.n_candidates_ <= clf.n_labels_:
         raise ValueError(f"{folder}: the shortlist has {n_labels} labels and "
                          f"{clf.n_candidates_} candidates; the model has {clf.n_labels_} labels")
     return clf
-
-
-def _final(model):
-    return getattr(model, "steps", [(None, model)])[-1][1]
 
 
 class FusionMixin:
@@ -183,9 +179,14 @@ class FusionMixin:
         return None if ranking is None else training_candidates(ranking, pos, self.n_candidates_)
 
     def _shortlist_view(self, texts, *, full_tail=False, raw=False):
-        """(candidates (n, C), shortlist probabilities (n, C), extra ranking (n, k))."""
+        """(candidates (n, C), shortlist scores (n, C), the shortlist's ranking beyond C).
+
+        Scores are calibrated probabilities, or the raw scores with ``raw``.
+        With ``full_tail`` the ranking beyond C covers every label when the
+        shortlist scores them all (else 2C), for ordering non-candidates.
+        """
         C, L = self.n_candidates_, self.n_labels_
-        final = getattr(self.shortlist_, "steps", [(None, self.shortlist_)])[-1][1]
+        final = _final_step(self.shortlist_)
         dense = hasattr(final, "decision_function") or hasattr(final, "predict_proba")
         k = L if (full_tail and dense) else min(L, 2 * C if full_tail else C)
         idx, s = rank_labels(self.shortlist_, texts, k)
