@@ -14,7 +14,9 @@ def test_ablation_specs_match_the_switches():
     assert [s["name"] for s in specs] == [a[0] for a in ABLATIONS]
     assert specs[1]["model"] == "plant=False"
     assert {k for s in specs for k in s["params"]} == {
-        "stage1_target", "stage1_loss", "loss", "hard_negatives", "label_smoothing"}
+        "stage1_target", "stage1_loss", "loss", "hard_negatives", "label_smoothing", "shortlist"}
+    # PLANT's own parts: no row of the switch table uses xplant run's shortlist
+    assert all(s["params"]["shortlist"] is None for s in specs)
 
 
 def test_ablate_cli_smoke(tmp_path):

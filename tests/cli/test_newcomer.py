@@ -97,7 +97,8 @@ def _labels(path):
 
 def test_run_results_inputs_and_prior_by_hand(run, files):
     res = json.loads((run / "results.json").read_text())
-    assert [m["name"] for m in res["models"]] == ["frequency prior", "TF-IDF + SVM", "PLANT"]
+    assert [m["name"] for m in res["models"]] == ["frequency prior", "TF-IDF + SVM", "PLANT",
+                                                  "PLANT fused", "PLANT fused, α=1"]
     assert res["split"] == "test" and res["dev_source"] == "file" and not res.get("optimistic")
     for split, path in files.items():
         rec = res["inputs"][split]
