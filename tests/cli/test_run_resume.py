@@ -69,12 +69,14 @@ def test_interrupted_neural_fit_resumes_to_the_uninterrupted_result(tmp_path, mo
     # Only Stage 2 epoch 3 ran: no Stage 1 again, epochs 1-2 came from the checkpoint.
     assert resumed_epochs == [(False, 3)]
     got, want = _metrics(res), _metrics(uninterrupted)
-    for name in MODELS:
+    rows = list(MODELS) + ["PLANT fused", "PLANT fused, α=1"]     # the shortlisted fit's rows
+    assert list(got) == list(want) == rows
+    for name in rows:
         assert {k: v for k, v in got[name].items() if isinstance(v, float)} == pytest.approx(
             {k: v for k, v in want[name].items() if isinstance(v, float)}, nan_ok=True)
     assert not (tmp_path / "checkpoints" / "PLANT").exists()   # removed once finished
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert [m["name"] for m in saved["models"]] == list(MODELS)
+    assert [m["name"] for m in saved["models"]] == rows
 
 
 def test_resume_refits_a_model_whose_spec_changed(tmp_path, monkeypatch):
