@@ -90,7 +90,10 @@ class Stage2Collate:
     ``pos`` is a (b, max_pos) long tensor of positive label ids padded with
     -1 (or None when unlabelled). Items of an :class:`AnchoredDataset` add
     ``"rank"`` (a :class:`Stage1Batch`) to the inputs and give
-    ``(pos, relevance, valid)`` as targets.
+    ``(pos, relevance, valid)`` as targets. Items of a
+    :class:`CandidateDataset` add ``"candidates"`` (b, C) to the inputs and
+    give ``{"target", "keep"}`` (b, C) (plus ``"rel"``, ``"valid"`` when
+    anchored) as targets.
     """
 
     def __init__(self, pad_id):
@@ -108,7 +111,6 @@ class Stage2Collate:
             return {"ids": ids, "mask": mask}, None
         pos, _ = pad_batch([it[1] for it in items], pad_value=-1, min_len=1)
         return {"ids": ids, "mask": mask}, pos
-
 
     def _candidates(self, items):
         cand, _ = pad_batch([it[2] for it in items], pad_value=-1, min_len=1)
