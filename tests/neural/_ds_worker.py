@@ -39,8 +39,6 @@ def main(argv=None):
     ap.add_argument("--plant", action="store_true")
     ap.add_argument("--stage1-weight", type=float, default=0.0,
                     help="0: the mechanics tests compare plain Stage 2 losses")
-    ap.add_argument("--shortlist", type=int, default=0,
-                    help="> 0: Stage 2 on this many linear-shortlist candidates, fused at 0.5")
     args = ap.parse_args(argv)
 
     import torch
@@ -67,8 +65,6 @@ def main(argv=None):
         max_epochs=args.epochs, verbose=0, random_state=0,
         phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
         planter=None, strategy=args.strategy, stage1_weight=args.stage1_weight,
-        **({"shortlist": "linear", "n_candidates": args.shortlist, "fusion": 0.5}
-           if args.shortlist else {}),
         deepspeed_config={"zero_optimization": {"stage": args.zero},
                           "checkpoint_dir": args.checkpoint_dir, "resume": args.resume})
     clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))
