@@ -1,9 +1,9 @@
 """PlantClassifier's shortlist and fusion methods (see ``_shortlist.py`` for the functions).
 
 Kept apart from ``_classifier.py`` so that the Stage 2 estimator stays
-readable: fitting the shortlist and the calibration, scoring dev each
-epoch at the best fusion weight, and scoring new documents on their
-candidates.
+readable: fitting the shortlist, scoring dev each epoch (PLANT alone for
+early stopping, the best fusion recorded), choosing α and the calibration
+on dev, and scoring new documents on their candidates.
 """
 
 import json
@@ -11,9 +11,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from ._data import pad_batch
 from ._shortlist import (FUSION_GRID, _final_step, check_fusion, cross_fit_ranking,
                          dense_scores, fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid,
                          tail_order, top_k_from_candidates, training_candidates)
@@ -196,20 +194,13 @@ class FusionMixin:
             s = sigmoid(a * s + b)
         return idx[:, :C], s, idx[:, C:]
 
-    @torch.no_grad()
     def _net_candidate_logits(self, docs, candidates):
         """PLANT's logits (n, C) at each document's candidates."""
         if self.n_candidates_ >= self.n_labels_:
             return np.take_along_axis(self._logits(docs), candidates, 1)
-        self.module_.eval()
         out = np.zeros(candidates.shape, dtype=np.float32)
-        order = np.argsort([len(d) for d in docs], kind="stable")
-        for lo in range(0, len(docs), self.batch_size):
-            idx = order[lo:lo + self.batch_size]
-            ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
-            cand = torch.as_tensor(candidates[idx], device=self.device)
-            out[idx] = self.module_(ids.to(self.device), mask.to(self.device),
-                                    candidates=cand).float().cpu().numpy()
+        for idx, z in self._logits_batches(docs, candidates=candidates):
+            out[idx] = z.numpy()
         return out
 
     def _fused_candidates(self, docs, texts, *, k_tail=False):

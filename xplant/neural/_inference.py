@@ -20,8 +20,12 @@ class InferenceMixin:
     """Prediction and explanation for :class:`PlantClassifier`."""
 
     @torch.no_grad()
-    def _logits_batches(self, docs, batch_size=None):
-        """Yield (row indices, logits tensor) over length-sorted batches."""
+    def _logits_batches(self, docs, batch_size=None, candidates=None):
+        """Yield (row indices, logits tensor) over length-sorted batches.
+
+        With ``candidates`` (an (n, C) array of label ids per document) the
+        logits are (b, C), of those labels only.
+        """
         self.module_.eval()
         bs = batch_size or self.batch_size
         lengths = np.array([len(d) for d in docs])
@@ -29,7 +33,10 @@ class InferenceMixin:
         for lo in range(0, len(docs), bs):
             idx = order[lo:lo + bs]
             ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
-            yield idx, self.module_(ids.to(self.device), mask.to(self.device)).float().cpu()
+            extra = {} if candidates is None else \
+                {"candidates": torch.as_tensor(candidates[idx], device=self.device)}
+            yield idx, self.module_(ids.to(self.device), mask.to(self.device),
+                                    **extra).float().cpu()
 
     def _logits(self, docs):
         out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)

@@ -7,8 +7,9 @@ models on one calibrated scale:
 
     p = α · σ(a·s + b) + (1 − α) · σ(z),
 
-with s the shortlist's score, (a, b) a logistic calibration fitted on dev
-candidates, z PLANT's logit and α the fusion weight chosen on dev. The
+with s the shortlist's score, (a, b) its calibration (the plain sigmoid,
+or a logistic scaling fitted on dev candidates, whichever dev prefers),
+z PLANT's logit and α the fusion weight chosen on dev. The
 design follows the field's answer to large label spaces (AttentionXML,
 LightXML, XR-Transformer: a cheap ranker proposes, the neural model scores
 the proposals; XR-Transformer and PECOS combine neural and TF-IDF
@@ -24,6 +25,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
+
+from ._common import check_param
 
 #: C grid of ``shortlist="linear"``, chosen on dev MAP (1 is LibMultiLabel's
 #: default; 10 won on CodiEsp-D dev in the fusion probe of the shortlist issue).
@@ -72,14 +75,12 @@ def check_shortlist(shortlist):
 def check_n_candidates(n_candidates, n_labels):
     """The effective number of candidates C (``None`` → every label).
 
-    Raises ValueError below 1; warns and clips above ``n_labels``.
+    Raises ValueError below 1 (:func:`check_param`); warns and clips above
+    ``n_labels``.
     """
+    check_param("n_candidates", n_candidates, kind=numbers.Integral, low=1, none_ok=True)
     if n_candidates is None:
         return int(n_labels)
-    if isinstance(n_candidates, (bool, np.bool_)) or not isinstance(n_candidates, numbers.Integral) \
-            or n_candidates < 1:
-        raise ValueError(f"n_candidates must be a positive integer or None (every label), got "
-                         f"{n_candidates!r}")
     if n_candidates > n_labels:
         warnings.warn(f"n_candidates={n_candidates} is more than the {n_labels} labels; using "
                       f"{n_labels}", UserWarning, stacklevel=3)
@@ -88,14 +89,11 @@ def check_n_candidates(n_candidates, n_labels):
 
 
 def check_fusion(fusion):
-    """Validate ``fusion``: ``"dev"`` or a float α in [0, 1]."""
+    """Validate ``fusion``: ``"dev"`` or a float α in [0, 1] (:func:`check_param`)."""
     if isinstance(fusion, str):
-        if fusion != "dev":
-            raise ValueError(f"fusion must be 'dev' or a float in [0, 1], got {fusion!r}")
+        check_param("fusion", fusion, allowed=("dev",))
         return fusion
-    if isinstance(fusion, (bool, np.bool_)) or not isinstance(fusion, numbers.Real) \
-            or not 0.0 <= float(fusion) <= 1.0:
-        raise ValueError(f"fusion must be 'dev' or a float in [0, 1], got {fusion!r}")
+    check_param("fusion", fusion, low=0.0, high=1.0)
     return float(fusion)
 
 
