@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ._labels import label_frequency
 from ._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
 from ._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
@@ -182,7 +183,7 @@ def _keep_labels(bunch, cols):
         per_label["label_ancestor"] = new[per_label["label_ancestor"]]
     from sklearn.utils import Bunch
     out = _take(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
-    out.label_frequency = np.asarray(out.Y.sum(0)).ravel().astype(np.int64)
+    out.label_frequency = label_frequency(out.Y)
     return out
 
 
@@ -318,7 +319,7 @@ def _evaluate(name, out, splits):
     """Decision rule on dev, metrics on test, for one model."""
     from . import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
-    freq = np.asarray(tr.Y.sum(0)).ravel()
+    freq = label_frequency(tr.Y)
     rule = out.get("rule") or _choose_rule(dv.Y, out["dev_scores"])
     k, th = rule["k"], rule["threshold"]
     y_pred = metrics.top_k_decision(out["test_scores"], k)
@@ -470,7 +471,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     results = {**(record or {}),
                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "versions": _versions(), "models": []}
-    train_frequency = np.asarray(tr.Y.sum(0)).ravel().astype(np.int64)
+    train_frequency = label_frequency(tr.Y)
     per_label_f1, support = {}, None
     ctx = mp.get_context("spawn")
     for spec, folder in checked:

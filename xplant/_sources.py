@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._labels import label_frequency
+
 #: Share of train that becomes dev when no dev file is given.
 DEV_FRACTION = 0.1
 
@@ -170,7 +172,7 @@ def _take(bunch, rows):
         if out.get(key) is not None:
             out[key] = out[key][rows]
     if "label_frequency" in out:
-        out["label_frequency"] = np.asarray(out["Y"].sum(0)).ravel().astype(np.int64)
+        out["label_frequency"] = label_frequency(out["Y"])
     return Bunch(**out)
 
 
@@ -185,9 +187,9 @@ def _check_splits(splits, files):
             where = files.get(split, split)
             raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
                              "empty); add documents, one per line, or leave the option out")
-    train_freq = np.asarray(splits["train"].Y.sum(0)).ravel()
+    train_freq = label_frequency(splits["train"].Y)
     if "test" in splits and splits["test"].Y.nnz:
-        test_freq = np.asarray(splits["test"].Y.sum(0)).ravel()
+        test_freq = label_frequency(splits["test"].Y)
         if not np.any(train_freq[test_freq > 0] > 0):
             names = np.asarray(splits["test"].label_names)[test_freq > 0][:5]
             raise ValueError(f"{files.get('test', 'test')}: none of its labels occurs in the "

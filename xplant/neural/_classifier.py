@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
+from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
@@ -422,7 +423,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         docs = truncate(docs, self.max_length)
         self.n_labels_ = Y.shape[1]
         self.classes_ = names
-        self.label_frequency_ = np.asarray(Y.sum(0)).ravel().astype(np.int64)
+        self.label_frequency_ = label_frequency(Y)
         self.n_train_documents_ = n
         pos = positives_list(Y)
         if validation_data is not None:
@@ -516,7 +517,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         rather than at 0.5, and a label never selected by hard-negative
         mining (no training positive) keeps a low, finite score.
         """
-        f = np.asarray(Y_train.sum(0)).ravel().astype(np.float64)
+        f = label_frequency(Y_train).astype(np.float64)
         p = (f + 0.5) / (Y_train.shape[0] + 1.0)
         eps = float(self.label_smoothing or 0.0)
         if eps:

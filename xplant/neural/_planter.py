@@ -14,6 +14,7 @@ import torch
 from skorch.callbacks import PrintLog
 from torch.utils.data import DataLoader
 
+from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
@@ -334,7 +335,7 @@ class AttentionPlanter(PlantNetBase):
             texts, ancestor = prepare_descriptions(self.n_labels_, label_descriptions, label_synonyms,
                                                    label_parents, self.classes_)
         if described:
-            freq = np.asarray(Y.sum(0)).ravel()
+            freq = label_frequency(Y)
             rare = np.flatnonzero(freq <= self.description_max_frequency)
             desc = description_targets(self.relevance_, texts, rare,
                                        top_k=getattr(self.relevance_, "top_k", None) or 50,
