@@ -3,6 +3,7 @@
     python benchmarks/bench_shortlist.py step   --data-home DIR [--n-candidates 100]
     python benchmarks/bench_shortlist.py recall --dataset codiesp
     python benchmarks/bench_shortlist.py recall --dataset eurlex57k --data-home DIR
+    python benchmarks/bench_shortlist.py fit    --dataset eurlex57k --data-home DIR [options]
 
 ``step``: on the same batch of EURLEX57K training documents (16 documents
 of 512 word tokens by default, the word CNN of ``PlantClassifier``'s
@@ -25,6 +26,13 @@ C = 1 on EURLEX57K as LibMultiLabel's default, C in {1, 10} on CodiEsp-D
 chosen on dev MAP) fitted on the training split; for C in {50, 100, 200,
 500} the share of dev and test gold (document, label) pairs among each
 document's top C labels. It caps what the fused model can rank first.
+
+``fit``: one shortlisted PLANT fit (MIG, Stage 1, the shortlist, Stage 2 on
+candidates with early stopping on dev), scored on test three ways from the
+same fit: PLANT alone on its candidates (alpha = 0), fused at the
+dev-chosen alpha, and the shortlist alone (alpha = 1, which is xplant's
+TF-IDF + SVM row). Each row's top-k rule is chosen on dev. It prints the
+seconds of each part, the epoch history and the test metrics.
 """
 
 import argparse
@@ -152,6 +160,63 @@ def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), 
     return out
 
 
+def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_candidates=100,
+                    max_length=512, max_epochs=30, patience=3, max_epoch_docs=None,
+                    plant_epochs=1, plant_epoch_docs=None, plant=True, n_jobs=2, threads=2,
+                    checkpoint_dir=None, resume=False, max_docs=None, seed=0):
+    """One shortlisted PLANT fit; test rows at alpha = 0, the dev-chosen alpha and 1."""
+    import torch
+    from xplant._run import _choose_rule, _evaluate, _fit_with_dev, build_model, load_splits
+    from xplant.linear import make_tfidf_ovr
+    from xplant._rows import find_row
+    torch.set_num_threads(threads)
+    splits = load_splits(dataset, data_home=data_home, max_docs=max_docs)
+    tr, dv, te = splits["train"], splits["dev"], splits["test"]
+    shortlist = ("linear" if shortlist_C is None
+                 else make_tfidf_ovr(C=shortlist_C, n_jobs=n_jobs, random_state=seed))
+    params = {"shortlist": shortlist, "n_candidates": n_candidates, "max_length": max_length,
+              "patience": patience, "max_epoch_docs": max_epoch_docs, "n_jobs": n_jobs,
+              "checkpoint_dir": checkpoint_dir, "planter__max_epoch_docs": plant_epoch_docs,
+              "planter__max_length": max_length}
+    kind = find_row("plant" if plant else "plant-false").display
+    model = build_model(kind, epochs=max_epochs, plant_epochs=plant_epochs, random_state=seed,
+                        verbose=1, params=params)
+    t0 = time.perf_counter()
+    model = _fit_with_dev(model, tr, dv, resume=resume)
+    fit_s = time.perf_counter() - t0
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    hist = [{k: h.get(k) for k in ("epoch", "dur", "train_loss", "valid_map", "valid_fused_map",
+                                    "valid_fusion_weight")} for h in final.history]
+    alpha = float(final.fusion_weight_)
+    t0 = time.perf_counter()
+    scored = {}
+    for name, split in (("dev", dv), ("test", te)):
+        X = split.texts
+        for _, step in model.steps[:-1]:
+            X = step.transform(X)
+        scored[name] = final.fusion_scores(X, (0.0, alpha, 1.0))
+    score_s = time.perf_counter() - t0
+    rows = {}
+    for name, a in (("alpha=0", 0.0), ("fused", alpha), ("alpha=1", 1.0)):
+        out = {"params": {}, "info": {"fusion_weight": a}, "fit_seconds": fit_s,
+               "predict_seconds": score_s, "peak_rss_mb": None,
+               "dev_scores": scored["dev"][a], "test_scores": scored["test"][a]}
+        out["rule"] = _choose_rule(dv.Y, out["dev_scores"])
+        rows[name], _ = _evaluate(name, out, splits)
+    planter = getattr(final, "planter_", None)
+    return {"dataset": dataset, "shape": {s: list(splits[s].Y.shape) for s in splits},
+            "fit_s": round(fit_s, 1), "score_s": round(score_s, 1),
+            "shortlist": final.shortlist_info_, "calibration": final.shortlist_calibration_,
+            "fusion_weight": alpha, "best_epoch": int(final.best_epoch_),
+            "epochs_run": len(final.history), "max_epochs": max_epochs,
+            "budget_limited": int(final.best_epoch_) == len(final.history),
+            "stage1_attention_ndcg": None if planter is None else planter.attention_ndcg_,
+            "history": hist,
+            "rows": {k: {"k": v["k"], **{m: v["metrics"].get(m) for m in (
+                "P@1", "P@3", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_frequent",
+                "F1_few", "F1_zero")}} for k, v in rows.items()}}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -165,8 +230,39 @@ def main(argv=None):
     r.add_argument("--dataset", default="codiesp", choices=("codiesp", "eurlex57k"))
     r.add_argument("--data-home", default=None)
     r.add_argument("--n-jobs", type=int, default=None)
+    f = sub.add_parser("fit")
+    f.add_argument("--dataset", default="eurlex57k", choices=("codiesp", "eurlex57k"))
+    f.add_argument("--data-home", default=None)
+    f.add_argument("--shortlist-c", type=float, default=1.0,
+                   help="the SVM shortlist's C (0: choose from {1, 10} on dev, as shortlist='linear')")
+    f.add_argument("--n-candidates", type=int, default=100)
+    f.add_argument("--max-length", type=int, default=512)
+    f.add_argument("--max-epochs", type=int, default=30)
+    f.add_argument("--patience", type=int, default=3)
+    f.add_argument("--max-epoch-docs", type=int, default=None)
+    f.add_argument("--plant-epochs", type=int, default=1)
+    f.add_argument("--plant-epoch-docs", type=int, default=None)
+    f.add_argument("--plant-false", action="store_true")
+    f.add_argument("--n-jobs", type=int, default=2)
+    f.add_argument("--threads", type=int, default=2)
+    f.add_argument("--checkpoint-dir", default=None)
+    f.add_argument("--resume", action="store_true")
+    f.add_argument("--max-docs", type=int, default=None, help="first N documents of each split")
+    f.add_argument("--output", default=None, help="also write the result as JSON here")
     args = ap.parse_args(argv)
-    if args.what == "step":
+    if args.what == "fit":
+        res = shortlisted_fit(args.dataset, args.data_home, shortlist_C=args.shortlist_c or None,
+                              n_candidates=args.n_candidates, max_length=args.max_length,
+                              max_epochs=args.max_epochs, patience=args.patience,
+                              max_epoch_docs=args.max_epoch_docs, plant_epochs=args.plant_epochs,
+                              plant_epoch_docs=args.plant_epoch_docs, plant=not args.plant_false,
+                              n_jobs=args.n_jobs, threads=args.threads,
+                              checkpoint_dir=args.checkpoint_dir, resume=args.resume,
+                              max_docs=args.max_docs)
+        if args.output:
+            with open(args.output, "w") as fh:
+                json.dump(res, fh, indent=1)
+    elif args.what == "step":
         res = step_cost(args.data_home, args.n_candidates, args.batch_size, args.max_length,
                         args.reps)
     else:
