@@ -1,14 +1,38 @@
 """The skorch ladder shared by AttentionPlanter and PlantClassifier."""
 
 import numbers
+from typing import NamedTuple
 
+import numpy as np
 import torch
 from skorch import NeuralNet
 from torch.utils.data import DataLoader
 
-from ._common import check_param, to_python
-from ._data import LengthBucketSampler
+from ._common import (_is_lists, check_param, check_targets, encode, fit_or_take_corpus,
+                      seed_everything, set_torch_threads, split_validation, to_python)
+from ._data import LengthBucketSampler, positives_list, truncate
 from .backbones import backbone_kind, build_backbone
+
+
+class FitData(NamedTuple):
+    """What the shared start of a neural ``fit`` hands on (:meth:`PlantNetBase._prepare_fit`).
+
+    ``Y`` is the checked (n, L) CSR target of every row of ``X`` and ``docs``
+    its token-id lists (truncated to ``max_length``); ``tr`` the training
+    rows; ``dv`` the ``validation_fraction`` rows, or None when the dev split
+    was given (``validation_data``) or there is none. ``dev_docs``, ``Y_dev``
+    and ``dev_pos`` are None without dev data.
+    """
+
+    Y: object
+    docs: list
+    tr: np.ndarray
+    dv: object
+    train_docs: list
+    train_pos: list
+    dev_docs: object
+    Y_dev: object
+    dev_pos: object
 
 
 class PlantNetBase(NeuralNet):
@@ -54,6 +78,74 @@ class PlantNetBase(NeuralNet):
                                  "before)")
             est.set_params(**sub)
         return self
+
+    # -- the shared start and end of fit -------------------------------------
+    def _start_fit(self, resume):
+        """Validate the parameters, set torch's threads and seed every generator."""
+        self._check_params()
+        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
+            raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
+                             "and strategy='skorch'")
+        set_torch_threads(self.n_jobs)
+        self.rng_ = seed_everything(self.random_state)
+
+    def _prepare_fit(self, X, Y, validation_data, *, resume=False, label_names=None):
+        """The start of ``fit`` for both estimators: one check of each input, one split.
+
+        Sets ``classes_``, ``relevance_`` (fitted here, or the one of a token
+        corpus), ``n_labels_`` and ``rng_``, and returns the :class:`FitData`.
+        The dev targets are checked against the training label space.
+        """
+        self._start_fit(resume)
+        Y, self.classes_ = check_targets(Y, len(X), label_names=label_names)
+        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
+                                                   self.max_length)
+        docs = truncate(docs, self.max_length)
+        dev_docs = Yd = None
+        if validation_data is not None:
+            Xd, Yd = validation_data
+            dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
+            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev", require_positive=False,
+                                  label_names=self.classes_ if _is_lists(Yd) else None)
+            if Yd.shape[1] != Y.shape[1]:
+                raise ValueError(f"Y_dev has {Yd.shape[1]} labels but Y has {Y.shape[1]}; "
+                                 "both must use the same label space (columns)")
+        return self._split_fit_data(Y, docs, dev_docs, Yd)
+
+    def _split_fit_data(self, Y, docs, dev_docs=None, Y_dev=None):
+        """Training and dev rows from checked inputs (``Y`` CSR, ``docs`` token lists).
+
+        The given dev split, else a seeded ``validation_fraction`` split of
+        the rows, else no dev data. Sets ``n_labels_``.
+        """
+        n = Y.shape[0]
+        self.n_labels_ = Y.shape[1]
+        tr, dv = np.arange(n), None
+        if dev_docs is None and self.validation_fraction:
+            tr, dv = split_validation(n, self.validation_fraction, self.random_state)
+            dev_docs, Y_dev = [docs[i] for i in dv], Y[dv]
+        pos = positives_list(Y)
+        return FitData(Y, docs, tr, dv, [docs[i] for i in tr], [pos[i] for i in tr], dev_docs,
+                       Y_dev, None if Y_dev is None else positives_list(Y_dev))
+
+    def _train(self, make_dataset, ckpt, fit=None):
+        """The end of ``fit``: resume a checkpoint, or train with DeepSpeed or skorch.
+
+        ``make_dataset()`` builds the training dataset; ``ckpt`` is the
+        restored checkpoint (None for a fresh fit); ``fit(make_dataset)``
+        replaces the plain skorch loop of a fresh fit.
+        """
+        if ckpt is not None:
+            if not ckpt["state"]["completed"]:
+                self.partial_fit(make_dataset(), None,
+                                 epochs=max(0, self.max_epochs - len(self.history)))
+        elif self.strategy == "deepspeed":
+            from .distributed import fit_deepspeed
+            fit_deepspeed(self, make_dataset(), self.dev_dataset_, config=self.deepspeed_config)
+        elif fit is not None:
+            fit(make_dataset)
+        else:
+            self.partial_fit(make_dataset(), None)
 
     def build_encoder(self):
         """The backbone for the fitted MIGRelevance (architecture params of self)."""

@@ -14,9 +14,8 @@ from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
-from ._common import (_is_lists, check_param, check_targets, encode, fit_or_take_corpus,
-                      seed_everything, set_torch_threads, split_validation, to_python)
-from ._data import Stage2Collate, TokenDataset, positives_list, truncate
+from ._common import check_param, to_python
+from ._data import Stage2Collate, TokenDataset
 from ._fusion import FusionMixin
 from ._inference import InferenceMixin
 from ._planting import PlantingMixin
@@ -410,39 +409,13 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             at precision < 0.01; ``history`` records
             ``valid_mean_predicted_labels`` every epoch.
         """
-        self._check_params()
-        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
-            raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
-                             "and strategy='skorch'")
-        set_torch_threads(self.n_jobs)
-        self.rng_ = seed_everything(self.random_state)
-        n = len(X)
-        Y, names = check_targets(Y, n, label_names=label_names)
-        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
-                                                   self.max_length)
-        docs = truncate(docs, self.max_length)
-        self.n_labels_ = Y.shape[1]
-        self.classes_ = names
+        data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
+        Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
+        train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev
         self.label_frequency_ = label_frequency(Y)
-        self.n_train_documents_ = n
-        pos = positives_list(Y)
-        if validation_data is not None:
-            Xd, Yd = validation_data
-            dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
-            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev", require_positive=False,
-                                  label_names=self.classes_ if _is_lists(Yd) else None)
-            if Yd.shape[1] != self.n_labels_:
-                raise ValueError(f"Y_dev has {Yd.shape[1]} labels but Y has {self.n_labels_}; "
-                                 "both must use the same label space (columns)")
-            tr, dv = np.arange(n), None
-        elif self.validation_fraction:
-            tr, dv = split_validation(n, self.validation_fraction, self.random_state)
-            dev_docs, Yd = [docs[i] for i in dv], Y[dv]
-        else:
-            tr, dv, dev_docs, Yd = np.arange(n), None, None, None
-        train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
+        self.n_train_documents_ = len(docs)
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
-        self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, positives_list(Yd))
+        self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.phases_ = to_python(self.phases if self.phases is not None
                                  else default_phases(self.backbone, self.lr))
         self.n_fit_train_ = len(train_docs)
@@ -466,20 +439,15 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             described = {k: v for k, v in (("label_descriptions", label_descriptions),
                          ("label_synonyms", label_synonyms), ("label_parents", label_parents)) if v is not None}
             self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume, described=described)
-        if ckpt is not None:
-            if not ckpt["state"]["completed"]:
-                self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr], cands), None,
-                                 epochs=max(0, self.max_epochs - len(self.history)))
-        elif self.strategy == "deepspeed":
-            from .distributed import fit_deepspeed
-            fit_deepspeed(self, self._train_dataset(train_docs, train_pos, Y[tr], cands),
-                          self.dev_dataset_, config=self.deepspeed_config)
-        elif on_dev:               # Stage 2 per candidate weight, from the planted state
+
+        def dataset():
+            return self._train_dataset(train_docs, train_pos, Y[tr], cands)
+
+        def fit_on_dev(make_dataset):    # Stage 2 per candidate weight, from the planted state
             from ._dev_choice import fit_stage2_on_dev
-            self.stage1_weight_candidates_ = fit_stage2_on_dev(
-                self, lambda: self._train_dataset(train_docs, train_pos, Y[tr], cands))
-        else:
-            self.partial_fit(self._train_dataset(train_docs, train_pos, Y[tr], cands), None)
+            self.stage1_weight_candidates_ = fit_stage2_on_dev(self, make_dataset)
+
+        self._train(dataset, ckpt, fit=fit_on_dev if on_dev else None)
         self.best_epoch_ = self._best_epoch()
         self._choose_decision(Y[tr], self._choose_fusion())
         return self

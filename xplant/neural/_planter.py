@@ -18,10 +18,9 @@ from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._common import (ARCH_PARAMS, _is_lists, check_param, check_targets, encode, fit_or_take_corpus,
-                      seed_everything, set_torch_threads, split_validation)
+from ._common import ARCH_PARAMS, check_param, encode
 from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
-from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, positives_list, truncate
+from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, truncate
 from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
 from .modules import PlanterNet
 
@@ -295,37 +294,24 @@ class AttentionPlanter(PlantNetBase):
             without ``checkpoint_dir``; descriptions, synonyms or parents of
             the wrong length or type.
         """
-        self._check_params()
-        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
-            raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
-                             "and strategy='skorch'")
-        set_torch_threads(self.n_jobs)
-        self.rng_ = seed_everything(self.random_state)
-        n = len(X)
-        Y, self.classes_ = check_targets(Y, n, label_names=label_names)
-        docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
-                                                   self.max_length)
-        docs = truncate(docs, self.max_length)
-        self.n_labels_ = Y.shape[1]
-        pos = positives_list(Y)
-        if validation_data is not None:
-            Xd, Yd = validation_data
-            dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
-            Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev", require_positive=False,
-                                  label_names=self.classes_ if _is_lists(Yd) else None)
-            train_docs, train_pos, dev_pos = docs, pos, positives_list(Yd)
-        elif self.validation_fraction:
-            tr, dv = split_validation(n, self.validation_fraction, self.random_state)
-            train_docs, train_pos = [docs[i] for i in tr], [pos[i] for i in tr]
-            dev_docs, dev_pos = [docs[i] for i in dv], [pos[i] for i in dv]
-        else:
-            train_docs, train_pos, dev_docs, dev_pos = docs, pos, None, None
+        data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
+        return self._fit_prepared(data, resume=resume, label_descriptions=label_descriptions,
+                                  label_synonyms=label_synonyms, label_parents=label_parents)
+
+    def _fit_prepared(self, data, *, resume=False, label_descriptions=None, label_synonyms=None,
+                      label_parents=None):
+        """Stage 1 from checked inputs (:class:`~xplant.neural._base.FitData`).
+
+        :class:`PlantClassifier` calls this with its own prepared training
+        rows, so that the targets are checked and the corpus encoded once.
+        """
+        Y, train_docs, train_pos = data.Y, data.train_docs, data.train_pos
+        dev_docs, dev_pos = data.dev_docs, data.dev_pos
         if self.target == "mig":
             self.target_relevance_ = sp.csr_matrix(self.relevance_.relevance_)
         else:
             top_k = getattr(self.relevance_, "top_k", None) or 50
-            self.target_relevance_ = tf_relevance(train_docs, Y if validation_data is not None
-                                                  or not self.validation_fraction else Y[tr],
+            self.target_relevance_ = tf_relevance(train_docs, Y[data.tr],
                                                   len(self.relevance_.vocabulary_), top_k,
                                                   self._special_ids())
         described = label_descriptions is not None or label_synonyms is not None
@@ -357,13 +343,7 @@ class AttentionPlanter(PlantNetBase):
         ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
         if ckpt is not None:
             restore_checkpoint(self, ckpt)
-            if not ckpt["state"]["completed"]:
-                self.partial_fit(train_ds, None, epochs=max(0, self.max_epochs - len(self.history)))
-        elif self.strategy == "deepspeed":
-            from .distributed import fit_deepspeed
-            fit_deepspeed(self, train_ds, self.dev_dataset_, config=self.deepspeed_config)
-        else:
-            self.partial_fit(train_ds, None)
+        self._train(lambda: train_ds, ckpt)
         self.attention_ndcg_ = (self.history[-1, "valid_attention_ndcg"]
                                 if self.dev_full_ is not None else float("nan"))
         if label_parents is not None:

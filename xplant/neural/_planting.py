@@ -70,7 +70,6 @@ class PlantingMixin:
                 raise ValueError(f"the planting at {self.plant_from} was made with another tokenizer "
                                  "or vocabulary; plant again on this data")
         else:
-            from ..relevance import TokenCorpus
             planter = clone(self.planter) if self.planter is not None else AttentionPlanter()
             over = {p: getattr(self, p) for p in ARCH_PARAMS}
             if self.stage1_target is not None:
@@ -85,11 +84,12 @@ class PlantingMixin:
             if self.strategy == "deepspeed" and planter.strategy == "skorch":
                 over.update(strategy="deepspeed", deepspeed_config=self.deepspeed_config)
             planter.set_params(**over)
-            corpus = TokenCorpus(train_docs, self.relevance_)
-            val = None if dev_docs is None else (TokenCorpus(dev_docs, self.relevance_), Y_dev)
-            extra = dict(described, label_names=self.classes_) if described else {}
-            planter.fit(corpus, Y_train, validation_data=val,
-                        resume=resume and planter.strategy == "skorch", **extra)
+            # the classifier's checked rows and encoded documents, not a second check
+            resume = resume and planter.strategy == "skorch"
+            planter._start_fit(resume)
+            planter.classes_, planter.relevance_ = self.classes_, self.relevance_
+            data = planter._split_fit_data(Y_train, train_docs, dev_docs, Y_dev)
+            planter._fit_prepared(data, resume=resume, **(described or {}))
             self.planter_ = planter
             state = planter.module_.state_dict()
         own = self.module_.state_dict()
