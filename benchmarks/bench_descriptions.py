@@ -96,7 +96,7 @@ def run_codiesp(args, log):
         rows.append(evaluate(f"TF-IDF + LR (C={C:g}) + descriptions", DescriptionFusion(make_tfidf_logistic(C=C)),
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
-        from xplant._run import build_model
+        from xplant.app._run import build_model
 
         # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6
         plant = build_model("PLANT", epochs=args.plant_epochs, plant_epochs=args.stage1_epochs,

@@ -111,7 +111,7 @@ def main(argv=None):
     from xplant.neural import AttentionPlanter, PlantClassifier
     from xplant.relevance import MIGRelevance
 
-    from xplant._run import _subset
+    from xplant.app._run import _subset
     tr, dv, te = (_subset(load_codiesp(s, codes="D", language="es"), args.max_docs)
                   for s in ("train", "dev", "test"))
     gold = [g for g in load_codiesp_evidence("test") if g["kind"] == "D" or g["type"] == "DIAGNOSTICO"]

@@ -130,7 +130,7 @@ def step_cost(data_home, n_candidates=100, batch_size=16, max_length=512, reps=7
 
 def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), n_jobs=None):
     """Recall@C of the linear shortlist on dev and test (gold pairs in the top C)."""
-    from xplant._run import load_splits
+    from xplant.app._run import load_splits
     from xplant.neural._shortlist import LINEAR_C_GRID, fit_shortlist, rank_labels
     sp_ = load_splits(dataset, data_home=data_home)
     tr, dv, te = sp_["train"], sp_["dev"], sp_["test"]
@@ -166,9 +166,9 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
                     checkpoint_dir=None, resume=False, max_docs=None, seed=0):
     """One shortlisted PLANT fit; test rows at alpha = 0, the dev-chosen alpha and 1."""
     import torch
-    from xplant._run import _choose_rule, _evaluate, _fit_with_dev, build_model, load_splits
+    from xplant.app._run import _choose_rule, _evaluate, _fit_with_dev, build_model, load_splits
     from xplant.linear import make_tfidf_ovr
-    from xplant._rows import find_row
+    from xplant.app._rows import find_row
     torch.set_num_threads(threads)
     splits = load_splits(dataset, data_home=data_home, max_docs=max_docs)
     tr, dv, te = splits["train"], splits["dev"], splits["test"]

@@ -29,7 +29,7 @@ def peak_rss_mb():
 def die_with_parent(parent_pid, interval=1.0):
     """In a fitting child process: exit as soon as ``parent_pid`` is gone.
 
-    A child of :func:`xplant._run.run_models` would otherwise go on fitting, an orphan,
+    A child of :func:`xplant.app._run.run_models` would otherwise go on fitting, an orphan,
     when its parent is killed by a signal it cannot pass on (``kill PID``;
     Ctrl-C reaches the whole process group anyway). A daemon thread checks
     the parent every ``interval`` seconds and ends the process with exit

@@ -202,7 +202,7 @@ def test_keep_labels_restricts_per_label_fields():
     """The subset's label columns carry their names, texts and ancestors (renumbered)."""
     import scipy.sparse as sp
     from sklearn.utils import Bunch
-    from xplant._run import _keep_labels
+    from xplant.app._run import _keep_labels
     b = Bunch(texts=["a", "b", "c"], ids=["x", "y", "z"],
               Y=sp.csr_matrix(np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1]])),
               label_names=np.array(["A", "B", "C", "D"]), label_synonyms=[["a"], [], ["c"], ["d"]],

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from xplant._ablate import ABLATIONS, DEV_CHOICES, ablation_specs, format_ablation, run_ablation
+from xplant.app._ablate import ABLATIONS, DEV_CHOICES, ablation_specs, format_ablation, run_ablation
 
 
 def test_ablation_specs_match_the_switches():
@@ -22,7 +22,7 @@ def test_ablation_specs_match_the_switches():
 def test_ablate_cli_smoke(tmp_path):
     import torch
     torch.set_num_threads(1)
-    from xplant.cli import main
+    from xplant.app.cli import main
     out = tmp_path / "abl"
     assert main(["ablate", "--output", str(out), "--max-docs", "24", "--sizes", "8,16",
                  "--seeds", "1", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
@@ -85,7 +85,7 @@ EURLEX = __import__("pathlib").Path(__file__).resolve().parents[2] / ".." / "sha
 def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path):
     import torch
     torch.set_num_threads(1)
-    from xplant.cli import main
+    from xplant.app.cli import main
     out = tmp_path / "eur"
     assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(EURLEX), "--output", str(out),
                  "--max-docs", "20", "--sizes", "8,16", "--seeds", "2", "--single-seed-above", "8",
@@ -102,7 +102,7 @@ def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path):
 
 
 def test_load_splits_dev_docs_is_a_fixed_random_dev_subset():
-    from xplant._run import load_splits
+    from xplant.app._run import load_splits
     full = load_splits(max_docs=60)
     a, b = load_splits(max_docs=60, dev_docs=25), load_splits(max_docs=60, dev_docs=25)
     assert list(a["dev"].ids) == list(b["dev"].ids) and len(a["dev"].ids) == 25

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from xplant.cli import main  # noqa: E402
+from xplant.app.cli import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 #: Each label is written with its own word pair; "0117" keeps its leading zero.
@@ -195,7 +195,7 @@ def test_evaluate_unknown_labels_are_misses(files, tmp_path):
                  str(model), "--quiet"]) == 0
     f = _write(tmp_path / "new.jsonl", [{"text": "fever", "labels": ["A10", "Z99"]}])
     with pytest.warns(UserWarning, match="1 label.*unknown to the model.*Z99"):
-        from xplant._fit import evaluate_model
+        from xplant.app._fit import evaluate_model
         rep = evaluate_model(model, f, log=lambda *a: None)
     assert rep["unknown_labels"] == ["Z99"]
     # two gold labels, one unknown to the model: only A10 can be found
@@ -216,8 +216,8 @@ def test_no_dev_no_test_is_optimistic_and_carved(files, tmp_path):
     assert res["sizes"] == {"train": 45, "dev": 5, "test": 5}
     # the same seed carves the same dev: resume keeps the finished row
     lines = []
-    from xplant._job import run_job
-    from xplant._sources import data_args_from
+    from xplant.app._job import run_job
+    from xplant.app._sources import data_args_from
     run_job(out, data_args_from(train=files["train"]), models=["lr"], isolate=False,
             verbose=0, resume=True, log=lines.append)
     assert any("finished in an earlier run, kept" in line for line in lines)
@@ -244,13 +244,13 @@ def test_xc_folder_feature_rows_only(tmp_path):
     svm, _ = load_saved(out / "models" / "TF-IDF_SVM")
     assert [n for n, _ in svm.steps] == ["ovr"]             # no TF-IDF on feature vectors
     with pytest.raises(ValueError, match="'plant' .*reads text.*feature vectors"):
-        from xplant._job import run_job
-        from xplant._sources import data_args_from
+        from xplant.app._job import run_job
+        from xplant.app._sources import data_args_from
         run_job(tmp_path / "r2", data_args_from(f"xc:{xc}"), models=["plant"])
 
 
 def test_models_names_any_case_and_display():
-    from xplant._rows import parse_models
+    from xplant.app._rows import parse_models
     assert [r.name for r in parse_models("PRIOR,TF-IDF + lr,plant=false,Omikuji")] == \
         ["prior", "lr", "plant-false", "omikuji"]
     with pytest.raises(ValueError, match="unknown model 'bert'.*svm \\(TF-IDF \\+ SVM\\)"):
@@ -260,9 +260,9 @@ def test_models_names_any_case_and_display():
 
 
 def test_upper_and_estimate(files, tmp_path, monkeypatch):
-    from xplant import _job
-    from xplant._sources import data_args_from
-    from xplant._run import load_splits
+    from xplant.app import _job
+    from xplant.app._sources import data_args_from
+    from xplant.app._run import load_splits
     splits = load_splits(**data_args_from(train=files["train"], upper=True))
     assert list(splits["train"].label_names) == ["0117", "A10", "B20", "C30"]
     # hand-computed: (1 + 1) epochs * 45 docs * 0.072 s + 2 * 5 dev docs * 0.03 s
@@ -274,7 +274,7 @@ def test_upper_and_estimate(files, tmp_path, monkeypatch):
 
     def stop(*args, **kwargs):
         raise Stop
-    monkeypatch.setattr("xplant._run.run_models", stop)
+    monkeypatch.setattr("xplant.app._run.run_models", stop)
     lines = []
     with pytest.raises(Stop):                      # the estimate is printed before any fit
         _job.run_job(tmp_path / "r", data_args_from(train=files["train"]),
@@ -286,7 +286,7 @@ def test_upper_and_estimate(files, tmp_path, monkeypatch):
 
 def _run_cli(args, cwd):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "xplant.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "xplant.app.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

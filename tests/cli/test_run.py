@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from xplant._run import format_table, run_main_job
+from xplant.app._run import format_table, run_main_job
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_frequency_prior_metrics_by_hand(smoke_run):
 
 
 def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
-    from xplant.cli import main
+    from xplant.app.cli import main
     out, _, _ = smoke_run
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -121,7 +121,7 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
 
 
 def test_report_cli_renders(smoke_run):
-    from xplant.cli import main
+    from xplant.app.cli import main
     out, _, _ = smoke_run
     assert main(["report", str(out)]) == 0
     html = (out / "report.html").read_text()
@@ -129,7 +129,7 @@ def test_report_cli_renders(smoke_run):
 
 
 def test_read_documents_errors(tmp_path):
-    from xplant._predict import read_documents
+    from xplant.app._predict import read_documents
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"text": "a"}\n{"txt": "b"}\n')
     with pytest.raises(ValueError, match="line 2"):
@@ -146,7 +146,7 @@ def test_read_documents_errors(tmp_path):
 
 def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     """The prior and TF-IDF + SVM rows are saved (JSON + safetensors) and xplant predict reads them."""
-    from xplant.cli import main
+    from xplant.app.cli import main
     from xplant.datasets import load_codiesp
     from xplant.linear import predict_top_k
     from xplant._saved import load_saved

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-import xplant._run as run_mod  # noqa: E402
-from xplant._run import run_main_job, run_models  # noqa: E402
+import xplant.app._run as run_mod  # noqa: E402
+from xplant.app._run import run_main_job, run_models  # noqa: E402
 from xplant.neural._checkpoint import TrainingCheckpoint  # noqa: E402
 
 DATA = {"dataset": "codiesp", "codes": "D", "language": "en", "data_home": None, "max_docs": 24}

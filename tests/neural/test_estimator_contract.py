@@ -212,7 +212,7 @@ def test_stage1_weight_dev_errors_and_grid_search(data, tmp_path):
 
 def test_saved_model_answers_in_codiesp_codes(tmp_path):
     # Fault 7: `xplant predict` wrote "n1<TAB>1011" (a column index) for a saved model.
-    from xplant._predict import predict_file
+    from xplant.app._predict import predict_file
     from xplant.datasets import load_codiesp
     tr = load_codiesp("train")
     cols = np.flatnonzero(np.isin(tr.label_names, ["I10", "J18.9", "R50.9", "R05"]))

@@ -232,7 +232,7 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
 
 def test_xplant_predict_answers_with_fused_labels(fused, tmp_path):
     import json
-    from xplant.cli import main
+    from xplant.app.cli import main
     clf, texts, _ = fused
     clf.save(tmp_path / "model")
     docs = tmp_path / "docs.jsonl"

@@ -49,7 +49,7 @@ def test_config_relevance_path_never_unpickles(tmp_path):
 
 def test_xplant_train_with_a_pickle_relevance_stops_before_loading_it(tmp_path, monkeypatch):
     pytest.importorskip("torch")
-    from xplant.cli import main
+    from xplant.app.cli import main
     path, marker = _evil(tmp_path)
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"dataset": {"loader": "codiesp", "codes": "D"},
@@ -101,7 +101,7 @@ def _files(folder):
 
 
 def test_run_with_model_dotdot_touches_nothing(tmp_path, capsys):
-    from xplant.cli import main
+    from xplant.app.cli import main
     run = _run_folder(tmp_path)
     before = _files(run)
     for extra in ([], ["--resume"]):
@@ -120,7 +120,7 @@ def test_run_with_model_dotdot_touches_nothing(tmp_path, capsys):
     (["no such model"], "unknown model"),
 ])
 def test_run_models_checks_every_row_before_touching_the_disk(tmp_path, specs, match):
-    from xplant._run import run_models
+    from xplant.app._run import run_models
     run = _run_folder(tmp_path)
     before = _files(run)
     with pytest.raises(ValueError, match=match):
@@ -232,7 +232,7 @@ def test_save_model_overwrite_keeps_the_old_model_on_failure(tiny_model, tmp_pat
 
 
 def test_run_output_inside_data_folder_refused(tmp_path):
-    from xplant._run import prepare_run_folder
+    from xplant.app._run import prepare_run_folder
     data = tmp_path / "codiesp"
     data.mkdir()
     for out in (data, data / "runs" / "r1"):
@@ -262,7 +262,7 @@ def test_two_runs_in_the_same_second_get_two_folders(tmp_path, monkeypatch):
 
 
 def test_named_run_folder_with_results_needs_resume(tmp_path):
-    from xplant._run import prepare_run_folder
+    from xplant.app._run import prepare_run_folder
     run = _run_folder(tmp_path)
     with pytest.raises(FileExistsError, match="--resume"):
         prepare_run_folder(run)

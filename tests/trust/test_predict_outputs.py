@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xplant._predict import codiesp_codes, predict_file, read_documents
+from xplant.app._predict import codiesp_codes, predict_file, read_documents
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_output_equal_to_input_is_refused_links_included(tiny_model, tmp_path, n
             out.symlink_to(notes)
         with pytest.raises(ValueError, match="is the input"):
             predict_file(model, notes, out, overwrite=True)
-    from xplant.cli import main
+    from xplant.app.cli import main
     assert main(["predict", "--model", str(model), "--input", str(notes), "--output", str(notes),
                  "--overwrite"]) == 2
     assert "is the input" in capsys.readouterr().err
@@ -51,7 +51,7 @@ def test_existing_output_needs_overwrite(tiny_model, tmp_path, notes_file):
     with pytest.raises(FileExistsError, match="--overwrite"):
         predict_file(model, notes, out)
     assert out.read_text() == "keep me"
-    from xplant.cli import main
+    from xplant.app.cli import main
     assert main(["predict", "--model", str(model), "--input", str(notes), "--output", str(out),
                  "--overwrite"]) == 0
     assert out.read_text() == first
@@ -60,7 +60,7 @@ def test_existing_output_needs_overwrite(tiny_model, tmp_path, notes_file):
 
 _FSIZE_SCRIPT = r"""
 import resource, sys
-from xplant._predict import predict_file
+from xplant.app._predict import predict_file
 from xplant.neural import load_model
 clf = load_model(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))   # a full disk, in small

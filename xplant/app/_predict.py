@@ -33,7 +33,7 @@ def read_documents(path, *, text_field="text", id_field="id"):
     FileNotFoundError
         When ``path`` does not exist.
     """
-    from .datasets._user import _doc_id, check_document_ids, read_records
+    from ..datasets._user import _doc_id, check_document_ids, read_records
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"input {path} does not exist")
@@ -108,13 +108,13 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     The output is written to a temporary file beside it and renamed into
     place at the end, so an earlier output survives any failure.
     """
-    from ._files import atomic_open, check_output
+    from .._files import atomic_open, check_output
     if fmt not in ("jsonl", "codiesp"):
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from ._saved import _final, decide, label_names, load_saved
-    from .linear import predict_top_k
+    from .._saved import _final, decide, label_names, load_saved
+    from ..linear import predict_top_k
     if isinstance(model, (str, Path)):
         clf, decision = load_saved(model)
     else:
@@ -182,7 +182,7 @@ def codiesp_codes(classes):
         raise ValueError("this model has no label names (its classes are column indices), so a "
                          "CodiEsp file would list indices as codes; refit it with label names "
                          "(fit(X, Y, label_names=...) or label lists), or use --format jsonl")
-    from ._labels import check_label_names
+    from .._labels import check_label_names
     names = check_label_names([str(c) for c in classes], case_insensitive=True,
                               what="label names (CodiEsp codes)")
     return [n.lower() for n in names]

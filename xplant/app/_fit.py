@@ -16,13 +16,13 @@ def read_model_spec(model, params_file=None):
     model : str
         A row name (``plant``, ``svm``, any case, or a display name), or a
         JSON/YAML file ``{"model": row, "params": {...}}`` (``params`` as in
-        :func:`xplant._run.build_model`).
+        :func:`xplant.app._run.build_model`).
     params_file : str or None
         A JSON/YAML file of estimator parameters for the row.
 
     Returns
     -------
-    row : xplant._rows.Row
+    row : xplant.app._rows.Row
     params : dict
 
     Raises
@@ -87,7 +87,7 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     """
     from ._job import model_specs
     from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, _fit_one, load_splits
-    from ._files import check_model_output, data_paths, replace_folder, sibling_tmp, write_text
+    from .._files import check_model_output, data_paths, replace_folder, sibling_tmp, write_text
     row, params = read_model_spec(model, params_file)
     output = check_model_output(output, data=data_paths(data_args), overwrite=overwrite)
     splits = load_splits(**data_args)
@@ -152,10 +152,10 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         Labels of the file that the model does not know; they count as
         misses.
     """
-    from ._saved import decide, label_names, load_saved, score_matrix
+    from .._saved import decide, label_names, load_saved, score_matrix
     from ._sources import _check_file, _read_user, file_record
     from ._tables import format_table
-    from .metrics import xmtc_report
+    from ..metrics import xmtc_report
     model, decision = load_saved(model_dir)
     path = _check_file(input_path, "--input")
     data = _read_user({"test": str(path)}, {"text_field": text_field,
@@ -198,7 +198,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     log(format_table([{"name": Path(model_dir).name, "metrics": metrics,
                        "k": decision["k"], "fit_seconds": 0.0}]))
     if output:
-        from ._files import check_output, write_text
+        from .._files import check_output, write_text
         output = check_output(output, inputs=[path, model_dir], overwrite=True)
         write_text(output, json.dumps(report, indent=1, default=float))
         log(f"wrote {output}")

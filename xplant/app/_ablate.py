@@ -1,6 +1,6 @@
 """``xplant ablate``: PLANT's switches on CodiEsp, and the low-data curve.
 
-Both reuse the machinery of the main job (:func:`xplant._run.run_models`):
+Both reuse the machinery of the main job (:func:`xplant.app._run.run_models`):
 the same splits for every model, anything chosen on dev, test scored once.
 
 - The switch table turns off one part of PLANT at a time (PLANT.md,
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._files import atomic_open, write_text
+from .._files import atomic_open, write_text
 from ._run import (DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table,
                    prepare_run_folder, run_models)
 
@@ -69,7 +69,7 @@ ABLATION_COLUMNS = (("dev_MAP", "dev MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5")
 
 
 def ablation_specs(prefix="", dev_choices=False):
-    """Model specs of :data:`ABLATIONS` for :func:`xplant._run.run_models`.
+    """Model specs of :data:`ABLATIONS` for :func:`xplant.app._run.run_models`.
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         Keep only the first documents of each split (a smoke run).
     dev_docs : int or None
         Choose epochs and decision rules on a fixed random subset of this
-        many dev documents (see :func:`xplant._run.load_splits`); the test
+        many dev documents (see :func:`xplant.app._run.load_splits`); the test
         split stays whole. For EURLEX57K on a CPU, where a pass over the
         6,000 dev documents every epoch costs more than training on a small
         subset. None: all of dev.
@@ -187,7 +187,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     resume : bool, default=False
         Continue an interrupted run in ``output_dir``: finished fits are kept
         and neural fits continue from their last epoch checkpoint (see
-        :func:`xplant._run.run_models`).
+        :func:`xplant.app._run.run_models`).
     num_threads : int or None
         torch threads of each fit.
 
@@ -205,7 +205,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         If a size is larger than the training split, ``seeds < 1``, an
         unknown ``dataset``, or ``resume=True`` without ``output_dir``.
     """
-    from .model_selection import nested_subsamples
+    from ..model_selection import nested_subsamples
     start = time.perf_counter()
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "

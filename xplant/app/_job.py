@@ -1,7 +1,7 @@
 """``xplant run`` on any data source: the main job's protocol, the run folder's files.
 
-The machinery is :func:`xplant._run.run_models`; this module picks the
-data (:mod:`xplant._sources`), the rows (:mod:`xplant._rows`), records the
+The machinery is :func:`xplant.app._run.run_models`; this module picks the
+data (:mod:`xplant.app._sources`), the rows (:mod:`xplant.app._rows`), records the
 inputs and writes what the report needs.
 """
 
@@ -65,7 +65,7 @@ def describe(data_args, splits):
 
 
 def model_specs(rows, features=False):
-    """``run_models`` specs of rows (see :func:`xplant._rows.parse_models`).
+    """``run_models`` specs of rows (see :func:`xplant.app._rows.parse_models`).
 
     Raises
     ------
@@ -103,13 +103,13 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     output_dir : str or Path or None
         Run folder; default ``./xplant-runs/<UTC timestamp>/``.
     data_args : dict or None
-        From :func:`xplant._sources.data_args_from`; None: CodiEsp-D, English.
+        From :func:`xplant.app._sources.data_args_from`; None: CodiEsp-D, English.
     models : sequence of str or None
         Row names (short or display, any case); None: the main job's rows.
     epochs, plant_epochs : int or None
         Stage 2 and Stage 1 epoch budgets (None: the main job's).
     random_state, verbose, isolate, report, resume
-        As in :func:`xplant._run.run_main_job`.
+        As in :func:`xplant.app._run.run_main_job`.
 
     Returns
     -------
@@ -126,7 +126,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         on a feature-only dataset.
     """
     from ._rows import parse_models
-    from ._files import prepare_run_folder, write_text
+    from .._files import prepare_run_folder, write_text
     from ._run import (DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS, check_model_specs,
                        format_table, load_splits, run_models)
     if resume and not output_dir:
@@ -177,7 +177,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")
     if report:
-        from .report import render_report
+        from ..report import render_report
         log(f"wrote {render_report(out_dir)}")
     return results
 
@@ -230,7 +230,7 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
 
 def add_evidence(out_dir, name, docs):
     """Put one row's documents into the run folder's ``evidence.json`` (atomically)."""
-    from ._files import write_text
+    from .._files import write_text
     path = Path(out_dir) / "evidence.json"
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     data[name] = docs

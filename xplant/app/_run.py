@@ -20,15 +20,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._labels import label_frequency
-from ._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
-from ._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
+from .._labels import label_frequency
+from .._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
+from .._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
 
-#: Display names of the original rows (:data:`xplant._rows.ROWS` has them all).
+#: Display names of the original rows (:data:`xplant.app._rows.ROWS` has them all).
 #: The tree and LibMultiLabel rows need their optional extras
 #: (``xplant[trees]``, ``xplant[libmultilabel]``).
 MODEL_KINDS = ("frequency prior", "TF-IDF + LR", "TF-IDF + SVM", "napkinXC PLT", "Omikuji",
@@ -63,10 +63,10 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
     ----------
     dataset : {"codiesp", "eurlex57k", "mimic", "user", "xc"}, default="codiesp"
         ``"user"`` and ``"xc"`` (the user's files, an XC folder) take the
-        ``**source`` entries of :func:`xplant._sources.data_args_from`
+        ``**source`` entries of :func:`xplant.app._sources.data_args_from`
         (``files``, ``fields``, ``upper``, ``random_state``); dev is carved
         out of train when there is no dev file, and dev stands in for test
-        when there is no test file (:func:`xplant._sources.load_source`).
+        when there is no test file (:func:`xplant.app._sources.load_source`).
     codes, language : str
         CodiEsp only; see :func:`xplant.datasets.load_codiesp`.
     data_home : str or Path or None
@@ -93,13 +93,13 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
     dict
         ``{"train": Bunch, "dev": Bunch, "test": Bunch}``.
     """
-    from .datasets import load_codiesp, load_eurlex57k
+    from ..datasets import load_codiesp, load_eurlex57k
     if dataset in ("user", "xc"):
         from ._sources import load_source
         splits, _ = load_source({"dataset": dataset, "data_home": data_home,
                                  "max_docs": max_docs, **source})
     elif dataset == "mimic":
-        from .datasets import load_mimic
+        from ..datasets import load_mimic
         splits = {s: _subset(load_mimic(data_home, split=s), max_docs)
                   for s in ("train", "dev", "test")}
     elif dataset == "codiesp":
@@ -113,7 +113,7 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp', 'eurlex57k', 'mimic', "
                          "'user' or 'xc'")
     if subset is not None:
-        from .model_selection import frequent_label_subset
+        from ..model_selection import frequent_label_subset
         cols, rows = frequent_label_subset(splits["train"].Y, **subset)
         splits["train"] = _take(splits["train"], rows)        # each row keeps a label
         splits = {s: _keep_labels(b, cols) for s, b in splits.items()}
@@ -131,7 +131,7 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
 
 def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
                 random_state=0, verbose=1, params=None, checkpoint_dir=None, features=False):
-    """The estimator behind a model name (a row of :data:`xplant._rows.ROWS`).
+    """The estimator behind a model name (a row of :data:`xplant.app._rows.ROWS`).
 
     ``name`` is a row's short or display name, any letter case. ``params``
     overrides parameters: of :class:`~xplant.neural.PlantClassifier` for the
@@ -209,7 +209,7 @@ def _fit_with_dev(model, tr, dv, resume=False):
     kw = {}
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
-    from .linear import DescriptionFusion, DescriptionRanker
+    from ..linear import DescriptionFusion, DescriptionRanker
     if isinstance(final, (DescriptionRanker, DescriptionFusion)):   # rows that read label descriptions
         kw.update({k: tr[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
                                       "parent_descriptions") if tr.get(k) is not None})
@@ -235,7 +235,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         import torch
         torch.set_num_threads(num_threads)
     from sklearn.base import clone
-    from .metrics import mean_average_precision
+    from ..metrics import mean_average_precision
     splits = load_splits(**data_args)
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
@@ -245,7 +245,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
-    from ._progress import is_terminal, step, steps
+    from .._progress import is_terminal, step, steps
     verbose = model_args.get("verbose", 1)
     t0 = time.perf_counter()
     best = None
@@ -270,7 +270,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
-        from ._saved import save_row
+        from .._saved import save_row
         info.update(save_row(model, final, model_dir, rule))
     evidence = None
     if hasattr(final, "explain") and te.get("texts") is not None:
@@ -302,7 +302,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
 
 def _choose_rule(dev_Y, dev_scores):
     """The run's decision rule, chosen on dev: top-k (k by micro-F1) and a threshold."""
-    from . import metrics
+    from .. import metrics
     return {"rule": "top_k", "k": int(metrics.select_k(dev_Y, dev_scores, ks=range(1, 11))),
             "threshold": float(metrics.select_threshold(dev_Y, dev_scores))}
 
@@ -317,7 +317,7 @@ def _scores(model, texts):
 
 def _evaluate(name, out, splits):
     """Decision rule on dev, metrics on test, for one model."""
-    from . import metrics
+    from .. import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     freq = label_frequency(tr.Y)
     rule = out.get("rule") or _choose_rule(dv.Y, out["dev_scores"])
@@ -337,7 +337,7 @@ def _evaluate(name, out, splits):
 
 def _model_folder(name):
     """The folder name of a model row (``plant=False`` -> ``plant-False``); checked."""
-    from ._files import check_path_name
+    from .._files import check_path_name
     check_path_name(name, "model row name")
     folder = re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
     if folder in ("", ".", ".."):
@@ -377,7 +377,7 @@ def _part_key(spec, data_args, model_args):
 
 def _write_part(out_dir, folder, key, entry, per):
     """Save one finished model's entry and per-label F1 (written atomically)."""
-    from ._files import atomic_open, write_text
+    from .._files import atomic_open, write_text
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     with atomic_open(parts / f"{folder}.npz", "wb") as fh:
@@ -459,7 +459,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The content of ``results.json``; each model entry also holds
         ``predict_docs_per_second``.
     """
-    from ._files import remove_tree, write_text
+    from .._files import remove_tree, write_text
     checked = check_model_specs(model_specs, epochs=epochs, plant_epochs=plant_epochs,
                                 random_state=random_state, verbose=0)
     out_dir = Path(output_dir)
@@ -534,7 +534,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results
-    from .report import save_per_label
+    from ..report import save_per_label
     save_per_label(out_dir / "per_label.npz", train_frequency=train_frequency, support=support,
                    f1=per_label_f1, label_names=np.asarray(tr.label_names))
     return results

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._labels import label_frequency
+from .._labels import label_frequency
 
 #: Share of train that becomes dev when no dev file is given.
 DEV_FRACTION = 0.1
@@ -59,7 +59,7 @@ def _check_file(path, what):
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
                    id_field=None, sep="|", max_docs=None, random_state=0):
-    """The picklable ``data_args`` of :func:`xplant._run.load_splits` for a command line.
+    """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
 
     Parameters
     ----------
@@ -149,7 +149,7 @@ def carve_dev(Y, fraction=DEV_FRACTION, random_state=0):
     ValueError
         With fewer than 2 training documents (nothing to carve).
     """
-    from .model_selection import iterative_train_test_split
+    from ..model_selection import iterative_train_test_split
     n = Y.shape[0]
     if n < 2:
         raise ValueError(f"cannot carve a dev split out of {n} training document(s); give a "
@@ -203,7 +203,7 @@ def _check_splits(splits, files):
 
 
 def _read_user(files, fields, upper):
-    from .datasets import read_labelled_texts
+    from ..datasets import read_labelled_texts
     try:
         return read_labelled_texts(dict(files), upper=upper, **fields)
     except ValueError as exc:
@@ -238,7 +238,7 @@ def load_source(data_args):
         files = data_args["files"]
         splits = _read_user(files, data_args["fields"], data_args.get("upper", False))
     elif kind == "xc":
-        from .datasets import load_xc
+        from ..datasets import load_xc
         folder = Path(data_args["data_home"])
         files = {s: str(folder / f"{s}.txt") for s in ("train", "dev", "test")
                  if (folder / f"{s}.txt").is_file()}

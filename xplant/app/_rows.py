@@ -47,20 +47,20 @@ def _linear_step(estimator, features):
     """A final linear/tree step behind TF-IDF, or alone on feature vectors."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.pipeline import Pipeline
-    from .linear import TFIDF_DEFAULTS
+    from ..linear import TFIDF_DEFAULTS
     if features:
         return Pipeline([("ovr", estimator)])
     return Pipeline([("tfidf", TfidfVectorizer(**TFIDF_DEFAULTS)), ("ovr", estimator)])
 
 
 def _prior(params, **_):
-    from .linear import FrequencyPrior
+    from ..linear import FrequencyPrior
     return FrequencyPrior(**params)
 
 
 def _ovr(loss):
     def factory(params, *, features=False, verbose=0, **_):
-        from .linear import OneVsRestLinear, make_tfidf_ovr
+        from ..linear import OneVsRestLinear, make_tfidf_ovr
         params = {"verbose": verbose, **params}
         if not features:
             return make_tfidf_ovr(loss=loss, **params)
@@ -70,7 +70,7 @@ def _ovr(loss):
 
 def _wrapper(cls_name):
     def factory(params, *, features=False, **_):
-        from . import linear
+        from .. import linear
         return _linear_step(getattr(linear, cls_name)(**params), features)
     return factory
 
@@ -82,10 +82,10 @@ def _neural(plant, **defaults):
         planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                           if k.startswith("planter__")}
         from sklearn.pipeline import Pipeline
-        from .neural import AttentionPlanter, PlantClassifier
-        from .neural.backbones import backbone_kind
-        from ._progress import neural_progress_params
-        from .relevance import MIGRelevance
+        from ..neural import AttentionPlanter, PlantClassifier
+        from ..neural.backbones import backbone_kind
+        from .._progress import neural_progress_params
+        from ..relevance import MIGRelevance
         # the random-init baseline never sees MIG, not even through stage1_weight
         baseline = {} if plant else {"stage1_weight": 0.0}
         clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
@@ -104,7 +104,7 @@ def _neural(plant, **defaults):
 
 
 def _descriptions(params, **_):
-    from .linear import DescriptionRanker
+    from ..linear import DescriptionRanker
     return DescriptionRanker(**params)
 
 
