@@ -128,6 +128,44 @@ def test_report_cli_renders(smoke_run):
     assert "PLANT" in html and "<table" in html
 
 
+def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
+    """Each row records its zero-shot predictions; a real model explains zero-shot labels."""
+    from sklearn.utils import Bunch
+    from xplant._job import zero_shot_rows
+    from xplant.datasets import load_codiesp
+    from xplant.neural import load_model
+    from xplant.report import load_per_label
+    out, res, _ = smoke_run
+    freq = load_per_label(out / "per_label.npz")["train_frequency"]
+    zero = np.flatnonzero(freq == 0)
+    for m in res["models"]:
+        z = m["zero_shot"]
+        assert z["k"] == m["k"] and z["n_zero_shot_labels"] == zero.size > 0
+        assert z["explained"] == (m["name"] not in ("frequency prior", "TF-IDF + SVM"))
+        assert z["shown"] == len(z["predictions"]) == min(z["n_predictions"], 20)
+        for p in z["predictions"]:
+            assert freq[p["label_index"]] == 0 and 1 <= p["rank"] <= m["k"]
+    from xplant.report import render_report
+    text = " ".join(render_report(out).read_text(encoding="utf-8").split())
+    n_none = sum(m["zero_shot"]["n_predictions"] == 0 for m in res["models"])
+    assert text.count("No zero-shot predictions in the top-k") == n_none
+    # scores that rank a zero-shot label first (as a fused row may): the saved
+    # PLANT model's own probability and attention spans for it
+    tr, te = load_codiesp("train"), load_codiesp("test")
+    train = Bunch(Y=tr.Y[:40], label_names=tr.label_names)
+    test = Bunch(Y=te.Y[:2], ids=te.ids[:2], texts=te.texts[:2])
+    S = np.zeros((2, freq.size))
+    S[0, zero[0]] = S[1, zero[-1]] = 1.0
+    clf = load_model(out / "models" / "PLANT")
+    rec = zero_shot_rows([(S, 1)], clf, test, train)[0]
+    assert [(p["doc_id"], p["label_index"], p["rank"]) for p in rec["predictions"]] == \
+        [(te.ids[0], zero[0], 1), (te.ids[1], zero[-1], 1)]
+    for i, (doc, p) in enumerate(zip(test.texts, rec["predictions"])):
+        assert p["gold"] == bool(test.Y[i, p["label_index"]])
+        assert p["label"] == str(tr.label_names[p["label_index"]]) and 0 < p["prob"] < 1
+        assert p["spans"] and all(doc[s["start"]:s["end"]] == s["text"] for s in p["spans"])
+
+
 def test_read_documents_errors(tmp_path):
     from xplant.app._predict import read_documents
     bad = tmp_path / "x.jsonl"

@@ -239,6 +239,26 @@ def test_explain_offsets_round_trip(fitted):
     assert ex[2]["labels"][0]["spans"] == []
 
 
+def test_explain_given_labels_matches_its_own_top_labels(fitted):
+    """``labels=`` explains any label: the same spans and probability as when it is a top label."""
+    clf, texts, _ = fitted
+    own = clf.explain(texts[:2], top_labels=3, top_spans=2)
+    picked = [[own[0]["labels"][2]["index"], own[0]["labels"][0]["index"]], []]
+    ex = clf.explain(texts[:2], top_spans=2, labels=picked)
+    assert [lab["index"] for lab in ex[0]["labels"]] == picked[0] and ex[1]["labels"] == []
+    for got, want in zip(ex[0]["labels"], (own[0]["labels"][2], own[0]["labels"][0])):
+        assert got["spans"] == want["spans"]
+        assert got["prob"] == pytest.approx(want["prob"], rel=1e-5)
+    probs = clf.predict_proba(texts[:1])[0]
+    last = int(np.argmin(probs))                     # never a top label
+    got = clf.explain(texts[:1], labels=[[last]])[0]["labels"][0]
+    assert got["prob"] == pytest.approx(float(probs[last]), rel=1e-4)
+    with pytest.raises(ValueError, match="one sequence of label columns per document"):
+        clf.explain(texts[:2], labels=[[0]])
+    with pytest.raises(ValueError, match="outside"):
+        clf.explain(texts[:1], labels=[[clf.n_labels_]])
+
+
 def test_planted_attention_points_at_the_signal_word(make_corpus, planter_params):
     """After Stage 1, label l's attention peaks on its signal word ``sig<l>``.
 

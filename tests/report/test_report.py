@@ -245,3 +245,64 @@ def test_evidence_and_report_never_import_torch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "f1_by_frequency.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def _zero_shot_record(predictions, **counts):
+    rec = {"k": 3, "n_zero_shot_labels": 2, "n_predictions": len(predictions), "n_documents": 1,
+           "n_correct": sum(bool(p["gold"]) for p in predictions), "max_listed": 20,
+           "shown": len(predictions), "explained": True, "predictions": predictions}
+    return {**rec, **counts}
+
+
+def test_zero_shot_section_lists_the_prediction_escaped(run_dir):
+    """A known zero-shot prediction: its document, label, gold tick and escaped span text."""
+    res = json.loads((run_dir / "results.json").read_text())
+    span = _span(TEXT, EVIL, 0.25)
+    pred = {"doc_id": "S0001", "label": "Z99<b>", "label_index": 0, "description": "Fiebre & <tos>",
+            "rank": 2, "score": 0.61234, "gold": True, "prob": 0.4, "spans": [span]}
+    res["models"][0]["zero_shot"] = _zero_shot_record([pred], n_predictions=7, n_documents=4)
+    res["models"][1]["zero_shot"] = _zero_shot_record([], n_documents=0)
+    (run_dir / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    raw = render_report(run_dir).read_text(encoding="utf-8")
+    page = PageParser()
+    page.feed(raw)
+    table = page.tables["zero-shot-0"]
+    assert table[0] == ["document", "label", "description", "gold", "rank", "score", "probability",
+                        "evidence spans [start, end) (weight)"]
+    s = TEXT.index(EVIL)
+    assert table[1:] == [["S0001", "Z99<b>", "Fiebre & <tos>", "\u2713", "2", "0.612", "0.400",
+                          f"[{s}, {s + len(EVIL)}) \u201c{EVIL}\u201d (0.250)"]]
+    assert "zero-shot-1" not in page.tables                     # the second row has none
+    assert "script" not in page.tags and "tos" not in page.tags   # (the page has its own <b>)
+    assert "Z99&lt;b&gt;" in raw and "Fiebre &amp; &lt;tos&gt;" in raw
+    text = " ".join(raw.split())
+    assert ("7 zero-shot predictions in the top-k (k = 3) over 4 documents, 1 correct; the first "
+            "1 are listed (at most 20 per row).") in text
+    assert ("No zero-shot predictions in the top-k (k = 3; 2 labels have no training document)."
+            in text)
+    assert "predates the listing" not in text
+
+
+def test_zero_shot_section_old_folder_missing_row_and_bad_record(run_dir):
+    # an older run folder: no record anywhere, the page renders with a note
+    text = " ".join(render_report(run_dir).read_text(encoding="utf-8").split())
+    assert "lists no zero-shot predictions: its results.json predates the listing" in text
+    assert "zero-shot-0" not in text
+    # one row recorded, the other failed: it says so
+    res = json.loads((run_dir / "results.json").read_text())
+    pred = {"doc_id": "S9", "label": "Z1", "rank": 1, "score": 0.5, "gold": False, "spans": []}
+    res["models"][0]["zero_shot"] = _zero_shot_record([pred], explained=False)
+    res["models"][1]["zero_shot_error"] = "RuntimeError: <boom>"
+    (run_dir / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    raw = render_report(run_dir).read_text(encoding="utf-8")
+    page = PageParser()
+    page.feed(raw)
+    assert page.tables["zero-shot-0"][1] == ["S9", "Z1", "", "\u2717", "1", "0.500", "\u2013", ""]
+    text = " ".join(raw.split())
+    assert "No evidence spans: this row's model has no explain." in text.replace("<code>", "").replace("</code>", "")
+    assert "No zero-shot record for this row (RuntimeError: &lt;boom&gt;)." in text
+    # a record that does not follow the schema names the file and the row
+    res["models"][0]["zero_shot"]["predictions"][0]["spans"] = [{"start": "1", "end": 2}]
+    (run_dir / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"models\[0\]\.zero_shot\.predictions\[0\].*integer offsets"):
+        render_report(run_dir)

@@ -297,6 +297,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if getattr(final, "shortlist_", None) is not None:
         from ._fused import fusion_rows
         fusion_rows(out, model, final, _inputs(dv), _inputs(te))
+    from ._job import add_zero_shot
+    add_zero_shot(out, final, dv, te, splits["train"])
     return out
 
 
@@ -522,7 +524,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         _write_part(out_dir, folder, key, entry, per)
         for var in out.get("variants", ()):         # the fused rows of a shortlisted fit
             vname = name + var["suffix"]
-            ventry, vper = _evaluate(vname, {**out, **var, "rule": None}, splits)
+            ventry, vper = _evaluate(vname, {**out, **var, "rule": var.get("rule")}, splits)
             ventry["predict_docs_per_second"] = entry["predict_docs_per_second"]
             results["models"].append(ventry)
             per_label_f1[vname] = vper.f1

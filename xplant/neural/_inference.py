@@ -103,7 +103,7 @@ class InferenceMixin:
         return ind, sc
 
     @torch.no_grad()
-    def explain(self, X, top_labels=5, top_spans=3, *, cut=None):
+    def explain(self, X, top_labels=5, top_spans=3, *, cut=None, labels=None):
         """The top labels of each document with the text spans their attention points at.
 
         Parameters
@@ -117,6 +117,12 @@ class InferenceMixin:
         cut : float or None
             Attention cut for merging tokens into spans; None uses the rule
             of :func:`xplant.evidence.merge_spans` (half the largest weight).
+        labels : sequence of sequence of int, optional
+            Per document, the label columns to explain instead of its top
+            labels (``top_labels`` is then ignored; an empty sequence gives
+            no labels). Their ``prob`` is the network's own σ(logit), also
+            with a shortlist: the report uses this to show the evidence of
+            labels another score ranked, e.g. zero-shot labels.
 
         Returns
         -------
@@ -145,13 +151,22 @@ class InferenceMixin:
         out = []
         m = int(min(top_labels, self.n_labels_))
         from ..metrics import top_k_indices
+        chosen = None if labels is None else self._explain_labels(labels, len(texts))
         fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
-            else None
+            and chosen is None else None
         for i, (text, ids, off) in enumerate(zip(texts, ids_list, offsets)):
             ids = ids[: self.max_length] if self.max_length else ids
             off = off[: len(ids)]
             t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
-            if fused is None:
+            if chosen is not None:    # the network's own probabilities of the given labels
+                top = chosen[i]
+                if top.size == 0:
+                    out.append({"labels": []})
+                    continue
+                probs = np.zeros(self.n_labels_, dtype=np.float32)
+                probs[top] = torch.sigmoid(self.module_(
+                    t_ids, mask, candidates=torch.as_tensor(top)[None]))[0].numpy()
+            elif fused is None:
                 probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
                 top = top_k_indices(probs[None], m)[0]
             else:                     # fused scores of the shortlist's candidates
@@ -167,6 +182,25 @@ class InferenceMixin:
                                else self.classes_[lab], "index": int(lab), "prob": float(probs[lab]),
                                "spans": spans})
             out.append({"labels": labels})
+        return out
+
+    def _explain_labels(self, labels, n_docs):
+        """``labels`` of :meth:`explain` checked: one int64 array per document."""
+        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") \
+                or len(labels) != n_docs:
+            raise ValueError(f"labels must hold one sequence of label columns per document "
+                             f"({n_docs} documents); got {labels!r:.80}")
+        out = []
+        for i, row in enumerate(labels):
+            arr = np.asarray(row)
+            if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+                raise ValueError(f"labels[{i}] must be a 1-D sequence of integer label "
+                                 f"columns, got {row!r:.80}")
+            arr = arr.astype(np.int64)
+            if arr.size and (arr.min() < 0 or arr.max() >= self.n_labels_):
+                raise ValueError(f"labels[{i}] holds a column outside [0, {self.n_labels_}); "
+                                 "pass column indices of classes_")
+            out.append(arr)
         return out
 
     def predict(self, X):

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from ._buckets import f1_by_frequency
 from ._highlight import N_COLOURS, highlight_html
+from ._zero_shot import zero_shot_sections
 from ._io import (
     EVIDENCE_FILE,
     PER_LABEL_FILE,
+    RESULTS_FILE,
     SIMILARITY_FILE,
     load_per_label,
     read_evidence,
@@ -100,6 +102,19 @@ td:nth-child(3) { text-align: left; }
 </div>
 {% endfor %}{% endfor %}
 {% else %}<p>No evidence in this run folder ({{ evidence_file }}): evidence spans come from the attention of the neural rows (PLANT, plant=False), and this run has none.</p>{% endif %}
+
+<h2>Zero-shot predictions: labels never seen in training</h2>
+{% if zero_shot_recorded %}
+<p>For each row, the {{ split or "test" }} documents' labels with no training document that the row ranked within its top k (its decision rule, k chosen on dev), in document order; a run lists a bounded number per row (20 by default) and counts them all. &#10003;: the label is gold for the document. Score: the row's own score, which ranked the label; probability: the network's own, for the label. Evidence: the spans the network's attention points at for the label (<code>explain</code>), as character offsets [start, end) into the document.</p>
+{% for z in zero_shot %}<h3>{{ z.name }}</h3>
+{% if z.status == "missing" %}<p class="zero-shot-note">No zero-shot record for this row{% if z.error %} ({{ z.error }}){% endif %}.</p>
+{% elif z.status == "none" %}<p class="zero-shot-note">No zero-shot predictions in the top-k (k = {{ z.k }}; {{ z.n_zero_shot_labels }} labels have no training document).</p>
+{% else %}<p class="zero-shot-note">{{ z.n_predictions }} zero-shot predictions in the top-k (k = {{ z.k }}) over {{ z.n_documents }} documents, {{ z.n_correct }} correct; {% if z.shown < z.n_predictions %}the first {{ z.shown }} are listed (at most {{ z.max_listed }} per row){% else %}all are listed{% endif %}.{% if not z.explained %} No evidence spans: this row's model has no <code>explain</code>.{% endif %}</p>
+<table class="zero-shot" id="zero-shot-{{ loop.index0 }}"><thead><tr><th>document</th><th>label</th><th>description</th><th>gold</th><th>rank</th><th>score</th><th>probability</th><th>evidence spans [start, end) (weight)</th></tr></thead><tbody>
+{% for r in z.rows %}<tr{% if r.hit %} class="zs-hit"{% endif %}><td>{{ r.doc_id }}</td><td>{{ r.label }}</td><td>{{ r.description }}</td><td>{{ r.gold }}</td><td>{{ r.rank }}</td><td>{{ r.score }}</td><td>{{ r.prob }}</td><td>{% for s in r.spans %}[{{ s.start }}, {{ s.end }}) &ldquo;{{ s.text }}&rdquo; ({{ s.weight }}){% if not loop.last %}; {% endif %}{% endfor %}</td></tr>
+{% endfor %}</tbody></table>
+{% endif %}{% endfor %}
+{% else %}<p class="zero-shot-note">This run folder lists no zero-shot predictions: its {{ results_file }} predates the listing (written by an older xplant). Rerun <code>xplant run</code> to list them.</p>{% endif %}
 
 <h2>Attention similarity of related rare labels</h2>
 {% if similarity %}
@@ -278,7 +293,10 @@ def render_report(run_dir, *, out=None, examples=None):
         The run folder. Read: ``results.json`` (required), ``per_label.npz``
         (see :func:`save_per_label`), ``evidence.json`` and
         ``similarity.json`` (each optional; its section says when absent).
-        Schemas in ``docs/evidence.md``.
+        Each row's ``zero_shot`` record in ``results.json`` (its predictions
+        of labels never seen in training, with their evidence spans) is
+        listed; a folder without any renders with a note. Schemas in
+        ``docs/evidence.md``.
     out : str or Path, optional
         Folder for ``report.html``, ``f1_by_frequency.png`` and
         ``similarity.png``; created if needed. Default: ``run_dir``.
@@ -384,6 +402,8 @@ def render_report(run_dir, *, out=None, examples=None):
             _plot_similarity(groups, similarity_models, out / SIMILARITY_PLOT)
             similarity_png = _png_b64(out / SIMILARITY_PLOT)
 
+    zero_shot, zero_shot_recorded = zero_shot_sections(results["models"],
+                                                       str(run_dir / RESULTS_FILE))
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     page = env.from_string(_TEMPLATE).render(
         results={"dataset": results.get("dataset", ""), "split": results.get("split", ""), "created": results.get("created", "")},
@@ -404,6 +424,9 @@ def render_report(run_dir, *, out=None, examples=None):
         per_label_file=PER_LABEL_FILE,
         evidence=evidence,
         evidence_file=EVIDENCE_FILE,
+        zero_shot=zero_shot,
+        zero_shot_recorded=zero_shot_recorded,
+        results_file=RESULTS_FILE,
         similarity=similarity,
         similarity_models=similarity_models,
         similarity_mean=similarity_mean,
