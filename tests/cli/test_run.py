@@ -131,7 +131,7 @@ def test_report_cli_renders(smoke_run):
 def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
     """Each row records its zero-shot predictions; a real model explains zero-shot labels."""
     from sklearn.utils import Bunch
-    from xplant._job import zero_shot_rows
+    from xplant.app._job import zero_shot_rows
     from xplant.datasets import load_codiesp
     from xplant.neural import load_model
     from xplant.report import load_per_label

@@ -290,9 +290,9 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
     """
     import numpy as np
     import scipy.sparse as sp
-    from .metrics import top_k_indices
-    from .metrics._validation import check_k
-    from .model_selection import zero_shot_labels
+    from ..metrics import top_k_indices
+    from ..metrics._validation import check_k
+    from ..model_selection import zero_shot_labels
     k = check_k(k, "k")
     if isinstance(max_predictions, bool) or not isinstance(max_predictions, int) \
             or max_predictions < 0:
@@ -358,7 +358,7 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
         "weight"}]}]``. ``prob`` is the network's own probability of the
         label (None when not explained).
     """
-    from ._labels import label_frequency
+    from .._labels import label_frequency
     freq = label_frequency(train.Y)
     found = [zero_shot_predictions(s, k, freq, test.Y) for s, k in entries]
     names = [str(x) for x in train.label_names]
@@ -398,7 +398,7 @@ def add_zero_shot(out, model, dev, test, train):
     """Each row's zero-shot record into ``out["info"]`` and its variants', in the fit's process.
 
     A row without a decision rule yet (the fused rows of a shortlisted fit)
-    gets it here, chosen on dev as :func:`xplant._run._evaluate` would, so
+    gets it here, chosen on dev as :func:`xplant.app._run._evaluate` would, so
     the listed predictions are those of the row's own top k. A failure is
     recorded as ``zero_shot_error`` (the report says so); the scores stand.
     """
