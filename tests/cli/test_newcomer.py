@@ -341,3 +341,20 @@ def test_bad_input_messages(case, files, tmp_path, capsys):
     for piece in expect:
         assert piece in err, (piece, err)
     assert not (tmp_path / "r").exists()                 # nothing written on bad input
+
+
+@pytest.mark.parametrize("name, params, dataset, expected", [
+    ("plant", {}, "eurlex57k", {"n_candidates": 100}),
+    ("plant-false", {}, "codiesp", {"n_candidates": None}),
+    ("plant", {"shortlist": None}, "eurlex57k", {"shortlist": None}),
+    ("plant", {"n_candidates": 7}, "eurlex57k", {"n_candidates": 7}),
+    ("descriptions", {}, "eurlex57k", {}),      # reads text, takes no shortlist
+    ("svm", {}, "eurlex57k", {}),
+])
+def test_only_shortlisted_rows_get_n_candidates(name, params, dataset, expected):
+    from xplant.app._fused import shortlist_params
+    from xplant.app._rows import find_row
+    from xplant.app._run import build_model
+    got = shortlist_params(params, find_row(name), dataset)
+    assert got == expected
+    build_model(name, params=got, verbose=0)      # the row's estimator accepts them

@@ -19,12 +19,15 @@ SHORTLIST_CANDIDATES = {"eurlex57k": 100}
 def shortlist_params(params, row, dataset):
     """A row's parameters with the dataset's ``n_candidates`` where it uses a shortlist.
 
-    A text row whose parameters leave ``shortlist`` unset uses its factory's
-    default (the linear shortlist for the neural rows); ``shortlist=None``
-    turns it off, and then no ``n_candidates`` is added.
+    Only the rows that take a shortlist (``row.shortlisted``: the
+    :class:`~xplant.neural.PlantClassifier` rows) get it; one whose
+    parameters leave ``shortlist`` unset uses its factory's default (the
+    linear shortlist); ``shortlist=None`` turns it off, and then no
+    ``n_candidates`` is added. Other rows (the description ranker, the
+    linear and tree rows) are left as given.
     """
     params = dict(params or {})
-    if params.get("shortlist", row.needs_text) and "n_candidates" not in params:
+    if row.shortlisted and params.get("shortlist", True) and "n_candidates" not in params:
         params["n_candidates"] = SHORTLIST_CANDIDATES.get(dataset)
     return params
 

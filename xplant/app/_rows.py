@@ -33,6 +33,9 @@ class Row:
         For a row that is another row's fit scored differently (the fused
         rows of a shortlisted PLANT): that row's short name. Asking for it
         fits the base row, whose fit yields it.
+    shortlisted : bool
+        True when the row's estimator takes ``shortlist`` and
+        ``n_candidates`` (the :class:`~xplant.neural.PlantClassifier` rows).
     """
 
     name: str
@@ -41,6 +44,7 @@ class Row:
     factory: Callable
     module: str = None
     base: str = None
+    shortlisted: bool = False
 
 
 def _linear_step(estimator, features):
@@ -116,16 +120,18 @@ ROWS = [
     Row("napkinxc", "napkinXC PLT", False, _wrapper("NapkinXCPLT"), "napkinxc"),
     Row("omikuji", "Omikuji", False, _wrapper("OmikujiTrees"), "omikuji"),
     Row("libmultilabel", "LibMultiLabel", False, _wrapper("LibMultiLabelLinear"), "libmultilabel"),
-    Row("plant-false", "plant=False", True, _neural(False, shortlist="linear")),
-    Row("plant", "PLANT", True, _neural(True, shortlist="linear")),
-    Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf", shortlist="linear")),
+    Row("plant-false", "plant=False", True, _neural(False, shortlist="linear"), shortlisted=True),
+    Row("plant", "PLANT", True, _neural(True, shortlist="linear"), shortlisted=True),
+    Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf", shortlist="linear"),
+        shortlisted=True),
     # ranks labels by their descriptions alone: labels never seen in training too
     Row("descriptions", "descriptions", True, _descriptions),
     # a shortlisted neural fit also yields its fused scores (run_models adds
     # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
     Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),
-        base="plant-false"),
-    Row("plant-fused", "PLANT fused", True, _neural(True, shortlist="linear"), base="plant"),
+        base="plant-false", shortlisted=True),
+    Row("plant-fused", "PLANT fused", True, _neural(True, shortlist="linear"), base="plant",
+        shortlisted=True),
 ]
 
 #: The suffixes of the rows a shortlisted neural fit adds beside its own row
