@@ -43,7 +43,9 @@ The run prints the shape (documents per split, labels, labels per
 document) and records it in ``bench.json``. ``--set NAME=VALUE``
 (repeatable) changes one PlantClassifier parameter of the PLANT and
 ``plant=False`` rows, e.g. ``--set stage1_weight=0`` (``plant=False`` keeps
-``stage1_weight=0``): one command per switch of ``docs/evidence.md``.
+``stage1_weight=0``); ``planter__<name>`` goes to the Stage 1 planter and
+``mig__<name>`` to the MIG step (``--set mig__top_k=20``: the size of each
+label's Stage 1 target T_l): one command per switch of ``docs/evidence.md``.
 
 Output, under ``--output``: ``<dataset>/results.json``, ``per_label.npz``,
 ``report.html`` and ``f1_by_frequency.png`` (F1 against label training

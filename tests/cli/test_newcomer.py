@@ -358,3 +358,14 @@ def test_only_shortlisted_rows_get_n_candidates(name, params, dataset, expected)
     got = shortlist_params(params, find_row(name), dataset)
     assert got == expected
     build_model(name, params=got, verbose=0)      # the row's estimator accepts them
+
+
+def test_mig_parameters_reach_the_mig_step():
+    """``--set mig__top_k=20`` (the size of T_l) reaches MIGRelevance, not the classifier."""
+    from xplant.app._run import build_model
+    pipe = build_model("plant", params={"mig__top_k": 20, "planter__max_epochs": 2}, verbose=0)
+    assert pipe.named_steps["mig"].top_k == 20
+    assert pipe.named_steps["clf"].planter.max_epochs == 2
+    assert "mig__top_k" not in pipe.named_steps["clf"].get_params()
+    default = build_model("plant", verbose=0)
+    assert default.named_steps["mig"].top_k == type(default.named_steps["mig"])().top_k

@@ -85,6 +85,9 @@ def _neural(plant, **defaults):
         params = {**defaults, **params}
         planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                           if k.startswith("planter__")}
+        # mig__<name>: the MIG step (top_k: the size of each label's T_l, PLANT.md)
+        mig_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
+                      if k.startswith("mig__")}
         from sklearn.pipeline import Pipeline
         from ..neural import AttentionPlanter, PlantClassifier
         from ..neural.backbones import backbone_kind
@@ -101,9 +104,12 @@ def _neural(plant, **defaults):
                           **neural_progress_params(verbose, planter=True), **planter_params}
         clf = PlantClassifier(planter=AttentionPlanter(**planter_params), **clf_params)
         if backbone_kind(clf.backbone) != "word":
+            if mig_params:        # the classifier fits MIG itself, with the backbone's tokenizer
+                from ..neural._common import default_relevance
+                clf.set_params(relevance=default_relevance(clf.backbone).set_params(**mig_params))
             return clf
         # verbose: one line with the seconds of each step (MIG, then the classifier)
-        return Pipeline([("mig", MIGRelevance()), ("clf", clf)], verbose=bool(verbose))
+        return Pipeline([("mig", MIGRelevance(**mig_params)), ("clf", clf)], verbose=bool(verbose))
     return factory
 
 
