@@ -16,7 +16,10 @@ coverage of each label space and the prefix fallbacks.
 run`` chooses on CodiEsp-D dev) with and without the description fusion;
 ``--plant-epochs N [--stage1-epochs M]`` adds the main job's PLANT
 (``xplant run``'s construction) planted with descriptions, fused and not
-fused (slow: one CPU fit). EURLEX57K is read from ``shared/data/eurlex57k`` beside the
+fused (slow: one CPU fit); ``--hierarchy`` adds the same fit without
+``label_parents`` (no query borrowed from a labelled ancestor). Every row
+also reports the macro-F1 of the rare labels (1-10 training documents,
+``F1 1-10``). EURLEX57K is read from ``shared/data/eurlex57k`` beside the
 repository checkout (``--eurlex-home``).
 """
 
@@ -29,12 +32,12 @@ import numpy as np
 
 from xplant.datasets import load_codiesp, load_eurlex57k
 from xplant.linear import DescriptionFusion, DescriptionRanker, make_tfidf_logistic
-from xplant.metrics import select_k, top_k_decision, xmtc_report
+from xplant.metrics import bucketed_f1, select_k, top_k_decision, xmtc_report
 
 EURLEX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 COLUMNS = [("MAP", "MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("micro_F1", "micro-F1"),
            ("F1_zero", "F1 zero"), ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"),
-           ("zero_R@5_full", "zero R@5 full")]
+           ("zero_R@5_full", "zero R@5 full"), ("F1_1-10", "F1 1-10")]
 
 
 def _desc(d):
@@ -54,8 +57,12 @@ def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
         fit_s = time.perf_counter() - t0
     S_dev, S_test = _scores(model, dv.texts), _scores(model, te.texts)
     k = select_k(dv.Y, S_dev)
-    rep = xmtc_report(te.Y, S_test, y_pred=top_k_decision(S_test, k), label_frequency=tr.label_frequency,
+    y_pred = top_k_decision(S_test, k)
+    rep = xmtc_report(te.Y, S_test, y_pred=y_pred, label_frequency=tr.label_frequency,
                       n_train_documents=tr.Y.shape[0])
+    # the rare labels: 1-10 training documents (macro-F1 over those present in test)
+    rare = bucketed_f1(te.Y, y_pred, tr.label_frequency, edges=(0, 10))
+    rep["F1_1-10"] = rare.f1[1]
     row = {"name": name, "k": int(k), "fit_seconds": round(fit_s, 1),
            "metrics": {key: float(v) for key, v in rep.items()}}
     if getattr(model, "weight_", None) is not None:
@@ -109,6 +116,20 @@ def run_codiesp(args, log):
             f"{clf.planter_.n_borrowed_queries_} borrowed queries; best epoch {clf.best_epoch_}")
         rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, not fused",
                              fused.estimator_, tr, dv, te, {}, log, fit_s=rows[-1]["fit_seconds"]))
+        if args.hierarchy:      # the same fit without label_parents: no borrowed queries
+            flat = {k: v for k, v in _desc(tr).items() if k != "label_parents"}
+            fused = DescriptionFusion(build_model("PLANT", epochs=args.plant_epochs,
+                                                  plant_epochs=args.stage1_epochs, verbose=0,
+                                                  params={"n_jobs": 1}))
+            rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, "
+                                 "no hierarchy, fused", fused, tr, dv, te,
+                                 dict(flat, validation_data=(dv.texts, dv.Y)), log))
+            clf = fused.estimator_[-1]
+            log(f"  planter (no hierarchy): {clf.planter_.n_borrowed_queries_} borrowed queries; "
+                f"best epoch {clf.best_epoch_}")
+            rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, "
+                                 "no hierarchy, not fused", fused.estimator_, tr, dv, te, {}, log,
+                                 fit_s=rows[-1]["fit_seconds"]))
     return {"dataset": f"codiesp-D ({args.language})", "rows": rows, "zero": zero_counts(tr, te),
             "coverage": {"D": tr.record["descriptions"],
                          "P": load_codiesp("train", codes="P").record["descriptions"]}}
@@ -141,6 +162,8 @@ def main(argv=None, log=print):
     p.add_argument("--linear", action="store_true")
     p.add_argument("--plant-epochs", type=int, default=0, help="Stage 2 epochs of the PLANT row (0: no row)")
     p.add_argument("--stage1-epochs", type=int, default=10, help="Stage 1 epochs of the PLANT row")
+    p.add_argument("--hierarchy", action="store_true",
+                   help="with --plant-epochs: also the PLANT row fitted without label_parents")
     p.add_argument("--eurlex-home", default=str(EURLEX))
     p.add_argument("--output", default=None, help="write the results as JSON here")
     p.add_argument("--smoke", action="store_true")
