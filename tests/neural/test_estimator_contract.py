@@ -231,3 +231,28 @@ def test_saved_model_answers_in_codiesp_codes(tmp_path):
     predict_file(str(path), notes, out, top_k=4)
     assert {t["label"] for t in json.loads(out.read_text())["top"]} == {"I10", "J18.9", "R50.9",
                                                                          "R05"}
+
+
+def test_one_fit_checks_each_target_once(data, monkeypatch):
+    """The classifier hands its checked rows to the planter: Y and Y_dev are read once each.
+
+    Before the shared preparation step the planter re-wrapped the corpus and
+    checked Y and Y_dev again (four reads in one fit).
+    """
+    from xplant.neural import _common
+    texts, Y = data
+    seen = []
+    real = _common._check_targets       # what every neural check of a target calls
+
+    def counting(Y, **kw):
+        seen.append(kw["name"])
+        return real(Y, **kw)
+
+    monkeypatch.setattr(_common, "_check_targets", counting)
+    clf = _clf(max_epochs=1).fit(texts[:18], Y[:18], validation_data=(texts[18:], Y[18:]))
+    assert clf.planter_ is not None                      # Stage 1 ran
+    assert sorted(seen) == ["Y", "Y_dev"]
+    # the planter got exactly the classifier's training rows and dev rows
+    assert clf.planter_.n_labels_ == clf.n_labels_
+    assert clf.planter_.n_fit_train_ == 18
+    assert clf.planter_.classes_.tolist() == clf.classes_.tolist()
