@@ -250,12 +250,15 @@ def tail_order(candidates, extra, label_frequency):
 
     Returns
     -------
-    rank : ndarray of int64 of shape (n, L)
-        0, 1, ... over each row's non-candidates; -1 at candidates.
+    rank : ndarray of int32 of shape (n, L)
+        0, 1, ... over each row's non-candidates; -1 at candidates. int32
+        (keys reach 2L) keeps the (n, L) arrays of a dense output at half
+        the memory of int64: about 0.1 GB each for the 6,000 EURLEX57K test
+        documents.
     """
     n, L = len(candidates), len(label_frequency)
     by_freq = np.argsort(-np.asarray(label_frequency), kind="stable")
-    key = np.empty(L, dtype=np.int64)
+    key = np.empty(L, dtype=np.int32)
     key[by_freq] = np.arange(L) + L
     keys = np.broadcast_to(key, (n, L)).copy()
     rows = np.arange(n)[:, None]
