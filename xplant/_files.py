@@ -23,6 +23,7 @@ checkpoints):
 import contextlib
 import os
 import shutil
+import tempfile
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,6 +72,46 @@ def atomic_path(path):
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def atomic_folder(path):
+    """Yield a fresh folder beside ``path``; it replaces ``path`` when the block succeeds.
+
+    For savers that write several files (a saved model). The old ``path``
+    is removed only once the new folder is in place (:func:`replace_folder`);
+    when the block raises, the temporary folder is removed and ``path``
+    keeps its earlier content.
+
+    Parameters
+    ----------
+    path : str or Path
+        The final folder. Its parent is created if needed.
+
+    Yields
+    ------
+    Path
+        The temporary folder (``<name>.tmp-<random>`` in the same parent, so
+        the rename never crosses a file system).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_folder(d / "model") as tmp:
+    ...     _ = (tmp / "config.json").write_text("{}")
+    >>> sorted(p.name for p in d.iterdir()), (d / "model" / "config.json").read_text()
+    (['model'], '{}')
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    try:
+        yield tmp
+        replace_folder(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

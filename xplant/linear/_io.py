@@ -18,7 +18,6 @@ model under the final name.
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -264,9 +263,8 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         if decision["rule"] not in ("top_k", "threshold"):
             raise ValueError("decision['rule'] must be 'top_k' or 'threshold'; "
                              f"got {decision['rule']!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
-    try:
+    from .._files import atomic_folder
+    with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
         arrays, described = {}, []
         for i, (name, est) in enumerate(steps):
             if i < len(steps) - 1 and est.__class__.__name__ != "TfidfVectorizer":
@@ -282,11 +280,6 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
                                "scikit-learn": md.version("scikit-learn")}}
         save_file(arrays, str(tmp / "arrays.safetensors"))
         (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False))
-        from .._files import replace_folder
-        replace_folder(tmp, path)      # the old model is removed only once the new one is in place
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 

@@ -18,13 +18,11 @@ model under the final name.
 
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from .._files import replace_folder
+from .._files import atomic_folder
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
@@ -121,9 +119,7 @@ def save_model(clf, path, *, overwrite=False):
     path = Path(path)
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
-    try:
+    with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
         state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
         save_file(state, str(tmp / "model.safetensors"))
         save_relevance(clf.relevance_, tmp / "relevance")
@@ -146,10 +142,6 @@ def save_model(clf, path, *, overwrite=False):
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
-        replace_folder(tmp, path)      # the old model is removed only once the new one is in place
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 
