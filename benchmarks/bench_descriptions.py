@@ -17,7 +17,10 @@ run`` chooses on CodiEsp-D dev) with and without the description fusion;
 ``--plant-epochs N [--stage1-epochs M]`` adds the main job's PLANT
 (``xplant run``'s construction) planted with descriptions, fused and not
 fused (slow: one CPU fit); ``--hierarchy`` adds the same fit without
-``label_parents`` (no query borrowed from a labelled ancestor). Every row
+``label_parents`` (no query borrowed from a labelled ancestor) and
+``--rare-descriptions N`` the same fit with description targets for every
+label with up to N training documents, not only the unseen ones; each
+row's dev MAP is recorded, so the design is chosen on dev. Every row
 also reports the macro-F1 of the rare labels (1-10 training documents,
 ``F1 1-10``). EURLEX57K is read from ``shared/data/eurlex57k`` beside the
 repository checkout (``--eurlex-home``).
@@ -32,7 +35,7 @@ import numpy as np
 
 from xplant.datasets import load_codiesp, load_eurlex57k
 from xplant.linear import DescriptionFusion, DescriptionRanker, make_tfidf_logistic
-from xplant.metrics import bucketed_f1, select_k, top_k_decision, xmtc_report
+from xplant.metrics import bucketed_f1, mean_average_precision, select_k, top_k_decision, xmtc_report
 
 EURLEX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 COLUMNS = [("MAP", "MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("micro_F1", "micro-F1"),
@@ -64,19 +67,21 @@ def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
     rare = bucketed_f1(te.Y, y_pred, tr.label_frequency, edges=(0, 10))
     rep["F1_1-10"] = rare.f1[1]
     row = {"name": name, "k": int(k), "fit_seconds": round(fit_s, 1),
+           "dev_MAP": float(mean_average_precision(dv.Y, S_dev)),
            "metrics": {key: float(v) for key, v in rep.items()}}
     if getattr(model, "weight_", None) is not None:
         row["fusion_weight"] = model.weight_
-    log(f"  {name}: fit {fit_s:.0f} s, k={k}")
+    log(f"  {name}: fit {fit_s:.0f} s, k={k}, dev MAP {100 * row['dev_MAP']:.1f}")
     return row
 
 
 def table(rows):
-    head = "| model | " + " | ".join(c for _, c in COLUMNS) + " | k | fit s |"
-    lines = [head, "|---|" + "---:|" * (len(COLUMNS) + 2)]
+    head = "| model | dev MAP | " + " | ".join(c for _, c in COLUMNS) + " | k | fit s |"
+    lines = [head, "|---|" + "---:|" * (len(COLUMNS) + 3)]
     for r in rows:
         vals = " | ".join(f"{100 * r['metrics'][key]:.1f}" for key, _ in COLUMNS)
-        lines.append(f"| {r['name']} | {vals} | {r['k']} | {r['fit_seconds']:.0f} |")
+        lines.append(f"| {r['name']} | {100 * r['dev_MAP']:.1f} | {vals} | {r['k']} | "
+                     f"{r['fit_seconds']:.0f} |")
     return "\n".join(lines)
 
 
@@ -103,7 +108,13 @@ def run_codiesp(args, log):
         rows.append(evaluate(f"TF-IDF + LR (C={C:g}) + descriptions", DescriptionFusion(make_tfidf_logistic(C=C)),
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
-        from xplant.app._run import build_model
+        from xplant.app._fused import shortlist_params
+        from xplant.app._rows import find_row
+        from xplant.app._run import build_model as _build
+
+        def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, n_candidates)
+            kw["params"] = shortlist_params(kw.get("params"), find_row(name), "codiesp")
+            return _build(name, **kw)
 
         # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6
         plant = build_model("PLANT", epochs=args.plant_epochs, plant_epochs=args.stage1_epochs,
@@ -116,6 +127,20 @@ def run_codiesp(args, log):
             f"{clf.planter_.n_borrowed_queries_} borrowed queries; best epoch {clf.best_epoch_}")
         rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions, not fused",
                              fused.estimator_, tr, dv, te, {}, log, fit_s=rows[-1]["fit_seconds"]))
+        if args.rare_descriptions:   # rare labels' description tokens ranked above their MIG ones
+            n = args.rare_descriptions
+            fused = DescriptionFusion(build_model(
+                "PLANT", epochs=args.plant_epochs, plant_epochs=args.stage1_epochs, verbose=0,
+                params={"n_jobs": 1, "planter__description_max_frequency": n}))
+            rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions "
+                                 f"up to {n} documents, fused", fused, tr, dv, te,
+                                 dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
+            log(f"  planter (up to {n} documents): "
+                f"{fused.estimator_[-1].planter_.n_described_labels_} labels with description "
+                "targets")
+            rows.append(evaluate(f"PLANT ({args.plant_epochs} epochs) planted with descriptions "
+                                 f"up to {n} documents, not fused", fused.estimator_, tr, dv, te,
+                                 {}, log, fit_s=rows[-1]["fit_seconds"]))
         if args.hierarchy:      # the same fit without label_parents: no borrowed queries
             flat = {k: v for k, v in _desc(tr).items() if k != "label_parents"}
             fused = DescriptionFusion(build_model("PLANT", epochs=args.plant_epochs,
@@ -162,6 +187,9 @@ def main(argv=None, log=print):
     p.add_argument("--linear", action="store_true")
     p.add_argument("--plant-epochs", type=int, default=0, help="Stage 2 epochs of the PLANT row (0: no row)")
     p.add_argument("--stage1-epochs", type=int, default=10, help="Stage 1 epochs of the PLANT row")
+    p.add_argument("--rare-descriptions", type=int, default=0, metavar="N",
+                   help="with --plant-epochs: also PLANT with description targets for labels with "
+                        "up to N training documents (planter description_max_frequency)")
     p.add_argument("--hierarchy", action="store_true",
                    help="with --plant-epochs: also the PLANT row fitted without label_parents")
     p.add_argument("--eurlex-home", default=str(EURLEX))
