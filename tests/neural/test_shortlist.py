@@ -244,3 +244,54 @@ def test_xplant_predict_answers_with_fused_labels(fused, tmp_path):
     idx, _ = clf.predict_top_k(texts[:4], 3)
     assert [[t["label"] for t in r["top"]] for r in recs] == \
         [[str(clf.classes_[j]) for j in row] for row in idx]
+
+
+def test_frozen_shortlist_is_used_as_it_is(tiny, corpus, tmp_path, monkeypatch):
+    """FrozenEstimator(fitted model): never refitted, ranks as the model, saved and loaded."""
+    from sklearn.frozen import FrozenEstimator
+    from xplant.neural import load_model
+    texts, Y = corpus
+    tr, te = texts[:70], texts[70:]
+    model = make_tfidf_ovr(min_df=1, random_state=0).fit(tr, Y[:70])
+
+    def refit(*a, **k):
+        raise AssertionError("a frozen shortlist was refitted")
+    monkeypatch.setattr(type(model), "fit", refit)
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=FrozenEstimator(model),
+                          n_candidates=4, fusion=1.0).fit(tr, Y[:70])
+    monkeypatch.undo()
+    assert clf.shortlist_ is model and clf.shortlist_info_ == {"frozen": True}
+    # alpha = 1: the frozen model's own ranking among each document's candidates
+    top = clf.predict_top_k(te, 4)[0]
+    np.testing.assert_array_equal(top, predict_top_k(model, te, 4)[0])
+    assert clone(clf).shortlist.estimator is model          # clone keeps the frozen model
+    clf.save(tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    np.testing.assert_allclose(back.predict_proba(te), clf.predict_proba(te), rtol=1e-6)
+    # a loaded model's parameter is an unfitted clone: a refit fits it on the new rows
+    assert type(back.shortlist).__name__ == "Pipeline"
+
+
+def test_frozen_shortlist_errors(tiny, corpus):
+    from sklearn.frozen import FrozenEstimator
+    texts, Y = corpus
+    with pytest.raises(ValueError, match="unfitted model"):
+        PlantClassifier(**tiny, shortlist=FrozenEstimator(make_tfidf_ovr())).fit(texts, Y)
+    other = make_tfidf_ovr(min_df=1).fit(texts, Y[:, :5])
+    with pytest.raises(ValueError, match="ranks 5 labels but Y has 12"):
+        PlantClassifier(**tiny, shortlist=FrozenEstimator(other)).fit(texts, Y)
+
+
+def test_estimator_shortlist_saves_and_loads(tiny, corpus, tmp_path):
+    """An unfitted estimator as ``shortlist`` (not "linear") survives save and load."""
+    from xplant.neural import load_model
+    texts, Y = corpus
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, n_candidates=4,
+                          shortlist=make_tfidf_ovr(C=3.0, min_df=1)).fit(texts, Y)
+    clf.save(tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    np.testing.assert_allclose(back.predict_proba(texts[:5]), clf.predict_proba(texts[:5]),
+                               rtol=1e-6)
+    assert back.shortlist.named_steps["ovr"].C == 3.0
+    refit = clone(back).fit(texts, Y)                       # the loaded parameter can refit
+    assert refit.shortlist_ is not back.shortlist_

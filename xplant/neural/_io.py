@@ -28,6 +28,9 @@ _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
 # Training-time only: not stored (a loaded model predicts; refit gives them again).
 _TRAINING_ONLY = ("callbacks", "checkpoint_dir")
+# A shortlist estimator is stored as its fitted model (shortlist/, save_linear); the parameter
+# records that, and loading sets it to an unfitted clone of that model.
+_SHORTLIST_SAVED = {"saved_in": "shortlist"}
 # skorch's plumbing: stored only as "the default"; anything else cannot be saved without code.
 _PLUMBING = ("module", "criterion", "optimizer", "iterator_train", "iterator_valid", "dataset",
              "train_split")
@@ -62,6 +65,9 @@ def _json_params(est, prefix=""):
     out = {}
     for k, v in est.get_params(deep=False).items():
         if k in _TRAINING_ONLY or k.startswith(("callbacks__", "_")):
+            continue
+        if k == "shortlist" and not prefix and v is not None and not isinstance(v, str):
+            out[k] = _SHORTLIST_SAVED      # the fitted model is in shortlist/, without pickle
             continue
         if k in _PLUMBING:
             if v is not defaults.get(k) and v != defaults.get(k):
@@ -190,6 +196,10 @@ def load_model(path):
         params = _from_json(dict(c.get("params", dict, "an object of parameters")))
     except (TypeError, ValueError) as exc:
         c.fail("params", str(exc))
+    if params.get("shortlist") == _SHORTLIST_SAVED:       # set from shortlist/ below
+        if not (path / "shortlist").is_dir():
+            c.fail("params", "the shortlist parameter refers to shortlist/, which is missing")
+        params["shortlist"] = None
     if params.get("phases") is not None:
         if not isinstance(params["phases"], list) or \
                 not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):

@@ -52,14 +52,23 @@ def check_shortlist(shortlist):
         last step has none of ``predict_top_k``, ``decision_function`` and
         ``predict_proba``, or one that is already fitted (the classifier
         clones and fits it on its own training rows, so that dev and test
-        never leak into it).
+        never leak into it), or a ``FrozenEstimator`` of an unfitted one.
+
+    Notes
+    -----
+    A model already fitted on the same training rows (for example the
+    linear row of a run) is passed as
+    ``sklearn.frozen.FrozenEstimator(model)``: the explicit opt-in, as in
+    scikit-learn, that it is used as it is and never refitted. It must not
+    have seen dev or test documents.
     """
     if shortlist is None or (isinstance(shortlist, str) and shortlist == "linear"):
         return shortlist
     if isinstance(shortlist, str):
         raise ValueError(f"shortlist must be None, 'linear' or an unfitted estimator, got "
                          f"{shortlist!r}")
-    final = _final_step(shortlist)
+    frozen = is_frozen(shortlist)
+    final = _final_step(shortlist.estimator if frozen else shortlist)
     if not any(hasattr(final, m) for m in ("predict_top_k", "decision_function",
                                            "predict_proba")):
         raise ValueError(f"the shortlist {type(final).__name__} cannot rank labels: it needs "
@@ -67,9 +76,22 @@ def check_shortlist(shortlist):
     try:
         check_is_fitted(final)
     except (NotFittedError, TypeError):
+        if frozen:
+            raise ValueError(f"the shortlist FrozenEstimator({type(final).__name__}) holds an "
+                             "unfitted model; freeze a fitted one, or pass the unfitted "
+                             "estimator itself") from None
+        return shortlist
+    if frozen:
         return shortlist
     raise ValueError(f"the shortlist {type(final).__name__} is already fitted; pass an unfitted "
-                     "estimator (PlantClassifier clones and fits it on its training rows)")
+                     "estimator (PlantClassifier clones and fits it on its own training rows), "
+                     "or sklearn.frozen.FrozenEstimator(model) to use it as it is")
+
+
+def is_frozen(estimator):
+    """True for ``sklearn.frozen.FrozenEstimator``: a fitted model used as it is."""
+    from sklearn.frozen import FrozenEstimator
+    return isinstance(estimator, FrozenEstimator)
 
 
 def check_n_candidates(n_candidates, n_labels):
@@ -112,7 +134,9 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     shortlist : "linear" or estimator
         An unfitted estimator taking texts, or ``"linear"``: TF-IDF +
         :class:`~xplant.linear.OneVsRestLinear` (squared hinge) with C from
-        :data:`LINEAR_C_GRID` by dev MAP (the first C without dev data).
+        :data:`LINEAR_C_GRID` by dev MAP (the first C without dev data), or
+        a ``FrozenEstimator`` of a model fitted on the same training rows
+        (returned unwrapped, not refitted).
     texts : list of str
     Y : sparse matrix of shape (n, L)
     dev_texts, dev_Y : optional dev split
@@ -123,6 +147,13 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     info : dict
         ``{"C": chosen C, "dev_map": {C: MAP}}`` for ``"linear"``, else ``{}``.
     """
+    if is_frozen(shortlist):            # fitted before, on the training rows: used as it is
+        model = shortlist.estimator
+        n_labels = len(getattr(_final_step(model), "classes_", range(Y.shape[1])))
+        if n_labels != Y.shape[1]:
+            raise ValueError(f"the frozen shortlist ranks {n_labels} labels but Y has "
+                             f"{Y.shape[1]}; freeze a model fitted on the same label columns")
+        return model, {"frozen": True}
     if not (isinstance(shortlist, str) and shortlist == "linear"):
         return clone(shortlist).fit(texts, Y), {}
     from ..linear import make_tfidf_ovr
