@@ -369,3 +369,27 @@ def test_mig_parameters_reach_the_mig_step():
     assert "mig__top_k" not in pipe.named_steps["clf"].get_params()
     default = build_model("plant", verbose=0)
     assert default.named_steps["mig"].top_k == type(default.named_steps["mig"])().top_k
+
+
+def test_the_svm_row_is_shared_only_where_it_applies(tmp_path):
+    """The SVM row's saved model becomes the neural rows' frozen shortlist, and nothing else."""
+    from sklearn.frozen import FrozenEstimator
+    from xplant.app._fused import frozen_shortlist, shared_shortlist
+    from xplant.app._rows import find_row
+    from xplant.linear import make_tfidf_ovr, save_linear
+    texts = ["chest pain", "cough fever", "pain in chest", "fever"]
+    Y = np.array([[1, 0], [0, 1], [1, 0], [0, 1]])
+    path = save_linear(make_tfidf_ovr(min_df=1).fit(texts, Y), tmp_path / "svm")
+    entry = {"name": "TF-IDF + SVM", "saved_to": str(path)}
+    assert shared_shortlist(entry, {}, has_text=True) == str(path)
+    assert shared_shortlist(entry, {}, has_text=False) is None          # XC feature vectors
+    assert shared_shortlist(entry, {"max_train_docs": 2}, has_text=True) is None
+    assert shared_shortlist({"name": "TF-IDF + LR", "saved_to": "x"}, {}, True) is None
+    plant = find_row("plant")
+    got = frozen_shortlist({"n_candidates": None}, plant, str(path), {})
+    assert isinstance(got["shortlist"], FrozenEstimator) and got["n_candidates"] is None
+    assert got["shortlist"].decision_function(["chest pain"]).argmax() == 0   # the saved model
+    for params, row, spec in (({"shortlist": None}, plant, {}),           # the user's choice
+                              ({}, plant, {"max_train_docs": 2}),
+                              ({}, find_row("descriptions"), {})):
+        assert frozen_shortlist(params, row, str(path), spec) == params

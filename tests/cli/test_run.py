@@ -49,10 +49,13 @@ def test_fused_rows_rescore_one_fit(smoke_run):
         assert own["fit_seconds"] == fused["fit_seconds"] == alone["fit_seconds"]
         # CodiEsp: every label (n_candidates=None), fused with the shortlist
         assert own["params"]["n_candidates"] is None and own["n_candidates"] == 2557
-        assert own["shortlist"]["C"] in (1.0, 10.0)
-    # α = 1 is the shortlist alone: the same ranking for both neural fits
-    assert rows["PLANT fused, α=1"]["metrics"]["MAP"] == pytest.approx(
-        rows["plant=False fused, α=1"]["metrics"]["MAP"])
+        # the run's fitted SVM row is their shortlist, frozen (not fitted again)
+        assert own["shortlist"] == {"frozen": True}
+    # α = 1 is the shortlist alone: the SVM row's ranking, for both neural fits
+    for base in ("plant=False", "PLANT"):
+        for key in ("MAP", "P@1", "nDCG@5"):
+            assert rows[base + " fused, α=1"]["metrics"][key] == pytest.approx(
+                rows["TF-IDF + SVM"]["metrics"][key])
 
 
 def test_per_label_and_saved_models(smoke_run):

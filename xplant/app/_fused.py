@@ -16,6 +16,38 @@ import numpy as np
 SHORTLIST_CANDIDATES = {"eurlex57k": 100}
 
 
+#: The row whose fitted model the neural rows of the same run take as their
+#: shortlist (frozen), instead of fitting the same kind of model again.
+SHARED_SHORTLIST_ROW = "TF-IDF + SVM"
+
+
+def shared_shortlist(entry, spec, has_text):
+    """The saved model folder of a finished row that later rows may take as their shortlist.
+
+    Only the SVM row (:data:`SHARED_SHORTLIST_ROW`), fitted on raw texts and
+    on the whole training split (no ``max_train_docs``), and saved; else None.
+    """
+    if entry.get("name") != SHARED_SHORTLIST_ROW or not has_text or spec.get("max_train_docs"):
+        return None
+    return entry.get("saved_to")
+
+
+def frozen_shortlist(params, row, path, spec):
+    """``params`` with the run's fitted SVM (``path``) as a frozen shortlist, where it applies.
+
+    A shortlisted row (``row.shortlisted``) whose parameters leave
+    ``shortlist`` at its default, fitted on the whole training split, takes
+    ``FrozenEstimator(load_linear(path))``: the SVM row's model (C chosen on
+    dev, fitted on the training split only) is used as it is, so the run
+    fits that model once, and the row's α = 1 scores are the SVM row's.
+    """
+    if path is None or not row.shortlisted or "shortlist" in params or spec.get("max_train_docs"):
+        return params
+    from sklearn.frozen import FrozenEstimator
+    from ..linear import load_linear
+    return dict(params, shortlist=FrozenEstimator(load_linear(path)))
+
+
 def shortlist_params(params, row, dataset):
     """A row's parameters with the dataset's ``n_candidates`` where it uses a shortlist.
 

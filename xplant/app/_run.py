@@ -231,6 +231,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     model_args = dict(model_args)
     num_threads = model_args.pop("num_threads", None)
     resume = model_args.pop("resume", False)
+    shared = model_args.pop("shortlist_from", None)       # the run's fitted SVM row
     if num_threads:
         import torch
         torch.set_num_threads(num_threads)
@@ -240,8 +241,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
     kind = find_row(spec.get("model", spec["name"])).display
-    from ._fused import shortlist_params
+    from ._fused import frozen_shortlist, shortlist_params
     params = shortlist_params(spec.get("params"), find_row(kind), data_args.get("dataset"))
+    params = frozen_shortlist(params, find_row(kind), shared, spec)
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
@@ -418,7 +420,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     fit time and peak RSS are its own) on the same splits; anything chosen
     (a grid in ``spec["grid"]``, epochs by early stopping, the top-k and
     threshold decision rules) is chosen on dev; metrics come from
-    :func:`xplant.metrics.xmtc_report` on test.
+    :func:`xplant.metrics.xmtc_report` on test. Once the SVM row has been
+    fitted and saved, the later neural rows take its model, frozen, as
+    their shortlist (:func:`xplant.app._fused.frozen_shortlist`).
 
     Parameters
     ----------
@@ -476,6 +480,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     train_frequency = label_frequency(tr.Y)
     per_label_f1, support = {}, None
     ctx = mp.get_context("spawn")
+    from ._fused import shared_shortlist
+    shared, has_text = None, tr.get("texts") is not None
     for spec, folder in checked:
         name = spec["name"]
         log(f"\n== {name} ==")
@@ -489,6 +495,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             per_label_f1[name], support = per.f1, per.support
             log(f"{name}: finished in an earlier run, kept (test MAP "
                 f"{100 * entry['metrics']['MAP']:.1f})")
+            shared = shared_shortlist(entry, spec, has_text) or shared
             for vname, (ventry, vper) in _read_fused_parts(out_dir, name, key):
                 results["models"].append(ventry)
                 per_label_f1[vname] = vper.f1
@@ -496,7 +503,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
             remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
-        model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume)
+        model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume, shortlist_from=shared)
         model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
             if isolate:
@@ -514,6 +521,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             results.setdefault("failed", []).append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
             continue
         entry, per = _evaluate(name, out, splits)
+        shared = shared_shortlist(entry, spec, has_text) or shared
         entry["predict_docs_per_second"] = n_test / max(entry["predict_seconds"], 1e-9)
         results["models"].append(entry)
         per_label_f1[name] = per.f1
