@@ -231,3 +231,29 @@ def test_bench_plant_row_with_stage1_weight_dev(tmp_path):
     best = max(cands, key=lambda c: c["dev_map"])
     assert m["stage1_weight_chosen"] == best["stage1_weight"]
     assert m["best_epoch"] == best["best_epoch"] and m["params"]["stage1_weight"] == "dev"
+
+
+def test_bench_shortlist_fit_smoke(tmp_path):
+    """bench_shortlist.py fit on 40 CodiEsp documents: its alpha = 1 row is the SVM's ranking."""
+    import torch
+    torch.set_num_threads(1)
+    spec = importlib.util.spec_from_file_location("bench_shortlist",
+                                                  ROOT / "benchmarks" / "bench_shortlist.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "fit.json"
+    res = module.main(["fit", "--dataset", "codiesp", "--max-docs", "40", "--max-epochs", "2",
+                       "--plant-epochs", "1", "--n-candidates", "20", "--max-length", "64",
+                       "--n-jobs", "1", "--threads", "1", "--output", str(out)])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(res, default=float))
+    assert set(res["rows"]) == {"alpha=0", "fused", "alpha=1"}
+    assert res["epochs_run"] == len(res["history"]) <= 2
+    assert res["budget_limited"] == (res["best_epoch"] == res["epochs_run"])
+    # alpha = 1 ranks as the shortlist alone: the SVM (C = 1) fitted on the same training rows
+    from xplant.app._run import load_splits
+    from xplant.linear import make_tfidf_ovr
+    from xplant.metrics import mean_average_precision
+    sp_ = load_splits("codiesp", max_docs=40)
+    svm = make_tfidf_ovr(C=1.0, random_state=0).fit(sp_["train"].texts, sp_["train"].Y)
+    expected = mean_average_precision(sp_["test"].Y, svm.decision_function(sp_["test"].texts))
+    assert res["rows"]["alpha=1"]["MAP"] == pytest.approx(expected, abs=1e-9)
