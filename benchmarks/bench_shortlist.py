@@ -25,7 +25,8 @@ part, at least 4x on the whole step).
 C = 1 on EURLEX57K as LibMultiLabel's default, C in {1, 10} on CodiEsp-D
 chosen on dev MAP) fitted on the training split; for C in {50, 100, 200,
 500} the share of dev and test gold (document, label) pairs among each
-document's top C labels. It caps what the fused model can rank first.
+document's top C labels, and the pairs missed at C = 100 by the label's
+training frequency. It caps what the fused model can rank first.
 
 ``fit``: one shortlisted PLANT fit (MIG, Stage 1, the shortlist, Stage 2 on
 candidates with early stopping on dev), scored on test three ways from the
@@ -128,6 +129,27 @@ def step_cost(data_home, n_candidates=100, batch_size=16, max_length=512, reps=7
             "step_ratio": med["step_full"] / med["step_cand"]}
 
 
+FREQUENCY_EDGES = (0, 1, 5, 10, 50, 100, 500)
+
+
+def missed_by_frequency(top, Y, frequency, edges=FREQUENCY_EDGES):
+    """Gold (document, label) pairs outside each document's ``top`` labels, by training frequency.
+
+    Returns ``{bucket: [gold pairs, missed pairs]}`` with buckets
+    ``[edges[i], edges[i+1])`` of the label's training documents.
+    """
+    gold, missed = [], []
+    for i in range(Y.shape[0]):
+        g = Y.indices[Y.indptr[i]:Y.indptr[i + 1]]
+        gold.append(frequency[g])
+        missed.append(frequency[g[~np.isin(g, top[i])]])
+    gold, missed = np.concatenate(gold), np.concatenate(missed)
+    bounds = list(edges) + [np.inf]
+    return {f"{lo}-{hi - 1:g}" if np.isfinite(hi) else f">={lo}":
+            [int(((gold >= lo) & (gold < hi)).sum()), int(((missed >= lo) & (missed < hi)).sum())]
+            for lo, hi in zip(bounds[:-1], bounds[1:])}
+
+
 def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), n_jobs=None):
     """Recall@C of the linear shortlist on dev and test (gold pairs in the top C)."""
     from xplant.app._run import load_splits
@@ -157,6 +179,8 @@ def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), 
         seen = np.asarray(tr.Y.sum(0)).ravel() > 0
         row["ceiling"] = round(float(seen[Yc.indices].mean()), 4)   # gold labels seen in train
         out["recall"][name] = row
+        out.setdefault("missed_by_frequency", {})[name] = missed_by_frequency(
+            idx[:, :100], Yc, np.asarray(tr.Y.sum(0)).ravel())
     return out
 
 

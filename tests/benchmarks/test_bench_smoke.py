@@ -257,3 +257,16 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     svm = make_tfidf_ovr(C=1.0, random_state=0).fit(sp_["train"].texts, sp_["train"].Y)
     expected = mean_average_precision(sp_["test"].Y, svm.decision_function(sp_["test"].texts))
     assert res["rows"]["alpha=1"]["MAP"] == pytest.approx(expected, abs=1e-9)
+
+
+def test_missed_by_frequency_by_hand():
+    import scipy.sparse as sp
+    spec = importlib.util.spec_from_file_location("bench_shortlist",
+                                                  ROOT / "benchmarks" / "bench_shortlist.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    Y = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 1]]))
+    top = np.array([[0, 3], [1, 2]])              # doc 0 misses label 1, doc 1 misses label 3
+    got = module.missed_by_frequency(top, Y, np.array([0, 3, 60, 700]))
+    assert got == {"0-0": [1, 0], "1-4": [2, 1], "5-9": [0, 0], "10-49": [0, 0],
+                   "50-99": [1, 0], "100-499": [0, 0], ">=500": [1, 1]}
