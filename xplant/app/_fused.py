@@ -4,7 +4,8 @@ A neural row trained with a shortlist (``PlantClassifier(shortlist=...)``)
 is reported three times from the same fit, never refitted: the network
 alone on its candidates (α = 0, the row itself), fused at the dev-chosen α
 (``<row> fused``) and the shortlist alone (α = 1, ``<row> fused, α=1``);
-see docs/shortlist.md.
+see docs/shortlist.md. Within a run, the neural rows take the SVM row's
+fitted model, frozen, as their shortlist (:func:`frozen_shortlist`).
 """
 
 import numpy as np
@@ -14,7 +15,6 @@ import numpy as np
 #: recall at a small C is low (CodiEsp-D: 0.60 of test gold at C = 100, of a
 #: 0.83 ceiling; benchmarks/bench_shortlist.py), 100 on EURLEX57K.
 SHORTLIST_CANDIDATES = {"eurlex57k": 100}
-
 
 #: The row whose fitted model the neural rows of the same run take as their
 #: shortlist (frozen), instead of fitting the same kind of model again.
