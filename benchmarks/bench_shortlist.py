@@ -33,7 +33,9 @@ candidates with early stopping on dev), scored on test three ways from the
 same fit: PLANT alone on its candidates (alpha = 0), fused at the
 dev-chosen alpha, and the shortlist alone (alpha = 1, which is xplant's
 TF-IDF + SVM row). Each row's top-k rule is chosen on dev. It prints the
-seconds of each part, the epoch history and the test metrics.
+fit and scoring seconds, the epoch history (seconds and dev scores per
+epoch; the MIG step's seconds come from the Pipeline's own line) and the
+test metrics.
 """
 
 import argparse
