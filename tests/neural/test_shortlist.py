@@ -279,7 +279,7 @@ def test_frozen_shortlist_errors(tiny, corpus):
         PlantClassifier(**tiny, shortlist=FrozenEstimator(make_tfidf_ovr())).fit(texts, Y)
     other = make_tfidf_ovr(min_df=1).fit(texts, Y[:, :5])
     with pytest.raises(ValueError, match="ranks 5 labels but Y has 12"):
-        PlantClassifier(**tiny, shortlist=FrozenEstimator(other)).fit(texts, Y)
+        PlantClassifier(**tiny, shortlist=FrozenEstimator(other), n_candidates=4).fit(texts, Y)
 
 
 def test_estimator_shortlist_saves_and_loads(tiny, corpus, tmp_path):
