@@ -64,10 +64,31 @@ def shortlist_params(params, row, dataset):
     return params
 
 
-def fusion_rows(out, model, final, dev_X, test_X):
+def row_scores(model, X):
+    """A row's (n, L) float64 scores of ``X``; for a shortlisted fit also ``{α: scores}``.
+
+    A shortlisted neural fit is scored once (one pass of the shortlist and
+    the network, :meth:`~xplant.neural.PlantClassifier.fusion_scores`) at
+    α = 0, its dev-chosen α and 1; the row's own scores are those at its α,
+    as ``predict_proba`` gives them (float32). Any other model: its
+    ``predict_proba`` or ``decision_function``, and None.
+    """
+    from ._run import _scores
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    if getattr(final, "shortlist_", None) is None:
+        return _scores(model, X), None
+    for _, step in (model.steps[:-1] if hasattr(model, "steps") else []):
+        X = step.transform(X)
+    alpha = float(final.fusion_weight_)
+    by_alpha = final.fusion_scores(X, (0.0, alpha, 1.0))
+    return by_alpha[alpha].astype(np.float32).astype(np.float64), by_alpha
+
+
+def fusion_rows(out, final, dev, test):
     """A shortlisted neural fit: its own row at α = 0, plus the fused and α = 1 rows.
 
-    The same fit re-scored (never refitted): the row itself becomes PLANT
+    The same fit re-scored (never refitted): ``dev`` and ``test`` are the
+    ``{α: scores}`` of :func:`row_scores`. The row itself becomes PLANT
     alone on its candidates (α = 0), ``out["variants"]`` holds the fused
     scores at the dev-chosen α and the shortlist alone (α = 1). Each gets
     its own dev-chosen decision rule when the run evaluates it.
@@ -75,13 +96,6 @@ def fusion_rows(out, model, final, dev_X, test_X):
     alpha = float(final.fusion_weight_)
     info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
                 shortlist=final.shortlist_info_)
-    steps = model.steps[:-1] if hasattr(model, "steps") else []
-
-    def scored(X):
-        for _, step in steps:
-            X = step.transform(X)
-        return final.fusion_scores(X, (0.0, alpha, 1.0))
-    dev, test = scored(dev_X), scored(test_X)
     from ._rows import FUSED_SUFFIXES
     out["info"] = dict(info, fusion_weight_of_row=0.0)
     out["dev_scores"], out["test_scores"] = dev[0.0].astype(np.float32), test[0.0].astype(np.float32)

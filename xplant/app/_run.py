@@ -240,10 +240,11 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     splits = load_splits(**data_args)
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
-    kind = find_row(spec.get("model", spec["name"])).display
-    from ._fused import frozen_shortlist, shortlist_params
-    params = shortlist_params(spec.get("params"), find_row(kind), data_args.get("dataset"))
-    params = frozen_shortlist(params, find_row(kind), shared, spec)
+    row = find_row(spec.get("model", spec["name"]))
+    kind = row.display
+    from ._fused import frozen_shortlist, row_scores, shortlist_params
+    params = shortlist_params(spec.get("params"), row, data_args.get("dataset"))
+    params = frozen_shortlist(params, row, shared, spec)
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
@@ -257,15 +258,15 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
                   verbose if not grid or not is_terminal() else 0, announce=True):
             model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
         with step(f"{spec['name']}: dev scoring", verbose):
-            dev_scores = _scores(model, _inputs(dv))
+            dev_scores, dev_by_alpha = row_scores(model, _inputs(dv))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
         if best is None or dev_map > best[0]:
-            best = (dev_map, model, dev_scores, cand)
-    _, model, dev_scores, chosen = best
+            best = (dev_map, model, dev_scores, cand, dev_by_alpha)
+    _, model, dev_scores, chosen, dev_by_alpha = best
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with step(f"{spec['name']}: test scoring", verbose):
-        test_scores = _scores(model, _inputs(te))
+        test_scores, test_by_alpha = row_scores(model, _inputs(te))
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen} if grid else {}
     info["dev_MAP"] = float(best[0])
@@ -296,9 +297,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
            "params": params, "info": info, "rule": rule, "evidence": evidence}
-    if getattr(final, "shortlist_", None) is not None:
+    if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         from ._fused import fusion_rows
-        fusion_rows(out, model, final, _inputs(dv), _inputs(te))
+        fusion_rows(out, final, dev_by_alpha, test_by_alpha)
     from ._job import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     return out
