@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / ".." / "shared" / "data" / "eurlex57k"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("bench_xmtc", ROOT / "benchmarks" / "bench_xmtc.py")
+def _load_script(name="bench_xmtc"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -177,10 +177,7 @@ def test_bench_evidence_smoke(tmp_path):
     """benchmarks/bench_evidence.py on 12 documents per split, every row kind."""
     import torch
     torch.set_num_threads(1)
-    spec = importlib.util.spec_from_file_location("bench_evidence",
-                                                  ROOT / "benchmarks" / "bench_evidence.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _load_script("bench_evidence")
     out = tmp_path / "evidence.json"
     res = module.main(["--max-docs", "12", "--epochs", "1", "--plant-epochs", "1", "--threads", "1",
                        "--rows", "plant,anchored,frozen", "--stage1-weights", "0.5",
@@ -237,10 +234,7 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     """bench_shortlist.py fit on 40 CodiEsp documents: its alpha = 1 row is the SVM's ranking."""
     import torch
     torch.set_num_threads(1)
-    spec = importlib.util.spec_from_file_location("bench_shortlist",
-                                                  ROOT / "benchmarks" / "bench_shortlist.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _load_script("bench_shortlist")
     out = tmp_path / "fit.json"
     res = module.main(["fit", "--dataset", "codiesp", "--max-docs", "40", "--max-epochs", "2",
                        "--plant-epochs", "1", "--n-candidates", "20", "--max-length", "64",
@@ -261,10 +255,7 @@ def test_bench_shortlist_fit_smoke(tmp_path):
 
 def test_missed_by_frequency_by_hand():
     import scipy.sparse as sp
-    spec = importlib.util.spec_from_file_location("bench_shortlist",
-                                                  ROOT / "benchmarks" / "bench_shortlist.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _load_script("bench_shortlist")
     Y = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 1]]))
     top = np.array([[0, 3], [1, 2]])              # doc 0 misses label 1, doc 1 misses label 3
     got = module.missed_by_frequency(top, Y, np.array([0, 3, 60, 700]))
