@@ -203,7 +203,6 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
         "text", "gold": [labels], "codes": [{"code", "prob", "gold",
         "description", "spans"}]}``.
     """
-    import numpy as np
     Y = test.Y.tocsr()
     rows = [i for i in range(Y.shape[0]) if Y.indptr[i + 1] > Y.indptr[i]][:n_docs]
     if not rows:
@@ -219,13 +218,25 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
         for lab in ex["labels"]:
             j = int(lab["index"])
             codes.append({"code": names[j], "prob": float(lab["prob"]), "gold": names[j] in gold,
-                          "description": str(desc[j]) if desc is not None and len(desc) > j
-                          else "",
-                          "spans": [{k: (float(v) if isinstance(v, (float, np.floating)) else v)
-                                     for k, v in s.items()} for s in lab["spans"]]})
+                          "description": _description(desc, j),
+                          "spans": [_span_json(s) for s in lab["spans"]]})
         out.append({"doc_id": str(test.ids[i]), "text": text, "gold": sorted(gold),
                     "codes": codes})
     return out
+
+
+def _description(descriptions, j):
+    """Label ``j``'s description for the run folder's JSON; ``""`` where there is none."""
+    if descriptions is None or len(descriptions) <= j:
+        return ""
+    return str(descriptions[j] or "")
+
+
+def _span_json(span):
+    """An :meth:`~xplant.neural.PlantClassifier.explain` span as plain JSON values."""
+    return {"start": int(span["start"]), "end": int(span["end"]),
+            "text": None if span["text"] is None else str(span["text"]),
+            "weight": float(span["weight"])}
 
 
 def add_evidence(out_dir, name, docs):
@@ -384,12 +395,10 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
         for p in rec["predictions"]:
             j, lab = p["label_index"], explained.get((p["doc"], p["label_index"]))
             preds.append({"doc_id": str(test.ids[p["doc"]]), "label": names[j], "label_index": j,
-                          "description": str(desc[j] or "") if desc is not None else "",
+                          "description": _description(desc, j),
                           "rank": p["rank"], "score": p["score"], "gold": p["gold"],
                           "prob": None if lab is None else float(lab["prob"]),
-                          "spans": [] if lab is None else
-                          [{"start": int(s["start"]), "end": int(s["end"]), "text": str(s["text"]),
-                            "weight": float(s["weight"])} for s in lab["spans"]]})
+                          "spans": [] if lab is None else [_span_json(s) for s in lab["spans"]]})
         rows.append({**rec, "shown": len(preds), "explained": can_explain, "predictions": preds})
     return rows
 
