@@ -307,3 +307,19 @@ def test_predict_top_k_helper_rejects_unrankable_estimators():
 
     with pytest.raises(TypeError, match="cannot be ranked"):
         predict_top_k(NoScores(), np.zeros((2, 2)), 1)
+
+
+def test_predict_top_k_helper_reads_multi_output_predict_proba():
+    """scikit-learn's multi-output predict_proba (a list of (n, 2) arrays) ranks by P(class 1)."""
+    from sklearn.ensemble import RandomForestClassifier
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 4))
+    Y = (rng.random((30, 5)) < 0.4).astype(int)
+    Y[:, 3] = 0                                      # a label with no positive: its column is [0]
+    rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, Y)
+    proba = rf.predict_proba(X)
+    P = np.column_stack([p[:, 1] if p.shape[1] == 2 else np.zeros(len(X)) for p in proba])
+    idx, scores = predict_top_k(rf, X, 5)
+    np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable"))
+    np.testing.assert_array_equal(scores, np.take_along_axis(P, idx, 1))
+    assert (scores[idx == 3] == 0).all()

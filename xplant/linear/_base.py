@@ -117,6 +117,29 @@ def _take_rows(X, rows):
     return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
 
 
+def _label_scores(final, raw):
+    """A score block as a float64 (n_rows, n_labels) array.
+
+    A sparse matrix is made dense; a list of per-label (n_rows, n_classes)
+    probability arrays (the ``predict_proba`` of scikit-learn's multi-output
+    classifiers, e.g. ``RandomForestClassifier`` or
+    ``MultiOutputClassifier``) becomes each label's probability of class 1
+    (0 for a label whose training column held no 1).
+    """
+    if sp.issparse(raw):
+        return raw.toarray().astype(np.float64)
+    if not isinstance(raw, list):
+        return np.asarray(raw, dtype=np.float64)
+    classes = getattr(final, "classes_", None)
+    cols = []
+    for j, p in enumerate(raw):
+        p = np.asarray(p, dtype=np.float64)
+        cl = np.asarray(classes[j]) if classes is not None else np.arange(p.shape[1])
+        hit = np.flatnonzero(cl == 1)
+        cols.append(p[:, hit[0]] if hit.size else np.zeros(p.shape[0]))
+    return np.column_stack(cols) if cols else np.empty((0, 0))
+
+
 def predict_top_k(estimator, X, k):
     """Top-``k`` labels of each document, without an ``(n, L)`` score matrix.
 
@@ -125,7 +148,10 @@ def predict_top_k(estimator, X, k):
     estimator : fitted estimator or :class:`~sklearn.pipeline.Pipeline`
         A multi-label model. If it (or a Pipeline's last step) has its own
         ``predict_top_k(X, k)``, that is used; otherwise scores come from
-        ``predict_proba`` or else ``decision_function``, in row blocks.
+        ``predict_proba`` or else ``decision_function``, in row blocks. A
+        ``predict_proba`` that returns one (n, n_classes) array per label
+        (scikit-learn's multi-output classifiers) ranks by each label's
+        probability of class 1.
     X : array-like, sparse matrix or sequence of texts
         Input of the estimator (raw texts for a text Pipeline).
     k : int
@@ -177,7 +203,7 @@ def predict_top_k(estimator, X, k):
     n_labels = getattr(final, "n_labels_", None)
     # Without a known label count, score 256 rows at a time.
     for rows in _row_blocks(n, n_labels or _BLOCK_ENTRIES // 256):
-        block = np.asarray(score(_take_rows(X, rows)), dtype=np.float64)
+        block = _label_scores(final, score(_take_rows(X, rows)))
         if block.ndim != 2:
             raise ValueError(
                 f"{type(final).__name__} returned scores of shape {block.shape}; "
