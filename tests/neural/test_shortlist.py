@@ -258,7 +258,7 @@ def test_frozen_shortlist_is_used_as_it_is(tiny, corpus, tmp_path, monkeypatch):
         raise AssertionError("a frozen shortlist was refitted")
     monkeypatch.setattr(type(model), "fit", refit)
     clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=FrozenEstimator(model),
-                          n_candidates=4, fusion=1.0).fit(tr, Y[:70])
+                          n_candidates=4, fusion=1.0, validation_fraction=None).fit(tr, Y[:70])
     monkeypatch.undo()
     assert clf.shortlist_ is model and clf.shortlist_info_ == {"frozen": True}
     # alpha = 1: the frozen model's own ranking among each document's candidates
@@ -295,3 +295,58 @@ def test_estimator_shortlist_saves_and_loads(tiny, corpus, tmp_path):
     assert back.shortlist.named_steps["ovr"].C == 3.0
     refit = clone(back).fit(texts, Y)                       # the loaded parameter can refit
     assert refit.shortlist_ is not back.shortlist_
+
+
+def test_dense_target_shortlists_get_dense_y(tiny, corpus):
+    """A shortlist that needs a dense target gets Y.toarray(), so sparse and dense Y agree.
+
+    KNeighborsClassifier misreads a sparse Y without a word, RandomForest
+    refuses it; both have the multi-output (list) predict_proba.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.neighbors import KNeighborsClassifier
+    texts, Y = corpus
+    for final in (KNeighborsClassifier(3), RandomForestClassifier(n_estimators=3, random_state=0)):
+        ranker = Pipeline([("tfidf", TfidfVectorizer()), ("clf", final)])
+        oracle = clone(ranker).fit(texts, Y.toarray())
+        P = [PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=ranker, n_candidates=3,
+                             fusion=1.0, validation_fraction=None).fit(texts, y)
+             .predict_proba(texts[:10]) for y in (Y, Y.toarray())]
+        np.testing.assert_array_equal(P[0], P[1])
+        # α = 1: each document's top 3 are the dense-fitted ranker's
+        np.testing.assert_array_equal(np.argsort(-P[0], 1, kind="stable")[:, :3],
+                                      predict_top_k(oracle, texts[:10], 3)[0])
+
+
+def test_frozen_shortlist_must_match_the_training_rows(tiny, corpus):
+    """A frozen model that saw the validation_fraction dev rows, or other columns, is refused."""
+    from sklearn.frozen import FrozenEstimator
+    texts, Y = corpus
+    seen_dev = make_tfidf_ovr(min_df=1).fit(texts, Y)
+    with pytest.raises(ValueError, match="fitted on 90 documents but this fit trains on 81"):
+        PlantClassifier(**tiny, shortlist=FrozenEstimator(seen_dev), n_candidates=4).fit(texts, Y)
+    perm = np.r_[1, 0, 2:Y.shape[1]]
+    swapped = make_tfidf_ovr(min_df=1).fit(texts, Y[:, perm])
+    with pytest.raises(ValueError, match="label frequencies differ"):
+        PlantClassifier(**tiny, shortlist=FrozenEstimator(swapped), n_candidates=4,
+                        validation_fraction=None).fit(texts, Y)
+
+
+def test_fresh_fit_replaces_and_resume_checks_the_checkpoint_shortlist(small, corpus, tmp_path):
+    texts, Y = corpus
+    params = dict(shortlist="linear", n_candidates=4, max_epochs=1, plant=False,
+                  checkpoint_dir=str(tmp_path / "ck"))
+    small(**params).fit(texts, Y)
+    again = small(**dict(params, n_candidates=None)).fit(texts, Y)     # resume=False: replaced
+    assert again.n_candidates_ == Y.shape[1]
+    assert not (tmp_path / "ck" / "shortlist" / "train_ranking.safetensors").exists()
+    with pytest.raises(ValueError, match="made for n_candidates=12, this fit has 4"):
+        small(**params).fit(texts, Y, resume=True)
+
+
+def test_nan_parameters_are_refused(tiny, corpus):
+    texts, Y = corpus
+    for name in ("fusion", "lr", "stage1_weight"):
+        with pytest.raises(ValueError, match=f"{name} is NaN"):
+            PlantClassifier(**tiny, shortlist="linear", **{name: float("nan")}).fit(texts, Y)

@@ -149,6 +149,8 @@ def check_param(name, value, *, kind=numbers.Real, low=None, high=None, allowed=
     if isinstance(value, bool) or not isinstance(value, kind):
         raise ValueError(f"{name} must be a {'integer' if kind is numbers.Integral else 'number'}, "
                          f"got {value!r}")
+    if value != value:                 # NaN passes every range comparison
+        raise ValueError(f"{name} is NaN; give a number")
     if low is not None and (value <= low if low_open else value < low):
         raise ValueError(f"{name}={value!r} is out of range; it must be "
                          f"{'>' if low_open else '>='} {low}")

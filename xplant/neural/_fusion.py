@@ -38,19 +38,21 @@ def shortlist_texts(X, docs, relevance):
     return [" ".join(inv.get(int(t), "") for t in d) for d in docs]
 
 
-def save_shortlist(clf, folder):
+def save_shortlist(clf, folder, *, overwrite=False):
     """Write a fitted classifier's shortlist into ``folder`` without pickle.
 
     The shortlist model goes through :func:`xplant.linear.save_linear`
     (TF-IDF vocabulary and weights in JSON and safetensors, trees in their
     own format); its calibration, fusion weight and C go to
     ``fusion.json``. A shortlist that ``save_linear`` cannot store raises
-    its TypeError, which names the kinds it can.
+    its TypeError, which names the kinds it can. ``overwrite`` replaces an
+    existing folder (a fresh fit into the ``checkpoint_dir`` of an earlier
+    one); else it raises FileExistsError.
     """
     from ..linear import save_linear
     folder = Path(folder)
     try:
-        save_linear(clf.shortlist_, folder)
+        save_linear(clf.shortlist_, folder, overwrite=overwrite)
     except TypeError as exc:
         raise TypeError(f"this PlantClassifier's shortlist cannot be saved: {exc}") from exc
     meta = {"calibration": [float(v) for v in clf.shortlist_calibration_],
@@ -137,7 +139,13 @@ class FusionMixin:
             dev_texts = None
         saved = None if self.checkpoint_dir is None else Path(self.checkpoint_dir) / "shortlist"
         if resume and saved is not None and (saved / "fusion.json").is_file():
+            C = self.n_candidates_
             load_shortlist(self, saved)            # a resumed fit never refits it
+            if self.n_candidates_ != C:
+                raise ValueError(f"the checkpoint's shortlist at {saved} was made for "
+                                 f"n_candidates={self.n_candidates_}, this fit has {C}; give "
+                                 "the interrupted fit's parameters, or resume=False (a fresh "
+                                 "fit replaces the checkpoint)")
         else:
             self.shortlist_, self.shortlist_info_ = fit_shortlist(
                 self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
@@ -169,7 +177,7 @@ class FusionMixin:
             else:
                 ranking, _ = rank_labels(self.shortlist_, train_texts, k)
         if saved is not None and not (resume and (saved / "fusion.json").is_file()):
-            save_shortlist(self, saved)
+            save_shortlist(self, saved, overwrite=True)   # a fresh fit replaces an old one
             if ranking is not None:
                 from safetensors.numpy import save_file
                 save_file({"ranking": np.ascontiguousarray(ranking)},

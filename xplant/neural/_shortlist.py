@@ -26,6 +26,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._labels import label_frequency
 from ._common import check_param
 
 #: C grid of ``shortlist="linear"``, chosen on dev MAP (1 is LibMultiLabel's
@@ -119,10 +120,69 @@ def check_fusion(fusion):
     return float(fusion)
 
 
+def takes_sparse_targets(estimator):
+    """True when ``estimator`` (a Pipeline: its last step) is known to read a sparse (n, L) target.
+
+    xplant's own rankers and scikit-learn's ``OneVsRestClassifier`` do. Most
+    other scikit-learn multi-label estimators either raise on a sparse
+    target (``RandomForestClassifier``, ``MultiOutputClassifier``) or, worse,
+    misread it without a word (``KNeighborsClassifier`` takes each column
+    for one object-valued output), so they get the dense indicator array
+    that scikit-learn documents for multi-label ``y``.
+    """
+    from sklearn.multiclass import OneVsRestClassifier
+    final = _final_step(estimator)
+    return isinstance(final, OneVsRestClassifier) or \
+        type(final).__module__.split(".")[0] == "xplant"
+
+
+def fit_ranker(estimator, texts, Y):
+    """``estimator.fit(texts, Y)`` with the CSR target ``Y``, dense where it needs that.
+
+    See :func:`takes_sparse_targets`; the dense target is ``Y.toarray()``
+    (int64, n × L), so a label space too large for it needs an estimator
+    that takes sparse targets.
+    """
+    return estimator.fit(texts, Y if takes_sparse_targets(estimator) else Y.toarray())
+
+
 def rank_labels(model, texts, k):
     """Top-``k`` labels of each text by a fitted shortlist: ((n, k) int64, (n, k) float64)."""
     from ..linear import predict_top_k
     return predict_top_k(model, texts, int(k))
+
+
+def check_frozen_shortlist(model, Y):
+    """Check that a frozen shortlist was fitted on these training rows and label columns.
+
+    The label count always; for xplant's rankers (which keep
+    ``n_train_documents_`` and ``label_frequency_``) also the number of
+    training documents and each label's training frequency, which catch a
+    model fitted on the dev rows too (with ``validation_fraction`` the
+    classifier trains on the rows left after its dev split) or on permuted
+    label columns.
+
+    Raises
+    ------
+    ValueError
+        Naming what differs and the fix.
+    """
+    final = _final_step(model)
+    n_labels = len(getattr(final, "classes_", range(Y.shape[1])))
+    if n_labels != Y.shape[1]:
+        raise ValueError(f"the frozen shortlist ranks {n_labels} labels but Y has "
+                         f"{Y.shape[1]}; freeze a model fitted on the same label columns")
+    n_docs = getattr(final, "n_train_documents_", None)
+    if n_docs is not None and n_docs != Y.shape[0]:
+        raise ValueError(f"the frozen shortlist was fitted on {n_docs} documents but this fit "
+                         f"trains on {Y.shape[0]} (the rows left after validation_fraction "
+                         "took its dev rows, if any); freeze a model fitted on exactly the "
+                         "training rows, and pass the dev split as validation_data")
+    freq = getattr(final, "label_frequency_", None)
+    if freq is not None and not np.array_equal(np.asarray(freq), label_frequency(Y)):
+        raise ValueError("the frozen shortlist's label frequencies differ from Y's on the "
+                         "training rows: it was fitted on other rows or label columns; freeze "
+                         "a model fitted on the same training rows and columns")
 
 
 def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=None,
@@ -149,13 +209,10 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     """
     if is_frozen(shortlist):            # fitted before, on the training rows: used as it is
         model = shortlist.estimator
-        n_labels = len(getattr(_final_step(model), "classes_", range(Y.shape[1])))
-        if n_labels != Y.shape[1]:
-            raise ValueError(f"the frozen shortlist ranks {n_labels} labels but Y has "
-                             f"{Y.shape[1]}; freeze a model fitted on the same label columns")
+        check_frozen_shortlist(model, Y)
         return model, {"frozen": True}
     if not (isinstance(shortlist, str) and shortlist == "linear"):
-        return clone(shortlist).fit(texts, Y), {}
+        return fit_ranker(clone(shortlist), texts, Y), {}
     from ..linear import make_tfidf_ovr
     from ..metrics import mean_average_precision
     grid = LINEAR_C_GRID if dev_texts is not None and dev_Y is not None and dev_Y.nnz \
@@ -190,7 +247,7 @@ def cross_fit_ranking(model, texts, Y, k, *, cv=3, random_state=0):
     ind = np.zeros((n, k), dtype=np.int64)
     sc = np.zeros((n, k), dtype=np.float64)
     for tr, te in KFold(cv, shuffle=True, random_state=random_state).split(np.arange(n)):
-        fold = clone(model).fit([texts[i] for i in tr], Y[tr])
+        fold = fit_ranker(clone(model), [texts[i] for i in tr], Y[tr])
         ind[te], sc[te] = rank_labels(fold, [texts[i] for i in te], k)
     return ind, sc
 
