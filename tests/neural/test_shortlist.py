@@ -350,3 +350,20 @@ def test_nan_parameters_are_refused(tiny, corpus):
     for name in ("fusion", "lr", "stage1_weight"):
         with pytest.raises(ValueError, match=f"{name} is NaN"):
             PlantClassifier(**tiny, shortlist="linear", **{name: float("nan")}).fit(texts, Y)
+
+
+def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkeypatch):
+    """k > C: the shortlist ranks k labels (not all L), and the order is predict_proba's."""
+    from xplant.neural import _fusion
+    clf, texts, Y = fused
+    P = clf.predict_proba(texts[:8])
+    asked = []
+
+    def spy(model, t, k):
+        asked.append(k)
+        return predict_top_k(model, t, k)
+    monkeypatch.setattr(_fusion, "rank_labels", spy)
+    idx, sc = clf.predict_top_k(texts[:8], k=6)
+    assert asked == [6] and Y.shape[1] == 12
+    np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :6])
+    np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-5)

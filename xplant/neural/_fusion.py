@@ -184,17 +184,20 @@ class FusionMixin:
                           str(saved / "train_ranking.safetensors"))
         return None if ranking is None else training_candidates(ranking, pos, self.n_candidates_)
 
-    def _shortlist_view(self, texts, *, full_tail=False, raw=False):
+    def _shortlist_view(self, texts, *, full_tail=False, raw=False, top=None):
         """(candidates (n, C), shortlist scores (n, C), the shortlist's ranking beyond C).
 
         Scores are calibrated probabilities, or the raw scores with ``raw``.
         With ``full_tail`` the ranking beyond C covers every label when the
-        shortlist scores them all (else 2C), for ordering non-candidates.
+        shortlist scores them all (else 2C), for ordering non-candidates;
+        ``top`` cuts that full ranking at the ``top`` labels a top-k needs
+        (its first ``top`` labels are the full ranking's).
         """
         C, L = self.n_candidates_, self.n_labels_
         final = _final_step(self.shortlist_)
         dense = hasattr(final, "decision_function") or hasattr(final, "predict_proba")
-        k = L if (full_tail and dense) else min(L, 2 * C if full_tail else C)
+        k = (L if top is None else min(L, max(C, top))) if (full_tail and dense) \
+            else min(L, 2 * C if full_tail else C)
         idx, s = rank_labels(self.shortlist_, texts, k)
         s = s[:, :C]
         if not raw:
@@ -211,9 +214,9 @@ class FusionMixin:
             out[idx] = z.numpy()
         return out
 
-    def _fused_candidates(self, docs, texts, *, k_tail=False):
+    def _fused_candidates(self, docs, texts, *, k_tail=False, top=None):
         """(candidates, fused scores (n, C) float64, extra ranking) at ``fusion_weight_``."""
-        cand, p_short, extra = self._shortlist_view(texts, full_tail=k_tail)
+        cand, p_short, extra = self._shortlist_view(texts, full_tail=k_tail, top=top)
         p_net = sigmoid(self._net_candidate_logits(docs, cand))
         return cand, fuse(p_short, p_net, self.fusion_weight_), extra
 
@@ -320,5 +323,7 @@ class FusionMixin:
                 for a in alphas}
 
     def _fused_top_k(self, docs, texts, k):
-        cand, fused, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_)
+        # the shortlist ranks k labels, not L: its first k are all a top-k reads
+        cand, fused, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_,
+                                                    top=k)
         return top_k_from_candidates(cand, fused, extra, self.label_frequency_, k)
