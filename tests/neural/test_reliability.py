@@ -144,6 +144,32 @@ def test_nan_loss_stops_with_last_good_checkpoint(small, make_corpus, tmp_path):
     assert all(torch.isfinite(v).all() for v in ck["module"].values())
 
 
+class _CtrlCInEpoch(Callback):
+    """Ctrl-C (a KeyboardInterrupt, which skorch swallows) inside epoch ``epoch``."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and len(net.history) == self.epoch:
+            raise KeyboardInterrupt
+
+
+def test_ctrl_c_is_not_a_completed_fit(small, make_corpus, tmp_path):
+    """After Ctrl-C in epoch 2 the epoch-1 checkpoint stands; resume trains on to max_epochs."""
+    texts, Y = make_corpus(n_docs=40)
+    params = dict(plant=False, max_epochs=3, patience=10, checkpoint_dir=str(tmp_path))
+    small(**params, callbacks=[("ctrl_c", _CtrlCInEpoch(2))]).fit(texts, Y)
+    ck = read_checkpoint(tmp_path)
+    assert ck["state"]["epoch"] == 1 and not ck["state"]["completed"]
+    resumed = small(**params).fit(texts, Y, resume=True)
+    ref = small(**dict(params, checkpoint_dir=None)).fit(texts, Y)
+    assert len(resumed.history) == 3
+    np.testing.assert_allclose(_history(resumed, "train_loss"), _history(ref, "train_loss"),
+                               rtol=1e-6)
+    assert read_checkpoint(tmp_path)["state"]["completed"]
+
+
 class _CrashAtEpoch3(Callback):
     def on_batch_end(self, net, training=False, **kwargs):
         if training and len(net.history) == 3:

@@ -289,4 +289,17 @@ class TrainingCheckpoint(Callback):
         write_checkpoint(net, self.folder)
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
-        write_checkpoint(net, self.folder, completed=True)
+        # skorch ends training the same way for early stopping and for Ctrl-C
+        # (both a KeyboardInterrupt it swallows): only a finished fit is
+        # marked completed; after Ctrl-C the last epoch's checkpoint stands,
+        # so fit(resume=True) continues from it.
+        if _finished(net):
+            write_checkpoint(net, self.folder, completed=True)
+
+
+def _finished(net):
+    """True when training ended by early stopping or after ``max_epochs`` full epochs."""
+    es = _early_stopping(net)
+    if es is not None and getattr(es, "misses_", 0) >= es.patience:
+        return True
+    return len(net.history) >= net.max_epochs and "train_loss" in net.history[-1]
