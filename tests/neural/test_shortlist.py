@@ -367,3 +367,21 @@ def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkey
     assert asked == [6] and Y.shape[1] == 12
     np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :6])
     np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-5)
+
+
+def test_fusion_scores_refuses_weights_outside_0_1(fused):
+    clf, texts, _ = fused
+    for bad in (1.5, -0.1, float("nan"), "dev"):
+        with pytest.raises(ValueError, match="each of alphas"):
+            clf.fusion_scores(texts[:2], [0.0, bad])
+
+
+@pytest.mark.filterwarnings("ignore:MAP is undefined")
+def test_fusion_dev_with_an_unlabelled_dev_split_says_so(tiny, corpus):
+    texts, Y = corpus
+    no_gold = sp.csr_matrix((20, Y.shape[1]), dtype=np.int64)
+    with pytest.warns(UserWarning, match="no positive label in the dev split"):
+        clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                              n_candidates=4).fit(texts[:70], Y[:70],
+                                                  validation_data=(texts[70:], no_gold))
+    assert clf.fusion_weight_ == 0.5

@@ -279,8 +279,11 @@ class FusionMixin:
                 self._best_fusion(s, p_net, cand, rank)
             return scores
         if fixed == "dev":
-            warnings.warn("fusion='dev' without dev data: using fusion weight 0.5; pass "
-                          "validation_data or a float fusion", UserWarning, stacklevel=3)
+            why = "without dev data" if self.dev_docs_ is None else \
+                "with no positive label in the dev split"
+            warnings.warn(f"fusion='dev' {why}: using fusion weight 0.5; pass "
+                          "validation_data with labelled documents, or a float fusion",
+                          UserWarning, stacklevel=3)
             fixed = 0.5
         self.fusion_weight_ = float(fixed)
         return None
@@ -310,10 +313,13 @@ class FusionMixin:
         Raises
         ------
         ValueError
-            When the classifier has no shortlist.
+            When the classifier has no shortlist, or an α is not a number in [0, 1].
         """
         if getattr(self, "shortlist_", None) is None:
             raise ValueError("fusion_scores needs a PlantClassifier fitted with a shortlist")
+        from ._common import check_param
+        for a in alphas:
+            check_param("each of alphas", a, low=0.0, high=1.0)
         docs = self._docs(X)
         texts = shortlist_texts(X, docs, self.relevance_)
         cand, p_short, extra = self._shortlist_view(texts, full_tail=True)
