@@ -393,3 +393,28 @@ def test_the_svm_row_is_shared_only_where_it_applies(tmp_path):
                               ({}, plant, {"max_train_docs": 2}),
                               ({}, find_row("descriptions"), {})):
         assert frozen_shortlist(params, row, str(path), spec) == params
+
+
+def test_each_fused_row_reports_its_own_dev_map():
+    """The α = 0, fused and α = 1 rows of one fit each carry the dev MAP of their own scores.
+
+    Hand-computed: two dev documents, gold ranked 1st at α = 0 (AP 1), 2nd
+    at the fused α (AP 1/2) and 3rd at α = 1 (AP 1/3); the fit's own dev
+    MAP (0.77 here) belongs to none of them.
+    """
+    from types import SimpleNamespace
+
+    import scipy.sparse as sp
+
+    from xplant.app._fused import fusion_rows
+    dev_Y = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 0]]))
+    ranked = {0.0: [[0.9, 0.2, 0.1], [0.2, 0.9, 0.1]],      # gold first
+              0.6: [[0.5, 0.9, 0.1], [0.9, 0.5, 0.1]],      # gold second
+              1.0: [[0.1, 0.9, 0.5], [0.9, 0.1, 0.5]]}      # gold last
+    dev = {a: np.array(s) for a, s in ranked.items()}
+    final = SimpleNamespace(fusion_weight_=0.6, n_candidates_=3, shortlist_info_={"C": 1.0})
+    out = {"info": {"dev_MAP": 0.77}}
+    fusion_rows(out, final, dev, dev, dev_Y)
+    got = [out["info"]["dev_MAP"]] + [v["info"]["dev_MAP"] for v in out["variants"]]
+    assert got == pytest.approx([1.0, 0.5, 1 / 3])
+    assert [v["info"]["fusion_weight_of_row"] for v in out["variants"]] == [0.6, 1.0]

@@ -56,6 +56,12 @@ def test_fused_rows_rescore_one_fit(smoke_run):
         for key in ("MAP", "P@1", "nDCG@5"):
             assert rows[base + " fused, α=1"]["metrics"][key] == pytest.approx(
                 rows["TF-IDF + SVM"]["metrics"][key])
+        # each row's dev MAP is that of its own dev scores, not the fit's:
+        # α = 1 ranks dev as the SVM row does, and the dev-chosen α is at
+        # least as good on dev as both ends of its grid
+        own, fused, alone = rows[base], rows[base + " fused"], rows[base + " fused, α=1"]
+        assert alone["dev_MAP"] == pytest.approx(rows["TF-IDF + SVM"]["dev_MAP"])
+        assert fused["dev_MAP"] >= max(own["dev_MAP"], alone["dev_MAP"]) - 1e-9
 
 
 def test_per_label_and_saved_models(smoke_run):

@@ -84,23 +84,31 @@ def row_scores(model, X):
     return by_alpha[alpha].astype(np.float32).astype(np.float64), by_alpha
 
 
-def fusion_rows(out, final, dev, test):
+def fusion_rows(out, final, dev, test, dev_Y):
     """A shortlisted neural fit: its own row at α = 0, plus the fused and α = 1 rows.
 
     The same fit re-scored (never refitted): ``dev`` and ``test`` are the
     ``{α: scores}`` of :func:`row_scores`. The row itself becomes PLANT
     alone on its candidates (α = 0), ``out["variants"]`` holds the fused
     scores at the dev-chosen α and the shortlist alone (α = 1). Each gets
-    its own dev-chosen decision rule when the run evaluates it.
+    its own dev-chosen decision rule when the run evaluates it, and its own
+    ``dev_MAP``: the MAP of its own dev scores against ``dev_Y`` (sparse
+    (n_dev, L)), not the fit's.
     """
+    from ..metrics import mean_average_precision
+
+    def dev_map(scores):
+        return float(mean_average_precision(dev_Y, scores)) if dev_Y.nnz else 0.0
+
     alpha = float(final.fusion_weight_)
     info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
                 shortlist=final.shortlist_info_)
     from ._rows import FUSED_SUFFIXES
-    out["info"] = dict(info, fusion_weight_of_row=0.0)
+    out["info"] = dict(info, fusion_weight_of_row=0.0, dev_MAP=dev_map(dev[0.0]))
     out["dev_scores"], out["test_scores"] = dev[0.0].astype(np.float32), test[0.0].astype(np.float32)
     out["rule"] = None
     out["variants"] = [
         {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[a].astype(np.float32),
-         "test_scores": test[a].astype(np.float32), "info": dict(info, fusion_weight_of_row=a)}
+         "test_scores": test[a].astype(np.float32),
+         "info": dict(info, fusion_weight_of_row=a, dev_MAP=dev_map(dev[a]))}
         for key, a in (("fused", alpha), ("shortlist", 1.0))]

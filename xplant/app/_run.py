@@ -299,7 +299,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
            "params": params, "info": info, "rule": rule, "evidence": evidence}
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         from ._fused import fusion_rows
-        fusion_rows(out, final, dev_by_alpha, test_by_alpha)
+        fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y)
     from ._job import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     return out
