@@ -67,6 +67,7 @@ def fit_and_save(folder):
         labels.append([f"L{l}" for l in labs])
     clf = PlantClassifier(embedding_dim=16, hidden_dim=16, attention_dim=16, pool_size=16,
                           batch_size=16, max_epochs=1, verbose=0, max_length=4096,
+                          stage1_weight=0.1,
                           planter=AttentionPlanter(max_epochs=1, verbose=0))
     clf.fit(texts, labels)
     clf.save(folder)

@@ -79,7 +79,7 @@ def main(argv=None):
 
     clf = PlantClassifier(backbone="llm:" + args.llm, plant=args.plant, max_epochs=1,
                           batch_size=args.batch_size, max_length=args.max_length,
-                          validation_fraction=None, strategy="deepspeed",
+                          validation_fraction=None, strategy="deepspeed", stage1_weight=0.1,
                           deepspeed_config=args.deepspeed_config, verbose=int(rank == 0),
                           phases=[(0, "head", 1e-3), (0, "attention", 1e-4),
                                   (0, "encoder", 2e-4)])

@@ -93,7 +93,7 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     texts, Y = synthetic(n_train + n_dev + n_test, n_labels, seed=0, doc_len=doc_len)
     tr, dv, te = slice(0, n_train), slice(n_train, n_train + n_dev), slice(n_train + n_dev, None)
     tiny = dict(embedding_dim=16, hidden_dim=16, attention_dim=16, batch_size=batch_size, verbose=0,
-                n_jobs=1, max_length=64)
+                n_jobs=1, max_length=64, stage1_weight=0.1)      # one Stage 2 (not "dev")
     short = {}
     if n_candidates:
         from xplant.linear import FrequencyPrior

@@ -351,7 +351,8 @@ def test_stage1_weight_keeps_the_planted_attention(make_corpus, tiny):
     phases = [(0, g, 1e-2) for g in ("head", "attention", "encoder", "embeddings")]
     rates = {}
     for w in (0.0, 1.0):
-        clf = PlantClassifier(**tiny, max_epochs=8, lr=1e-2, phases=phases, stage1_weight=w,
+        clf = PlantClassifier(**{**tiny, "stage1_weight": w}, max_epochs=8, lr=1e-2,
+                              phases=phases,
                               planter=AttentionPlanter(max_epochs=8, lr=5e-3, verbose=0))
         rates[w] = _signal_hit_rate(clf.fit(texts, Y), texts, Y)
     assert rates[1.0] > 0.5 and rates[1.0] > rates[0.0] + 0.2, rates

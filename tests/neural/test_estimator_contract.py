@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
+from skorch.callbacks import Callback
 
 from xplant.metrics import get_scorer
 from xplant.neural import AttentionPlanter, PlantClassifier, load_model
@@ -195,12 +196,19 @@ def test_stage1_weight_dev_equals_the_chosen_fixed_weight(make_corpus, tmp_path)
 
 
 @pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
-def test_stage1_weight_dev_errors_and_grid_search(data, tmp_path):
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")   # empty dev
+def test_stage1_weight_dev_falls_back_errors_and_grid_search(data, tmp_path):
+    """Where "dev" cannot choose it says why and trains exactly the 0.1 fit."""
     texts, Y = data
-    with pytest.raises(ValueError, match="needs dev data"):
-        _clf(stage1_weight="dev").fit(texts, Y)                 # validation_fraction=None
-    with pytest.raises(ValueError, match="checkpoint_dir"):
-        _clf(stage1_weight="dev", checkpoint_dir=str(tmp_path)).fit(texts, Y)
+    fixed = _clf(stage1_weight=0.1).fit(texts, Y)               # validation_fraction=None
+    with pytest.warns(UserWarning, match="without dev data.*using stage1_weight=0.1"):
+        clf = _clf(stage1_weight="dev").fit(texts, Y)
+    assert clf.stage1_weight_ == 0.1 and clf.stage1_weight_candidates_ is None
+    np.testing.assert_array_equal(clf.predict_proba(texts), fixed.predict_proba(texts))
+    empty_dev = (texts[:4], sp.csr_matrix((4, Y.shape[1]), dtype=np.int64))
+    with pytest.warns(UserWarning, match="no positive label in the dev split"):
+        _clf(stage1_weight="dev", max_epochs=1).fit(texts, Y, validation_data=empty_dev)
+    assert PlantClassifier().stage1_weight == "dev"             # the default
     with pytest.raises(ValueError, match=r"stage1_weight='auto' is not allowed; use one of \['dev'\]"):
         _clf(stage1_weight="auto").fit(texts, Y)
     gs = GridSearchCV(_clf(max_epochs=1, validation_fraction=0.25),
@@ -208,6 +216,41 @@ def test_stage1_weight_dev_errors_and_grid_search(data, tmp_path):
                       scoring=get_scorer("precision_at_1")).fit(texts, Y.toarray())
     assert gs.best_params_["stage1_weight"] in ("dev", 0.0)
     assert len(gs.cv_results_["params"]) == 2
+
+
+class _CtrlCAtEpoch(Callback):
+    """Ctrl-C (a KeyboardInterrupt, which skorch swallows) in the n-th epoch across fits."""
+
+    def __init__(self, n):
+        self.n, self.seen = n, 0
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.seen += 1
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and self.seen == self.n:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
+def test_stage1_weight_dev_checkpoints_each_candidate_and_resumes(data, tmp_path):
+    """Ctrl-C in the second candidate stops the fit; resume ends where an unbroken fit does."""
+    from xplant.neural._checkpoint import read_checkpoint
+    texts, Y = data
+    kw = dict(stage1_weight="dev", validation_fraction=0.25, max_epochs=3, patience=10)
+    ref = _clf(**kw).fit(texts, Y)
+    ck = tmp_path / "ck"
+    with pytest.raises(KeyboardInterrupt, match="candidate 0.1"):   # its 2nd epoch (5th overall)
+        _clf(**kw, checkpoint_dir=str(ck), callbacks=[("ctrl_c", _CtrlCAtEpoch(5))]).fit(texts, Y)
+    assert read_checkpoint(ck / "stage1_weight=0")["state"]["completed"]
+    part = read_checkpoint(ck / "stage1_weight=0.1")["state"]
+    assert part["epoch"] == 1 and not part["completed"]
+    resumed = _clf(**kw, checkpoint_dir=str(ck)).fit(texts, Y, resume=True)
+    assert resumed.stage1_weight_candidates_ == ref.stage1_weight_candidates_
+    assert resumed.stage1_weight_ == ref.stage1_weight_
+    np.testing.assert_allclose(resumed.predict_proba(texts), ref.predict_proba(texts), rtol=1e-5)
+    again = _clf(**kw, checkpoint_dir=str(ck)).fit(texts, Y, resume=True)   # both completed
+    np.testing.assert_allclose(again.predict_proba(texts), ref.predict_proba(texts), rtol=1e-5)
 
 
 def test_saved_model_answers_in_codiesp_codes(tmp_path):

@@ -349,7 +349,7 @@ def test_nan_parameters_are_refused(tiny, corpus):
     texts, Y = corpus
     for name in ("fusion", "lr", "stage1_weight"):
         with pytest.raises(ValueError, match=f"{name} is NaN"):
-            PlantClassifier(**tiny, shortlist="linear", **{name: float("nan")}).fit(texts, Y)
+            PlantClassifier(**{**tiny, name: float("nan")}, shortlist="linear").fit(texts, Y)
 
 
 def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkeypatch):

@@ -10,6 +10,7 @@ stopping; the candidate with the best dev score (the early-stopping
 """
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -20,8 +21,46 @@ import torch
 #: (``docs/evidence.md``, "PLANT's defaults across corpus shapes").
 STAGE1_WEIGHT_CANDIDATES = (0.0, 0.1)
 
+#: The weight ``stage1_weight="dev"`` falls back to, with a warning, where it
+#: cannot choose (no labelled dev data, or ``strategy="deepspeed"``): 0.1,
+#: the choice on every CodiEsp shape measured.
+STAGE1_WEIGHT_FALLBACK = 0.1
 
-def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES):
+
+def resolve_stage1_weight(stage1_weight, *, dev_Y, strategy):
+    """The fixed weight to train with, or "dev" where the choice on dev can run.
+
+    Parameters
+    ----------
+    stage1_weight : float or "dev"
+    dev_Y : sparse matrix of shape (n_dev, n_labels) or None
+        The dev targets of the fit (None: no dev data).
+    strategy : str
+
+    Returns
+    -------
+    float or "dev"
+
+    Warns
+    -----
+    UserWarning
+        When ``"dev"`` cannot choose: it names why, and the fit uses
+        :data:`STAGE1_WEIGHT_FALLBACK`.
+    """
+    if stage1_weight != "dev":
+        return float(stage1_weight)
+    why = ("without dev data" if dev_Y is None else
+           "with no positive label in the dev split" if not dev_Y.nnz else
+           f'with strategy="{strategy}"' if strategy != "skorch" else None)
+    if why is None:
+        return "dev"
+    import warnings
+    warnings.warn(f'stage1_weight="dev" {why}: using stage1_weight={STAGE1_WEIGHT_FALLBACK}; '
+                  "give a number to choose it yourself", UserWarning, stacklevel=3)
+    return STAGE1_WEIGHT_FALLBACK
+
+
+def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *, resume=False):
     """Train Stage 2 once per ``stage1_weight`` candidate and keep the best on dev.
 
     Parameters
@@ -33,6 +72,10 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES):
         ``make_dataset()`` builds the Stage 2 training dataset for the
         current ``clf.stage1_weight_`` (ranking items only when it is > 0).
     candidates : sequence of float, default=STAGE1_WEIGHT_CANDIDATES
+    resume : bool, default=False
+        With a ``checkpoint_dir``, each candidate checkpoints into its own
+        subfolder ``stage1_weight=<w>``; ``resume`` continues each from
+        there (a completed candidate is restored, not trained again).
 
     Returns
     -------
@@ -42,6 +85,12 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES):
         ``best_epoch`` and ``epochs`` (the epochs it trained). The chosen
         candidate's weights, history and ``stage1_weight_`` are left in
         ``clf``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When a candidate's training was interrupted (Ctrl-C, which skorch
+        swallows): no choice is made from a half-trained candidate.
 
     Notes
     -----
@@ -63,7 +112,28 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES):
         clf.initialize_callbacks()          # a fresh early stopping and unfreezing schedule
         clf.module_.load_state_dict(start)
         clf.initialize_optimizer()
-        clf.partial_fit(make_dataset(), None)
+        ckpt = None
+        if clf.checkpoint_dir is not None:        # each candidate its own checkpoints
+            from ._checkpoint import read_checkpoint, restore_checkpoint
+            sub = Path(clf.checkpoint_dir) / f"stage1_weight={w:g}"
+            dict(clf.callbacks_)["checkpoint"].folder = sub
+            ckpt = read_checkpoint(sub) if resume else None
+        if ckpt is None:
+            clf.partial_fit(make_dataset(), None)
+        else:
+            restore_checkpoint(clf, ckpt)
+            if ckpt["state"]["completed"]:     # restored as it ended; nothing left pending
+                clf._resume_early_stopping_ = clf._resume_schedule_ = None
+            else:
+                clf.partial_fit(make_dataset(), None,
+                                epochs=max(0, clf.max_epochs - len(clf.history)))
+        from ._checkpoint import _finished
+        if not _finished(clf):
+            # skorch swallows Ctrl-C and returns; here that would move on to
+            # the next candidate and choose from a half-trained one
+            raise KeyboardInterrupt(f"stage1_weight='dev' interrupted while training the "
+                                    f"candidate {w:g}; with a checkpoint_dir, "
+                                    "fit(..., resume=True) continues it")
         vals = np.asarray([h.get(key, np.nan) for h in clf.history], dtype=float)
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
