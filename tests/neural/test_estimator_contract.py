@@ -251,6 +251,13 @@ def test_stage1_weight_dev_checkpoints_each_candidate_and_resumes(data, tmp_path
     np.testing.assert_allclose(resumed.predict_proba(texts), ref.predict_proba(texts), rtol=1e-5)
     again = _clf(**kw, checkpoint_dir=str(ck)).fit(texts, Y, resume=True)   # both completed
     np.testing.assert_allclose(again.predict_proba(texts), ref.predict_proba(texts), rtol=1e-5)
+    # a candidate that early stopping ended before max_epochs is restored as finished
+    kw = dict(kw, max_epochs=8, patience=1, checkpoint_dir=str(tmp_path / "es"))
+    first = _clf(**kw).fit(texts, Y)
+    assert min(c["epochs"] for c in first.stage1_weight_candidates_) < 8    # one stopped early
+    back = _clf(**kw).fit(texts, Y, resume=True)
+    assert back.stage1_weight_candidates_ == first.stage1_weight_candidates_
+    np.testing.assert_allclose(back.predict_proba(texts), first.predict_proba(texts), rtol=1e-5)
 
 
 def test_saved_model_answers_in_codiesp_codes(tmp_path):

@@ -118,17 +118,18 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
             sub = Path(clf.checkpoint_dir) / f"stage1_weight={w:g}"
             dict(clf.callbacks_)["checkpoint"].folder = sub
             ckpt = read_checkpoint(sub) if resume else None
+        done = ckpt is not None and ckpt["state"]["completed"]
         if ckpt is None:
             clf.partial_fit(make_dataset(), None)
         else:
             restore_checkpoint(clf, ckpt)
-            if ckpt["state"]["completed"]:     # restored as it ended; nothing left pending
+            if done:                           # restored as it ended; nothing left pending
                 clf._resume_early_stopping_ = clf._resume_schedule_ = None
             else:
                 clf.partial_fit(make_dataset(), None,
                                 epochs=max(0, clf.max_epochs - len(clf.history)))
         from ._checkpoint import _finished
-        if not _finished(clf):
+        if not (done or _finished(clf)):
             # skorch swallows Ctrl-C and returns; here that would move on to
             # the next candidate and choose from a half-trained one
             raise KeyboardInterrupt(f"stage1_weight='dev' interrupted while training the "
