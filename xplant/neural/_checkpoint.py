@@ -293,11 +293,11 @@ class TrainingCheckpoint(Callback):
         # (both a KeyboardInterrupt it swallows): only a finished fit is
         # marked completed; after Ctrl-C the last epoch's checkpoint stands,
         # so fit(resume=True) continues from it.
-        if _finished(net):
+        if finished_training(net):
             write_checkpoint(net, self.folder, completed=True)
 
 
-def _finished(net):
+def finished_training(net):
     """True when training ended by early stopping or after ``max_epochs`` full epochs."""
     es = _early_stopping(net)
     if es is not None and getattr(es, "misses_", 0) >= es.patience:

@@ -10,10 +10,13 @@ stopping; the candidate with the best dev score (the early-stopping
 """
 
 import copy
+import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from ._checkpoint import finished_training, read_checkpoint, restore_checkpoint
 
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
 #: default 0.1. Two, so that the fit costs less than twice a fixed-weight
@@ -54,7 +57,6 @@ def resolve_stage1_weight(stage1_weight, *, dev_Y, strategy):
            f'with strategy="{strategy}"' if strategy != "skorch" else None)
     if why is None:
         return "dev"
-    import warnings
     warnings.warn(f'stage1_weight="dev" {why}: using stage1_weight={STAGE1_WEIGHT_FALLBACK}; '
                   "give a number to choose it yourself", UserWarning, stacklevel=3)
     return STAGE1_WEIGHT_FALLBACK
@@ -114,7 +116,6 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         clf.initialize_optimizer()
         ckpt = None
         if clf.checkpoint_dir is not None:        # each candidate its own checkpoints
-            from ._checkpoint import read_checkpoint, restore_checkpoint
             sub = Path(clf.checkpoint_dir) / f"stage1_weight={w:g}"
             dict(clf.callbacks_)["checkpoint"].folder = sub
             ckpt = read_checkpoint(sub) if resume else None
@@ -128,8 +129,7 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
             else:
                 clf.partial_fit(make_dataset(), None,
                                 epochs=max(0, clf.max_epochs - len(clf.history)))
-        from ._checkpoint import _finished
-        if not (done or _finished(clf)):
+        if not (done or finished_training(clf)):
             # skorch swallows Ctrl-C and returns; here that would move on to
             # the next candidate and choose from a half-trained one
             raise KeyboardInterrupt(f"stage1_weight='dev' interrupted while training the "
