@@ -220,3 +220,15 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     prior, _ = load_saved(out / "models" / "frequency_prior")
     np.testing.assert_allclose(prior.predict_proba(["x"])[0],
                                np.asarray(load_codiesp("train").Y[:40].sum(0)).ravel() / 40)
+
+
+def test_run_help_names_the_default_rows():
+    """``xplant run --help`` states the rows run without ``--models``: those the job runs."""
+    import argparse
+    from xplant.app._rows import find_row
+    from xplant.app._run import DEFAULT_MODELS
+    from xplant.app.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    models = next(a for a in sub.choices["run"]._actions if a.dest == "models")
+    assert models.help.endswith("; default: prior,svm,plant-false,plant")
+    assert [find_row(m).name for m in DEFAULT_MODELS] == ["prior", "svm", "plant-false", "plant"]

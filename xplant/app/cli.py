@@ -114,20 +114,21 @@ def _ablate(args):
 
 
 def build_parser():
-    from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+    from ._run import DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS
     p = argparse.ArgumentParser(prog="xplant", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
                                  "cfg.yaml, the launcher job (DeepSpeed/torchrun, docs/scaling.md)")
-    from ._rows import ROWS
+    from ._rows import ROWS, find_row
     r = sub.add_parser("run", help="fit PLANT and baselines on any dataset; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
     _add_data_options(r, dataset_help="codiesp (default), eurlex57k, mimic, or xc:DIR (an XC "
                                       "folder: feature-based rows only)")
     r.add_argument("--models", help="comma-separated rows, any case: "
                                     + ", ".join(f"{x.name} ({x.display})" for x in ROWS)
-                                    + "; default: prior,lr,plant-false,plant")
+                                    + "; default: " + ",".join(find_row(m).name
+                                                               for m in DEFAULT_MODELS))
     r.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
     r.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
                    help="Stage 1 epoch budget")
