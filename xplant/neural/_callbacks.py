@@ -125,8 +125,8 @@ def degenerate_check(Y, scores, threshold=0.5):
         Mean number of labels predicted per document.
     reason : str or None
         Why the predictions look degenerate (mean predicted labels above
-        half the labels, or micro recall >= 0.99 at micro precision < 0.01),
-        else None.
+        half the labels, or micro recall >= 0.99 at micro precision < 0.01
+        where Y has a positive), else None.
 
     Examples
     --------
@@ -136,6 +136,8 @@ def degenerate_check(Y, scores, threshold=0.5):
     (1.0, None)
     >>> degenerate_check(Y, np.full((2, 4), .9))[0]
     4.0
+    >>> degenerate_check(sp.csr_matrix((2, 4)), np.array([[.9, .1, .1, .1], [.1, .1, .1, .1]]))
+    (0.5, None)
     """
     Y = sp.csr_matrix(Y)
     n_docs, n_labels = Y.shape
@@ -150,7 +152,7 @@ def degenerate_check(Y, scores, threshold=0.5):
     if n_labels > 1 and mean_pred > 0.5 * n_labels:
         reason = (f"{mean_pred:.1f} of {n_labels} labels predicted per document "
                   f"(precision {precision:.4f}, recall {recall:.4f})")
-    elif recall >= 0.99 and precision < 0.01:
+    elif Y.nnz and recall >= 0.99 and precision < 0.01:   # no gold: recall says nothing
         reason = f"recall {recall:.4f} at precision {precision:.4f}"
     return float(mean_pred), reason
 
