@@ -10,9 +10,9 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("xplant.neural needs torch and skorch: pip install 'xplant[neural]'") from exc
 
 from ._callbacks import DegenerateModelWarning
-from ._classifier import PlantClassifier, default_phases
+from ._classifier import PlantClassifier, default_lr, default_phases
 from ._io import load_model, save_model
 from ._planter import AttentionPlanter, load_planting
 
-__all__ = ["AttentionPlanter", "DegenerateModelWarning", "PlantClassifier", "default_phases", "load_model", "load_planting",
+__all__ = ["AttentionPlanter", "DegenerateModelWarning", "PlantClassifier", "default_lr", "default_phases", "load_model", "load_planting",
            "save_model"]

@@ -160,7 +160,7 @@ class PlantNetBase(NeuralNet):
         kwargs.setdefault("weight_decay", self.weight_decay)
         if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
             kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
-        self.optimizer_ = self.optimizer(params, lr=float(self.lr), **to_python(kwargs))
+        self.optimizer_ = self.optimizer(params, lr=self.effective_lr(), **to_python(kwargs))
         return self
 
     def get_split_datasets(self, X, y=None, **fit_params):
@@ -174,14 +174,18 @@ class PlantNetBase(NeuralNet):
         return DataLoader(dataset, batch_sampler=sampler,
                           collate_fn=self.collate(self.relevance_.pad_id_))
 
-    def check_shared_params(self, int_params=()):
+    def effective_lr(self):
+        """The learning rate the optimizer gets (float)."""
+        return float(self.lr)
+
+    def check_shared_params(self, int_params=(), *, lr_none_ok=False):
         """Validate the parameters both estimators have; raise ValueError naming the fix."""
         backbone_kind(self.backbone)
         check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
         for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size", "max_epochs",
                      "batch_size") + tuple(int_params):
             check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
-        check_param("lr", self.lr, low=0, low_open=True)
+        check_param("lr", self.lr, low=0, low_open=True, none_ok=lr_none_ok)
         check_param("dropout", self.dropout, low=0, high=1)
         check_param("weight_decay", self.weight_decay, low=0)
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,

@@ -29,6 +29,41 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
+#: Stage 2 learning rate of ``lr=None``: word backbones trained from scratch
+#: on a CPU converge within the job's budget only at 1e-2 (1e-3 left every
+#: CodiEsp-D fit rising at its last epoch, 3e-2 diverged early; docs/evidence.md,
+#: "The Stage 2 learning rate"); pretrained encoders keep 1e-3 for the head,
+#: which :func:`default_phases` divides further for their lower layers.
+DEFAULT_LR = {"word": 1e-2, "pretrained": 1e-3}
+
+
+def default_lr(backbone):
+    """The Stage 2 learning rate that ``lr=None`` resolves to for ``backbone``.
+
+    Parameters
+    ----------
+    backbone : str
+        A :class:`PlantClassifier` backbone ("cnn", "bigru", "hf", "hf:<folder>", ...).
+
+    Returns
+    -------
+    float
+        :data:`DEFAULT_LR` of the backbone's kind: 1e-2 for word backbones,
+        1e-3 for pretrained encoders and LLMs.
+
+    Raises
+    ------
+    ValueError
+        For an unknown backbone.
+
+    Examples
+    --------
+    >>> default_lr("cnn"), default_lr("bigru"), default_lr("hf")
+    (0.01, 0.01, 0.001)
+    """
+    return DEFAULT_LR["word" if backbone_kind(backbone) == "word" else "pretrained"]
+
+
 def default_phases(backbone, lr):
     """Progressive unfreezing phases (epoch, group, lr) per backbone kind.
 
@@ -115,7 +150,10 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         Progressive unfreezing (epoch, group, lr); groups are "head",
         "attention", "encoder", "embeddings" (and "intermediate" for
         pretrained encoders). None: :func:`default_phases`.
-    lr : float, default=1e-3
+    lr : float or None, default=None
+        Stage 2 learning rate (AdamW); the phases scale it per group. None:
+        :func:`default_lr` of the backbone, 1e-2 for word backbones and 1e-3
+        for pretrained encoders.
     weight_decay : float, default=0.01
     max_epochs : int, default=30
     batch_size : int, default=16
@@ -229,7 +267,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
                  hidden_dim=128, attention_dim=128, kernel_size=5, dropout=0.2, glove=False,
                  max_length=4096, backbone_options=None, pool_size=128, head="shared", loss="focal", gamma=2.0,
                  label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
-                 lr=1e-3, weight_decay=0.01, max_epochs=30, batch_size=16,
+                 lr=None, weight_decay=0.01, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None,
                  scoring="map", patience=6,
                  shortlist=None, n_candidates=100, fusion="dev", shortlist_cv=None,
@@ -324,9 +362,13 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
                                "name": gname, "param_names": names})
         return self.make_optimizer(groups)
 
+    def effective_lr(self):
+        """``lr``, or :func:`default_lr` of the backbone where ``lr=None``."""
+        return default_lr(self.backbone) if self.lr is None else float(self.lr)
+
     # -- fit -------------------------------------------------------------------
     def _check_params(self):
-        self.check_shared_params(("pool_size", "patience", "max_k"))
+        self.check_shared_params(("pool_size", "patience", "max_k"), lr_none_ok=True)
         check_param("head", self.head, allowed=("shared", "labelwise"))
         check_param("loss", self.loss, allowed=("focal", "bce"))
         check_param("smoothing_form", self.smoothing_form, allowed=("paper", "symmetric"))
@@ -419,7 +461,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.phases_ = to_python(self.phases if self.phases is not None
-                                 else default_phases(self.backbone, self.lr))
+                                 else default_phases(self.backbone, self.effective_lr()))
         self.n_fit_train_ = len(train_docs)
         self.n_candidates_ = (None if self.shortlist is None
                               else check_n_candidates(self.n_candidates, self.n_labels_))

@@ -306,7 +306,7 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
     opt = cfg.get("optimizer")
     if opt is not None:
         params = opt.setdefault("params", {})
-        params.setdefault("lr", float(estimator.lr))
+        params.setdefault("lr", estimator.effective_lr())
         params.setdefault("weight_decay", float(getattr(estimator, "weight_decay", 0.0)))
     verbose = bool(getattr(estimator, "verbose", 0)) and rank == 0
 
