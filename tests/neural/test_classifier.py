@@ -152,18 +152,22 @@ def test_bad_parameters_are_rejected_in_fit(bad, match, small, make_corpus):
         small(**bad).fit(texts, Y)
 
 
-def test_lr_none_is_the_backbones_default_rate(fitted, small, make_corpus):
-    """lr=None trains a word backbone at 1e-2 (every group once unfrozen); a float is kept."""
+def test_lr_none_follows_the_kept_ranking_loss(fitted, small, make_corpus):
+    """lr=None: 1e-2 where Stage 2 keeps the Stage 1 loss, else 1e-3; a float is kept."""
     from xplant.neural import default_lr
-    clf, _, _ = fitted
+    clf, _, _ = fitted                                   # stage1_weight=0.1 (the fixture's)
     assert clf.lr is None and clf.effective_lr() == 0.01
     assert [list(p) for p in clf.phases_] == [[0, "head", 0.01], [2, "attention", 0.01],
                                               [2, "encoder", 0.01], [2, "embeddings", 0.01]]
     assert {g["name"]: g["lr"] for g in clf.optimizer_.param_groups} == {
         "head": 0.01, "attention": 0.01, "encoder": 0.01, "embeddings": 0.01}
     # pretrained encoders keep 1e-3 for the head (their phases divide it further)
-    assert (default_lr("cnn"), default_lr("bigru"), default_lr("hf")) == (0.01, 0.01, 0.001)
+    assert [default_lr(b, w) for b, w in [("cnn", 0.1), ("bigru", 1.0), ("cnn", 0.0),
+                                          ("hf", 0.1), ("hf", 0.0)]] == [0.01, 0.01, 1e-3,
+                                                                         1e-3, 1e-3]
     texts, Y = make_corpus(n_docs=20)
+    paper = small(stage1_weight=0.0, max_epochs=3).fit(texts, Y)
+    assert {g["lr"] for g in paper.optimizer_.param_groups} == {1e-3}
     fixed = small(lr=0.003, max_epochs=3).fit(texts, Y)
     assert {g["lr"] for g in fixed.optimizer_.param_groups} == {0.003}
     with pytest.raises(ValueError, match="lr"):

@@ -196,6 +196,22 @@ def test_stage1_weight_dev_equals_the_chosen_fixed_weight(make_corpus, tmp_path)
 
 
 @pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
+def test_stage1_weight_dev_with_lr_none_trains_each_weight_at_its_rate(make_corpus):
+    """lr=None under "dev": weight 0 trains at 1e-3, 0.1 at 1e-2, each as its fixed fit."""
+    texts, Y = make_corpus(n_docs=48, n_labels=4, doc_len=12, seed=0)
+    kw = dict(validation_fraction=0.25, max_epochs=3)
+    clf = _clf(stage1_weight="dev", **kw).fit(texts, Y)
+    cands = clf.stage1_weight_candidates_
+    assert [(c["stage1_weight"], c["lr"]) for c in cands] == [(0.0, 1e-3), (0.1, 1e-2)]
+    for c in cands:                                            # the oracle: one fit per weight
+        fixed = _clf(stage1_weight=c["stage1_weight"], **kw).fit(texts, Y)
+        assert c["dev_map"] == pytest.approx(max(h["valid_map"] for h in fixed.history),
+                                             abs=1e-12)
+    chosen = next(c for c in cands if c["stage1_weight"] == clf.stage1_weight_)
+    assert {lr for _, _, lr in clf.phases_} == {chosen["lr"]}
+
+
+@pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")   # empty dev
 def test_stage1_weight_dev_falls_back_errors_and_grid_search(data, tmp_path):
     """Where "dev" cannot choose it says why and trains exactly the 0.1 fit."""

@@ -16,6 +16,7 @@ from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
 from ._common import check_param, to_python
 from ._data import Stage2Collate, TokenDataset
+from ._dev_choice import STAGE1_WEIGHT_FALLBACK
 from ._fusion import FusionMixin
 from ._inference import InferenceMixin
 from ._planting import PlantingMixin
@@ -29,27 +30,34 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-#: Stage 2 learning rate of ``lr=None``: word backbones trained from scratch
-#: on a CPU converge within the job's budget only at 1e-2 (1e-3 left every
-#: CodiEsp-D fit rising at its last epoch, 3e-2 diverged early; docs/evidence.md,
-#: "The Stage 2 learning rate"); pretrained encoders keep 1e-3 for the head,
-#: which :func:`default_phases` divides further for their lower layers.
-DEFAULT_LR = {"word": 1e-2, "pretrained": 1e-3}
+#: Stage 2 learning rates of ``lr=None`` (docs/evidence.md, "The Stage 2
+#: learning rate"). A word backbone trained from scratch whose Stage 2 keeps
+#: the Stage 1 ranking loss (``stage1_weight`` > 0) trains at 1e-2: at 1e-3
+#: every such CodiEsp fit was still rising at its last epoch, and 1e-2 lifts
+#: dev MAP on CodiEsp-D and CodiEsp-P while it ties on the EURLEX57K subset.
+#: Without that loss nothing holds the label attention to its planted
+#: tokens, and 1e-2 overshoots (the EURLEX57K subset, CodiEsp-P): 1e-3.
+#: Pretrained encoders keep 1e-3 for the head, which :func:`default_phases`
+#: divides further for their lower layers.
+DEFAULT_LR = {"word, ranking loss kept": 1e-2, "word": 1e-3, "pretrained": 1e-3}
 
 
-def default_lr(backbone):
-    """The Stage 2 learning rate that ``lr=None`` resolves to for ``backbone``.
+def default_lr(backbone, stage1_weight):
+    """The Stage 2 learning rate that ``lr=None`` resolves to.
 
     Parameters
     ----------
     backbone : str
         A :class:`PlantClassifier` backbone ("cnn", "bigru", "hf", "hf:<folder>", ...).
+    stage1_weight : float
+        The weight of the Stage 1 ranking loss kept in Stage 2 (the fixed
+        weight, or each candidate of ``stage1_weight="dev"``).
 
     Returns
     -------
     float
-        :data:`DEFAULT_LR` of the backbone's kind: 1e-2 for word backbones,
-        1e-3 for pretrained encoders and LLMs.
+        1e-2 for a word backbone with ``stage1_weight`` > 0, else 1e-3
+        (:data:`DEFAULT_LR`).
 
     Raises
     ------
@@ -58,10 +66,12 @@ def default_lr(backbone):
 
     Examples
     --------
-    >>> default_lr("cnn"), default_lr("bigru"), default_lr("hf")
-    (0.01, 0.01, 0.001)
+    >>> default_lr("cnn", 0.1), default_lr("cnn", 0.0), default_lr("hf", 0.1)
+    (0.01, 0.001, 0.001)
     """
-    return DEFAULT_LR["word" if backbone_kind(backbone) == "word" else "pretrained"]
+    if backbone_kind(backbone) != "word":
+        return DEFAULT_LR["pretrained"]
+    return DEFAULT_LR["word, ranking loss kept" if stage1_weight > 0 else "word"]
 
 
 def default_phases(backbone, lr):
@@ -152,8 +162,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         pretrained encoders). None: :func:`default_phases`.
     lr : float or None, default=None
         Stage 2 learning rate (AdamW); the phases scale it per group. None:
-        :func:`default_lr` of the backbone, 1e-2 for word backbones and 1e-3
-        for pretrained encoders.
+        :func:`default_lr`, 1e-2 for a word backbone whose Stage 2 keeps the
+        Stage 1 loss (``stage1_weight`` > 0), else 1e-3; with
+        ``stage1_weight="dev"`` each candidate weight gets its own rate.
     weight_decay : float, default=0.01
     max_epochs : int, default=30
     batch_size : int, default=16
@@ -363,8 +374,25 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         return self.make_optimizer(groups)
 
     def effective_lr(self):
-        """``lr``, or :func:`default_lr` of the backbone where ``lr=None``."""
-        return default_lr(self.backbone) if self.lr is None else float(self.lr)
+        """``lr``, or :func:`default_lr` for the Stage 2 weight where ``lr=None``.
+
+        The weight is ``stage1_weight_`` once ``fit`` has resolved it (each
+        candidate's, inside ``stage1_weight="dev"``); before that, the fixed
+        ``stage1_weight`` or the fallback of ``"dev"``.
+        """
+        if self.lr is not None:
+            return float(self.lr)
+        weight = getattr(self, "stage1_weight_", None)
+        if weight is None:
+            weight = (STAGE1_WEIGHT_FALLBACK if self.stage1_weight == "dev"
+                      else float(self.stage1_weight))
+        return default_lr(self.backbone, weight)
+
+    def resolve_phases(self):
+        """Set ``phases_``: ``phases``, or :func:`default_phases` at :meth:`effective_lr`."""
+        self.phases_ = to_python(self.phases if self.phases is not None
+                                 else default_phases(self.backbone, self.effective_lr()))
+        return self
 
     # -- fit -------------------------------------------------------------------
     def _check_params(self):
@@ -460,8 +488,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self.n_train_documents_ = len(docs)
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
-        self.phases_ = to_python(self.phases if self.phases is not None
-                                 else default_phases(self.backbone, self.effective_lr()))
+        self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
         self.n_fit_train_ = len(train_docs)
         self.n_candidates_ = (None if self.shortlist is None
                               else check_n_candidates(self.n_candidates, self.n_labels_))
@@ -476,6 +503,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         on_dev = weight == "dev"
         self.stage1_weight_ = 0.0 if on_dev else weight
         self.stage1_weight_candidates_ = None
+        self.resolve_phases()           # fit_stage2_on_dev resolves them per candidate
         ckpt = read_checkpoint(self.checkpoint_dir) if resume else None
         if ckpt is not None:           # Stage 1 ran before the first checkpoint: not again
             restore_checkpoint(self, ckpt)

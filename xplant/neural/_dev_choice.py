@@ -84,7 +84,9 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     list of dict
         One per candidate, in order: ``stage1_weight``, ``dev_<scoring>``
         (the best dev score of its early stopping; ``dev_map`` by default),
-        ``best_epoch`` and ``epochs`` (the epochs it trained). The chosen
+        ``best_epoch``, ``epochs`` (the epochs it trained) and ``lr`` (its
+        Stage 2 learning rate: with ``lr=None`` each weight has its own,
+        :func:`~xplant.neural.default_lr`). The chosen
         candidate's weights, history and ``stage1_weight_`` are left in
         ``clf``.
 
@@ -99,7 +101,8 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     Cost: one Stage 1 and ``len(candidates)`` Stage 2 fits, each stopped
     by its own early stopping. The candidates share the start state (module
     weights, NumPy and torch random states), so they differ only by the
-    weight; ties go to the earlier candidate.
+    weight and, with ``lr=None``, the learning rate that goes with it; ties
+    go to the earlier candidate.
     """
     start = copy.deepcopy(clf.module_.state_dict())
     rng_state = copy.deepcopy(clf.rng_.bit_generator.state)
@@ -108,6 +111,7 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     results, best = [], None
     for w in candidates:
         clf.stage1_weight_ = float(w)
+        clf.resolve_phases()                # lr=None: the rate of this weight
         clf.rng_.bit_generator.state = copy.deepcopy(rng_state)
         torch.set_rng_state(torch_state)
         clf.initialize_history()
@@ -138,10 +142,12 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         vals = np.asarray([h.get(key, np.nan) for h in clf.history], dtype=float)
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
-                        "best_epoch": clf._best_epoch(), "epochs": len(clf.history)})
+                        "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
+                        "lr": clf.effective_lr()})
         if best is None or score > best[0]:
             best = (score, float(w), copy.deepcopy(clf.module_.state_dict()),
                     copy.deepcopy(clf.history))
     _, clf.stage1_weight_, state, clf.history = best
     clf.module_.load_state_dict(state)
+    clf.resolve_phases()                    # the chosen weight's rate (lr=None)
     return results
