@@ -174,6 +174,24 @@ def test_lr_none_follows_the_kept_ranking_loss(fitted, small, make_corpus):
         small(lr="fast").fit(texts, Y)
 
 
+@pytest.mark.parametrize("shortlist", [None, "linear"])
+def test_valid_loss_is_skorchs_dev_loss_from_one_pass(shortlist, small, make_corpus):
+    """valid_loss comes from the dev scoring pass; it equals skorch's batched dev loss."""
+    texts, Y = make_corpus(n_docs=60)
+    kw = {} if shortlist is None else dict(shortlist="linear", n_candidates=None)
+    clf = small(max_epochs=3, validation_fraction=0.25, **kw).fit(texts, Y)
+    assert "valid_batch_size" not in clf.history[-1, "batches", 0]   # no second dev pass
+    losses, sizes = [], []
+    clf.module_.eval()
+    with torch.no_grad():                       # skorch's validation: batched, batch-size weighted
+        for x, pos in clf.get_iterator(clf.dev_dataset_, training=False):
+            losses.append(float(clf.get_loss(clf.infer(x), pos)))
+            sizes.append(len(pos))
+    assert len(clf.dev_docs_) == 15
+    best = clf.history[clf.best_epoch_ - 1]
+    assert best["valid_loss"] == pytest.approx(np.average(losses, weights=sizes), rel=1e-5)
+
+
 def test_bad_targets(small, make_corpus):
     texts, Y = make_corpus(n_docs=20)
     with pytest.raises(ValueError, match="rows"):

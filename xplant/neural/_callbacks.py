@@ -88,8 +88,13 @@ class DevScoring(Callback):
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         if getattr(net, "dev_docs_", None) is None:
             return
-        # a shortlisted classifier scores dev fused (at the α best this epoch)
-        scores = net._dev_scores() if hasattr(net, "_dev_scores") else net._scores(net.dev_docs_)
+        # a shortlisted classifier scores dev fused (at the α best this epoch);
+        # PlantClassifier's pass over dev also gives the dev loss
+        if hasattr(net, "_dev_scores"):
+            scores, loss = net._dev_scores()
+            net.history.record("valid_loss", loss)
+        else:
+            scores = net._scores(net.dev_docs_)
         net.history.record("valid_" + self.name, score_by_name(self.name, net.dev_Y_, scores))
         mean_pred, reason = degenerate_check(net.dev_Y_, scores)
         net.history.record("valid_mean_predicted_labels", mean_pred)

@@ -350,6 +350,12 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             cbs += [("progress", ProgressBar()), ("print_log", PrintLog())]
         return cbs
 
+    def get_split_datasets(self, X, y=None, **fit_params):
+        """No skorch validation pass: with dev data, :class:`DevScoring` makes
+        one pass over dev per epoch and records both the dev scores and
+        ``valid_loss`` (``FusionMixin._dev_scores``)."""
+        return X, None
+
     def initialize_module(self):
         kwargs = self.get_params_for("module")
         self.module_ = self.module(self.build_encoder(), self.n_labels_, self.attention_dim,

@@ -221,7 +221,15 @@ class FusionMixin:
         return cand, fuse(p_short, p_net, self.fusion_weight_), extra
 
     def _dev_scores(self):
-        """Dev scores for early stopping: PLANT alone on its test-time candidates.
+        """Dev scores for early stopping and the dev loss, from one pass over dev.
+
+        Returns ``(scores, loss)``: dense (n_dev, n_labels) scores of PLANT
+        alone on its test-time candidates, and the Stage 2 loss on dev (the
+        history's ``valid_loss``; skorch's own validation pass, a second
+        forward pass over dev each epoch, is not run). Without a shortlist, or
+        with every label a candidate, the loss is the training loss over all
+        labels (positives and hard negatives); with ``n_candidates`` < L it is
+        over each document's test-time candidates.
 
         With a shortlist, the history also records the α best on dev at this
         epoch and its fused score (``valid_fusion_weight``,
@@ -230,16 +238,54 @@ class FusionMixin:
         the network is still weak it stays flat at that level and would stop
         the fit before the network has learnt anything (docs/shortlist.md).
         """
-        if getattr(self, "shortlist_", None) is None or self.dev_view_ is None:
-            return self._scores(self.dev_docs_)
         from ._callbacks import score_by_name
+        shortlisted = getattr(self, "shortlist_", None) is not None and self.dev_view_ is not None
+        if not shortlisted:
+            logits = self._logits(self.dev_docs_)
+            return sigmoid(logits), self._dev_loss(logits)
         cand, s, rank = self.dev_view_
-        p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
+        if self.n_candidates_ >= self.n_labels_:
+            logits = self._logits(self.dev_docs_)
+            z, loss = np.take_along_axis(logits, cand, 1), self._dev_loss(logits)
+        else:
+            z = self._net_candidate_logits(self.dev_docs_, cand)
+            loss = self._dev_loss(z, cand)
+        p_net = sigmoid(z)
         alpha, _, fused = self._best_fusion(s, p_net, cand, rank)
         self.history.record("valid_fusion_weight", alpha)
         self.history.record("valid_fused_" + self.scoring,
                             score_by_name(self.scoring, self.dev_Y_, fused))
-        return dense_scores(cand, p_net, rank)
+        return dense_scores(cand, p_net, rank), loss
+
+    def _dev_loss(self, logits, candidates=None):
+        """Mean Stage 2 loss over the dev documents (float).
+
+        ``logits`` (n_dev, L) are scored as in training (positives and hard
+        negatives); with ``candidates`` (n_dev, C) they are the logits of
+        those labels, scored against the dev targets there.
+        """
+        import torch
+        from ._data import pad_batch
+        from .losses import candidate_loss
+        Y = self.dev_Y_.tocsr()
+        total, n = 0.0, logits.shape[0]
+        for lo in range(0, n, 256):                # chunks: the loss is a mean over documents
+            z = torch.from_numpy(np.ascontiguousarray(logits[lo:lo + 256], dtype=np.float32))
+            rows = range(lo, min(n, lo + 256))
+            with torch.no_grad():
+                if candidates is None:
+                    pos, _ = pad_batch([Y.indices[Y.indptr[i]:Y.indptr[i + 1]] for i in rows],
+                                       pad_value=-1, min_len=1)
+                    value = self.criterion_(z, pos.long())
+                else:
+                    y = np.take_along_axis(Y[lo:lo + 256].toarray(), candidates[lo:lo + 256], 1)
+                    c = self.criterion_
+                    value = candidate_loss(z, torch.from_numpy(y.astype(np.float32)),
+                                           torch.ones(z.shape, dtype=torch.bool), loss=c.loss,
+                                           gamma=c.gamma, label_smoothing=c.label_smoothing,
+                                           smoothing_form=c.smoothing_form)
+            total += float(value) * z.shape[0]
+        return total / max(1, n)
 
     def _best_fusion(self, s, p_net, cand, rank):
         """(α, calibration, dense dev scores) best by the dev ``scoring`` metric.
