@@ -376,6 +376,20 @@ def test_fusion_scores_refuses_weights_outside_0_1(fused):
             clf.fusion_scores(texts[:2], [0.0, bad])
 
 
+def test_valid_loss_on_test_time_candidates(tiny, corpus):
+    """n_candidates < L: valid_loss is the Stage 2 loss at each dev document's candidates."""
+    from xplant.neural.losses import candidate_loss
+    texts, Y = corpus
+    clf = PlantClassifier(**tiny, max_epochs=2, shortlist="linear", n_candidates=4,
+                          planter=AttentionPlanter(max_epochs=1, verbose=0)).fit(
+        texts[:70], Y[:70], validation_data=(texts[70:], Y[70:]))
+    cand = clf.dev_view_[0]
+    z = torch.from_numpy(clf._net_candidate_logits(clf.dev_docs_, cand))
+    y = torch.from_numpy(np.take_along_axis(Y[70:].toarray(), cand, 1).astype(np.float32))
+    expected = float(candidate_loss(z, y, torch.ones(z.shape, dtype=torch.bool)))
+    assert clf.history[clf.best_epoch_ - 1]["valid_loss"] == pytest.approx(expected, rel=1e-5)
+
+
 @pytest.mark.filterwarnings("ignore:MAP is undefined")
 def test_fusion_dev_with_an_unlabelled_dev_split_says_so(tiny, corpus):
     texts, Y = corpus

@@ -277,10 +277,11 @@ class FusionMixin:
                     pos, _ = pad_batch([Y.indices[Y.indptr[i]:Y.indptr[i + 1]] for i in rows],
                                        pad_value=-1, min_len=1)
                     value = self.criterion_(z, pos.long())
-                else:
-                    y = np.take_along_axis(Y[lo:lo + 256].toarray(), candidates[lo:lo + 256], 1)
+                else:                              # targets at the candidates, never (n, L)
+                    y = np.stack([np.isin(candidates[i], Y.indices[Y.indptr[i]:Y.indptr[i + 1]])
+                                  for i in rows]).astype(np.float32)
                     c = self.criterion_
-                    value = candidate_loss(z, torch.from_numpy(y.astype(np.float32)),
+                    value = candidate_loss(z, torch.from_numpy(y),
                                            torch.ones(z.shape, dtype=torch.bool), loss=c.loss,
                                            gamma=c.gamma, label_smoothing=c.label_smoothing,
                                            smoothing_form=c.smoothing_form)
