@@ -232,3 +232,17 @@ def test_run_help_names_the_default_rows():
     models = next(a for a in sub.choices["run"]._actions if a.dest == "models")
     assert models.help.endswith("; default: prior,svm,plant-false,plant")
     assert [find_row(m).name for m in DEFAULT_MODELS] == ["prior", "svm", "plant-false", "plant"]
+
+
+@pytest.mark.parametrize("name", ["svm", "lr"])
+def test_linear_rows_are_seeded_by_the_run(name):
+    """The linear rows take the run's seed: two fits with it give the same model."""
+    from xplant.app._run import build_model
+    texts = [f"w{i % 7} w{i % 5} w{i % 3} x{i % 11}" for i in range(60)]
+    rng = np.random.default_rng(0)
+    Y = (rng.random((60, 4)) < 0.4).astype(np.int64)
+    fits = [build_model(name, random_state=s, verbose=0).set_params(ovr__C=1.0).fit(texts, Y)
+            for s in (3, 3)]
+    assert fits[0].get_params()["ovr__random_state"] == 3
+    z = [f.decision_function(texts) for f in fits]
+    np.testing.assert_array_equal(z[0], z[1])

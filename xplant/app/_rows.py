@@ -63,9 +63,11 @@ def _prior(params, **_):
 
 
 def _ovr(loss):
-    def factory(params, *, features=False, verbose=0, **_):
+    def factory(params, *, features=False, verbose=0, random_state=0, **_):
         from ..linear import OneVsRestLinear, make_tfidf_ovr
-        params = {"verbose": verbose, **params}
+        # seeded: the solver visits examples in a random order, so an unseeded
+        # fit gave another SVM (and another shortlist) in every run
+        params = {"verbose": verbose, "random_state": random_state, **params}
         if not features:
             return make_tfidf_ovr(loss=loss, **params)
         return _linear_step(OneVsRestLinear(loss=loss, **params), True)
