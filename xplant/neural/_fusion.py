@@ -262,30 +262,25 @@ class FusionMixin:
 
         ``logits`` (n_dev, L) are scored as in training (positives and hard
         negatives); with ``candidates`` (n_dev, C) they are the logits of
-        those labels, scored against the dev targets there.
+        those labels, scored against the dev targets there (the criterion's
+        shortlist form, as in training).
         """
         import torch
         from ._data import pad_batch
-        from .losses import candidate_loss
-        Y = self.dev_Y_.tocsr()
+        positives = self.dev_dataset_.positives
         total, n = 0.0, logits.shape[0]
         for lo in range(0, n, 256):                # chunks: the loss is a mean over documents
             z = torch.from_numpy(np.ascontiguousarray(logits[lo:lo + 256], dtype=np.float32))
             rows = range(lo, min(n, lo + 256))
+            if candidates is None:
+                target, _ = pad_batch([positives[i] for i in rows], pad_value=-1, min_len=1)
+                target = target.long()
+            else:                                  # targets at the candidates, never (n, L)
+                y = np.stack([np.isin(candidates[i], positives[i]) for i in rows])
+                target = {"target": torch.from_numpy(y.astype(np.float32)),
+                          "keep": torch.ones(z.shape, dtype=torch.bool)}
             with torch.no_grad():
-                if candidates is None:
-                    pos, _ = pad_batch([Y.indices[Y.indptr[i]:Y.indptr[i + 1]] for i in rows],
-                                       pad_value=-1, min_len=1)
-                    value = self.criterion_(z, pos.long())
-                else:                              # targets at the candidates, never (n, L)
-                    y = np.stack([np.isin(candidates[i], Y.indices[Y.indptr[i]:Y.indptr[i + 1]])
-                                  for i in rows]).astype(np.float32)
-                    c = self.criterion_
-                    value = candidate_loss(z, torch.from_numpy(y),
-                                           torch.ones(z.shape, dtype=torch.bool), loss=c.loss,
-                                           gamma=c.gamma, label_smoothing=c.label_smoothing,
-                                           smoothing_form=c.smoothing_form)
-            total += float(value) * z.shape[0]
+                total += float(self.criterion_(z, target)) * z.shape[0]
         return total / max(1, n)
 
     def _best_fusion(self, s, p_net, cand, rank):
