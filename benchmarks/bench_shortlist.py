@@ -39,9 +39,11 @@ test metrics.
 """
 
 import argparse
+import importlib.util
 import json
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -189,8 +191,12 @@ def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), 
 def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_candidates=100,
                     max_length=512, max_epochs=30, patience=3, max_epoch_docs=None,
                     plant_epochs=1, plant_epoch_docs=None, plant=True, n_jobs=2, threads=2,
-                    checkpoint_dir=None, resume=False, max_docs=None, seed=0):
-    """One shortlisted PLANT fit; test rows at alpha = 0, the dev-chosen alpha and 1."""
+                    checkpoint_dir=None, resume=False, max_docs=None, seed=0, extra=None):
+    """One shortlisted PLANT fit; test rows at alpha = 0, the dev-chosen alpha and 1.
+
+    ``extra`` (dict) sets further ``PlantClassifier`` parameters over the
+    row's, e.g. ``{"stage1_weight": 0}``.
+    """
     import torch
     from xplant.app._run import _choose_rule, _evaluate, _fit_with_dev, build_model, load_splits
     from xplant.linear import make_tfidf_ovr
@@ -203,7 +209,7 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     params = {"shortlist": shortlist, "n_candidates": n_candidates, "max_length": max_length,
               "patience": patience, "max_epoch_docs": max_epoch_docs, "n_jobs": n_jobs,
               "checkpoint_dir": checkpoint_dir, "planter__max_epoch_docs": plant_epoch_docs,
-              "planter__max_length": max_length}
+              "planter__max_length": max_length, **(extra or {})}
     kind = find_row("plant" if plant else "plant-false").display
     model = build_model(kind, epochs=max_epochs, plant_epochs=plant_epochs, random_state=seed,
                         verbose=1, params=params)
@@ -231,6 +237,8 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
         rows[name], _ = _evaluate(name, out, splits)
     planter = getattr(final, "planter_", None)
     return {"dataset": dataset, "shape": {s: list(splits[s].Y.shape) for s in splits},
+            "params": dict(extra or {}),
+            "stage1_weight": final.stage1_weight_, "lr": final.effective_lr(),
             "fit_s": round(fit_s, 1), "score_s": round(score_s, 1),
             "shortlist": final.shortlist_info_, "calibration": final.shortlist_calibration_,
             "fusion_weight": alpha, "best_epoch": int(final.best_epoch_),
@@ -241,6 +249,14 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
             "rows": {k: {"k": v["k"], **{m: v["metrics"].get(m) for m in (
                 "P@1", "P@3", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_frequent",
                 "F1_few", "F1_zero")}} for k, v in rows.items()}}
+
+
+def _param(text):
+    """bench_xmtc.py's ``NAME=VALUE`` parser (one implementation for both scripts)."""
+    spec = importlib.util.spec_from_file_location("bench_xmtc", Path(__file__).with_name("bench_xmtc.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._param(text)
 
 
 def main(argv=None):
@@ -275,6 +291,9 @@ def main(argv=None):
     f.add_argument("--resume", action="store_true")
     f.add_argument("--max-docs", type=int, default=None, help="first N documents of each split")
     f.add_argument("--output", default=None, help="also write the result as JSON here")
+    f.add_argument("--set", type=_param, action="append", metavar="NAME=VALUE", default=[],
+                   help="a further PlantClassifier parameter, as bench_xmtc.py's --set "
+                        "(e.g. --set stage1_weight=0); repeatable")
     args = ap.parse_args(argv)
     if args.what == "fit":
         res = shortlisted_fit(args.dataset, args.data_home, shortlist_C=args.shortlist_c or None,
@@ -284,7 +303,7 @@ def main(argv=None):
                               plant_epoch_docs=args.plant_epoch_docs, plant=not args.plant_false,
                               n_jobs=args.n_jobs, threads=args.threads,
                               checkpoint_dir=args.checkpoint_dir, resume=args.resume,
-                              max_docs=args.max_docs)
+                              max_docs=args.max_docs, extra=dict(args.set))
         if args.output:
             with open(args.output, "w") as fh:
                 json.dump(res, fh, indent=1)

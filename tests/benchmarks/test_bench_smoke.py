@@ -241,9 +241,13 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     out = tmp_path / "fit.json"
     res = module.main(["fit", "--dataset", "codiesp", "--max-docs", "40", "--max-epochs", "2",
                        "--plant-epochs", "1", "--n-candidates", "20", "--max-length", "64",
-                       "--n-jobs", "1", "--threads", "1", "--output", str(out)])
+                       "--n-jobs", "1", "--threads", "1", "--output", str(out),
+                       "--set", "stage1_weight=0"])
     assert json.loads(out.read_text()) == json.loads(json.dumps(res, default=float))
     assert set(res["rows"]) == {"alpha=0", "fused", "alpha=1"}
+    # --set reaches the classifier: weight 0 on a word backbone trains at 1e-3 under lr=None
+    assert res["params"] == {"stage1_weight": 0}
+    assert (res["stage1_weight"], res["lr"]) == (0.0, 1e-3)
     assert res["epochs_run"] == len(res["history"]) <= 2
     assert res["budget_limited"] == (res["best_epoch"] == res["epochs_run"])
     # alpha = 1 ranks as the shortlist alone: the SVM (C = 1) fitted on the same training rows
