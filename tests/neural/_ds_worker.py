@@ -67,6 +67,10 @@ def main(argv=None):
         planter=None, strategy=args.strategy, stage1_weight=args.stage1_weight,
         deepspeed_config={"zero_optimization": {"stage": args.zero},
                           "checkpoint_dir": args.checkpoint_dir, "resume": args.resume})
+    from xplant.neural.distributed import _trainer
+    loss_passes = []
+    own_pass = _trainer._dev_loss
+    _trainer._dev_loss = lambda *a, **k: loss_passes.append(1) or own_pass(*a, **k)
     clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))
     fps = [None] * world
     if world > 1:
@@ -77,6 +81,8 @@ def main(argv=None):
     out = {"world": world, "train_loss": [h["train_loss"] for h in clf.history],
            "epochs": [h["epoch"] for h in clf.history],
            "valid_score": [h.get("valid_map") for h in clf.history], "relevance_fingerprints": fps,
+           "valid_loss": [h.get("valid_loss") for h in clf.history],
+           "dev_loss_passes": len(loss_passes),
            "proba": proba.tolist(),
            "params": {k: v.detach().double().sum().item() for k, v in clf.module_.state_dict().items()},
            "module_type": type(clf.module_).__name__,

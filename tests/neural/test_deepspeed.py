@@ -62,6 +62,11 @@ def test_zero2_two_processes_match_single_process(tmp_path, reference):
     assert got["train_loss"][-1] < got["train_loss"][0]
     _assert_same_model(reference, got)
     assert got["valid_score"] == pytest.approx(reference["valid_score"])
+    # one pass over dev per epoch: the dev scoring's logits give valid_loss, as under skorch,
+    # and the trainer's own loss pass never runs
+    assert None not in got["valid_loss"]
+    assert got["valid_loss"] == pytest.approx(reference["valid_loss"], rel=1e-4)
+    assert got["dev_loss_passes"] == 0
     # gathered back into a plain module: prediction needs no DeepSpeed
     assert got["module_type"] == "PlantNet" and not got["param_has_ds"]
 

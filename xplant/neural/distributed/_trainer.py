@@ -333,6 +333,10 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
     stopper = _find_callback(estimator, EarlyStopping)
     dev_cbs = [cb for _, cb in estimator._default_callbacks
                if type(cb).__name__ in ("DevScoring", "AttentionNDCG")]
+    # PlantClassifier's dev scoring also gives valid_loss from the same logits
+    # (_dev_scores): a loss pass of its own would read dev twice per epoch
+    loss_pass = not (hasattr(estimator, "_dev_scores")
+                     and any(type(cb).__name__ == "DevScoring" for cb in dev_cbs))
     base_lrs = [g["lr"] for g in groups]
     n_steps = math.ceil(len(train_dataset) / batch_size)
     if warm is not None:
@@ -431,7 +435,8 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
             history.record("train_loss", float(np.average(losses, weights=sizes)))
             if dev_dataset is not None:
                 engine.eval()
-                history.record("valid_loss", _dev_loss(engine, estimator, dev_dataset, device))
+                if loss_pass:
+                    history.record("valid_loss", _dev_loss(engine, estimator, dev_dataset, device))
                 for cb in dev_cbs:
                     cb.on_epoch_end(estimator)
                 engine.train()
