@@ -35,7 +35,10 @@ dev-chosen alpha, and the shortlist alone (alpha = 1, which is xplant's
 TF-IDF + SVM row). Each row's top-k rule is chosen on dev. It prints the
 fit and scoring seconds, the epoch history (seconds and dev scores per
 epoch; the MIG step's seconds come from the Pipeline's own line) and the
-test metrics.
+test metrics. With ``--fusion-forms`` it also reports, on dev only, two
+other ways to mix the two scores (one alpha per frequency bucket, and the
+mix in logit space) beside the single alpha; with ``--resume`` on a
+finished fit's checkpoint it re-scores that fit without training.
 """
 
 import argparse
@@ -191,11 +194,14 @@ def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), 
 def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_candidates=100,
                     max_length=512, max_epochs=30, patience=3, max_epoch_docs=None,
                     plant_epochs=1, plant_epoch_docs=None, plant=True, n_jobs=2, threads=2,
-                    checkpoint_dir=None, resume=False, max_docs=None, seed=0, extra=None):
+                    checkpoint_dir=None, resume=False, max_docs=None, seed=0, extra=None,
+                    forms=False):
     """One shortlisted PLANT fit; test rows at alpha = 0, the dev-chosen alpha and 1.
 
     ``extra`` (dict) sets further ``PlantClassifier`` parameters over the
-    row's, e.g. ``{"stage1_weight": 0}``.
+    row's, e.g. ``{"stage1_weight": 0}``. With ``forms``, the result also
+    holds :func:`fusion_forms` on dev (``"fusion_forms"``); with ``resume``
+    on a completed checkpoint this re-scores a finished fit without training.
     """
     import torch
     from xplant.app._run import _choose_rule, _evaluate, _fit_with_dev, build_model, load_splits
@@ -236,7 +242,8 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
         out["rule"] = _choose_rule(dv.Y, out["dev_scores"])
         rows[name], _ = _evaluate(name, out, splits)
     planter = getattr(final, "planter_", None)
-    return {"dataset": dataset, "shape": {s: list(splits[s].Y.shape) for s in splits},
+    extra_out = {"fusion_forms": fusion_forms(model, dv)} if forms else {}
+    return {**extra_out, "dataset": dataset, "shape": {s: list(splits[s].Y.shape) for s in splits},
             "params": dict(extra or {}),
             "stage1_weight": final.stage1_weight_, "lr": final.effective_lr(),
             "fit_s": round(fit_s, 1), "score_s": round(score_s, 1),
@@ -249,6 +256,60 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
             "rows": {k: {"k": v["k"], **{m: v["metrics"].get(m) for m in (
                 "P@1", "P@3", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_frequent",
                 "F1_few", "F1_zero")}} for k, v in rows.items()}}
+
+
+def fusion_forms(model, split, *, cut=50):
+    """Dev MAP of two other fusion forms beside the single alpha, from one fitted model.
+
+    The shortlist and the network score ``split`` once (the fitted model,
+    at its restored best epoch). Three forms of the fused score of a
+    candidate, each over the alpha grid of ``fusion="dev"``:
+
+    - ``single``: alpha * p_short + (1 - alpha) * p_net, the estimator's own;
+    - ``bucket``: the same with one alpha for labels with more than ``cut``
+      training documents and another for the rest (every pair of the grid);
+    - ``logit``: sigmoid(alpha * s + (1 - alpha) * z), mixing the calibrated
+      shortlist score s and the network's logit z before the sigmoid.
+
+    Returns
+    -------
+    dict
+        For each form, ``{"best": alpha (a [head, tail] pair for bucket),
+        "map": its MAP on split, "grid": {alpha: MAP}}``; MAP is a fraction.
+    """
+    from xplant.metrics import mean_average_precision
+    from xplant.neural._fusion import shortlist_texts
+    from xplant.neural._shortlist import FUSION_GRID, dense_scores, fuse, sigmoid, tail_order
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    X = split.texts
+    for _, step in getattr(model, "steps", [])[:-1]:
+        X = step.transform(X)
+    docs = final._docs(X)
+    cand, s, extra = final._shortlist_view(shortlist_texts(X, docs, final.relevance_),
+                                           full_tail=True, raw=True)
+    a, b = final.shortlist_calibration_
+    s = a * s + b
+    z = final._net_candidate_logits(docs, cand)
+    rank = tail_order(cand, extra, final.label_frequency_)
+    p_short, p_net = sigmoid(s), sigmoid(z)
+    tail = final.label_frequency_[cand] <= cut
+    grid = [float(g) for g in FUSION_GRID]
+
+    def score(cand_scores):
+        return float(mean_average_precision(split.Y, dense_scores(cand, cand_scores, rank)))
+
+    out = {"single": {"grid": {g: score(fuse(p_short, p_net, g)) for g in grid}},
+           "logit": {"grid": {g: score(sigmoid(g * s + (1 - g) * z)) for g in grid}},
+           "bucket": {"grid": {(h, t): score(np.where(tail, t, h) * p_short
+                                             + (1 - np.where(tail, t, h)) * p_net)
+                               for h in grid for t in grid}}}
+    for form in out.values():                 # ties keep the first (smaller alpha)
+        best = max(form["grid"], key=lambda g: (form["grid"][g], -np.sum(g)))
+        form["best"], form["map"] = (list(best) if isinstance(best, tuple) else best,
+                                     form["grid"][best])
+    out["bucket"]["grid"] = {f"{h},{t}": v for (h, t), v in out["bucket"]["grid"].items()}
+    out["cut"] = cut
+    return out
 
 
 def _param(text):
@@ -291,6 +352,9 @@ def main(argv=None):
     f.add_argument("--resume", action="store_true")
     f.add_argument("--max-docs", type=int, default=None, help="first N documents of each split")
     f.add_argument("--output", default=None, help="also write the result as JSON here")
+    f.add_argument("--fusion-forms", action="store_true",
+                   help="also report fusion_forms() on dev: one alpha per frequency bucket, "
+                        "and the mix in logit space")
     f.add_argument("--set", type=_param, action="append", metavar="NAME=VALUE", default=[],
                    help="a further PlantClassifier parameter, as bench_xmtc.py's --set "
                         "(e.g. --set stage1_weight=0); repeatable")
@@ -303,7 +367,8 @@ def main(argv=None):
                               plant_epoch_docs=args.plant_epoch_docs, plant=not args.plant_false,
                               n_jobs=args.n_jobs, threads=args.threads,
                               checkpoint_dir=args.checkpoint_dir, resume=args.resume,
-                              max_docs=args.max_docs, extra=dict(args.set))
+                              max_docs=args.max_docs, extra=dict(args.set),
+                              forms=args.fusion_forms)
         if args.output:
             with open(args.output, "w") as fh:
                 json.dump(res, fh, indent=1)

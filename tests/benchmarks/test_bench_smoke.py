@@ -242,8 +242,19 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     res = module.main(["fit", "--dataset", "codiesp", "--max-docs", "40", "--max-epochs", "2",
                        "--plant-epochs", "1", "--n-candidates", "20", "--max-length", "64",
                        "--n-jobs", "1", "--threads", "1", "--output", str(out),
-                       "--set", "stage1_weight=0"])
+                       "--set", "stage1_weight=0", "--fusion-forms"])
     assert json.loads(out.read_text()) == json.loads(json.dumps(res, default=float))
+    # the other fusion forms agree with the single alpha where they coincide
+    forms = res["fusion_forms"]
+    single, logit, bucket = (forms[f]["grid"] for f in ("single", "logit", "bucket"))
+    assert len(single) == len(logit) == 11 and len(bucket) == 121
+    for g, v in single.items():
+        assert bucket[f"{g},{g}"] == v        # one alpha for both buckets is the single alpha
+    for g in (0.0, 1.0):                      # either end ranks by one model's score alone
+        assert logit[g] == pytest.approx(single[g], abs=1e-12)
+    assert forms["bucket"]["map"] >= forms["single"]["map"]
+    assert forms["single"]["map"] == max(single.values())
+    assert forms["single"]["best"] == res["fusion_weight"]   # the fit's own choice on dev
     assert set(res["rows"]) == {"alpha=0", "fused", "alpha=1"}
     # --set reaches the classifier: weight 0 on a word backbone trains at 1e-3 under lr=None
     assert res["params"] == {"stage1_weight": 0}
