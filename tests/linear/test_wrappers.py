@@ -50,6 +50,37 @@ def test_napkinxc_plt():
     np.testing.assert_array_equal(est.predict(X[150:]).toarray(), (proba >= 0.5).astype(int))
 
 
+def test_tree_top_k_fills_unreached_labels_by_training_frequency():
+    """Labels the tree search does not reach follow the frequency prior, not index order."""
+    from sklearn.utils.validation import validate_data
+    from xplant.linear._wrappers import _TreeWrapper
+
+    class Stub(_TreeWrapper):
+        def fit(self, X, Y):
+            validate_data(self, X, accept_sparse="csr")
+            self.n_labels_ = Y.shape[1]
+            self.label_frequency_ = np.asarray(Y.sum(0)).ravel()
+            return self
+
+        def _native_top_k(self, X, k):        # reaches labels 4 and 2 (tied), then 5
+            return [[(4, 0.5), (2, 0.5), (5, 0.25)] for _ in range(X.shape[0])]
+
+    freq = [1, 6, 3, 0, 3, 2, 6]
+    Y = np.zeros((6, 7), dtype=np.int64)
+    for j, f in enumerate(freq):
+        Y[:f, j] = 1
+    X = np.ones((2, 3))
+    est = Stub().fit(np.ones((6, 3)), Y)
+    idx, scores = est.predict_top_k(X, 7)
+    proba = est.predict_proba(X)
+    # brute force: by score, then training frequency, then index
+    expected = sorted(range(7), key=lambda j: (-proba[0, j], -freq[j], j))
+    assert expected == [2, 4, 5, 1, 6, 0, 3]
+    assert idx.tolist() == [expected] * 2
+    np.testing.assert_array_equal(scores, np.take_along_axis(proba, idx, 1))
+    assert est.predict_top_k(X, 4)[0].tolist() == [expected[:4]] * 2
+
+
 @pytest.mark.parametrize("preset", ["parabel", "bonsai"])
 def test_omikuji_trees(preset):
     pytest.importorskip("omikuji")

@@ -82,8 +82,10 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         indices : ndarray of shape (n_samples, k), dtype int64
-            Labels by decreasing probability; labels the search did not reach
-            score 0 and fill the list in index order.
+            Labels by decreasing probability. Labels the search did not reach
+            score 0 and fill the list by decreasing training frequency (the
+            frequency prior; equal frequencies: lower index first), as do
+            ties between reached labels.
         scores : ndarray of shape (n_samples, k), dtype float64
             Estimated probabilities.
         """
@@ -93,9 +95,13 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         n = X.shape[0]
         indices = np.empty((n, k), dtype=np.int64)
         values = np.empty((n, k), dtype=np.float64)
+        # columns by decreasing training frequency: the stable top-k breaks ties
+        # (the unreached labels' zeros among them) in that order
+        by_freq = np.argsort(-self.label_frequency_, kind="stable")
         for rows in _row_blocks(n, self.n_labels_):
             block = self._fill(self._native_top_k(X[rows], k), k)
-            indices[rows], values[rows] = top_k_dense(block, k)
+            top, values[rows] = top_k_dense(block[:, by_freq], k)
+            indices[rows] = by_freq[top]
         return indices, values
 
     def predict_proba(self, X):
