@@ -45,8 +45,12 @@ def test_predict_uses_dev_chosen_k(fitted):
 def test_fitted_attributes(fitted):
     clf, texts, Y = fitted
     assert clf.n_labels_ == Y.shape[1]
-    np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y.sum(0)).ravel())
-    assert clf.n_train_documents_ == len(texts)
+    # over the rows Stage 2 trained on: validation_fraction's dev rows are held out
+    from xplant.neural._common import split_validation
+    tr, dv = split_validation(len(texts), clf.validation_fraction, clf.random_state)
+    assert len(dv) == len(clf.dev_docs_) > 0
+    np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y[tr].sum(0)).ravel())
+    assert clf.n_train_documents_ == len(tr) == len(texts) - len(dv)
     assert "valid_map" in clf.history[-1]
     assert clf.planter_ is not None
     dev_map = [h["valid_map"] for h in clf.history]
@@ -188,6 +192,11 @@ def test_valid_loss_is_skorchs_dev_loss_from_one_pass(shortlist, small, make_cor
             losses.append(float(clf.get_loss(clf.infer(x), pos)))
             sizes.append(len(pos))
     assert len(clf.dev_docs_) == 15
+    # label frequencies and the document count are over the 45 rows trained on, not the dev rows
+    from xplant.neural._common import split_validation
+    tr, dv = split_validation(60, 0.25, clf.random_state)
+    assert clf.n_train_documents_ == len(tr) == 45
+    np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y[tr].sum(0)).ravel())
     best = clf.history[clf.best_epoch_ - 1]
     assert best["valid_loss"] == pytest.approx(np.average(losses, weights=sizes), rel=1e-5)
 

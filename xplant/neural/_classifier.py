@@ -247,7 +247,11 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     planter_ : AttentionPlanter or None
     classes_ : ndarray of shape (n_labels,)
     n_labels_, n_train_documents_ : int
+        Labels, and documents Stage 2 trained on (without the dev rows that
+        ``validation_fraction`` holds out).
     label_frequency_ : ndarray of int64 of shape (n_labels,)
+        Training documents of each label, over the same rows (the order of
+        non-candidate labels, and propensities for PSP@k scorers).
     k_ : int
     threshold_ : float
     best_epoch_ : int
@@ -491,8 +495,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
         Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
         train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev
-        self.label_frequency_ = label_frequency(Y)
-        self.n_train_documents_ = len(docs)
+        # the rows Stage 2 trains on: validation_fraction's dev rows are not counted
+        self.label_frequency_ = label_frequency(Y[tr])
+        self.n_train_documents_ = len(tr)
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
