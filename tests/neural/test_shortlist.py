@@ -75,6 +75,30 @@ def test_tail_scores_below_candidates_in_shortlist_then_frequency_order():
     np.testing.assert_allclose(sc, np.take_along_axis(out, idx, 1))
 
 
+def test_zero_candidate_scores_stay_probabilities_above_the_tail():
+    """σ(−1000) = 0 at a candidate: every score stays in [0, 1], the tail strictly below."""
+    from xplant.neural._shortlist import SCORE_FLOOR, sigmoid
+    cand = np.array([[3, 1, 0], [0, 2, 4]])
+    cs = sigmoid(np.array([[2.0, -1000.0, -1000.0], [-1000.0, 0.5, 1.0]]))
+    assert (cs == 0).sum() == 3                       # the underflow the floor is for
+    extra = np.array([[4], [1]])
+    freq = np.array([1, 0, 9, 3, 2, 8])
+    out = dense_scores(cand, cs, tail_order(cand, extra, freq))
+    assert out.min() > 0 and out.max() <= 1
+    tail = np.ones(out.shape, dtype=bool)
+    tail[np.arange(2)[:, None], cand] = False
+    for i in range(2):
+        assert out[i, tail[i]].max() < out[i, cand[i]].min()
+    # floored candidates keep the shortlist's order: positions 1 and 2 of C = 3
+    np.testing.assert_allclose(out[0, [1, 0]], [SCORE_FLOOR / 2, SCORE_FLOOR / 4], rtol=1e-12)
+    # then the tail, in the shortlist's order, then frequency: 4, then 2, 5
+    assert np.argsort(-out[0], kind="stable").tolist() == [3, 1, 0, 4, 2, 5]
+    idx, sc = top_k_from_candidates(cand, cs, extra, freq, 6)
+    np.testing.assert_array_equal(idx, np.argsort(-out, 1, kind="stable"))
+    np.testing.assert_array_equal(sc, np.take_along_axis(out, idx, 1))
+    assert np.all(sc.astype(np.float32) > 0)          # predict_proba's dtype keeps them apart from 0
+
+
 def test_fused_outputs_agree_and_keep_shape(fused):
     clf, texts, Y = fused
     P = clf.predict_proba(texts[:8])
@@ -210,6 +234,24 @@ def test_unsaveable_shortlist_names_itself(tiny, corpus, tmp_path):
     with pytest.raises(TypeError, match="shortlist cannot be saved: cannot save TfidfVectorizer"):
         clf.save(tmp_path / "m")
     assert not (tmp_path / "m").exists()
+    # a checkpoint keeps the shortlist too: fit says so, and how to do without
+    ckpt = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=custom, n_candidates=4,
+                           checkpoint_dir=tmp_path / "ckpt")
+    with pytest.raises(TypeError, match="checkpoint_dir keeps the fitted shortlist, and this "
+                                        "PlantClassifier's shortlist cannot be saved.*"
+                                        "checkpoint_dir=None"):
+        ckpt.fit(texts, Y)
+
+
+@pytest.mark.parametrize("texts", [["one lone document"], ["alpha beta", "gamma delta"]])
+def test_linear_shortlist_without_vocabulary_says_why(tiny, texts):
+    """Too few documents for the TF-IDF's min_df=2: the error names the shortlist."""
+    Y = sp.csr_matrix(np.ones((len(texts), 2), dtype=np.int64))
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                          n_candidates=None, validation_fraction=None)
+    with pytest.raises(ValueError, match=r"shortlist='linear' could not build its TF-IDF "
+                                         rf"vocabulary from the {len(texts)} training"):
+        clf.fit(texts, Y)
 
 
 def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
@@ -228,6 +270,11 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
     assert again.shortlist_info_["C"] == first.shortlist_info_["C"]
     np.testing.assert_allclose(again.predict_proba(texts[:5]), first.predict_proba(texts[:5]),
                                rtol=1e-6)
+    # another kind of shortlist than the checkpoint's is refused, not silently replaced
+    from xplant.linear import FrequencyPrior
+    with pytest.raises(ValueError, match="shortlist at .* is a OneVsRestLinear, this fit's is a "
+                                         "FrequencyPrior; give the interrupted fit's parameters"):
+        small(**{**params, "shortlist": FrequencyPrior()}).fit(texts, Y, resume=True)
 
 
 def test_xplant_predict_answers_with_fused_labels(fused, tmp_path):
@@ -399,3 +446,43 @@ def test_fusion_dev_with_an_unlabelled_dev_split_says_so(tiny, corpus):
                               n_candidates=4).fit(texts[:70], Y[:70],
                                                   validation_data=(texts[70:], no_gold))
     assert clf.fusion_weight_ == 0.5
+
+
+def test_tree_shortlist_fills_candidates_by_training_frequency(tiny):
+    """Omikuji reaches few labels: its candidates go on by training frequency, not index order."""
+    pytest.importorskip("omikuji")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from xplant.app._run import load_splits
+    from xplant.linear import OmikujiTrees
+    sp_ = load_splits("codiesp", max_docs=40)
+    tr, te = sp_["train"], sp_["test"]
+    trees = Pipeline([("tfidf", TfidfVectorizer()), ("trees", OmikujiTrees(beam_size=2, n_jobs=1))])
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=trees, n_candidates=100,
+                          fusion=1.0, validation_fraction=None).fit(tr.texts, tr.Y)
+    cand, s, _ = clf._shortlist_view(te.texts, raw=True)
+    freq = clf.label_frequency_
+    assert (s == 0).any(axis=1).all()              # every document has unreached candidates
+    for row, scores in zip(cand, s):
+        reached = set(row[scores > 0].tolist())
+        # the unreached candidates: the most frequent labels the search did not reach, in order
+        rest = [j for j in np.argsort(-freq, kind="stable") if j not in reached]
+        assert row[scores == 0].tolist() == rest[:int((scores == 0).sum())]
+    # predict_proba's tail below the candidates keeps that order too
+    P = clf.predict_proba(te.texts[:3])
+    order = np.argsort(-P[0], kind="stable")
+    tail = [j for j in order if j not in set(cand[0].tolist())][:20]
+    rest = [j for j in np.argsort(-freq, kind="stable") if j not in set(cand[0].tolist())][:20]
+    assert tail == rest
+
+
+def test_labels_never_seen_keep_probabilities_in_range(tiny, corpus):
+    """Unseen labels (the linear shortlist's −1000) as candidates at α = 1: P stays in (0, 1]."""
+    texts, Y = corpus
+    Y3 = sp.hstack([Y, sp.csr_matrix((Y.shape[0], 3), dtype=Y.dtype)]).tocsr()
+    clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
+                          n_candidates=14, fusion=1.0, validation_fraction=None).fit(texts, Y3)
+    P = clf.predict_proba(texts[:6])
+    assert P.min() > 0 and P.max() <= 1
+    idx, sc = clf.predict_top_k(texts[:6], k=15)
+    np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :15])
+    assert (sc > 0).all()

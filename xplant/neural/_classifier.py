@@ -235,7 +235,10 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     checkpoint_dir : str, Path or None
         Folder where Stage 2 writes a checkpoint after every epoch
         (atomically; safetensors + JSON, see ``docs/reliability.md``);
-        ``fit(..., resume=True)`` continues from its latest one.
+        ``fit(..., resume=True)`` continues from its latest one. With a
+        ``shortlist``, the fitted shortlist goes there too (``shortlist/``),
+        so it must be one :meth:`save` can store; another raises TypeError
+        once the shortlist is fitted.
     deepspeed_config : dict, str or None
         Overrides of :func:`xplant.neural.distributed.default_deepspeed_config`,
         or a JSON/YAML file of them.

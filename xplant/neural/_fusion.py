@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from ._shortlist import (FUSION_GRID, _final_step, check_fusion, cross_fit_ranking,
-                         dense_scores, fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid,
-                         tail_order, top_k_from_candidates, training_candidates)
+                         dense_scores, fit_calibration, fit_shortlist, fuse, is_frozen,
+                         rank_labels, sigmoid, tail_order, top_k_from_candidates,
+                         training_candidates)
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -141,6 +142,14 @@ class FusionMixin:
         if resume and saved is not None and (saved / "fusion.json").is_file():
             C = self.n_candidates_
             load_shortlist(self, saved)            # a resumed fit never refits it
+            given = self.shortlist
+            given = "OneVsRestLinear" if isinstance(given, str) else type(
+                _final_step(given.estimator if is_frozen(given) else given)).__name__
+            kept = type(_final_step(self.shortlist_)).__name__
+            if kept != given:
+                raise ValueError(f"the checkpoint's shortlist at {saved} is a {kept}, this fit's "
+                                 f"is a {given}; give the interrupted fit's parameters, or "
+                                 "resume=False (a fresh fit replaces the checkpoint)")
             if self.n_candidates_ != C:
                 raise ValueError(f"the checkpoint's shortlist at {saved} was made for "
                                  f"n_candidates={self.n_candidates_}, this fit has {C}; give "
@@ -177,7 +186,11 @@ class FusionMixin:
             else:
                 ranking, _ = rank_labels(self.shortlist_, train_texts, k)
         if saved is not None and not (resume and (saved / "fusion.json").is_file()):
-            save_shortlist(self, saved, overwrite=True)   # a fresh fit replaces an old one
+            try:                                      # a fresh fit replaces an old one
+                save_shortlist(self, saved, overwrite=True)
+            except TypeError as exc:
+                raise TypeError(f"checkpoint_dir keeps the fitted shortlist, and {exc}; pass "
+                                "checkpoint_dir=None to fit without checkpoints") from exc
             if ranking is not None:
                 from safetensors.numpy import save_file
                 save_file({"ranking": np.ascontiguousarray(ranking)},

@@ -206,6 +206,12 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     model : fitted estimator
     info : dict
         ``{"C": chosen C, "dev_map": {C: MAP}}`` for ``"linear"``, else ``{}``.
+
+    Raises
+    ------
+    ValueError
+        For ``"linear"``, when the training texts give no TF-IDF vocabulary
+        (fewer than 2 documents, or no word in 2 of them).
     """
     if is_frozen(shortlist):            # fitted before, on the training rows: used as it is
         model = shortlist.estimator
@@ -220,7 +226,17 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     best, scores = None, {}
     for C in grid:
         model = make_tfidf_ovr(loss="squared_hinge", C=C, n_jobs=n_jobs,
-                               random_state=random_state).fit(texts, Y)
+                               random_state=random_state)
+        try:
+            model.fit(texts, Y)
+        except ValueError as exc:
+            if not any(w in str(exc) for w in ("min_df", "vocabulary")):
+                raise
+            raise ValueError(
+                f"shortlist='linear' could not build its TF-IDF vocabulary from the "
+                f"{len(texts)} training documents ({exc}): it keeps words found in at least 2 "
+                "of them. Give more training documents, or pass an estimator of your own as "
+                "shortlist") from exc
         if len(grid) == 1:
             return model, {"C": C, "dev_map": {}}
         dev = model.decision_function(dev_texts)
@@ -360,13 +376,33 @@ def tail_order(candidates, extra, label_frequency):
     return rank
 
 
+#: Candidate probabilities below this are floored. σ underflows to 0 at
+#: the −1000 a linear model gives labels it never saw, and no probability
+#: lies strictly below 0. A candidate at position j (0-based, of C) of its
+#: row whose score is below the floor scores ``SCORE_FLOOR · (1 − (j + 1)/(C + 1))``:
+#: positive, below every unfloored candidate, in the shortlist's order. The
+#: tail then fits strictly below the lowest candidate, and every score stays
+#: a normal float32 (at least 1e-20 / ((C + 1)(L + 1))) for C, L up to 10⁶.
+SCORE_FLOOR = 1e-20
+
+
+def _floor(cand_scores):
+    s = np.asarray(cand_scores, dtype=np.float64)
+    C = s.shape[1]
+    step = SCORE_FLOOR * (1.0 - np.arange(1, C + 1) / (C + 1.0))
+    return np.where(s < SCORE_FLOOR, step[None, :], s)
+
+
 def dense_scores(candidates, cand_scores, rank):
     """(n, L) scores: candidates keep theirs, the rest fall strictly below each row's lowest.
 
-    A non-candidate of tail rank r (from :func:`tail_order`) scores
-    ``low · (1 − (r + 1)/(L + 1))`` below a row's lowest candidate score
-    ``low > 0`` (``low − (r + 1)`` when ``low <= 0``), so its order is kept
-    and no non-candidate ties or passes a candidate.
+    ``cand_scores`` (n, C) are probabilities in [0, 1], in the
+    shortlist's order; those below :data:`SCORE_FLOOR` are floored as it
+    says. A non-candidate of tail rank r
+    (from :func:`tail_order`) scores ``low · (1 − (r + 1)/(L + 1))`` below
+    its row's lowest candidate score ``low``, so its order is kept, no
+    non-candidate ties or passes a candidate, and every score stays in
+    [0, 1].
 
     Examples
     --------
@@ -377,9 +413,9 @@ def dense_scores(candidates, cand_scores, rank):
     ([2, 0, 1, 3], True)
     """
     n, L = rank.shape
+    cand_scores = _floor(cand_scores)
     low = cand_scores.min(1, keepdims=True)
-    r = rank.astype(np.float64) + 1.0
-    out = np.where(low > 0, low * (1.0 - r / (L + 1.0)), low - r)
+    out = low * (1.0 - (rank.astype(np.float64) + 1.0) / (L + 1.0))
     out[np.arange(n)[:, None], candidates] = cand_scores
     return out
 
@@ -389,13 +425,15 @@ def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
 
     Candidates come first by score; for ``k`` > C the rest follow the
     shortlist's extra ranking, then training frequency, with scores below
-    the row's lowest candidate as in :func:`dense_scores`.
+    the row's lowest candidate as in :func:`dense_scores` (the same
+    :data:`SCORE_FLOOR`, so the scores equal that function's).
 
     Returns
     -------
     indices : ndarray of int64 of shape (n, k)
     scores : ndarray of float64 of shape (n, k)
     """
+    cand_scores = _floor(cand_scores)
     n, C = cand_scores.shape
     L = len(label_frequency)
     order = np.argsort(-cand_scores, axis=1, kind="stable")
@@ -418,5 +456,5 @@ def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
         low = sc[i, -1]
         r = np.arange(1, len(tail) + 1, dtype=np.float64)
         ind[i] = np.concatenate([idx[i], tail])
-        out[i] = np.concatenate([sc[i], low * (1 - r / (L + 1)) if low > 0 else low - r])
+        out[i] = np.concatenate([sc[i], low * (1 - r / (L + 1))])
     return ind, out
