@@ -206,8 +206,10 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         C chosen on dev. Any unfitted estimator (or Pipeline) taking texts
         with ``predict_top_k``, ``decision_function`` or ``predict_proba``
         serves (e.g. Omikuji's trees). It reads the raw texts (a token
-        corpus from ``MIGRelevance.transform`` keeps them). None: today's
-        full-label Stage 2, no fusion.
+        corpus from ``MIGRelevance.transform`` keeps them). ``"linear"``
+        takes the classifier's ``random_state`` and ``n_jobs``; an estimator
+        is cloned with its own parameters (set its ``random_state`` for
+        repeatable fits). None: today's full-label Stage 2, no fusion.
     n_candidates : int or None, default=100
         C, the labels per document that Stage 2 attends and scores: in
         training the document's gold labels plus the shortlist's
