@@ -229,9 +229,7 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     t0 = time.perf_counter()
     scored = {}
     for name, split in (("dev", dv), ("test", te)):
-        X = split.texts
-        for _, step in model.steps[:-1]:
-            X = step.transform(X)
+        X = _classifier_input(model, split.texts)
         scored[name] = final.fusion_scores(X, (0.0, alpha, 1.0))
     score_s = time.perf_counter() - t0
     rows = {}
@@ -258,6 +256,13 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
                 "F1_few", "F1_zero")}} for k, v in rows.items()}}
 
 
+def _classifier_input(model, texts):
+    """What the fitted Pipeline's last step (the classifier) reads for ``texts``."""
+    for _, step in getattr(model, "steps", [])[:-1]:
+        texts = step.transform(texts)
+    return texts
+
+
 def fusion_forms(model, split, *, cut=50):
     """Dev MAP of two other fusion forms beside the single alpha, from one fitted model.
 
@@ -281,9 +286,7 @@ def fusion_forms(model, split, *, cut=50):
     from xplant.neural._fusion import shortlist_texts
     from xplant.neural._shortlist import FUSION_GRID, dense_scores, fuse, sigmoid, tail_order
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    X = split.texts
-    for _, step in getattr(model, "steps", [])[:-1]:
-        X = step.transform(X)
+    X = _classifier_input(model, split.texts)
     docs = final._docs(X)
     cand, s, extra = final._shortlist_view(shortlist_texts(X, docs, final.relevance_),
                                            full_tail=True, raw=True)

@@ -142,9 +142,10 @@ class FusionMixin:
         if resume and saved is not None and (saved / "fusion.json").is_file():
             C = self.n_candidates_
             load_shortlist(self, saved)            # a resumed fit never refits it
+            from ..linear import OneVsRestLinear       # what shortlist="linear" fits
             given = self.shortlist
-            given = "OneVsRestLinear" if isinstance(given, str) else type(
-                _final_step(given.estimator if is_frozen(given) else given)).__name__
+            given = (OneVsRestLinear if isinstance(given, str) else
+                     type(_final_step(given.estimator if is_frozen(given) else given))).__name__
             kept = type(_final_step(self.shortlist_)).__name__
             if kept != given:
                 raise ValueError(f"the checkpoint's shortlist at {saved} is a {kept}, this fit's "
