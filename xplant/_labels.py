@@ -449,6 +449,45 @@ def label_frequency(Y):
     return np.count_nonzero(arr, axis=0).astype(np.int64)
 
 
+def label_prior(frequency, n_documents):
+    """Smoothed prior of each label: p_l = (f_l + ½) / (N + 1).
+
+    The one label prior of xplant: PLANT's initial label bias is its
+    log-odds, and logit adjustment subtracts τ · log p_l. The ½ keeps a
+    label with no training positive at a small, finite prior (the
+    Krichevsky–Trofimov estimate).
+
+    Parameters
+    ----------
+    frequency : array-like of int of shape (n_labels,)
+        Training documents of each label (:func:`label_frequency`).
+    n_documents : int
+        Training documents N (>= 1).
+
+    Returns
+    -------
+    prior : ndarray of float64 of shape (n_labels,), in (0, 1)
+
+    Raises
+    ------
+    ValueError
+        When ``n_documents`` < 1 or a count is negative or above it.
+
+    Examples
+    --------
+    >>> label_prior([0, 1, 3], 3).tolist()
+    [0.125, 0.375, 0.875]
+    """
+    f = label_frequency(np.asarray(frequency))
+    if (not isinstance(n_documents, numbers.Integral) or isinstance(n_documents, bool)
+            or n_documents < 1):
+        raise ValueError(f"n_documents must be a positive integer, got {n_documents!r}")
+    if f.size and f.max() > n_documents:
+        raise ValueError(f"a label has {int(f.max())} training documents but n_documents is "
+                         f"{n_documents}; give the counts and N of the same training rows")
+    return (f + 0.5) / (n_documents + 1.0)
+
+
 def check_bucket_edges(edges):
     """Validate frequency-bucket edges: a non-empty, strictly increasing sequence of counts.
 
