@@ -2,8 +2,8 @@
 
 Kept apart from ``_classifier.py`` so that the Stage 2 estimator stays
 readable: fitting the shortlist, scoring dev each epoch (PLANT alone for
-early stopping, the best fusion recorded), choosing α and the calibration
-on dev, and scoring new documents on their candidates.
+early stopping, the best fusion recorded), choosing α, the calibration and
+the logit adjustment on dev, and scoring new documents on their candidates.
 """
 
 import json
@@ -219,12 +219,15 @@ class FusionMixin:
             s = sigmoid(a * s + b)
         return idx[:, :C], s, idx[:, C:]
 
-    def _net_candidate_logits(self, docs, candidates):
-        """PLANT's logits (n, C) at each document's candidates."""
+    def _net_candidate_logits(self, docs, candidates, tau=None):
+        """PLANT's logits (n, C) at each document's candidates, adjusted by ``tau``.
+
+        ``tau`` defaults to the fitted ``logit_adjustment_``.
+        """
         if self.n_candidates_ >= self.n_labels_:
-            return np.take_along_axis(self._logits(docs), candidates, 1)
+            return np.take_along_axis(self._logits(docs, tau=tau), candidates, 1)
         out = np.zeros(candidates.shape, dtype=np.float32)
-        for idx, z in self._logits_batches(docs, candidates=candidates):
+        for idx, z in self._logits_batches(docs, candidates=candidates, tau=tau):
             out[idx] = z.numpy()
         return out
 
@@ -318,38 +321,72 @@ class FusionMixin:
                     best = (value, float(alpha), (float(a), float(b)), scores)
         return best[1:]
 
-    def _choose_fusion(self):
-        """α and the calibration once more on dev after the best epoch is restored.
+    def _log_prior(self):
+        """log p_l of each label (float64, (n_labels,)): the logit adjustment's prior."""
+        from ._adjustment import log_prior
+        return log_prior(self.label_frequency_, self.n_train_documents_)
 
-        Returns the dev scores at the choice (for the decision rule), or None
-        without dev data, where the calibration is the plain sigmoid and α
-        the fixed ``fusion`` (0.5 with a warning for ``"dev"``).
+    def _choose_scoring(self):
+        """α and the calibration, then τ, once more on dev after the best epoch is restored.
+
+        With a shortlist, α and the calibration are chosen at τ = 0 by the
+        dev ``scoring`` metric (as every epoch did); then the logit
+        adjustment τ by :func:`choose_logit_adjustment`, from one pass of
+        the network over dev. Returns the dev scores at the choice (for the
+        decision rule), or None without dev data, where the calibration is
+        the plain sigmoid, α the fixed ``fusion`` (0.5 with a warning for
+        ``"dev"``) and τ the fixed ``logit_adjustment`` (0 for ``"dev"``).
         """
-        if getattr(self, "shortlist_", None) is None:
+        from ._adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits, check_logit_adjustment,
+                                  choose_logit_adjustment)
+        self.logit_adjustment_, self.logit_adjustment_dev_ = 0.0, None  # raw logits below
+        tau = check_logit_adjustment(self.logit_adjustment)
+        log_p = self._log_prior()
+        scores_at = None
+        if getattr(self, "shortlist_", None) is not None:
+            fixed = check_fusion(self.fusion)
+            if self.dev_view_ is not None:
+                cand, s, rank = self.dev_view_
+                z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
+                self.fusion_weight_, self.shortlist_calibration_, _ = \
+                    self._best_fusion(s, sigmoid(z), cand, rank)
+                a, b = self.shortlist_calibration_
+                p_short, lp = sigmoid(a * s + b), log_p[cand]
+
+                def scores_at(t):
+                    p_net = sigmoid(adjust_logits(z, lp, t))
+                    return dense_scores(cand, fuse(p_short, p_net, self.fusion_weight_), rank)
+            else:
+                if fixed == "dev":
+                    why = "without dev data" if self.dev_docs_ is None else \
+                        "with no positive label in the dev split"
+                    warnings.warn(f"fusion='dev' {why}: using fusion weight 0.5; pass "
+                                  "validation_data with labelled documents, or a float fusion",
+                                  UserWarning, stacklevel=3)
+                    fixed = 0.5
+                self.fusion_weight_ = float(fixed)
+        elif self.dev_docs_ is not None and self.dev_Y_.nnz:
+            z = self._logits(self.dev_docs_, tau=0.0)
+
+            def scores_at(t):
+                return sigmoid(adjust_logits(z, log_p, t))
+        if scores_at is None:
+            self.logit_adjustment_ = 0.0 if tau == "dev" else tau
             return None
-        fixed = check_fusion(self.fusion)
-        if self.dev_view_ is not None:
-            cand, s, rank = self.dev_view_
-            p_net = sigmoid(self._net_candidate_logits(self.dev_docs_, cand))
-            self.fusion_weight_, self.shortlist_calibration_, scores = \
-                self._best_fusion(s, p_net, cand, rank)
-            return scores
-        if fixed == "dev":
-            why = "without dev data" if self.dev_docs_ is None else \
-                "with no positive label in the dev split"
-            warnings.warn(f"fusion='dev' {why}: using fusion weight 0.5; pass "
-                          "validation_data with labelled documents, or a float fusion",
-                          UserWarning, stacklevel=3)
-            fixed = 0.5
-        self.fusion_weight_ = float(fixed)
-        return None
+        if tau == "dev":
+            tau, scores, self.logit_adjustment_dev_ = choose_logit_adjustment(
+                self.dev_Y_, scores_at, LOGIT_ADJUSTMENT_GRID, max_k=self.max_k)
+        else:
+            scores = scores_at(tau)
+        self.logit_adjustment_ = float(tau)
+        return scores
 
     def _fused_dense(self, docs, texts):
         """(n, L) fused scores; non-candidates strictly below each row's candidates."""
         cand, fused, extra = self._fused_candidates(docs, texts, k_tail=True)
         return dense_scores(cand, fused, tail_order(cand, extra, self.label_frequency_))
 
-    def fusion_scores(self, X, alphas):
+    def fusion_scores(self, X, alphas, *, logit_adjustment=None):
         """(n, L) scores of ``X`` at several fusion weights, from one pass of each model.
 
         The shortlist and the network score X once; each α re-mixes them
@@ -361,6 +398,9 @@ class FusionMixin:
         ----------
         X : list of str or token corpus
         alphas : sequence of float in [0, 1]
+        logit_adjustment : float >= 0 or None, default=None
+            τ of the network's logit adjustment; None: the fitted
+            ``logit_adjustment_`` (0 gives the network as trained).
 
         Returns
         -------
@@ -369,17 +409,24 @@ class FusionMixin:
         Raises
         ------
         ValueError
-            When the classifier has no shortlist, or an α is not a number in [0, 1].
+            When the classifier has no shortlist, an α is not a number in
+            [0, 1], or ``logit_adjustment`` is not None or a number >= 0.
         """
         if getattr(self, "shortlist_", None) is None:
             raise ValueError("fusion_scores needs a PlantClassifier fitted with a shortlist")
         from ._common import check_param
         for a in alphas:
             check_param("each of alphas", a, low=0.0, high=1.0)
+        if logit_adjustment is not None:
+            from ._adjustment import check_logit_adjustment
+            if isinstance(logit_adjustment, str):
+                raise ValueError("logit_adjustment must be a number >= 0 or None here, got "
+                                 f"{logit_adjustment!r}")
+            logit_adjustment = check_logit_adjustment(logit_adjustment)
         docs = self._docs(X)
         texts = shortlist_texts(X, docs, self.relevance_)
         cand, p_short, extra = self._shortlist_view(texts, full_tail=True)
-        p_net = sigmoid(self._net_candidate_logits(docs, cand))
+        p_net = sigmoid(self._net_candidate_logits(docs, cand, tau=logit_adjustment))
         rank = tail_order(cand, extra, self.label_frequency_)
         return {float(a): dense_scores(cand, fuse(p_short, p_net, float(a)), rank)
                 for a in alphas}

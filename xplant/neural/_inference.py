@@ -20,11 +20,12 @@ class InferenceMixin:
     """Prediction and explanation for :class:`PlantClassifier`."""
 
     @torch.no_grad()
-    def _logits_batches(self, docs, batch_size=None, candidates=None):
+    def _logits_batches(self, docs, batch_size=None, candidates=None, tau=None):
         """Yield (row indices, logits tensor) over length-sorted batches.
 
         With ``candidates`` (an (n, C) array of label ids per document) the
-        logits are (b, C), of those labels only.
+        logits are (b, C), of those labels only. The logits are adjusted by
+        ``tau``, by default ``logit_adjustment_`` (0 while the model trains).
         """
         self.module_.eval()
         bs = batch_size or self.batch_size
@@ -35,12 +36,24 @@ class InferenceMixin:
             ids, mask = pad_batch([docs[i] for i in idx], pad_value=self.relevance_.pad_id_)
             extra = {} if candidates is None else \
                 {"candidates": torch.as_tensor(candidates[idx], device=self.device)}
-            yield idx, self.module_(ids.to(self.device), mask.to(self.device),
-                                    **extra).float().cpu()
+            z = self.module_(ids.to(self.device), mask.to(self.device), **extra).float().cpu()
+            yield idx, self._adjusted(z, None if candidates is None else candidates[idx], tau)
 
-    def _logits(self, docs):
+    def _adjusted(self, z, labels=None, tau=None):
+        """Logits ``z`` (b, L), or (b, C) of ``labels`` (b, C), minus τ · log p (float32 tensor).
+
+        τ is ``tau``, by default the fitted ``logit_adjustment_``.
+        """
+        tau = float(getattr(self, "logit_adjustment_", 0.0) if tau is None else tau)
+        if tau == 0:
+            return z
+        log_p = self._log_prior()
+        log_p = log_p if labels is None else log_p[np.asarray(labels)]
+        return z - torch.as_tensor(tau * log_p, dtype=z.dtype)
+
+    def _logits(self, docs, tau=None):
         out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)
-        for idx, z in self._logits_batches(docs):
+        for idx, z in self._logits_batches(docs, tau=tau):
             out[idx] = z.numpy()
         return out
 
@@ -52,7 +65,7 @@ class InferenceMixin:
         return truncate(encode(X, self.relevance_, self.max_length), self.max_length)
 
     def decision_function(self, X):
-        """Logits, shape (n_samples, n_labels), float32.
+        """Logits z − τ · log p (``logit_adjustment_``), shape (n_samples, n_labels), float32.
 
         With a shortlist, the fused scores of :meth:`predict_proba` (fusion
         is defined on probabilities).
@@ -62,9 +75,11 @@ class InferenceMixin:
         return self._logits(self._docs(X))
 
     def predict_proba(self, X):
-        """Label probabilities σ(logit), shape (n_samples, n_labels), float32.
+        """Label probabilities σ(z − τ · log p), shape (n_samples, n_labels), float32.
 
-        One sigmoid, no (n, 2, L) stacking. With a shortlist, the fused
+        z is PLANT's logit and τ · log p its logit adjustment
+        (``logit_adjustment_``; τ = 0 gives σ(z)). One sigmoid, no (n, 2, L)
+        stacking. With a shortlist, the fused
         probabilities of each document's candidates; every other label
         scores strictly below the row's lowest candidate, in the
         shortlist's order, then by training frequency. Raises
@@ -120,8 +135,8 @@ class InferenceMixin:
         labels : sequence of sequence of int, optional
             Per document, the label columns to explain instead of its top
             labels (``top_labels`` is then ignored; an empty sequence gives
-            no labels). Their ``prob`` is the network's own σ(logit), also
-            with a shortlist: the report uses this to show the evidence of
+            no labels). Their ``prob`` is the network's own σ(logit) (with
+            its ``logit_adjustment_``), also with a shortlist: the report uses this to show the evidence of
             labels another score ranked, e.g. zero-shot labels.
 
         Returns
@@ -164,10 +179,10 @@ class InferenceMixin:
                     out.append({"labels": []})
                     continue
                 probs = np.zeros(self.n_labels_, dtype=np.float32)
-                probs[top] = torch.sigmoid(self.module_(
-                    t_ids, mask, candidates=torch.as_tensor(top)[None]))[0].numpy()
+                probs[top] = torch.sigmoid(self._adjusted(self.module_(
+                    t_ids, mask, candidates=torch.as_tensor(top)[None]), top[None]))[0].numpy()
             elif fused is None:
-                probs = torch.sigmoid(self.module_(t_ids, mask))[0].numpy()
+                probs = torch.sigmoid(self._adjusted(self.module_(t_ids, mask)))[0].numpy()
                 top = top_k_indices(probs[None], m)[0]
             else:                     # fused scores of the shortlist's candidates
                 top = fused[0][i]

@@ -145,6 +145,9 @@ def save_model(clf, path, *, overwrite=False):
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
             "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
             "stage1_weight_candidates": getattr(clf, "stage1_weight_candidates_", None),
+            "logit_adjustment": float(getattr(clf, "logit_adjustment_", 0.0)),
+            "logit_adjustment_dev": (None if getattr(clf, "logit_adjustment_dev_", None) is None
+                                     else {str(k): v for k, v in clf.logit_adjustment_dev_.items()}),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
@@ -243,6 +246,18 @@ def load_model(path):
     if cands is not None and not (isinstance(cands, list) and all(isinstance(x, dict) for x in cands)):
         c.fail("stage1_weight_candidates", "must be null or a list of objects")
     clf.stage1_weight_candidates_ = cands
+    # models saved before logit adjustment scored without it
+    clf.logit_adjustment_ = (c.number("logit_adjustment", low=0.0)
+                             if "logit_adjustment" in config else 0.0)
+    dev = config.get("logit_adjustment_dev")
+    if dev is not None and not (isinstance(dev, dict) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in dev.values())):
+        c.fail("logit_adjustment_dev", "must be null or an object of numbers")
+    try:
+        clf.logit_adjustment_dev_ = None if dev is None else {float(k): float(v)
+                                                              for k, v in dev.items()}
+    except ValueError:
+        c.fail("logit_adjustment_dev", "keys must be numbers (each τ)")
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
     clf.phases_ = clf.phases if clf.phases is not None else []
