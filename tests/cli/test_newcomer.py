@@ -408,13 +408,17 @@ def test_each_fused_row_reports_its_own_dev_map():
 
     from xplant.app._fused import fusion_rows
     dev_Y = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 0]]))
-    ranked = {0.0: [[0.9, 0.2, 0.1], [0.2, 0.9, 0.1]],      # gold first
-              0.6: [[0.5, 0.9, 0.1], [0.9, 0.5, 0.1]],      # gold second
-              1.0: [[0.1, 0.9, 0.5], [0.9, 0.1, 0.5]]}      # gold last
+    ranked = {"alone": [[0.9, 0.2, 0.1], [0.2, 0.9, 0.1]],      # gold first
+              "fused": [[0.5, 0.9, 0.1], [0.9, 0.5, 0.1]],      # gold second
+              "shortlist": [[0.1, 0.9, 0.5], [0.9, 0.1, 0.5]]}  # gold last
     dev = {a: np.array(s) for a, s in ranked.items()}
-    final = SimpleNamespace(fusion_weight_=0.6, n_candidates_=3, shortlist_info_={"C": 1.0})
+    final = SimpleNamespace(fusion_weight_=0.6, n_candidates_=3, shortlist_info_={"C": 1.0},
+                            logit_adjustment_=0.25)
     out = {"info": {"dev_MAP": 0.77}}
     fusion_rows(out, final, dev, dev, dev_Y)
     got = [out["info"]["dev_MAP"]] + [v["info"]["dev_MAP"] for v in out["variants"]]
     assert got == pytest.approx([1.0, 0.5, 1 / 3])
     assert [v["info"]["fusion_weight_of_row"] for v in out["variants"]] == [0.6, 1.0]
+    # only the fused row carries the fit's logit adjustment; the others are as trained
+    assert [out["info"]["logit_adjustment_of_row"]] + [
+        v["info"]["logit_adjustment_of_row"] for v in out["variants"]] == [0.0, 0.25, 0.0]

@@ -46,6 +46,10 @@ def test_fused_rows_rescore_one_fit(smoke_run):
         assert 0.0 <= alpha <= 1.0
         assert [own["fusion_weight_of_row"], fused["fusion_weight_of_row"],
                 alone["fusion_weight_of_row"]] == [0.0, alpha, 1.0]
+        # the fit's logit adjustment, chosen on dev from its grid, is recorded with each row
+        assert own["logit_adjustment"] == fused["logit_adjustment"] in (0.0, 0.25, 0.5, 0.75, 1.0)
+        assert (own["logit_adjustment_of_row"], fused["logit_adjustment_of_row"],
+                alone["logit_adjustment_of_row"]) == (0.0, fused["logit_adjustment"], 0.0)
         assert own["fit_seconds"] == fused["fit_seconds"] == alone["fit_seconds"]
         # CodiEsp: every label (n_candidates=None), fused with the shortlist
         assert own["params"]["n_candidates"] is None and own["n_candidates"] == 2557

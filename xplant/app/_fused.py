@@ -65,13 +65,15 @@ def shortlist_params(params, row, dataset):
 
 
 def row_scores(model, X):
-    """A row's (n, L) float64 scores of ``X``; for a shortlisted fit also ``{α: scores}``.
+    """A row's (n, L) float64 scores of ``X``; for a shortlisted fit also its three readings.
 
-    A shortlisted neural fit is scored once (one pass of the shortlist and
-    the network, :meth:`~xplant.neural.PlantClassifier.fusion_scores`) at
-    α = 0, its dev-chosen α and 1; the row's own scores are those at its α,
-    as ``predict_proba`` gives them (float32). Any other model: its
-    ``predict_proba`` or ``decision_function``, and None.
+    A shortlisted neural fit is scored by
+    :meth:`~xplant.neural.PlantClassifier.fusion_scores`: ``"fused"`` at its
+    dev-chosen α and logit adjustment τ (the row's own scores, as
+    ``predict_proba`` gives them, float32), ``"alone"`` the network as
+    trained (α = 0, τ = 0) and ``"shortlist"`` the shortlist alone
+    (α = 1); one pass of each model, two of the network when τ > 0. Any
+    other model: its ``predict_proba`` or ``decision_function``, and None.
     """
     from ._run import _scores
     final = model.steps[-1][1] if hasattr(model, "steps") else model
@@ -80,20 +82,28 @@ def row_scores(model, X):
     for _, step in (model.steps[:-1] if hasattr(model, "steps") else []):
         X = step.transform(X)
     alpha = float(final.fusion_weight_)
-    by_alpha = final.fusion_scores(X, (0.0, alpha, 1.0))
-    return by_alpha[alpha].astype(np.float32).astype(np.float64), by_alpha
+    tau = float(getattr(final, "logit_adjustment_", 0.0))
+    if tau == 0:
+        at = final.fusion_scores(X, (0.0, alpha, 1.0))
+        alone = at[0.0]
+    else:                                # the network alone is reported as trained
+        at = final.fusion_scores(X, (alpha, 1.0))
+        alone = final.fusion_scores(X, (0.0,), logit_adjustment=0.0)[0.0]
+    readings = {"alone": alone, "fused": at[alpha], "shortlist": at[1.0]}
+    return readings["fused"].astype(np.float32).astype(np.float64), readings
 
 
 def fusion_rows(out, final, dev, test, dev_Y):
-    """A shortlisted neural fit: its own row at α = 0, plus the fused and α = 1 rows.
+    """A shortlisted neural fit: its own row (the network alone), plus the fused and α = 1 rows.
 
     The same fit re-scored (never refitted): ``dev`` and ``test`` are the
-    ``{α: scores}`` of :func:`row_scores`. The row itself becomes PLANT
-    alone on its candidates (α = 0), ``out["variants"]`` holds the fused
-    scores at the dev-chosen α and the shortlist alone (α = 1). Each gets
-    its own dev-chosen decision rule when the run evaluates it, and its own
-    ``dev_MAP``: the MAP of its own dev scores against ``dev_Y`` (sparse
-    (n_dev, L)), not the fit's.
+    readings ``{"alone", "fused", "shortlist": scores}`` of
+    :func:`row_scores`. The row itself becomes PLANT alone on its
+    candidates (α = 0, without logit adjustment), ``out["variants"]`` holds
+    the fused scores at the dev-chosen α and τ and the shortlist alone
+    (α = 1). Each gets its own dev-chosen decision rule when the run
+    evaluates it, and its own ``dev_MAP``: the MAP of its own dev scores
+    against ``dev_Y`` (sparse (n_dev, L)), not the fit's.
     """
     from ..metrics import mean_average_precision
 
@@ -101,14 +111,18 @@ def fusion_rows(out, final, dev, test, dev_Y):
         return float(mean_average_precision(dev_Y, scores)) if dev_Y.nnz else 0.0
 
     alpha = float(final.fusion_weight_)
+    tau = float(getattr(final, "logit_adjustment_", 0.0))
     info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
-                shortlist=final.shortlist_info_)
+                shortlist=final.shortlist_info_, logit_adjustment=tau)
     from ._rows import FUSED_SUFFIXES
-    out["info"] = dict(info, fusion_weight_of_row=0.0, dev_MAP=dev_map(dev[0.0]))
-    out["dev_scores"], out["test_scores"] = dev[0.0].astype(np.float32), test[0.0].astype(np.float32)
+    out["info"] = dict(info, fusion_weight_of_row=0.0, logit_adjustment_of_row=0.0,
+                       dev_MAP=dev_map(dev["alone"]))
+    out["dev_scores"] = dev["alone"].astype(np.float32)
+    out["test_scores"] = test["alone"].astype(np.float32)
     out["rule"] = None
     out["variants"] = [
-        {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[a].astype(np.float32),
-         "test_scores": test[a].astype(np.float32),
-         "info": dict(info, fusion_weight_of_row=a, dev_MAP=dev_map(dev[a]))}
-        for key, a in (("fused", alpha), ("shortlist", 1.0))]
+        {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[key].astype(np.float32),
+         "test_scores": test[key].astype(np.float32),
+         "info": dict(info, fusion_weight_of_row=a, logit_adjustment_of_row=t,
+                      dev_MAP=dev_map(dev[key]))}
+        for key, a, t in (("fused", alpha, tau), ("shortlist", 1.0, 0.0))]
