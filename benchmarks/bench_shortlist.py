@@ -4,6 +4,7 @@
     python benchmarks/bench_shortlist.py recall --dataset codiesp
     python benchmarks/bench_shortlist.py recall --dataset eurlex57k --data-home DIR
     python benchmarks/bench_shortlist.py fit    --dataset eurlex57k --data-home DIR [options]
+    python benchmarks/bench_shortlist.py adjust RUN/models/PLANT [--dataset codiesp]
 
 ``step``: on the same batch of EURLEX57K training documents (16 documents
 of 512 word tokens by default, the word CNN of ``PlantClassifier``'s
@@ -35,10 +36,22 @@ dev-chosen alpha, and the shortlist alone (alpha = 1, which is xplant's
 TF-IDF + SVM row). Each row's top-k rule is chosen on dev. It prints the
 fit and scoring seconds, the epoch history (seconds and dev scores per
 epoch; the MIG step's seconds come from the Pipeline's own line) and the
-test metrics. With ``--fusion-forms`` it also reports, on dev only, two
+test metrics. The fused row carries the fitted model's logit adjustment
+(``logit_adjustment``, tau on dev); with tau > 0 a row ``fused, tau=0``
+gives the same fit without it, ``alpha=0`` is the network as trained
+(tau = 0) and ``alpha=0, fused tau`` the network at the fused row's tau. The row ``alpha=1, adjusted`` is the
+shortlist alone with a logit adjustment of its own, chosen on dev the
+same way (:func:`adjusted_shortlist`), the fair baseline for an adjusted
+fused row. With ``--fusion-forms`` it also reports, on dev only, two
 other ways to mix the two scores (one alpha per frequency bucket, and the
 mix in logit space) beside the single alpha; with ``--resume`` on a
 finished fit's checkpoint it re-scores that fit without training.
+
+``adjust``: a saved shortlisted PLANT (``xplant run``'s ``models/PLANT``)
+re-scored on test at each logit adjustment tau of the
+``logit_adjustment="dev"`` grid, without refitting; the tau dev would
+choose is marked, beside the shortlist alone with a tau of its own
+(:func:`adjusted_rows`).
 """
 
 import argparse
@@ -225,18 +238,32 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     hist = [{k: h.get(k) for k in ("epoch", "dur", "train_loss", "valid_map", "valid_fused_map",
                                     "valid_fusion_weight")} for h in final.history]
-    alpha = float(final.fusion_weight_)
+    alpha, tau = float(final.fusion_weight_), float(final.logit_adjustment_)
     t0 = time.perf_counter()
     scored = {}
     for name, split in (("dev", dv), ("test", te)):
         X = _classifier_input(model, split.texts)
-        scored[name] = final.fusion_scores(X, (0.0, alpha, 1.0))
+        at = final.fusion_scores(X, (0.0, alpha, 1.0))
+        raw = final.fusion_scores(X, (0.0, alpha), logit_adjustment=0.0) if tau else at
+        # the network alone as trained (tau = 0); fused at tau, and without it
+        scored[name] = {"alone": raw[0.0], "fused": at[alpha], "shortlist": at[1.0]}
+        if tau:
+            scored[name]["tau=0"] = raw[alpha]
+            scored[name]["alone at tau"] = at[0.0]
     score_s = time.perf_counter() - t0
+    adjusted_svm = adjusted_shortlist(model, dv, te)
+    for name in ("dev", "test"):
+        scored[name]["svm-adjusted"] = adjusted_svm[name]
     rows = {}
-    for name, a in (("alpha=0", 0.0), ("fused", alpha), ("alpha=1", 1.0)):
-        out = {"params": {}, "info": {"fusion_weight": a}, "fit_seconds": fit_s,
+    for name, key in (("alpha=0", "alone"), ("fused", "fused"),
+                      ("alpha=1", "shortlist"), ("fused, tau=0", "tau=0"),
+                      ("alpha=0, fused tau", "alone at tau"),
+                      ("alpha=1, adjusted", "svm-adjusted")):
+        if key not in scored["dev"]:
+            continue
+        out = {"params": {}, "info": {}, "fit_seconds": fit_s,
                "predict_seconds": score_s, "peak_rss_mb": None,
-               "dev_scores": scored["dev"][a], "test_scores": scored["test"][a]}
+               "dev_scores": scored["dev"][key], "test_scores": scored["test"][key]}
         out["rule"] = _choose_rule(dv.Y, out["dev_scores"])
         rows[name], _ = _evaluate(name, out, splits)
     planter = getattr(final, "planter_", None)
@@ -246,7 +273,11 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
             "stage1_weight": final.stage1_weight_, "lr": final.effective_lr(),
             "fit_s": round(fit_s, 1), "score_s": round(score_s, 1),
             "shortlist": final.shortlist_info_, "calibration": final.shortlist_calibration_,
-            "fusion_weight": alpha, "best_epoch": int(final.best_epoch_),
+            "fusion_weight": alpha, "logit_adjustment": tau,
+            "logit_adjustment_dev": final.logit_adjustment_dev_,
+            "shortlist_adjustment": adjusted_svm["tau"],
+            "shortlist_adjustment_dev": adjusted_svm["dev_micro_f1"],
+            "best_epoch": int(final.best_epoch_),
             "epochs_run": len(final.history), "max_epochs": max_epochs,
             "budget_limited": int(final.best_epoch_) == len(final.history),
             "stage1_attention_ndcg": None if planter is None else planter.attention_ndcg_,
@@ -254,6 +285,101 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
             "rows": {k: {"k": v["k"], **{m: v["metrics"].get(m) for m in (
                 "P@1", "P@3", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_frequent",
                 "F1_few", "F1_zero")}} for k, v in rows.items()}}
+
+
+#: tau tried for the shortlist's own logit adjustment (its calibrated scores
+#: are on another scale than the network's logits, so the grid reaches lower).
+SHORTLIST_TAU_GRID = (0.0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+def adjusted_shortlist(model, dev, test, grid=SHORTLIST_TAU_GRID):
+    """The shortlist alone with a logit adjustment of its own, tau chosen on dev.
+
+    The fair baseline for a fused model with ``logit_adjustment``: the
+    shortlist's calibrated score a*s + b of each candidate, minus
+    tau * log p of the label (the classifier's smoothed training prior),
+    through the sigmoid; tau from ``grid`` by the same rule as the
+    classifier's (dev micro-F1 of top-k, ties to the smaller tau). Labels
+    beyond the C candidates keep the shortlist's order below them (a top-k
+    with k <= C never reaches them).
+
+    Returns
+    -------
+    dict
+        ``{"tau", "dev_micro_f1": {tau: value}, "dev": (n, L) scores,
+        "test": (n, L) scores}``.
+    """
+    from xplant.neural._adjustment import adjust_logits, choose_logit_adjustment
+    from xplant.neural._fusion import shortlist_texts
+    from xplant.neural._shortlist import dense_scores, sigmoid, tail_order
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    a, b = final.shortlist_calibration_
+    log_p = final._log_prior()
+    views = {}
+    for name, split in (("dev", dev), ("test", test)):
+        X = _classifier_input(model, split.texts)
+        cand, s, extra = final._shortlist_view(shortlist_texts(X, final._docs(X), final.relevance_),
+                                               full_tail=True, raw=True)
+        views[name] = (cand, a * s + b, tail_order(cand, extra, final.label_frequency_))
+
+    def scores_at(name, tau):
+        cand, z, rank = views[name]
+        return dense_scores(cand, sigmoid(adjust_logits(z, log_p[cand], tau)), rank)
+
+    tau, dev_scores, values = choose_logit_adjustment(dev.Y, lambda t: scores_at("dev", t),
+                                                      grid, max_k=final.max_k)
+    return {"tau": tau, "dev_micro_f1": values, "dev": dev_scores,
+            "test": scores_at("test", tau)}
+
+
+def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
+    """A saved shortlisted PLANT re-scored on test at each logit adjustment tau.
+
+    ``model_dir`` is a saved ``PlantClassifier`` fitted with a shortlist,
+    such as ``RUN/models/PLANT`` of ``xplant run``. Without refitting, its
+    fused score (at its own alpha) is computed at each tau of ``taus``
+    (default: the ``logit_adjustment="dev"`` grid); the tau that grid
+    search would choose on dev (:func:`choose_logit_adjustment`) is marked,
+    and :func:`adjusted_shortlist` adds the shortlist alone with its own
+    tau. Each row's top-k rule is chosen on dev, as in ``xplant run``.
+
+    Returns
+    -------
+    dict
+        ``{"alpha", "tau_dev", "dev_micro_f1": {tau: value}, "shortlist_tau",
+        "rows": {name: {"k", metrics...}}}``, metrics as fractions.
+    """
+    from xplant._saved import load_saved
+    from xplant.app._run import _choose_rule, _evaluate, load_splits
+    from xplant.neural._adjustment import LOGIT_ADJUSTMENT_GRID, choose_logit_adjustment
+    taus = tuple(LOGIT_ADJUSTMENT_GRID if taus is None else taus)
+    splits = load_splits(dataset, data_home=data_home)
+    dv, te = splits["dev"], splits["test"]
+    model, _ = load_saved(model_dir)
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    if getattr(final, "shortlist_", None) is None:
+        raise ValueError(f"{model_dir} holds no PlantClassifier with a shortlist; pass a fused "
+                         "row's model folder, e.g. RUN/models/PLANT of xplant run")
+    alpha = float(final.fusion_weight_)
+    scores = {name: {t: final.fusion_scores(_classifier_input(model, split.texts), (alpha,),
+                                            logit_adjustment=t)[alpha] for t in taus}
+              for name, split in (("dev", dv), ("test", te))}
+    tau, _, values = choose_logit_adjustment(dv.Y, lambda t: scores["dev"][t], taus,
+                                             max_k=final.max_k)
+    svm = adjusted_shortlist(model, dv, te)
+    scores["dev"]["svm"], scores["test"]["svm"] = svm["dev"], svm["test"]
+    rows = {}
+    for key in (*taus, "svm"):
+        name = "shortlist alone, its own tau" if key == "svm" else f"fused, tau={key}"
+        out = {"params": {}, "info": {}, "fit_seconds": None, "predict_seconds": None,
+               "peak_rss_mb": None, "dev_scores": scores["dev"][key],
+               "test_scores": scores["test"][key]}
+        out["rule"] = _choose_rule(dv.Y, out["dev_scores"])
+        row, _ = _evaluate(name, out, splits)
+        rows[name] = {"k": row["k"], **{m: row["metrics"].get(m) for m in (
+            "P@1", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_few")}}
+    return {"alpha": alpha, "tau_dev": tau, "dev_micro_f1": values, "shortlist_tau": svm["tau"],
+            "rows": rows}
 
 
 def _classifier_input(model, texts):
@@ -267,7 +393,8 @@ def fusion_forms(model, split, *, cut=50):
     """Dev MAP of two other fusion forms beside the single alpha, from one fitted model.
 
     The shortlist and the network score ``split`` once (the fitted model,
-    at its restored best epoch). Three forms of the fused score of a
+    at its restored best epoch, without its logit adjustment: the fit
+    chooses alpha at tau = 0). Three forms of the fused score of a
     candidate, each over the alpha grid of ``fusion="dev"``:
 
     - ``single``: alpha * p_short + (1 - alpha) * p_net, the estimator's own;
@@ -292,7 +419,7 @@ def fusion_forms(model, split, *, cut=50):
                                            full_tail=True, raw=True)
     a, b = final.shortlist_calibration_
     s = a * s + b
-    z = final._net_candidate_logits(docs, cand)
+    z = final._net_candidate_logits(docs, cand, tau=0.0)   # as the fit chose alpha
     rank = tail_order(cand, extra, final.label_frequency_)
     p_short, p_net = sigmoid(s), sigmoid(z)
     tail = final.label_frequency_[cand] <= cut
@@ -361,8 +488,18 @@ def main(argv=None):
     f.add_argument("--set", type=_param, action="append", metavar="NAME=VALUE", default=[],
                    help="a further PlantClassifier parameter, as bench_xmtc.py's --set "
                         "(e.g. --set stage1_weight=0); repeatable")
+    j = sub.add_parser("adjust")
+    j.add_argument("model_dir", help="a saved shortlisted PlantClassifier, e.g. RUN/models/PLANT")
+    j.add_argument("--dataset", default="codiesp", choices=("codiesp", "eurlex57k"))
+    j.add_argument("--data-home", default=None)
+    j.add_argument("--output", default=None, help="also write the result as JSON here")
     args = ap.parse_args(argv)
-    if args.what == "fit":
+    if args.what == "adjust":
+        res = adjusted_rows(args.model_dir, args.dataset, args.data_home)
+        if args.output:
+            with open(args.output, "w") as fh:
+                json.dump(res, fh, indent=1)
+    elif args.what == "fit":
         res = shortlisted_fit(args.dataset, args.data_home, shortlist_C=args.shortlist_c or None,
                               n_candidates=args.n_candidates, max_length=args.max_length,
                               max_epochs=args.max_epochs, patience=args.patience,

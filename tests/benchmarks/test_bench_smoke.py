@@ -242,7 +242,8 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     res = module.main(["fit", "--dataset", "codiesp", "--max-docs", "40", "--max-epochs", "2",
                        "--plant-epochs", "1", "--n-candidates", "20", "--max-length", "64",
                        "--n-jobs", "1", "--threads", "1", "--output", str(out),
-                       "--set", "stage1_weight=0", "--fusion-forms"])
+                       "--set", "stage1_weight=0", "--set", "logit_adjustment=dev",
+                       "--fusion-forms"])
     assert json.loads(out.read_text()) == json.loads(json.dumps(res, default=float))
     # the other fusion forms agree with the single alpha where they coincide
     forms = res["fusion_forms"]
@@ -255,9 +256,18 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     assert forms["bucket"]["map"] >= forms["single"]["map"]
     assert forms["single"]["map"] == max(single.values())
     assert forms["single"]["best"] == res["fusion_weight"]   # the fit's own choice on dev
-    assert set(res["rows"]) == {"alpha=0", "fused", "alpha=1"}
+    tau = res["logit_adjustment"]
+    assert tau in (0.0, 0.25, 0.5, 0.75, 1.0) and res["logit_adjustment_dev"][tau] == max(
+        res["logit_adjustment_dev"].values())
+    assert set(res["rows"]) == {"alpha=0", "fused", "alpha=1", "alpha=1, adjusted"} | (
+        {"fused, tau=0", "alpha=0, fused tau"} if tau else set())
+    # the shortlist's own adjustment, chosen on dev the same way; at tau 0 it is the SVM row
+    adj = res["shortlist_adjustment_dev"]
+    assert res["shortlist_adjustment"] == min(t for t, v in adj.items() if v == max(adj.values()))
+    if res["shortlist_adjustment"] == 0:
+        assert res["rows"]["alpha=1, adjusted"] == res["rows"]["alpha=1"]
     # --set reaches the classifier: weight 0 on a word backbone trains at 1e-3 under lr=None
-    assert res["params"] == {"stage1_weight": 0}
+    assert res["params"] == {"stage1_weight": 0, "logit_adjustment": "dev"}
     assert (res["stage1_weight"], res["lr"]) == (0.0, 1e-3)
     assert res["epochs_run"] == len(res["history"]) <= 2
     assert res["budget_limited"] == (res["best_epoch"] == res["epochs_run"])
@@ -279,3 +289,31 @@ def test_missed_by_frequency_by_hand():
     got = module.missed_by_frequency(top, Y, np.array([0, 3, 60, 700]))
     assert got == {"0-0": [1, 0], "1-4": [2, 1], "5-9": [0, 0], "10-49": [0, 0],
                    "50-99": [1, 0], "100-499": [0, 0], ">=500": [1, 1]}
+
+
+def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
+    """bench_shortlist.py adjust: tau = 0 is the saved model's own score; dev picks the best tau."""
+    import torch
+    torch.set_num_threads(1)
+    from xplant.app._run import load_splits
+    from xplant.metrics import mean_average_precision
+    from xplant.neural import PlantClassifier
+    module = _load_script("bench_shortlist")
+    splits = load_splits("codiesp", max_docs=40)
+    clf = PlantClassifier(shortlist="linear", n_candidates=None, max_length=64, max_epochs=1,
+                          plant=False, embedding_dim=16, hidden_dim=16, attention_dim=16,
+                          pool_size=16, verbose=0, n_jobs=1, stage1_weight=0).fit(
+        splits["train"].texts, splits["train"].Y,
+        validation_data=(splits["dev"].texts, splits["dev"].Y))
+    assert clf.logit_adjustment_ == 0.0                   # the default: as trained
+    clf.save(tmp_path / "PLANT")
+    res = module.main(["adjust", str(tmp_path / "PLANT"), "--dataset", "codiesp",
+                       "--output", str(tmp_path / "adjust.json")])
+    assert json.loads((tmp_path / "adjust.json").read_text()) == json.loads(
+        json.dumps(res, default=float))
+    full = load_splits("codiesp")
+    own = mean_average_precision(full["test"].Y, clf.predict_proba(full["test"].texts))
+    assert res["rows"]["fused, tau=0.0"]["MAP"] == pytest.approx(own, abs=1e-6)
+    dev = res["dev_micro_f1"]
+    assert res["tau_dev"] == min(t for t, v in dev.items() if v == max(dev.values()))
+    assert set(res["rows"]) == {f"fused, tau={t}" for t in dev} | {"shortlist alone, its own tau"}
