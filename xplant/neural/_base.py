@@ -8,8 +8,9 @@ import torch
 from skorch import NeuralNet
 from torch.utils.data import DataLoader
 
-from ._common import (_is_lists, check_param, check_targets, encode, fit_or_take_corpus,
-                      seed_everything, set_torch_threads, split_validation, to_python)
+from ._common import (_is_lists, check_param, check_targets, deterministic_on_cpu, encode,
+                      fit_or_take_corpus, seed_everything, set_torch_threads, split_validation,
+                      to_python)
 from ._data import LengthBucketSampler, positives_list, truncate
 from .backbones import backbone_kind, build_backbone
 
@@ -133,8 +134,14 @@ class PlantNetBase(NeuralNet):
 
         ``make_dataset()`` builds the training dataset; ``ckpt`` is the
         restored checkpoint (None for a fresh fit); ``fit(make_dataset)``
-        replaces the plain skorch loop of a fresh fit.
+        replaces the plain skorch loop of a fresh fit. A CPU fit runs with
+        torch's deterministic kernels, so that it repeats exactly
+        (:func:`deterministic_on_cpu`).
         """
+        with deterministic_on_cpu(self.device):
+            self._train_loop(make_dataset, ckpt, fit)
+
+    def _train_loop(self, make_dataset, ckpt, fit):
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
                 self.partial_fit(make_dataset(), None,
