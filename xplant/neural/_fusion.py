@@ -339,7 +339,6 @@ class FusionMixin:
         """
         from ._adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits, check_logit_adjustment,
                                   choose_logit_adjustment)
-        self.logit_adjustment_, self.logit_adjustment_dev_ = 0.0, None  # raw logits below
         tau = check_logit_adjustment(self.logit_adjustment)
         log_p = self._log_prior()
         scores_at = None
