@@ -300,9 +300,9 @@ def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
     from xplant.neural import PlantClassifier
     module = _load_script("bench_shortlist")
     splits = load_splits("codiesp", max_docs=40)
-    clf = PlantClassifier(shortlist="linear", n_candidates=None, max_length=64, max_epochs=1,
-                          plant=False, embedding_dim=16, hidden_dim=16, attention_dim=16,
-                          pool_size=16, verbose=0, n_jobs=1, stage1_weight=0).fit(
+    clf = PlantClassifier(shortlist="linear", n_candidates=None, module__max_length=64, max_epochs=1,
+                          plant=False, module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16,
+                          module__pool_size=16, verbose=0, n_jobs=1, stage1_weight=0).fit(
         splits["train"].texts, splits["train"].Y,
         validation_data=(splits["dev"].texts, splits["dev"].Y))
     assert clf.logit_adjustment_ == 0.0                   # the default: as trained

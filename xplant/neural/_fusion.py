@@ -339,7 +339,9 @@ class FusionMixin:
         """
         from ._adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits, check_logit_adjustment,
                                   choose_logit_adjustment)
-        tau = check_logit_adjustment(self.logit_adjustment)
+        from ._settings import decision_settings
+        decision = decision_settings(self)
+        tau = check_logit_adjustment(decision["logit_adjustment"])
         log_p = self._log_prior()
         scores_at = None
         if getattr(self, "shortlist_", None) is not None:
@@ -374,7 +376,7 @@ class FusionMixin:
             return None
         if tau == "dev":
             tau, scores, self.logit_adjustment_dev_ = choose_logit_adjustment(
-                self.dev_Y_, scores_at, LOGIT_ADJUSTMENT_GRID, max_k=self.max_k)
+                self.dev_Y_, scores_at, LOGIT_ADJUSTMENT_GRID, max_k=decision["max_k"])
         else:
             scores = scores_at(tau)
         self.logit_adjustment_ = float(tau)
