@@ -133,7 +133,7 @@ def test_dev_choice_is_the_brute_force_one(fitted):
     assert set(clf.logit_adjustment_dev_) == set(LOGIT_ADJUSTMENT_GRID)
     z = _with_tau(clf, 0.0).decision_function(texts[90:])
     log_p = _hand_log_prior(Y[:90])
-    brute = {t: _top_k_micro_f1(Y[90:], _sigmoid(z - t * log_p), clf.max_k)
+    brute = {t: _top_k_micro_f1(Y[90:], _sigmoid(z - t * log_p), 10)   # decision__max_k default
              for t in LOGIT_ADJUSTMENT_GRID}
     assert clf.logit_adjustment_dev_ == pytest.approx({t: v[0] for t, v in brute.items()},
                                                       abs=1e-6)
@@ -150,7 +150,7 @@ def test_fixed_value_and_no_dev_data(small, corpus):
     assert clf.logit_adjustment_ == 0.3 and clf.logit_adjustment_dev_ is None
     no_dev = small(validation_fraction=None, max_epochs=1).fit(texts[:60], Y[:60])
     assert no_dev.logit_adjustment_ == 0.0 and no_dev.logit_adjustment_dev_ is None
-    assert clone(clf).get_params()["logit_adjustment"] == 0.3
+    assert clone(clf).get_params()["decision__logit_adjustment"] == 0.3
 
 
 def test_save_load_keeps_tau_and_older_models_load_without_it(fitted, tmp_path):
