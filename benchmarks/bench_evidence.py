@@ -57,7 +57,7 @@ def attention_spans(clf, texts, codes_by_doc, label_index, top_spans):
             if not codes or not len(ids):
                 out.append([{"code": c, "spans": []} for c in codes])
                 continue
-            t_ids, mask = pad_batch([ids[: clf.max_length]], pad_value=clf.relevance_.pad_id_)
+            t_ids, mask = pad_batch([ids[: clf._max_length]], pad_value=clf.relevance_.pad_id_)
             labels = torch.as_tensor([[label_index[c] for c in codes]])
             att = clf.module_.attention_weights(t_ids, mask, labels)[0].numpy()
             n = t_ids.shape[1]
@@ -78,7 +78,7 @@ def attention_similarity(clf, texts, groups):
             for ids in ids_list:
                 if not len(ids):
                     continue
-                t_ids, mask = pad_batch([ids[: clf.max_length]], pad_value=clf.relevance_.pad_id_)
+                t_ids, mask = pad_batch([ids[: clf._max_length]], pad_value=clf.relevance_.pad_id_)
                 a = clf.module_.attention_weights(t_ids, mask, torch.as_tensor([list(labels)]))[0]
                 per_doc.append(a.numpy())
             vals.append(attention_cosine_similarity(per_doc))

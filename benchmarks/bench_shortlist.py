@@ -225,10 +225,11 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     shortlist = ("linear" if shortlist_C is None
                  else make_tfidf_ovr(C=shortlist_C, n_jobs=n_jobs, random_state=seed))
-    params = {"shortlist": shortlist, "n_candidates": n_candidates, "max_length": max_length,
-              "patience": patience, "max_epoch_docs": max_epoch_docs, "n_jobs": n_jobs,
-              "checkpoint_dir": checkpoint_dir, "planter__max_epoch_docs": plant_epoch_docs,
-              "planter__max_length": max_length, **(extra or {})}
+    params = {"shortlist": shortlist, "n_candidates": n_candidates,
+              "module__max_length": max_length, "patience": patience,
+              "iterator_train__max_epoch_docs": max_epoch_docs, "n_jobs": n_jobs,
+              "checkpoint_dir": checkpoint_dir,
+              "planter__iterator_train__max_epoch_docs": plant_epoch_docs, **(extra or {})}
     kind = find_row("plant" if plant else "plant-false").display
     model = build_model(kind, epochs=max_epochs, plant_epochs=plant_epochs, random_state=seed,
                         verbose=1, params=params)

@@ -129,12 +129,12 @@ def test_bench_smoke_other_rows(tmp_path):
     d = data["datasets"][0]
     names = [m["name"] for m in d["models"]]
     assert names[0] == "TF-IDF + LR" and "plant=False" in names
-    assert names[-5:] == ['PLANT stage1_target="tf"', 'PLANT stage1_loss="mse"', 'PLANT loss="bce"',
-                          "PLANT hard_negatives=None", "PLANT label_smoothing=0"]
+    assert names[-5:] == ['PLANT planter__target="tf"', 'PLANT planter__stage1_loss="mse"', 'PLANT criterion__loss="bce"',
+                          "PLANT criterion__hard_negatives=None", "PLANT criterion__label_smoothing=0"]
     assert len(names) + len(d["skipped"]) == 12     # plant=False adds its two fused rows
     by_name = {m["name"]: m for m in d["models"]}
-    assert by_name['PLANT loss="bce"']["params"]["loss"] == "bce"
-    assert by_name["PLANT hard_negatives=None"]["params"]["hard_negatives"] is None
+    assert by_name['PLANT criterion__loss="bce"']["params"]["criterion__loss"] == "bce"
+    assert by_name["PLANT criterion__hard_negatives=None"]["params"]["criterion__hard_negatives"] is None
 
 
 def test_model_specs_extras_and_ablations(monkeypatch):
@@ -151,9 +151,9 @@ def test_model_specs_extras_and_ablations(monkeypatch):
     specs, _ = bench.model_specs("codiesp-D", bench.ROWS, neural_max_docs=100,
                                  neural_max_length=256, **kw)
     by = {s["name"]: s for s in specs}
-    for name in ("PLANT", "plant=False", 'PLANT loss="bce"'):
+    for name in ("PLANT", "plant=False", 'PLANT criterion__loss="bce"'):
         assert by[name]["max_train_docs"] == 100 and by[name]["params"]["max_length"] == 256
-    assert by['PLANT loss="bce"']["params"]["loss"] == "bce"
+    assert by['PLANT criterion__loss="bce"']["params"]["criterion__loss"] == "bce"
     assert by["PLANT (MiniLM)"]["max_train_docs"] == 5
     assert "grid" not in by["TF-IDF + SVM"]
     specs, _ = bench.model_specs("eurlex57k", ["svm"], svm_grid=[1.0], **kw)

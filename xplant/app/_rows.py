@@ -84,14 +84,16 @@ def _wrapper(cls_name):
 def _neural(plant, **defaults):
     def factory(params, *, epochs, plant_epochs, random_state, verbose, checkpoint_dir,
                 features=False):
-        params = {**defaults, **params}
+        from ..neural import AttentionPlanter, PlantClassifier
+        from ..neural._settings import translate_params
+        # --set and --params files may use the names of earlier releases (gamma=...)
+        params = translate_params(PlantClassifier, {**defaults, **params})
         planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                           if k.startswith("planter__")}
         # mig__<name>: the MIG step (top_k: the size of each label's T_l, PLANT.md)
         mig_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                       if k.startswith("mig__")}
         from sklearn.pipeline import Pipeline
-        from ..neural import AttentionPlanter, PlantClassifier
         from ..neural.backbones import backbone_kind
         from .._progress import neural_progress_params
         from ..relevance import MIGRelevance

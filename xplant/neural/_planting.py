@@ -90,7 +90,9 @@ class PlantingMixin:
         over = {"backbone": self.backbone, **{"module__" + k: v for k, v in own.items()
                                               if k != "backbone"}}
         over["random_state"] = self.random_state
-        over.update({"iterator_train__" + k: v for k, v in epoch_settings(self).items()})
+        # the classifier's documents per epoch, where it sets them (else the planter's own)
+        over.update({"iterator_train__" + k: v for k, v in epoch_settings(self).items()
+                     if v is not None})
         if self.checkpoint_dir is not None:
             over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
         if self._uses_deepspeed() and planter.strategy == "skorch":
