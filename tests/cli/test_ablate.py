@@ -14,7 +14,8 @@ def test_ablation_specs_match_the_switches():
     assert [s["name"] for s in specs] == [a[0] for a in ABLATIONS]
     assert specs[1]["model"] == "plant=False"
     assert {k for s in specs for k in s["params"]} == {
-        "stage1_target", "stage1_loss", "loss", "hard_negatives", "label_smoothing", "shortlist"}
+        "planter__target", "planter__stage1_loss", "criterion__loss", "criterion__hard_negatives",
+        "criterion__label_smoothing", "shortlist"}
     # PLANT's own parts: no row of the switch table uses xplant run's shortlist
     assert all(s["params"]["shortlist"] is None for s in specs)
 
@@ -32,10 +33,10 @@ def test_ablate_cli_smoke(tmp_path):
     assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS + DEV_CHOICES]
     assert res["budget"]["min_epoch_docs"] == 16
     assert res["budget"]["max_epoch_docs"] == 16
-    assert all(m["params"]["min_epoch_docs"] == m["params"]["max_epoch_docs"] == 16
-               for m in res["switches"])
-    assert all(m["stage1_params"]["max_epoch_docs"] == 16 for m in res["switches"]
-               if m["params"]["plant"])
+    assert all(m["params"]["iterator_train__min_epoch_docs"]
+               == m["params"]["iterator_train__max_epoch_docs"] == 16 for m in res["switches"])
+    assert all(m["stage1_params"]["iterator_train__max_epoch_docs"] == 16
+               for m in res["switches"] if m["params"]["plant"])
     assert "at most 16 training documents drawn per epoch" in (out / "ablation.md").read_text()
     by = {m["name"]: m for m in res["switches"]}
     # The dev-choice rows reach the classifier and its planter; every row has its dev MAP.

@@ -223,6 +223,13 @@ def _fit_with_dev(model, tr, dv, resume=False):
     return model.fit(_inputs(tr), tr.Y, **kw)
 
 
+def _settings(est):
+    """What a fitted row trained with: every setting, defaults written out where the
+    estimator can say them (:meth:`~xplant.neural.PlantClassifier.resolved_params`)."""
+    return est.resolved_params() if hasattr(est, "resolved_params") else \
+        est.get_params(deep=False)
+
+
 def _fit_one(spec, data_args, model_args, model_dir=None):
     """Child-process body: fit one model (dev-selected), return dev and test scores.
 
@@ -285,14 +292,14 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
-        info["stage1_params"] = {k: v for k, v in final.planter_.get_params(deep=False).items()
+        info["stage1_params"] = {k: v for k, v in _settings(final.planter_).items()
                                  if isinstance(v, (int, float, str, bool, type(None)))}
     if hasattr(final, "best_epoch_"):
         info["best_epoch"] = final.best_epoch_
     if getattr(final, "stage1_weight_candidates_", None) is not None:   # stage1_weight="dev"
         info["stage1_weight_chosen"] = final.stage1_weight_
         info["stage1_weight_candidates"] = final.stage1_weight_candidates_
-    params = {k: v for k, v in final.get_params(deep=False).items()
+    params = {k: v for k, v in _settings(final).items()
               if isinstance(v, (int, float, str, bool, type(None)))}
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),

@@ -58,6 +58,34 @@ class PlantNetBase(NeuralNet):
         """The ``module__`` settings with their defaults filled in (:mod:`._settings`)."""
         return module_settings(self)
 
+    def resolved_params(self):
+        """Every setting of this estimator, the prefixed families' defaults written out.
+
+        ``get_params(deep=False)`` lists what was set; this adds the value
+        each unset ``module__``, ``criterion__``, ``optimizer__weight_decay``,
+        ``iterator_train__`` (epoch sampling) and, for the classifier,
+        ``decision__`` setting takes, so that a record of a fit (``xplant
+        run``'s ``results.json``) says what it trained with.
+
+        Returns
+        -------
+        dict
+        """
+        out = dict(self.get_params(deep=False))
+        out.update({"module__" + k: v for k, v in self._module_settings().items()})
+        out.update({"criterion__" + k: v for k, v in self._criterion_defaults().items()})
+        out.update({"iterator_train__" + k: v for k, v in epoch_settings(self).items()})
+        if self.optimizer in (torch.optim.AdamW,):
+            out.setdefault("optimizer__weight_decay", 0.01)
+        out.update(self._more_resolved())
+        return out
+
+    def _criterion_defaults(self):
+        return {**signature_defaults(self.criterion), **self.get_params_for("criterion")}
+
+    def _more_resolved(self):
+        return {}
+
     @property
     def _max_length(self):
         """Tokens kept per document (``module__max_length``; None keeps all)."""
@@ -195,11 +223,10 @@ class PlantNetBase(NeuralNet):
         replaces :meth:`effective_lr`, as in skorch.
         """
         kwargs = self.get_params_for("optimizer")
-        lr = kwargs.pop("lr", None)
+        kwargs.pop("lr", None)                 # effective_lr reads it
         if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
             kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
-        self.optimizer_ = self.optimizer(params, lr=self.effective_lr() if lr is None else lr,
-                                         **to_python(kwargs))
+        self.optimizer_ = self.optimizer(params, lr=self.effective_lr(), **to_python(kwargs))
         return self
 
     def get_split_datasets(self, X, y=None, **fit_params):
@@ -221,8 +248,8 @@ class PlantNetBase(NeuralNet):
                           collate_fn=self.collate(self.relevance_.pad_id_), **loader)
 
     def effective_lr(self):
-        """The learning rate the optimizer gets (float)."""
-        return float(self.lr)
+        """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``."""
+        return float(self.get_params_for("optimizer").get("lr", self.lr))
 
     def check_shared_params(self, int_params=(), *, lr_none_ok=False):
         """Validate the parameters both estimators have; raise ValueError naming the fix."""

@@ -16,7 +16,7 @@ from .._labels import label_frequency, label_prior
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
-from ._common import check_param, to_python
+from ._common import check_param, to_python, torch_state_restored
 from ._adjustment import check_logit_adjustment
 from ._data import Stage2Collate, TokenDataset
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK
@@ -162,7 +162,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     random_state : int, default=0
         Seeds the weights, the batches and the dev split.
     n_jobs : int or None, default=None
-        torch threads inside ``fit`` and prediction (restored after ``fit``).
+        torch threads inside ``fit`` (restored after it).
     strategy : "skorch", "deepspeed" or DeepSpeedStrategy, default="skorch"
         "deepspeed" trains with DeepSpeed (:mod:`xplant.neural.distributed`);
         ``batch_size`` is then the global batch.
@@ -306,14 +306,15 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         return self.make_optimizer(groups)
 
     def effective_lr(self):
-        """``lr``, or :func:`default_lr` for the Stage 2 weight where ``lr=None``.
+        """``optimizer__lr`` or ``lr``, else :func:`default_lr` for the Stage 2 weight.
 
         The weight is ``stage1_weight_`` once ``fit`` has resolved it (each
         candidate's, inside ``stage1_weight="dev"``); before that, the fixed
         ``stage1_weight`` or the fallback of ``"dev"``.
         """
-        if self.lr is not None:
-            return float(self.lr)
+        given = self.get_params_for("optimizer").get("lr", self.lr)
+        if given is not None:
+            return float(given)
         weight = getattr(self, "stage1_weight_", None)
         if weight is None:
             weight = (STAGE1_WEIGHT_FALLBACK if self.stage1_weight == "dev"
@@ -333,8 +334,11 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
 
     def _criterion_settings(self):
         """The loss's settings, :class:`PlantLoss`'s defaults filled in."""
-        from ._settings import signature_defaults
-        return {**signature_defaults(self.criterion), **self.get_params_for("criterion")}
+        return self._criterion_defaults()
+
+    def _more_resolved(self):
+        from ._settings import decision_settings
+        return {"decision__" + k: v for k, v in decision_settings(self).items()}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -440,6 +444,13 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             at precision < 0.01; ``history`` records
             ``valid_mean_predicted_labels`` every epoch.
         """
+        with torch_state_restored():
+            return self._fit(X, Y, validation_data, resume=resume, label_names=label_names,
+                             label_descriptions=label_descriptions,
+                             label_synonyms=label_synonyms, label_parents=label_parents)
+
+    def _fit(self, X, Y, validation_data, *, resume, label_names, label_descriptions,
+             label_synonyms, label_parents):
         data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
         Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
         train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev

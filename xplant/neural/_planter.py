@@ -18,7 +18,7 @@ from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._common import check_param, encode
+from ._common import check_param, encode, torch_state_restored
 from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
 from ._settings import epoch_settings, merge_channel, network_settings
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, truncate
@@ -279,9 +279,11 @@ class AttentionPlanter(PlantNetBase):
             without ``checkpoint_dir``; descriptions, synonyms or parents of
             the wrong length or type.
         """
-        data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
-        return self._fit_prepared(data, resume=resume, label_descriptions=label_descriptions,
-                                  label_synonyms=label_synonyms, label_parents=label_parents)
+        with torch_state_restored():
+            data = self._prepare_fit(X, Y, validation_data, resume=resume,
+                                     label_names=label_names)
+            return self._fit_prepared(data, resume=resume, label_descriptions=label_descriptions,
+                                      label_synonyms=label_synonyms, label_parents=label_parents)
 
     def _fit_prepared(self, data, *, resume=False, label_descriptions=None, label_synonyms=None,
                       label_parents=None):
