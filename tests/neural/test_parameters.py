@@ -162,3 +162,30 @@ def test_plant_classifier_is_a_multilabel_classifier():
     assert is_classifier(clf)
     tags = clf.__sklearn_tags__()
     assert tags.classifier_tags.multi_label and tags.target_tags.multi_output
+
+
+def test_a_fitted_shortlisted_model_holds_no_dev_split(make_corpus):
+    texts, Y = make_corpus(n_docs=60, n_labels=6, seed=2)
+    n_dev, n_labels = 20, Y.shape[1]
+    clf = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8,
+                          module__attention_dim=8, module__pool_size=8, max_epochs=2,
+                          verbose=0, n_jobs=1, stage1_weight=0.1, shortlist="linear",
+                          n_candidates=3, planter=AttentionPlanter(max_epochs=1))
+    clf.fit(texts[:40], Y[:40], validation_data=(texts[40:], Y[40:]))
+
+    def arrays(obj):
+        for name, value in vars(obj).items():
+            if isinstance(value, np.ndarray) or sp.issparse(value):
+                yield name, value
+            elif isinstance(value, (tuple, list)):
+                for v in value:
+                    if isinstance(v, np.ndarray) or sp.issparse(v):
+                        yield name, v
+
+    for owner in (clf, clf.planter_):
+        for name, value in arrays(owner):
+            assert value.shape[0] != n_dev, f"{type(owner).__name__}.{name} {value.shape}"
+    assert clf.dev_docs_ is None and clf.dev_Y_ is None and clf.dev_view_ is None
+    assert clf.planter_.dev_dataset_ is None and clf.planter_.dev_full_ is None
+    assert np.isfinite(clf.predict_proba(texts[40:45])).all()        # prediction needs none of it
+    assert n_labels == clf.n_labels_

@@ -135,14 +135,15 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
 
     ``name`` is a row's short or display name, any letter case. ``params``
     overrides parameters: of :class:`~xplant.neural.PlantClassifier` for the
-    neural rows (``backbone``, ``loss``, ``stage1_target``, ...;
-    ``planter__<name>`` ones go to its :class:`~xplant.neural.AttentionPlanter`),
+    neural rows (``backbone``, ``criterion__loss``, ``module__max_length``, ...;
+    ``planter__<name>`` ones go to its :class:`~xplant.neural.AttentionPlanter`;
+    names of earlier releases are read too),
     of the final step otherwise. ``checkpoint_dir`` (neural models only)
     makes the classifier write a checkpoint every epoch there, so that an
     interrupted fit can resume. PLANT with a word backbone runs as
     ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
     ``hf``/``llm`` backbone the classifier fits its own relevance with the
-    backbone's tokenizer (API.md). ``features=True``: the data are feature
+    backbone's tokenizer. ``features=True``: the data are feature
     vectors (an XC-format dataset), so the linear and tree rows take them
     without TF-IDF and a row that needs text is an error.
     """
@@ -250,7 +251,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
     from ._fused import frozen_shortlist, row_scores, shortlist_params
+    from ._rows import dataset_settings
     params = shortlist_params(spec.get("params"), row, data_args.get("dataset"))
+    params = dataset_settings(params, row, data_args.get("dataset"))
     params = frozen_shortlist(params, row, shared, spec)
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))

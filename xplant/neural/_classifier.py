@@ -225,6 +225,16 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         (a fraction) at its best k.
     n_candidates_ : int or None
 
+    Notes
+    -----
+    What a fitted model keeps: the network (``module_``; its label part is
+    O(L · d) floats), the fitted MIGRelevance (vocabulary and the sparse
+    (L, V) MIG matrix), the fitted shortlist, a few length-L arrays
+    (``label_frequency_``, ``classes_``) and the fitted planter (``planter_``:
+    its settings, its network and its sparse (L, V) targets). The dev split
+    is released at the end of ``fit``: no dev document, dev target or
+    (n_dev, L) array stays on the model or its planter.
+
     Examples
     --------
     >>> from xplant.neural import PlantClassifier          # doctest: +SKIP
@@ -494,7 +504,17 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self._train(dataset, ckpt, fit=fit_on_dev if on_dev else None)
         self.best_epoch_ = self._best_epoch()
         self._choose_decision(Y[tr], self._choose_scoring())
+        self._release_dev_split()
         return self
+
+    def _release_dev_split(self):
+        """Drop what only training needed: the dev documents, targets and shortlist view
+        (an (n_dev, L) order with a shortlist), here and in the fitted planter."""
+        self.dev_docs_ = self.dev_Y_ = self.dev_dataset_ = None
+        if hasattr(self, "dev_view_"):
+            self.dev_view_ = None
+        if getattr(self, "planter_", None) is not None:
+            self.planter_.dev_dataset_ = self.planter_.dev_full_ = None
 
     def infer(self, x, **fit_params):
         if isinstance(x, dict) and ("rank" in x or "candidates" in x):
