@@ -211,6 +211,14 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         With ``stage1_weight="dev"``: each candidate's ``stage1_weight``,
         best dev score (``dev_map`` by default), ``best_epoch`` and
         ``epochs``. Saved and loaded with the model.
+    dev_choices_ : dict of str to dict
+        Every choice ``fit`` made on dev, by name ("epoch", "stage1_weight",
+        "fusion", "logit_adjustment", "k", "threshold"), each the record of
+        :class:`~xplant.model_selection.DevChoice` (value, criterion family,
+        metric, every candidate's dev score, ``on_dev``). Without labelled
+        dev data every choice takes its fallback (``on_dev`` False) and the
+        fit warns once with a ``NoDevDataWarning`` listing them. Saved and
+        loaded with the model.
     shortlist_ : estimator or None
         The fitted shortlist.
     fusion_weight_ : float or None
@@ -470,6 +478,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
+        self.dev_choices_ = {}          # every choice made on dev (choose_on_dev records)
         self.logit_adjustment_, self.logit_adjustment_dev_ = 0.0, None   # chosen after training
         self.n_fit_train_ = len(train_docs)
         self.n_candidates_ = (None if self.shortlist is None
@@ -479,9 +488,16 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
                                     resume=resume)
         self.planter_ = None
-        from ._dev_choice import resolve_stage1_weight
+        from ._dev_choice import STAGE1_WEIGHT_FALLBACK, resolve_stage1_weight
         weight = resolve_stage1_weight(self.stage1_weight, dev_Y=Yd if dev_docs is not None
                                        else None, strategy=self.strategy)
+        if weight is None:                  # "dev" without labelled dev data
+            from ..model_selection import choose_on_dev
+            self.dev_choices_["stage1_weight"] = choose_on_dev(
+                "stage1_weight", [STAGE1_WEIGHT_FALLBACK], None, family="ranking",
+                criterion=self.scoring, fallback=STAGE1_WEIGHT_FALLBACK, has_dev=False,
+                warn=False).to_dict()
+            weight = STAGE1_WEIGHT_FALLBACK
         on_dev = weight == "dev"
         self.stage1_weight_ = 0.0 if on_dev else weight
         self.stage1_weight_candidates_ = None
@@ -502,10 +518,25 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             self.stage1_weight_candidates_ = fit_stage2_on_dev(self, make_dataset, resume=resume)
 
         self._train(dataset, ckpt, fit=fit_on_dev if on_dev else None)
-        self.best_epoch_ = self._best_epoch()
+        epoch = self._epoch_choice()
+        self.best_epoch_, self.dev_choices_["epoch"] = int(epoch.value), epoch.to_dict()
         self._choose_decision(Y[tr], self._choose_scoring())
         self._release_dev_split()
+        self._warn_fallbacks()
         return self
+
+    def _warn_fallbacks(self):
+        """One :class:`~xplant.model_selection.NoDevDataWarning` for every choice of
+        this fit that took its fallback (no labelled dev data)."""
+        fell = {n: c["value"] for n, c in self.dev_choices_.items() if not c["on_dev"]}
+        if fell:
+            import warnings
+            from ..model_selection import NoDevDataWarning
+            warnings.warn("no labelled dev data to choose on; these choices took their "
+                          "fallbacks: " + ", ".join(f"{n}={v!r}" for n, v in fell.items()) +
+                          ". Pass validation_data with labelled documents (or a "
+                          "validation_fraction), or set the values yourself",
+                          NoDevDataWarning, stacklevel=3)
 
     def _release_dev_split(self):
         """Drop what only training needed: the dev documents, targets and shortlist view
@@ -558,23 +589,44 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
     def _best_epoch(self):
+        return int(self._epoch_choice().value)
+
+    def _epoch_choice(self):
+        """The best epoch by the dev ``scoring`` (a ranking choice; ties keep the earlier,
+        as early stopping restores it), or the last epoch without dev data."""
+        from ..model_selection import choose_on_dev
         key = "valid_" + self.scoring
         vals = [h.get(key) for h in self.history]
-        if not vals or vals[0] is None:
-            return len(self.history)
-        return int(np.nanargmax(np.asarray(vals, dtype=float))) + 1
+        has_dev = bool(vals) and vals[0] is not None
+        vals = [float("-inf") if v is None or not np.isfinite(v) else float(v) for v in vals]
+        return choose_on_dev("epoch", list(range(1, len(vals) + 1)) or [0], vals or [0.0],
+                             family="ranking", criterion=self.scoring,
+                             fallback=len(self.history), has_dev=has_dev, warn=False)
 
     def _choose_decision(self, Y_train, dev_scores=None):
+        """k of the top-k rule and the global threshold, each a
+        :func:`~xplant.model_selection.choose_on_dev` decision choice (dev
+        micro-F1). Without labelled dev data: k the mean training labels per
+        document, the threshold 0.5, with a ``NoDevDataWarning``."""
         from .. import metrics
-        if self.dev_docs_ is not None and self.dev_Y_.nnz:
+        from ._settings import decision_settings
+        has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
+        if has_dev:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-            from ._settings import decision_settings
             max_k = int(decision_settings(self)["max_k"])
-            self.k_ = int(metrics.select_k(self.dev_Y_, scores, ks=range(1, max_k + 1)))
-            self.threshold_ = float(metrics.select_threshold(self.dev_Y_, scores))
+            k = metrics.select_k(self.dev_Y_, scores, ks=range(1, max_k + 1),
+                                 return_choice=True)
+            threshold = metrics.select_threshold(self.dev_Y_, scores, return_choice=True)
         else:
-            self.k_ = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
-            self.threshold_ = 0.5
+            from ..model_selection import choose_on_dev
+            mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
+            k = choose_on_dev("k", [mean], None, family="decision", criterion="micro_f1",
+                              fallback=mean, has_dev=False, warn=False)
+            threshold = choose_on_dev("threshold", [0.5], None, family="decision",
+                                      criterion="micro_f1", fallback=0.5, has_dev=False,
+                                      warn=False)
+        self.k_, self.threshold_ = int(k.value), float(threshold.value)
+        self.dev_choices_["k"], self.dev_choices_["threshold"] = k.to_dict(), threshold.to_dict()
 
     # -- persistence -------------------------------------------------------------
     def save(self, path, *, overwrite=False):

@@ -155,6 +155,7 @@ def save_model(clf, path, *, overwrite=False):
             "logit_adjustment": float(getattr(clf, "logit_adjustment_", 0.0)),
             "logit_adjustment_dev": (None if getattr(clf, "logit_adjustment_dev_", None) is None
                                      else {str(k): v for k, v in clf.logit_adjustment_dev_.items()}),
+            "dev_choices": getattr(clf, "dev_choices_", {}),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
@@ -258,6 +259,13 @@ def load_model(path):
     if cands is not None and not (isinstance(cands, list) and all(isinstance(x, dict) for x in cands)):
         c.fail("stage1_weight_candidates", "must be null or a list of objects")
     clf.stage1_weight_candidates_ = cands
+    choices = config.get("dev_choices", {})        # models saved before kept none
+    if not (isinstance(choices, dict) and all(
+            isinstance(v, dict) and {"name", "family", "criterion", "value", "scores",
+                                     "on_dev"} <= set(v) for v in choices.values())):
+        c.fail("dev_choices", "must be an object of choice records (name, family, criterion, "
+                              "value, scores, on_dev)")
+    clf.dev_choices_ = choices
     # models saved before logit adjustment scored without it
     clf.logit_adjustment_ = (c.number("logit_adjustment", low=0.0)
                              if "logit_adjustment" in config else 0.0)
