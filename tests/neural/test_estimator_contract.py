@@ -225,12 +225,12 @@ def test_stage1_weight_dev_falls_back_errors_and_grid_search(data, tmp_path):
     """Where "dev" cannot choose it says why and trains exactly the 0.1 fit."""
     texts, Y = data
     fixed = _clf(stage1_weight=0.1).fit(texts, Y)               # validation_fraction=None
-    with pytest.warns(UserWarning, match="without dev data.*using stage1_weight=0.1"):
+    with pytest.warns(UserWarning, match="no dev split.*stage1_weight=0.1"):
         clf = _clf(stage1_weight="dev").fit(texts, Y)
     assert clf.stage1_weight_ == 0.1 and clf.stage1_weight_candidates_ is None
     np.testing.assert_array_equal(clf.predict_proba(texts), fixed.predict_proba(texts))
     empty_dev = (texts[:4], sp.csr_matrix((4, Y.shape[1]), dtype=np.int64))
-    with pytest.warns(UserWarning, match="no positive label in the dev split"):
+    with pytest.warns(UserWarning, match="the dev split has no positive label.*stage1_weight=0.1"):
         _clf(stage1_weight="dev", max_epochs=1).fit(texts, Y, validation_data=empty_dev)
     assert PlantClassifier().stage1_weight == "dev"             # the default
     with pytest.raises(ValueError, match=r"stage1_weight='auto' is not allowed; use one of \['dev'\]"):

@@ -189,3 +189,50 @@ def test_a_fitted_shortlisted_model_holds_no_dev_split(make_corpus):
     assert clf.planter_.dev_dataset_ is None and clf.planter_.dev_full_ is None
     assert np.isfinite(clf.predict_proba(texts[40:45])).all()        # prediction needs none of it
     assert n_labels == clf.n_labels_
+
+
+@pytest.mark.parametrize("dev", ["none", "unlabelled"])
+def test_every_dev_choice_without_labelled_dev_data_falls_back_alike(make_corpus, dev):
+    from xplant.model_selection import NoDevDataWarning
+    texts, Y = make_corpus(n_docs=50, n_labels=5, seed=4)
+    clf = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8, module__attention_dim=8,
+                          module__pool_size=8, max_epochs=2, verbose=0, n_jobs=1,
+                          stage1_weight="dev", shortlist="linear", n_candidates=3, fusion="dev",
+                          decision__logit_adjustment="dev",
+                          validation_fraction=None, planter=AttentionPlanter(max_epochs=1))
+    fit = {} if dev == "none" else {
+        "validation_data": (texts[40:], sp.csr_matrix((10, Y.shape[1]), dtype=np.int64))}
+    with pytest.warns(NoDevDataWarning) as caught:
+        clf.fit(texts[:40], Y[:40], **fit)
+    ours = [w for w in caught if issubclass(w.category, NoDevDataWarning)]
+    assert len(ours) == 1                                    # one warning for all of them
+    names = {"epoch", "stage1_weight", "fusion", "logit_adjustment", "k", "threshold"}
+    assert set(clf.dev_choices_) == names
+    for name, record in clf.dev_choices_.items():            # the same fields, the same way
+        assert set(record) == {"name", "family", "criterion", "value", "scores", "on_dev"}
+        assert record["name"] == name and record["on_dev"] is False and record["scores"] == []
+        assert f"{name}=" in str(ours[0].message)
+    assert clf.best_epoch_ == 2 and clf.stage1_weight_ == 0.1 and clf.logit_adjustment_ == 0.0
+    assert clf.fusion_weight_ == 0.5 and clf.threshold_ == 0.5
+    assert clf.k_ == round(Y[:40].nnz / 40)
+
+
+def test_dev_choices_record_every_candidate_and_are_saved(make_corpus, tmp_path):
+    texts, Y = make_corpus(n_docs=60, n_labels=5, seed=6)
+    clf = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8, module__attention_dim=8,
+                          module__pool_size=8, max_epochs=2, verbose=0, n_jobs=1,
+                          stage1_weight=0.0, shortlist="linear", n_candidates=3,
+                          decision__max_k=3, planter=AttentionPlanter(max_epochs=1))
+    clf.fit(texts[:45], Y[:45], validation_data=(texts[45:], Y[45:]))
+    ch = clf.dev_choices_
+    assert [c for c, _ in ch["k"]["scores"]] == [1, 2, 3] and ch["k"]["value"] == clf.k_
+    assert ch["k"]["family"] == "decision" and ch["k"]["criterion"] == "micro_f1"
+    best = max(s for _, s in ch["k"]["scores"])
+    assert dict((c, s) for c, s in ch["k"]["scores"])[clf.k_] == best
+    assert ch["epoch"]["family"] == "ranking" and ch["epoch"]["criterion"] == "map"
+    assert [c for c, _ in ch["epoch"]["scores"]] == [1, 2]
+    assert [s for _, s in ch["epoch"]["scores"]] == [h["valid_map"] for h in clf.history]
+    assert len(ch["fusion"]["scores"]) == 11 * len(clf.calibrations_)
+    assert ch["fusion"]["value"] == [clf.fusion_weight_, list(clf.shortlist_calibration_)]
+    again = load_model(clf.save(tmp_path / "m"))
+    assert again.dev_choices_ == json.loads(json.dumps(ch))

@@ -195,11 +195,13 @@ def test_bad_shortlist_settings(tiny, corpus):
 
 
 def test_fusion_dev_without_dev_data_warns(tiny, corpus):
+    from xplant.model_selection import NoDevDataWarning
     texts, Y = corpus
-    with pytest.warns(UserWarning, match="fusion weight 0.5"):
+    with pytest.warns(NoDevDataWarning, match=r"fusion=\[0\.5, \[1\.0, 0\.0\]\]"):
         clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
                               n_candidates=4, validation_fraction=None).fit(texts, Y)
-    assert clf.fusion_weight_ == 0.5
+    assert clf.fusion_weight_ == 0.5 and clf.shortlist_calibration_ == (1.0, 0.0)
+    assert clf.dev_choices_["fusion"]["on_dev"] is False
 
 
 def test_out_of_fold_candidates(tiny, corpus):
@@ -441,7 +443,7 @@ def test_valid_loss_on_test_time_candidates(tiny, corpus):
 def test_fusion_dev_with_an_unlabelled_dev_split_says_so(tiny, corpus):
     texts, Y = corpus
     no_gold = sp.csr_matrix((20, Y.shape[1]), dtype=np.int64)
-    with pytest.warns(UserWarning, match="no positive label in the dev split"):
+    with pytest.warns(UserWarning, match="the dev split has no positive label"):
         clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
                               n_candidates=4).fit(texts[:70], Y[:70],
                                                   validation_data=(texts[70:], no_gold))

@@ -472,6 +472,13 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
         Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
         train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev
+        # a dev split without a positive label chooses nothing: it is no labelled dev data
+        self._no_dev_reason_ = ("no dev split (validation_data=None, validation_fraction=None)"
+                               if dev_docs is None else
+                               "the dev split has no positive label" if not Yd.nnz else None)
+        if dev_docs is not None and not Yd.nnz:
+            dev_docs = Yd = None
+            validation_data = None
         # the rows Stage 2 trains on: validation_fraction's dev rows are not counted
         self.label_frequency_ = label_frequency(Y[tr])
         self.n_train_documents_ = len(tr)
@@ -532,8 +539,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         if fell:
             import warnings
             from ..model_selection import NoDevDataWarning
-            warnings.warn("no labelled dev data to choose on; these choices took their "
-                          "fallbacks: " + ", ".join(f"{n}={v!r}" for n, v in fell.items()) +
+            warnings.warn(f"{self._no_dev_reason_}: no labelled dev data to choose on, so "
+                          "these choices took their fallbacks: " + ", ".join(f"{n}={v!r}" for n, v in fell.items()) +
                           ". Pass validation_data with labelled documents (or a "
                           "validation_fraction), or set the values yourself",
                           NoDevDataWarning, stacklevel=3)
