@@ -22,7 +22,7 @@ side, the CodiEsp-X rule; plus character-overlap F1). Highlighters (``--rows``):
 - MIG only: the label's top-MIG tokens present in the document (no network).
 
 The planted rows share one Stage 1 (fitted with the first of them and
-reused with ``plant_from``), so they differ only in Stage 2. Each row also
+reused with ``planter=FOLDER``), so they differ only in Stage 2. Each row also
 reports its dev MAP (what would choose between them) and its test MAP and
 P@5, to show what the attention's fidelity costs or buys in accuracy.
 
@@ -141,12 +141,12 @@ def main(argv=None):
     planted = None                                # the shared Stage 1, once fitted
     for name, params in variants:
         t = time.perf_counter()
+        planter = AttentionPlanter(max_epochs=args.plant_epochs)
         if params.get("plant", True) and planted is not None:
-            params = {**params, "plant_from": planted}
+            planter = str(planted)                # the shared Stage 1, reused
         pipe = Pipeline([("mig", MIGRelevance()),
                          ("clf", PlantClassifier(max_epochs=args.epochs, scoring="map",
-                                                 patience=6, verbose=0,
-                                                 planter=AttentionPlanter(max_epochs=args.plant_epochs),
+                                                 patience=6, verbose=0, planter=planter,
                                                  **params))])
         pipe.fit(tr.texts, tr.Y, clf__validation_data=(dv.texts, dv.Y))
         clf = fitted[name] = pipe[-1]

@@ -328,7 +328,8 @@ def adjusted_shortlist(model, dev, test, grid=SHORTLIST_TAU_GRID):
         return dense_scores(cand, sigmoid(adjust_logits(z, log_p[cand], tau)), rank)
 
     tau, dev_scores, values = choose_logit_adjustment(dev.Y, lambda t: scores_at("dev", t),
-                                                      grid, max_k=final.max_k)
+                                                      grid,
+                                                      max_k=final.resolved_params()["decision__max_k"])
     return {"tau": tau, "dev_micro_f1": values, "dev": dev_scores,
             "test": scores_at("test", tau)}
 
@@ -366,7 +367,7 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
                                             logit_adjustment=t)[alpha] for t in taus}
               for name, split in (("dev", dv), ("test", te))}
     tau, _, values = choose_logit_adjustment(dv.Y, lambda t: scores["dev"][t], taus,
-                                             max_k=final.max_k)
+                                             max_k=final.resolved_params()["decision__max_k"])
     svm = adjusted_shortlist(model, dv, te)
     scores["dev"]["svm"], scores["test"]["svm"] = svm["dev"], svm["test"]
     rows = {}

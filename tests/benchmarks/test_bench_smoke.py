@@ -71,9 +71,9 @@ def test_bench_smoke_core_rows(tmp_path):
     assert svm["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
     assert plant["budget"] == {"epochs": 1, "plant_epochs": 1, "max_train_docs": 12,
                                "max_length": 48} and plant["budget_limited"]
-    assert plant["params"]["max_length"] == 48
+    assert plant["params"]["module__max_length"] == 48
     assert minilm["budget"]["max_train_docs"] == 8 and minilm["params"]["backbone"] == "hf"
-    assert minilm["params"]["max_length"] == 64          # the MiniLM row keeps its own budget
+    assert minilm["params"]["module__max_length"] == 64          # the MiniLM row keeps its own budget
     assert "first 12 training documents, 48 tokens per document" in (out / "bench.md").read_text()
     # The prior ranks labels by training frequency (ties by index): P@1 by hand.
     from xplant.datasets import load_codiesp
@@ -152,7 +152,7 @@ def test_model_specs_extras_and_ablations(monkeypatch):
                                  neural_max_length=256, **kw)
     by = {s["name"]: s for s in specs}
     for name in ("PLANT", "plant=False", 'PLANT criterion__loss="bce"'):
-        assert by[name]["max_train_docs"] == 100 and by[name]["params"]["max_length"] == 256
+        assert by[name]["max_train_docs"] == 100 and by[name]["params"]["module__max_length"] == 256
     assert by['PLANT criterion__loss="bce"']["params"]["criterion__loss"] == "bce"
     assert by["PLANT (MiniLM)"]["max_train_docs"] == 5
     assert "grid" not in by["TF-IDF + SVM"]

@@ -50,7 +50,7 @@ def test_ablate_cli_smoke(tmp_path):
     assert all(0.0 <= m["dev_MAP"] <= 1.0 for m in res["switches"])
     assert f"| full | {100 * by['full']['dev_MAP']:.1f} |" in (out / "ablation.md").read_text()
     assert by["plant=False"]["params"]["plant"] is False
-    assert by['planter__stage1_loss="mse"']["params"]["planter__stage1_loss"] == "mse"
+    assert by['planter__stage1_loss="mse"']["stage1_params"]["stage1_loss"] == "mse"
     assert by["criterion__label_smoothing=0"]["params"]["criterion__label_smoothing"] == 0.0
     assert "stage1_attention_ndcg" in by["full"] and "stage1_attention_ndcg" not in by["plant=False"]
     assert [(r["model"], r["size"]) for r in res["curve"]] == [

@@ -244,6 +244,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         import torch
         torch.set_num_threads(num_threads)
     from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
     from ..metrics import mean_average_precision
     splits = load_splits(**data_args)
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
@@ -257,29 +258,42 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     params = frozen_shortlist(params, row, shared, spec)
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
-    candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
+    # every combination of the grid's keys (ParameterGrid: their product), chosen on dev
+    candidates = list(ParameterGrid(grid)) if grid else [{}]
     from .._progress import is_terminal, step, steps
+    from ..model_selection import choose_on_dev
     verbose = model_args.get("verbose", 1)
     t0 = time.perf_counter()
-    best = None
-    for cand in steps(candidates, f"{spec['name']}: choosing on dev",
-                      verbose=verbose if grid and is_terminal() else 0):
+    kept = {}                     # the best fit so far (choose_on_dev's rule: ties keep the first)
+    todo = iter(steps(candidates, f"{spec['name']}: choosing on dev",
+                      verbose=verbose if grid and is_terminal() else 0))
+
+    def dev_map_of(cand):
+        next(todo, None)
         with step(f"{spec['name']}: fit{' ' + str(cand) if cand else ''}",
                   verbose if not grid or not is_terminal() else 0, announce=True):
             model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
         with step(f"{spec['name']}: dev scoring", verbose):
             dev_scores, dev_by_alpha = row_scores(model, _inputs(dv))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
-        if best is None or dev_map > best[0]:
-            best = (dev_map, model, dev_scores, cand, dev_by_alpha)
-    _, model, dev_scores, chosen, dev_by_alpha = best
+        if not kept or dev_map > kept["dev_map"]:
+            kept.update(dev_map=dev_map, model=model, dev_scores=dev_scores, cand=cand,
+                        dev_by_alpha=dev_by_alpha)
+        return dev_map
+
+    choice = choose_on_dev("grid", candidates, dev_map_of, family="ranking", criterion="map",
+                           fallback=candidates[0])
+    if kept["cand"] != choice.value:          # the fit kept must be the one chosen
+        raise RuntimeError(f"dev choice {choice.value} differs from the fit kept {kept['cand']}")
+    model, dev_scores, chosen = kept["model"], kept["dev_scores"], kept["cand"]
+    dev_by_alpha = kept["dev_by_alpha"]
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with step(f"{spec['name']}: test scoring", verbose):
         test_scores, test_by_alpha = row_scores(model, _inputs(te))
     predict_s = time.perf_counter() - t0
-    info = {"dev_selected": chosen} if grid else {}
-    info["dev_MAP"] = float(best[0])
+    info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
+    info["dev_MAP"] = float(kept["dev_map"])
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:

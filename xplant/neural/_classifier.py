@@ -96,7 +96,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
-    or ``plant_from`` names a saved planting) and Stage 2: label-wise
+    or ``planter`` names a saved planting) and Stage 2: label-wise
     attention A = softmax(S)(H W_v), feature boosting A' = B_a + A ⊙ B_m,
     adaptive pooling, a shared head plus per-label bias, focal loss with
     label smoothing over positives and hard negatives, and progressive
