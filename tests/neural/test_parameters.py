@@ -206,7 +206,8 @@ def test_every_dev_choice_without_labelled_dev_data_falls_back_alike(make_corpus
         clf.fit(texts[:40], Y[:40], **fit)
     ours = [w for w in caught if issubclass(w.category, NoDevDataWarning)]
     assert len(ours) == 1                                    # one warning for all of them
-    names = {"epoch", "stage1_weight", "fusion", "logit_adjustment", "k", "threshold"}
+    names = {"epoch", "stage1_weight", "shortlist_C", "fusion", "logit_adjustment", "k",
+             "threshold"}
     assert set(clf.dev_choices_) == names
     for name, record in clf.dev_choices_.items():            # the same fields, the same way
         assert set(record) == {"name", "family", "criterion", "value", "scores", "on_dev"}

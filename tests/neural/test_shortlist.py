@@ -432,8 +432,9 @@ def test_valid_loss_on_test_time_candidates(tiny, corpus):
     clf = PlantClassifier(**tiny, max_epochs=2, shortlist="linear", n_candidates=4,
                           planter=AttentionPlanter(max_epochs=1, verbose=0)).fit(
         texts[:70], Y[:70], validation_data=(texts[70:], Y[70:]))
-    cand = clf.dev_view_[0]
-    z = torch.from_numpy(clf._net_candidate_logits(clf.dev_docs_, cand))
+    # the dev split is released after fit: its candidates and documents, made again
+    cand = clf._shortlist_view(texts[70:], full_tail=True, raw=True)[0]
+    z = torch.from_numpy(clf._net_candidate_logits(clf._docs(texts[70:]), cand))
     y = torch.from_numpy(np.take_along_axis(Y[70:].toarray(), cand, 1).astype(np.float32))
     expected = float(candidate_loss(z, y, torch.ones(z.shape, dtype=torch.bool)))
     assert clf.history[clf.best_epoch_ - 1]["valid_loss"] == pytest.approx(expected, rel=1e-5)

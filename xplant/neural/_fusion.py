@@ -159,6 +159,8 @@ class FusionMixin:
             self.shortlist_, self.shortlist_info_ = fit_shortlist(
                 self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
                 random_state=self.random_state)
+            if "choice" in self.shortlist_info_:        # "linear": its C, chosen on dev
+                self.dev_choices_["shortlist_C"] = self.shortlist_info_["choice"]
         self.shortlist_calibration_ = (1.0, 0.0)
         if dev_texts is not None and Yd.nnz:
             cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
