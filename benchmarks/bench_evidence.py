@@ -131,7 +131,7 @@ def main(argv=None):
             variants.append(("plant=False", {"plant": False, "stage1_weight": 0.0}))
         elif r == "frozen":
             variants.append(("PLANT, attention frozen",
-                             {"phases": [(0, "head", 1e-3)], "stage1_weight": 0.0}))
+                             {"callbacks__unfreeze__phases": [(0, "head", 1e-3)], "stage1_weight": 0.0}))
         else:
             variants += [(f"PLANT, stage1_weight={float(w):g}", {"stage1_weight": float(w)})
                          for w in args.stage1_weights.split(",")]

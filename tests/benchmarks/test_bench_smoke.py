@@ -158,7 +158,7 @@ def test_model_specs_extras_and_ablations(monkeypatch):
     assert "grid" not in by["TF-IDF + SVM"]
     specs, _ = bench.model_specs("eurlex57k", ["svm"], svm_grid=[1.0], **kw)
     assert specs[0]["grid"] == {"ovr__C": [1.0]}
-    assert by["PLANT (MiniLM)"]["params"]["max_length"] == bench.MINILM_MAX_LENGTH
+    assert by["PLANT (MiniLM)"]["params"]["module__max_length"] == bench.MINILM_MAX_LENGTH
     with pytest.raises(ValueError, match="unknown row"):
         bench.model_specs("codiesp-D", ["bert"], **kw)
     # --set: PlantClassifier overrides of both word-backbone rows; plant=False keeps no anchor
