@@ -48,7 +48,8 @@ def test_fitted_attributes(fitted):
     # over the rows Stage 2 trained on: validation_fraction's dev rows are held out
     from xplant.neural._common import split_validation
     tr, dv = split_validation(len(texts), clf.validation_fraction, clf.random_state)
-    assert len(dv) == len(clf.dev_docs_) > 0
+    assert len(dv) > 0 and clf.dev_docs_ is None              # released at the end of fit
+    assert len(clf.dev_choices_["epoch"]["scores"]) == len(clf.history)   # chosen on those rows
     np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y[tr].sum(0)).ravel())
     assert clf.n_train_documents_ == len(tr) == len(texts) - len(dv)
     assert "valid_map" in clf.history[-1]

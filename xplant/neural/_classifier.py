@@ -23,6 +23,7 @@ from ._dev_choice import STAGE1_WEIGHT_FALLBACK
 from ._fusion import FusionMixin
 from ._inference import InferenceMixin
 from ._planter import AttentionPlanter
+from ._settings import CLASSIFIER_MODULE_DEFAULTS
 from ._planting import PlantingMixin
 from ._shortlist import check_fusion, check_n_candidates, check_shortlist
 from .backbones import backbone_kind
@@ -279,6 +280,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     #: skorch's prefixes plus ``decision__`` (the choices after training)
     prefixes_ = PlantNetBase.prefixes_ + ["decision"]
     _nested_defaults = {"planter": AttentionPlanter}
+    _module_defaults = CLASSIFIER_MODULE_DEFAULTS    # the module__ settings and their defaults
 
     collate = Stage2Collate
 

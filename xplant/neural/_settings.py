@@ -220,9 +220,7 @@ def merge_channel(owner, named, prefix, defaults=None):
 
 def module_settings(est):
     """The resolved ``module__`` settings of a neural estimator (defaults filled in)."""
-    from ._classifier import PlantClassifier
-    defaults = CLASSIFIER_MODULE_DEFAULTS if isinstance(est, PlantClassifier) else ARCH_DEFAULTS
-    return merge_channel(est, None, "module", defaults)
+    return merge_channel(est, None, "module", getattr(est, "_module_defaults", ARCH_DEFAULTS))
 
 
 def encoder_settings(settings):
