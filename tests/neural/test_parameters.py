@@ -237,3 +237,14 @@ def test_dev_choices_record_every_candidate_and_are_saved(make_corpus, tmp_path)
     assert ch["fusion"]["value"] == [clf.fusion_weight_, list(clf.shortlist_calibration_)]
     again = load_model(clf.save(tmp_path / "m"))
     assert again.dev_choices_ == json.loads(json.dumps(ch))
+
+
+def test_the_planter_criterion_has_one_setting_per_name():
+    assert AttentionPlanter(criterion__k=5).resolved_params()["criterion__k"] == 5
+    assert AttentionPlanter().resolved_params()["criterion__k"] == 50     # ndcg_k's default
+    with pytest.raises(ValueError, match="ndcg_k=7 and criterion__k=5"):
+        AttentionPlanter(ndcg_k=7, criterion__k=5).resolved_params()
+    clf = PlantClassifier(criterion__gamma=0.5)
+    assert clf.resolved_params()["criterion__gamma"] == 0.5
+    assert clf.resolved_params()["module__pool_size"] == 128
+    assert clf.resolved_params()["decision__max_k"] == 10

@@ -184,7 +184,7 @@ class AttentionPlanter(PlantNetBase):
     def _default_callbacks(self):
         base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
         return base + [("guard", FiniteLossGuard()), ("schedule", WarmupCosine(self.warmup)),
-                       ("attention_ndcg", AttentionNDCG(self.ndcg_k))] + \
+                       ("attention_ndcg", AttentionNDCG(self._criterion_defaults()["k"]))] + \
             ([("checkpoint", TrainingCheckpoint(self.checkpoint_dir))]
              if self.checkpoint_dir is not None else []) + [("print_log", PrintLog())]
 
@@ -194,11 +194,15 @@ class AttentionPlanter(PlantNetBase):
         return self
 
     def initialize_criterion(self):
-        kwargs = merge_channel(self, {"kind": "stage1_loss", "k": "ndcg_k", "sigma": "sigma"},
-                               "criterion")
-        kwargs = {"kind": self.stage1_loss, "k": self.ndcg_k, "sigma": self.sigma, **kwargs}
-        self.criterion_ = self.criterion(**kwargs)
+        self.criterion_ = self.criterion(**self._criterion_defaults())
         return self
+
+    def _criterion_defaults(self):
+        """The ranking loss's settings: ``stage1_loss``, ``ndcg_k`` and ``sigma``, or their
+        ``criterion__kind``, ``criterion__k`` and ``criterion__sigma`` spellings."""
+        named = {"kind": "stage1_loss", "k": "ndcg_k", "sigma": "sigma"}
+        return merge_channel(self, named, "criterion",
+                             {key: getattr(self, param) for key, param in named.items()})
 
     def initialize_optimizer(self, triggered_directly=None):
         params = []

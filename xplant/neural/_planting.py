@@ -42,9 +42,7 @@ class PlantingMixin:
             return TokenDataset(train_docs, train_pos)
         planter = self._stage1_settings()
         # the ranking loss of every anchored batch (not looked up per batch)
-        self.stage1_loss_params_ = {"kind": planter.stage1_loss, "k": planter.ndcg_k,
-                                    "sigma": planter.sigma,
-                                    **planter.get_params_for("criterion")}
+        self.stage1_loss_params_ = planter._criterion_defaults()
         rel = self.relevance_
         special = {i for i in (rel.pad_id_, rel.unk_id_) if i is not None and i >= 0}
         target = getattr(planter, "target_relevance_", None)

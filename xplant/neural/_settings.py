@@ -198,8 +198,9 @@ def merge_channel(owner, named, prefix, defaults=None):
     """One component's settings: ``defaults``, then the ``prefix__`` parameters.
 
     ``named`` maps settings that a named parameter of ``owner`` also sets
-    (``{"lr": owner.lr}``) to that parameter's name; a named value that is
-    not None and a prefixed value of the same setting that differs raise.
+    (``{"k": "ndcg_k"}``) to that parameter's name; a named value away from
+    its default and a prefixed value of the same setting that differs raise
+    (at its default, the prefixed value wins, as ``optimizer__lr`` does).
 
     Raises
     ------
@@ -208,9 +209,10 @@ def merge_channel(owner, named, prefix, defaults=None):
     """
     kwargs = dict(defaults or {})
     given = owner.get_params_for(prefix)
+    unset = signature_defaults(type(owner))
     for key, param in (named or {}).items():
         value = getattr(owner, param)
-        if key in given and value is not None and given[key] != value:
+        if key in given and value != unset.get(param) and given[key] != value:
             raise ValueError(f"{param}={value!r} and {prefix}__{key}={given[key]!r} set one "
                              f"setting twice; keep one ({prefix}__{key} wins in skorch when "
                              f"{param} is left at its default)")
