@@ -37,11 +37,11 @@ def _evil(tmp_path):
 
 def test_config_relevance_path_never_unpickles(tmp_path):
     pytest.importorskip("torch")
-    from xplant.neural.distributed._launch import _load_relevance
+    from xplant.neural.distributed._share import load_saved_relevance
     from xplant.neural.distributed._share import broadcast_from_rank0
     path, marker = _evil(tmp_path)
     with pytest.raises(ValueError, match="no pickle or joblib"):
-        _load_relevance(str(path))
+        load_saved_relevance(str(path))
     with pytest.raises(ValueError, match="no pickle or joblib"):
         broadcast_from_rank0(path=path)
     assert not marker.exists()

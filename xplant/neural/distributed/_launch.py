@@ -116,24 +116,6 @@ def save_estimator(estimator, path):
     return estimator.save_planting(path)
 
 
-def _load_relevance(path):
-    """A saved MIGRelevance: a folder written by ``save_relevance`` (no pickle).
-
-    Raises
-    ------
-    ValueError
-        When ``path`` is not a folder: a config never makes xplant unpickle
-        a file (a pickle or joblib file can run code when loaded).
-    """
-    if not Path(path).is_dir():
-        raise ValueError(f"relevance.path {path} is not a saved MIGRelevance folder; xplant loads "
-                         "no pickle or joblib file from a config (loading one can run code). Save "
-                         "the relevance with xplant.relevance.save_relevance(rel, folder) and give "
-                         "that folder")
-    from ...relevance import load_relevance
-    return load_relevance(path)
-
-
 def main(argv=None):
     """Entry point of ``xplant train``; returns the process exit status."""
     args = _parser().parse_args(argv)
@@ -149,7 +131,7 @@ def main(argv=None):
     import torch
     from .. import AttentionPlanter, PlantClassifier
     from .._common import default_relevance
-    from ._share import broadcast_from_rank0
+    from ._share import broadcast_from_rank0, load_saved_relevance
     from ._trainer import init_distributed, rank_and_world
     init_distributed()
     rank, world = rank_and_world()
@@ -172,7 +154,7 @@ def main(argv=None):
 
     rel_path = cfg["relevance"]["path"]
     relevance = broadcast_from_rank0(
-        (lambda: _load_relevance(rel_path)) if rel_path else fit_relevance)
+        (lambda: load_saved_relevance(rel_path)) if rel_path else fit_relevance)
     corpus = relevance.transform(train.texts)
 
     ds_cfg = resolve_deepspeed_config(cfg["deepspeed"]) if cfg["deepspeed"] is not None else {}

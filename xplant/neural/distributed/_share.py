@@ -1,5 +1,7 @@
 """Compute once on rank 0, share with every rank."""
 
+from pathlib import Path
+
 import torch
 
 from ._trainer import rank_and_world
@@ -48,8 +50,7 @@ def broadcast_from_rank0(make=None, *, path=None):
     obj = None
     if rank == 0:
         if path is not None:
-            from ._launch import _load_relevance
-            obj = _load_relevance(path)
+            obj = load_saved_relevance(path)
         else:
             obj = make()
     if world == 1:
@@ -60,3 +61,21 @@ def broadcast_from_rank0(make=None, *, path=None):
         device = torch.device("cuda", torch.cuda.current_device())
     torch.distributed.broadcast_object_list(box, src=0, device=device)
     return box[0]
+
+
+def load_saved_relevance(path):
+    """A saved MIGRelevance: a folder written by ``save_relevance`` (no pickle).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is not a folder: a config never makes xplant unpickle
+        a file (a pickle or joblib file can run code when loaded).
+    """
+    if not Path(path).is_dir():
+        raise ValueError(f"relevance.path {path} is not a saved MIGRelevance folder; xplant loads "
+                         "no pickle or joblib file from a config (loading one can run code). Save "
+                         "the relevance with xplant.relevance.save_relevance(rel, folder) and give "
+                         "that folder")
+    from ...relevance import load_relevance
+    return load_relevance(path)
