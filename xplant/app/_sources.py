@@ -180,26 +180,67 @@ def _first(bunch, n):
     return bunch if n is None else _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
 
 
+#: Why each split needs documents with labels (the fix of an unlabelled split).
+_SPLIT_NEEDS = {
+    "train": "nothing can be learned; check the labels field (--labels-field)",
+    "dev": "epochs, C and the decision rule are chosen on dev's labels (every dev score would "
+           "be 0); give a --dev file with labels, or leave --dev out to carve dev out of train",
+    "test": "the scores would all be 0; give a labelled --test file (--labels-field names its "
+            "labels field), or use xplant predict to label new documents",
+}
+
+
+def check_split(bunch, split, where):
+    """One split's own rule, before anything is fitted: it holds documents, some with labels.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        The split (``Y`` of shape (n_documents, n_labels)).
+    split : {"train", "dev", "test"}
+    where : str or Path
+        The file it was read from (or how it was made), for the message.
+
+    Raises
+    ------
+    ValueError
+        An empty split, or one in which no document has a label, naming the
+        file and why the split needs labels.
+    """
+    n = bunch.Y.shape[0]
+    if n == 0:
+        raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
+                         "empty); add documents, one per line, or leave the option out")
+    if not bunch.Y.nnz:
+        raise ValueError(f"{where}: none of the {n} {split} documents (lines 1 to the end) has a "
+                         f"label; {_SPLIT_NEEDS.get(split, _SPLIT_NEEDS['test'])}")
+
+
 def _check_splits(splits, files):
-    """Empty splits and a test file whose labels are all unseen are errors."""
+    """Every split by :func:`check_split`; a test file whose labels are all unseen is an error."""
     for split, b in splits.items():
-        if b.Y.shape[0] == 0:
-            where = files.get(split, split)
-            raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
-                             "empty); add documents, one per line, or leave the option out")
+        check_split(b, split, files.get(split, f"the {split} split carved out of "
+                                               f"{files.get('train', 'train')}"))
     train_freq = label_frequency(splits["train"].Y)
-    if "test" in splits and splits["test"].Y.nnz:
+    if "test" in files:
         test_freq = label_frequency(splits["test"].Y)
         if not np.any(train_freq[test_freq > 0] > 0):
             names = np.asarray(splits["test"].label_names)[test_freq > 0][:5]
-            raise ValueError(f"{files.get('test', 'test')}: none of its labels occurs in the "
+            raise ValueError(f"{files['test']}: none of its labels occurs in the "
                              f"training file {files.get('train', '')} (lines 1 to "
                              f"{splits['test'].Y.shape[0]}; e.g. {', '.join(map(str, names))}); "
                              "every model would score zero. Check the labels field and the "
                              "letter case (--upper), or give a test file of the same label set")
-    if not splits["train"].Y.nnz:
-        raise ValueError(f"{files.get('train', 'train')}: no training document has a label; "
-                         "check the labels field (--labels-field)")
+
+
+def with_cli_hint(msg):
+    """A reader's message with the command-line switch that fixes it, where there is one."""
+    if "no field" in msg:
+        msg += ("; name your fields with --text-field, --labels-field or --id-field "
+                "(JSON key or TSV header column)")
+    elif "is a int" in msg or "is a float" in msg:
+        msg += "; write the label in quotes"
+    return msg
 
 
 def _read_user(files, fields, upper):
@@ -207,13 +248,7 @@ def _read_user(files, fields, upper):
     try:
         return read_labelled_texts(dict(files), upper=upper, **fields)
     except ValueError as exc:
-        msg = str(exc)
-        if "no field" in msg:
-            msg += ("; name your fields with --text-field and --labels-field "
-                    "(JSON key or TSV header column)")
-        elif "is a int" in msg or "is a float" in msg:
-            msg += "; write the label in quotes"
-        raise ValueError(msg) from exc
+        raise ValueError(with_cli_hint(str(exc))) from exc
 
 
 def load_source(data_args):
@@ -257,7 +292,7 @@ def load_source(data_args):
     else:
         raise ValueError(f"load_source reads user files and XC folders, not {kind!r}")
     splits = {s: _first(b, data_args.get("max_docs")) for s, b in splits.items()}
-    _check_splits(splits, files)
+    check_split(splits["train"], "train", files["train"])
     notes = {"inputs": {s: file_record(p) for s, p in files.items()}}
     if "dev" not in splits:
         tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
@@ -274,4 +309,5 @@ def load_source(data_args):
                          "the decision rule, so they are optimistic")
     else:
         notes["test"] = "file"
+    _check_splits({s: b for s, b in splits.items() if s in files or s == "dev"}, files)
     return splits, notes

@@ -38,6 +38,24 @@ def _logger(args):
     return (lambda *a, **k: None) if getattr(args, "quiet", False) else print
 
 
+def _add_field_options(g, *, labels=True, id_default=None):
+    """The switches of the one file reader, the same for every command that reads files."""
+    g.add_argument("--text-field", default="text", help="field (JSON key / TSV column) of the text")
+    if labels:
+        g.add_argument("--labels-field", default="labels", help="field of the labels: a list of "
+                                                                "strings or one string split by "
+                                                                "--sep")
+    g.add_argument("--id-field", default=id_default,
+                   help="field of the document ids (default: "
+                        + (f"{id_default!r}; rows without it are numbered 0, 1, ...)"
+                           if id_default else "none: FILE:ROW)"))
+    if labels:
+        g.add_argument("--sep", default="|", help="separator of labels given as one string")
+        g.add_argument("--upper", action="store_true",
+                       help="upper-case the labels of your files (codes that are "
+                            "case-insensitive)")
+
+
 def _add_data_options(r, *, dataset_help):
     g = r.add_argument_group("data (a named dataset, or your own files)")
     g.add_argument("--dataset", help=dataset_help)
@@ -47,13 +65,7 @@ def _add_data_options(r, *, dataset_help):
                                  "of --train)")
     g.add_argument("--test", help="your test file (default: none; dev scores are reported, "
                                   "marked optimistic)")
-    g.add_argument("--text-field", default="text", help="field (JSON key / TSV column) of the text")
-    g.add_argument("--labels-field", default="labels", help="field of the labels: a list of "
-                                                            "strings or one string split by --sep")
-    g.add_argument("--id-field", help="field of the document ids (default: file:row)")
-    g.add_argument("--sep", default="|", help="separator of labels given as one string")
-    g.add_argument("--upper", action="store_true",
-                   help="upper-case the labels of your files (codes that are case-insensitive)")
+    _add_field_options(g)
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
     g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "
@@ -73,14 +85,16 @@ def _evaluate(args):
     from ._fit import evaluate_model
     evaluate_model(args.model, args.input, args.output, upper=args.upper,
                    text_field=args.text_field, labels_field=args.labels_field,
-                   id_field=args.id_field, sep=args.sep, log=_logger(args))
+                   id_field=args.id_field, sep=args.sep, overwrite=args.overwrite,
+                   log=_logger(args))
     return 0
 
 
 def _predict(args):
     from ._predict import predict_file
     n = predict_file(args.model, args.input, args.output, fmt=args.format, top_k=args.top_k,
-                     evidence=args.evidence, overwrite=args.overwrite)
+                     evidence=args.evidence, overwrite=args.overwrite,
+                     text_field=args.text_field, id_field=args.id_field)
     print(f"wrote {n} documents to {args.output}")
     return 0
 
@@ -163,23 +177,24 @@ def build_parser():
     e.add_argument("--model", required=True, help="saved model folder")
     e.add_argument("--input", required=True, help="labelled .jsonl or .tsv file")
     e.add_argument("--output", help="also write the report as JSON here")
-    e.add_argument("--text-field", default="text")
-    e.add_argument("--labels-field", default="labels")
-    e.add_argument("--id-field")
-    e.add_argument("--sep", default="|")
-    e.add_argument("--upper", action="store_true", help="upper-case the file's labels")
+    e.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --output file (never an input)")
+    _add_field_options(e)
     e.add_argument("--quiet", action="store_true")
     e.set_defaults(func=_evaluate)
 
     q = sub.add_parser("predict", help="label documents with a saved model")
     q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
-    q.add_argument("--input", required=True, help=".jsonl, .tsv, or a folder of .txt files")
+    q.add_argument("--input", required=True,
+                   help="a .jsonl or .tsv file (the reader of run, fit and evaluate), or a "
+                        "folder of .txt files, one document each")
     q.add_argument("--output", required=True)
     q.add_argument("--format", default="jsonl", choices=["jsonl", "codiesp"])
     q.add_argument("--top-k", type=int, default=10)
     q.add_argument("--evidence", action="store_true", help="add attention evidence spans")
     q.add_argument("--overwrite", action="store_true",
                    help="replace an existing output file (never the input)")
+    _add_field_options(q, labels=False, id_default="id")
     q.set_defaults(func=_predict)
 
     o = sub.add_parser("report", help="write report.html for a run folder")
