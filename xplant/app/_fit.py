@@ -91,7 +91,8 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     row, params = read_model_spec(model, params_file)
     output = check_model_output(output, data=data_paths(data_args), overwrite=overwrite)
     splits = load_splits(**data_args)
-    spec = model_specs([row], splits["train"].get("texts") is None)[0]
+    source = (data_args.get("files") or {}).get("train", data_args.get("dataset"))
+    spec = model_specs([row], splits["train"].get("texts") is None, splits, source)[0]
     spec["params"] = {**spec.get("params", {}), **params}
     from ._run import DEV_GRIDS
     grid = DEV_GRIDS.get(row.display, {})

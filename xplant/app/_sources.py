@@ -47,6 +47,24 @@ def file_record(path):
     return {"path": str(path), "sha256": sha256_file(path), "bytes": path.stat().st_size}
 
 
+def input_digests(data_args):
+    """``{split: SHA-256}`` of the files a ``data_args`` reads (the user's files, an XC folder).
+
+    What a resumed run compares to reuse a finished part; named datasets
+    (read from their own folders) give ``{}``.
+    """
+    kind = data_args.get("dataset")
+    if kind == "user":
+        files = data_args["files"]
+    elif kind == "xc":
+        folder = Path(data_args["data_home"])
+        files = {s: folder / f"{s}.txt" for s in ("train", "dev", "test")
+                 if (folder / f"{s}.txt").is_file()}
+    else:
+        return {}
+    return {s: sha256_file(p) for s, p in files.items()}
+
+
 def _check_file(path, what):
     path = Path(path)
     if not path.is_file():

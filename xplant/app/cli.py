@@ -30,7 +30,7 @@ def _run(args):
     run_job(args.output, _data_args(args), models=models, epochs=args.epochs,
             plant_epochs=args.plant_epochs, random_state=args.seed,
             verbose=0 if args.quiet else 1, report=args.report, resume=args.resume,
-            isolate=not args.no_isolate, log=_logger(args))
+            overwrite=args.overwrite, isolate=not args.no_isolate, log=_logger(args))
     return 0
 
 
@@ -150,8 +150,11 @@ def build_parser():
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
     r.add_argument("--report", action="store_true", help="also write report.html")
     r.add_argument("--resume", action="store_true",
-                   help="continue the interrupted run in --output: finished models are kept, "
-                        "neural fits continue from their last epoch checkpoint")
+                   help="continue the interrupted run in --output: finished models are kept "
+                        "(when the input files are unchanged), neural fits continue from their "
+                        "last epoch checkpoint")
+    r.add_argument("--overwrite", action="store_true",
+                   help="remove the earlier run's files in --output and start afresh")
     r.add_argument("--no-isolate", action="store_true",
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")

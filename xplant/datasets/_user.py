@@ -259,8 +259,9 @@ def file_format(path, fmt="auto"):
         if name.endswith(endings):
             return kind
     raise ValueError(f"cannot tell the format of {path} from its extension: name the file "
-                     ".jsonl (JSON lines: .jsonl, .json, .ndjson) or .tsv (tab-separated: .tsv, "
-                     ".tab, .txt), optionally .gz; from Python, format='jsonl' or 'tsv' also works")
+                     ".jsonl for JSON lines (or .json, .ndjson) or .tsv for tab-separated values "
+                     "(or .tab, .txt), optionally followed by .gz; a CSV file must be saved as "
+                     "TSV or JSON lines first")
 
 
 def _split_cell(value, sep, where, upper):
