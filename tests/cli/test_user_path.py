@@ -387,3 +387,21 @@ def test_no_time_estimate_from_another_corpus(corpus, tmp_path, monkeypatch):
     assert any(f"up to 2 Stage 1 + 3 Stage 2 epochs over {tokens:,} training tokens" in line
                for line in lines), lines
     assert not any("estimated time" in line or "hours" in line for line in lines)
+
+
+def test_case02_report_elsewhere_follows_the_output_rule(corpus, tmp_path, capsys):
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    run = tmp_path / "R"
+    assert _cli(["run", *_data(corpus), "--models", "prior", "--output", run, *FAST],
+                capsys)[0] == 0
+    for _ in range(2):                                # the run's own report is rewritten
+        assert main(["report", str(run)]) == 0
+    out = tmp_path / "shared"
+    out.mkdir()
+    (out / "report.html").write_text("a colleague's report")
+    rc, err = _cli(["report", run, "--out", out], capsys)
+    assert rc == 2 and "report.html exists; pass --overwrite" in err
+    assert (out / "report.html").read_text() == "a colleague's report"
+    assert main(["report", str(run), "--out", str(out), "--overwrite"]) == 0
+    assert "<html" in (out / "report.html").read_text()

@@ -101,7 +101,7 @@ def _predict(args):
 
 def _report(args):
     from ..report import render_report
-    print(f"wrote {render_report(args.run_dir, out=args.out)}")
+    print(f"wrote {render_report(args.run_dir, out=args.out, overwrite=args.overwrite)}")
     return 0
 
 
@@ -202,7 +202,10 @@ def build_parser():
 
     o = sub.add_parser("report", help="write report.html for a run folder")
     o.add_argument("run_dir")
-    o.add_argument("--out", help="output folder (default: the run folder)")
+    o.add_argument("--out", help="output folder (default: the run folder, whose report is "
+                                 "rewritten)")
+    o.add_argument("--overwrite", action="store_true",
+                   help="replace an existing report.html in --out")
     o.set_defaults(func=_report)
 
     from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES, EURLEX_SINGLE_SEED_ABOVE, EURLEX_SIZES
