@@ -405,3 +405,19 @@ def test_case02_report_elsewhere_follows_the_output_rule(corpus, tmp_path, capsy
     assert (out / "report.html").read_text() == "a colleague's report"
     assert main(["report", str(run), "--out", str(out), "--overwrite"]) == 0
     assert "<html" in (out / "report.html").read_text()
+
+
+def test_case13_a_crashed_plant_run_resumes_over_its_saved_model(corpus, tmp_path, capsys):
+    pytest.importorskip("torch")
+    run = tmp_path / "R"
+    tiny = ["--models", "plant", "--epochs", "1", "--plant-epochs", "1", "--output", run, *FAST]
+    assert _cli(["run", *_data(corpus), *tiny], capsys)[0] == 0
+    for f in (run / "parts").iterdir():               # died after saving models/PLANT
+        f.unlink()
+    (run / "results.json").unlink()
+    assert (run / "models" / "PLANT" / "config.json").is_file()
+    assert _cli(["run", *_data(corpus), *tiny], capsys)[0] == 2
+    rc, err = _cli(["run", *_data(corpus), *tiny, "--resume"], capsys)
+    assert (rc, err) == (0, "")
+    names = [m["name"] for m in json.loads((run / "results.json").read_text())["models"]]
+    assert names[0] == "PLANT"

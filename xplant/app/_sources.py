@@ -313,7 +313,10 @@ def load_source(data_args):
     check_split(splits["train"], "train", files["train"])
     notes = {"inputs": {s: file_record(p) for s, p in files.items()}}
     if "dev" not in splits:
-        tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
+        try:
+            tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
+        except ValueError as exc:
+            raise ValueError(f"{files['train']}: {exc}") from None
         splits["dev"] = _take(splits["train"], dv_rows)
         splits["train"] = _take(splits["train"], tr_rows)
         notes["dev"] = (f"no dev file: a seeded (random_state={seed}) iterative-stratified "
