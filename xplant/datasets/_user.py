@@ -1,4 +1,11 @@
-"""Users' own corpora: JSON lines or TSV files with a text and a labels field."""
+"""Users' own corpora: JSON lines or TSV files with a text and a labels field.
+
+The one reader of every command's data files (``xplant run``, ``fit``,
+``evaluate``, ``predict``): :func:`file_format` tells the format by the
+extension, :func:`read_records` decodes (UTF-8, byte-order mark dropped) and
+splits the rows, :func:`read_rows` checks each row's fields, and
+:func:`read_labelled_texts` makes the labelled splits.
+"""
 
 import gzip
 import json
@@ -330,9 +337,8 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
         not a string, a bad label, or a bad or repeated id, naming the file
         and line.
     """
-    if positional is None:
-        name = Path(path).name
-        positional = lambda i: f"{name}:{i}"  # noqa: E731
+    name = Path(path).name
+    positional = positional or (lambda i: f"{name}:{i}")
     fmt = file_format(path, format)
     records = read_records(path, fmt)
     fields = [f for f in (text_field, labels_field) if f is not None]
@@ -390,8 +396,9 @@ def read_labelled_texts(
         may be a list of strings instead; a listed label that contains
         ``sep`` is an error.
     format : {"auto", "jsonl", "tsv"}, default="auto"
-        ``"auto"`` decides by extension (``.jsonl``, ``.json``, ``.ndjson``;
-        ``.tsv``, ``.tab``, ``.txt``; each optionally ``.gz``).
+        ``"auto"`` decides by extension (:func:`file_format`: ``.jsonl``,
+        ``.json``, ``.ndjson``; ``.tsv``, ``.tab``, ``.txt``; any letter
+        case, each optionally ``.gz``).
     upper : bool, default=False
         Upper-case the labels (for codes that are case-insensitive).
 
@@ -404,10 +411,12 @@ def read_labelled_texts(
     Raises
     ------
     ValueError
-        On a missing field, a non-string label (numbers lose zeros: quote
-        codes), a listed label containing ``sep``, invalid JSON, a TSV row
-        with more cells than the header, or a null, repeated or
-        control-character id; each message names the file and line.
+        On bytes that are not UTF-8, a missing field, a text that is not a
+        string, a non-string label (numbers lose zeros: quote codes), a
+        listed label containing ``sep``, invalid JSON, a lone UTF-16
+        surrogate, a TSV row with more or fewer cells than the header, or a
+        null, repeated or control-character id; each message names the file
+        and line (the rules of :func:`read_rows`, shared by every command).
 
     Warns
     -----
