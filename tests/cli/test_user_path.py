@@ -358,7 +358,16 @@ def test_case16_tiny_training_data_one_message_before_fitting(corpus, tmp_path, 
 def test_case17_messages_name_the_command_line(corpus, tmp_path, capsys):
     rc, err = _cli(["fit", "--model", "descriptions", "--train", corpus["train"], "--output",
                     tmp_path / "m"], capsys)
-    assert rc == 2 and "leave it out of --models" in err and "label_descriptions" not in err
+    assert rc == 2 and "--label-descriptions FILE" in err and "label_descriptions" not in err
+    desc = _write(tmp_path / "labels.JSONL", [{"label": lab, "description": " ".join(words)}
+                                              for lab, words in CUES.items()])
+    assert _cli(["fit", "--model", "descriptions", "--train", corpus["train"], "--output",
+                 tmp_path / "m", "--label-descriptions", desc, "--quiet"], capsys) == (0, "")
+    notes = _write(tmp_path / "new.jsonl", [{"id": lab, "text": f"{a} and {b} today"}
+                                            for lab, (a, b) in CUES.items()])
+    assert _cli(_predict(tmp_path / "m", notes, tmp_path / "p.jsonl"), capsys)[0] == 0
+    got = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["top"][0]["label"]) for r in got] == [(lab, lab) for lab in CUES]
     csv = tmp_path / "notes.csv"
     csv.write_text("text,labels\nfever,A10\n")
     rc, err = _cli(["run", "--train", csv, "--output", tmp_path / "R", *FAST], capsys)

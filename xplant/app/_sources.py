@@ -76,7 +76,8 @@ def _check_file(path, what):
 
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
-                   id_field=None, sep="|", max_docs=None, random_state=0):
+                   id_field=None, sep="|", max_docs=None, random_state=0,
+                   label_descriptions=None):
     """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
 
     Parameters
@@ -98,6 +99,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         First documents of each split only (a smoke run).
     random_state : int
         Seed of the dev share carved out of train.
+    label_descriptions : path or None
+        The user's label descriptions file (``--label-descriptions``, read by
+        :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
 
     Returns
     -------
@@ -114,14 +118,20 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if dataset is not None and (train or dev or test):
         raise ValueError("give either --dataset or --train/--dev/--test, not both")
     if dataset is None and not train:
-        if dev or test:
-            raise ValueError("--dev and --test need --train FILE (the training documents)")
+        if dev or test or label_descriptions:
+            raise ValueError("--dev, --test and --label-descriptions need --train FILE (the "
+                             "training documents)")
+    if dataset is not None and label_descriptions:
+        raise ValueError("--label-descriptions goes with your own files (--train); the named "
+                         "datasets bring their own descriptions")
         dataset = "codiesp"
     if train:
         files = {"train": str(_check_file(train, "--train"))}
         for split, path in (("dev", dev), ("test", test)):
             if path:
                 files[split] = str(_check_file(path, f"--{split}"))
+        if label_descriptions:
+            files["descriptions"] = str(_check_file(label_descriptions, "--label-descriptions"))
         return {"dataset": "user", "files": files, "upper": bool(upper),
                 "fields": {"text_field": text_field, "labels_field": labels_field,
                            "id_field": id_field, "sep": sep},
@@ -289,7 +299,15 @@ def load_source(data_args):
     seed = int(data_args.get("random_state", 0))
     if kind == "user":
         files = data_args["files"]
-        splits = _read_user(files, data_args["fields"], data_args.get("upper", False))
+        upper = data_args.get("upper", False)
+        splits = _read_user({s: p for s, p in files.items() if s != "descriptions"},
+                            data_args["fields"], upper)
+        if "descriptions" in files:
+            from ..datasets import read_label_descriptions
+            desc = read_label_descriptions(files["descriptions"], splits["train"].label_names,
+                                           upper=upper)
+            fields = {k: v for k, v in desc.items() if k != "record"}
+            splits = {s: b.__class__(**{**b, **fields}) for s, b in splits.items()}
     elif kind == "xc":
         from ..datasets import load_xc
         folder = Path(data_args["data_home"])

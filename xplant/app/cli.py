@@ -20,7 +20,8 @@ def _data_args(args):
                           data_home=args.data_home, codes=args.codes, language=args.language,
                           upper=args.upper, text_field=args.text_field,
                           labels_field=args.labels_field, id_field=args.id_field, sep=args.sep,
-                          max_docs=args.max_docs, random_state=args.seed)
+                          max_docs=args.max_docs, random_state=args.seed,
+                          label_descriptions=args.label_descriptions)
 
 
 def _run(args):
@@ -66,6 +67,10 @@ def _add_data_options(r, *, dataset_help):
     g.add_argument("--test", help="your test file (default: none; dev scores are reported, "
                                   "marked optimistic)")
     _add_field_options(g)
+    g.add_argument("--label-descriptions", metavar="FILE",
+                   help="your labels' descriptions: JSON lines {\"label\", \"description\", "
+                        "\"synonyms\"?, \"parents\"?} or a TSV with label and description "
+                        "columns (the descriptions row needs them)")
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
     g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "
