@@ -430,3 +430,15 @@ def test_case13_a_crashed_plant_run_resumes_over_its_saved_model(corpus, tmp_pat
     assert (rc, err) == (0, "")
     names = [m["name"] for m in json.loads((run / "results.json").read_text())["models"]]
     assert names[0] == "PLANT"
+
+
+def test_case13_ablate_follows_the_run_folder_rule(tmp_path):
+    from xplant._files import prepare_run_folder
+    run = tmp_path / "A"
+    (run / "switches" / "parts").mkdir(parents=True)
+    with pytest.raises(FileExistsError, match="holds an interrupted run.*--resume"):
+        prepare_run_folder(run)
+    assert prepare_run_folder(run, resume=True) == run and (run / "switches").is_dir()
+    assert prepare_run_folder(run, overwrite=True) == run and not any(run.iterdir())
+    with pytest.raises(ValueError, match="pass one of them"):
+        prepare_run_folder(run, resume=True, overwrite=True)

@@ -127,6 +127,7 @@ def _ablate(args):
                  max_epoch_docs=args.max_epoch_docs,
                  switches=not args.no_switches,
                  dev_choices=not args.no_dev_choices, resume=args.resume,
+                 overwrite=args.overwrite,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
                  verbose=0 if args.quiet else 1)
     return 0
@@ -246,6 +247,8 @@ def build_parser():
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
     a.add_argument("--resume", action="store_true",
                    help="continue the interrupted run in --output (finished fits are kept)")
+    a.add_argument("--overwrite", action="store_true",
+                   help="remove the earlier run's files in --output and start afresh")
     a.add_argument("--no-dev-choices", action="store_true",
                    help="skip the rows that choose open defaults on dev (smoothing form, Stage 1 nDCG@k)")
     a.add_argument("--no-isolate", action="store_true", help="fit in this process")
