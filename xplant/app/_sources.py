@@ -240,8 +240,9 @@ def check_split(bunch, split, where):
         raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
                          "empty); add documents, one per line, or leave the option out")
     if not bunch.Y.nnz:
-        raise ValueError(f"{where}: none of the {n} {split} documents (lines 1 to the end) has a "
-                         f"label; {_SPLIT_NEEDS.get(split, _SPLIT_NEEDS['test'])}")
+        raise ValueError(f"{where}: none of the {n} {split} documents has a label (every "
+                         f"line's labels field is empty); "
+                         f"{_SPLIT_NEEDS.get(split, _SPLIT_NEEDS['test'])}")
 
 
 def _check_splits(splits, files):
