@@ -31,7 +31,7 @@ def measure(backbone, texts, Y, args):
     from xplant.neural._common import default_relevance
     rel = default_relevance(backbone).fit(texts, Y)
     docs = [d[: args.max_length] for d in rel.tokenize(texts)]
-    clf = PlantClassifier(backbone=backbone, verbose=0, max_length=args.max_length)
+    clf = PlantClassifier(backbone=backbone, verbose=0, module__max_length=args.max_length)
     clf.relevance_, clf.n_labels_, clf.phases_ = rel, Y.shape[1], []
     clf.rng_, clf.dev_docs_ = np.random.default_rng(0), None
     clf.initialize()

@@ -109,11 +109,13 @@ def run_codiesp(args, log):
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
         from xplant.app._fused import shortlist_params
-        from xplant.app._rows import find_row
+        from xplant.app._rows import dataset_settings, find_row
         from xplant.app._run import build_model as _build
 
-        def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, n_candidates)
-            kw["params"] = shortlist_params(kw.get("params"), find_row(name), "codiesp")
+        def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, settings)
+            row = find_row(name)
+            kw["params"] = dataset_settings(shortlist_params(kw.get("params"), row, "codiesp"),
+                                            row, "codiesp")
             return _build(name, **kw)
 
         # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6

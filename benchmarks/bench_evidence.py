@@ -22,7 +22,7 @@ side, the CodiEsp-X rule; plus character-overlap F1). Highlighters (``--rows``):
 - MIG only: the label's top-MIG tokens present in the document (no network).
 
 The planted rows share one Stage 1 (fitted with the first of them and
-reused with ``plant_from``), so they differ only in Stage 2. Each row also
+reused with ``planter=FOLDER``), so they differ only in Stage 2. Each row also
 reports its dev MAP (what would choose between them) and its test MAP and
 P@5, to show what the attention's fidelity costs or buys in accuracy.
 
@@ -57,7 +57,7 @@ def attention_spans(clf, texts, codes_by_doc, label_index, top_spans):
             if not codes or not len(ids):
                 out.append([{"code": c, "spans": []} for c in codes])
                 continue
-            t_ids, mask = pad_batch([ids[: clf.max_length]], pad_value=clf.relevance_.pad_id_)
+            t_ids, mask = pad_batch([ids[: clf._max_length]], pad_value=clf.relevance_.pad_id_)
             labels = torch.as_tensor([[label_index[c] for c in codes]])
             att = clf.module_.attention_weights(t_ids, mask, labels)[0].numpy()
             n = t_ids.shape[1]
@@ -78,7 +78,7 @@ def attention_similarity(clf, texts, groups):
             for ids in ids_list:
                 if not len(ids):
                     continue
-                t_ids, mask = pad_batch([ids[: clf.max_length]], pad_value=clf.relevance_.pad_id_)
+                t_ids, mask = pad_batch([ids[: clf._max_length]], pad_value=clf.relevance_.pad_id_)
                 a = clf.module_.attention_weights(t_ids, mask, torch.as_tensor([list(labels)]))[0]
                 per_doc.append(a.numpy())
             vals.append(attention_cosine_similarity(per_doc))
@@ -131,7 +131,7 @@ def main(argv=None):
             variants.append(("plant=False", {"plant": False, "stage1_weight": 0.0}))
         elif r == "frozen":
             variants.append(("PLANT, attention frozen",
-                             {"phases": [(0, "head", 1e-3)], "stage1_weight": 0.0}))
+                             {"callbacks__unfreeze__phases": [(0, "head", 1e-3)], "stage1_weight": 0.0}))
         else:
             variants += [(f"PLANT, stage1_weight={float(w):g}", {"stage1_weight": float(w)})
                          for w in args.stage1_weights.split(",")]
@@ -141,12 +141,12 @@ def main(argv=None):
     planted = None                                # the shared Stage 1, once fitted
     for name, params in variants:
         t = time.perf_counter()
+        planter = AttentionPlanter(max_epochs=args.plant_epochs)
         if params.get("plant", True) and planted is not None:
-            params = {**params, "plant_from": planted}
+            planter = str(planted)                # the shared Stage 1, reused
         pipe = Pipeline([("mig", MIGRelevance()),
                          ("clf", PlantClassifier(max_epochs=args.epochs, scoring="map",
-                                                 patience=6, verbose=0,
-                                                 planter=AttentionPlanter(max_epochs=args.plant_epochs),
+                                                 patience=6, verbose=0, planter=planter,
                                                  **params))])
         pipe.fit(tr.texts, tr.Y, clf__validation_data=(dv.texts, dv.Y))
         clf = fitted[name] = pipe[-1]

@@ -65,13 +65,14 @@ def fit_and_save(folder):
         words = [f"w{i}" for i in rng.integers(0, 40, size=30)] + [f"sig{l}" for l in labs]
         texts.append(" ".join(words))
         labels.append([f"L{l}" for l in labs])
-    clf = PlantClassifier(embedding_dim=16, hidden_dim=16, attention_dim=16, pool_size=16,
-                          batch_size=16, max_epochs=1, verbose=0, max_length=4096,
+    clf = PlantClassifier(module__embedding_dim=16, module__hidden_dim=16,
+                          module__attention_dim=16, module__pool_size=16,
+                          batch_size=16, max_epochs=1, verbose=0, module__max_length=4096,
                           stage1_weight=0.1,
                           planter=AttentionPlanter(max_epochs=1, verbose=0))
     clf.fit(texts, labels)
     clf.save(folder)
-    return clf.max_length
+    return clf.module__max_length
 
 
 def main():

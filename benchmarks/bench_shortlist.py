@@ -225,10 +225,11 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     shortlist = ("linear" if shortlist_C is None
                  else make_tfidf_ovr(C=shortlist_C, n_jobs=n_jobs, random_state=seed))
-    params = {"shortlist": shortlist, "n_candidates": n_candidates, "max_length": max_length,
-              "patience": patience, "max_epoch_docs": max_epoch_docs, "n_jobs": n_jobs,
-              "checkpoint_dir": checkpoint_dir, "planter__max_epoch_docs": plant_epoch_docs,
-              "planter__max_length": max_length, **(extra or {})}
+    params = {"shortlist": shortlist, "n_candidates": n_candidates,
+              "module__max_length": max_length, "patience": patience,
+              "iterator_train__max_epoch_docs": max_epoch_docs, "n_jobs": n_jobs,
+              "checkpoint_dir": checkpoint_dir,
+              "planter__iterator_train__max_epoch_docs": plant_epoch_docs, **(extra or {})}
     kind = find_row("plant" if plant else "plant-false").display
     model = build_model(kind, epochs=max_epochs, plant_epochs=plant_epochs, random_state=seed,
                         verbose=1, params=params)
@@ -327,7 +328,8 @@ def adjusted_shortlist(model, dev, test, grid=SHORTLIST_TAU_GRID):
         return dense_scores(cand, sigmoid(adjust_logits(z, log_p[cand], tau)), rank)
 
     tau, dev_scores, values = choose_logit_adjustment(dev.Y, lambda t: scores_at("dev", t),
-                                                      grid, max_k=final.max_k)
+                                                      grid,
+                                                      max_k=final.resolved_params()["decision__max_k"])
     return {"tau": tau, "dev_micro_f1": values, "dev": dev_scores,
             "test": scores_at("test", tau)}
 
@@ -365,7 +367,7 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
                                             logit_adjustment=t)[alpha] for t in taus}
               for name, split in (("dev", dv), ("test", te))}
     tau, _, values = choose_logit_adjustment(dv.Y, lambda t: scores["dev"][t], taus,
-                                             max_k=final.max_k)
+                                             max_k=final.resolved_params()["decision__max_k"])
     svm = adjusted_shortlist(model, dv, te)
     scores["dev"]["svm"], scores["test"]["svm"] = svm["dev"], svm["test"]
     rows = {}

@@ -128,7 +128,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     if neural_max_docs is not None:
         extra["max_train_docs"] = neural["max_train_docs"] = int(neural_max_docs)
     if neural_max_length is not None:
-        word["max_length"] = neural["max_length"] = int(neural_max_length)
+        word["module__max_length"] = neural["max_length"] = int(neural_max_length)
     for row in rows:
         if row == "prior":
             specs.append({"name": "frequency prior", "budget": {}})
@@ -153,7 +153,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
         elif row == "minilm":
             specs.append({"name": "PLANT (MiniLM)", "model": "PLANT",
                           "params": {"backbone": "hf", "max_epochs": minilm_epochs,
-                                     "max_length": minilm_max_length},
+                                     "module__max_length": minilm_max_length},
                           "max_train_docs": minilm_max_docs,
                           "budget": {"epochs": minilm_epochs, "plant_epochs": plant_epochs,
                                      "max_train_docs": minilm_max_docs,

@@ -63,6 +63,7 @@ def main(argv=None):
 
     from xplant import datasets
     from xplant.neural import PlantClassifier
+    from xplant.neural.distributed import DeepSpeedStrategy
     from xplant.neural.distributed import init_distributed, rank_and_world
 
     init_distributed()
@@ -78,11 +79,12 @@ def main(argv=None):
     texts, Y = train.texts[:n_docs], train.Y[:n_docs]
 
     clf = PlantClassifier(backbone="llm:" + args.llm, plant=args.plant, max_epochs=1,
-                          batch_size=args.batch_size, max_length=args.max_length,
-                          validation_fraction=None, strategy="deepspeed", stage1_weight=0.1,
-                          deepspeed_config=args.deepspeed_config, verbose=int(rank == 0),
-                          phases=[(0, "head", 1e-3), (0, "attention", 1e-4),
-                                  (0, "encoder", 2e-4)])
+                          batch_size=args.batch_size, module__max_length=args.max_length,
+                          validation_fraction=None, stage1_weight=0.1,
+                          strategy=DeepSpeedStrategy(config=args.deepspeed_config),
+                          verbose=int(rank == 0),
+                          callbacks__unfreeze__phases=[(0, "head", 1e-3), (0, "attention", 1e-4),
+                                                       (0, "encoder", 2e-4)])
     torch.cuda.reset_peak_memory_stats()
     t0 = time.time()
     clf.fit(texts, Y)

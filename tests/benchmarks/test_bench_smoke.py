@@ -71,9 +71,9 @@ def test_bench_smoke_core_rows(tmp_path):
     assert svm["dev_selected"]["ovr__C"] in (0.1, 1.0, 10.0)
     assert plant["budget"] == {"epochs": 1, "plant_epochs": 1, "max_train_docs": 12,
                                "max_length": 48} and plant["budget_limited"]
-    assert plant["params"]["max_length"] == 48
+    assert plant["params"]["module__max_length"] == 48
     assert minilm["budget"]["max_train_docs"] == 8 and minilm["params"]["backbone"] == "hf"
-    assert minilm["params"]["max_length"] == 64          # the MiniLM row keeps its own budget
+    assert minilm["params"]["module__max_length"] == 64          # the MiniLM row keeps its own budget
     assert "first 12 training documents, 48 tokens per document" in (out / "bench.md").read_text()
     # The prior ranks labels by training frequency (ties by index): P@1 by hand.
     from xplant.datasets import load_codiesp
@@ -129,12 +129,12 @@ def test_bench_smoke_other_rows(tmp_path):
     d = data["datasets"][0]
     names = [m["name"] for m in d["models"]]
     assert names[0] == "TF-IDF + LR" and "plant=False" in names
-    assert names[-5:] == ['PLANT stage1_target="tf"', 'PLANT stage1_loss="mse"', 'PLANT loss="bce"',
-                          "PLANT hard_negatives=None", "PLANT label_smoothing=0"]
+    assert names[-5:] == ['PLANT planter__target="tf"', 'PLANT planter__stage1_loss="mse"', 'PLANT criterion__loss="bce"',
+                          "PLANT criterion__hard_negatives=None", "PLANT criterion__label_smoothing=0"]
     assert len(names) + len(d["skipped"]) == 12     # plant=False adds its two fused rows
     by_name = {m["name"]: m for m in d["models"]}
-    assert by_name['PLANT loss="bce"']["params"]["loss"] == "bce"
-    assert by_name["PLANT hard_negatives=None"]["params"]["hard_negatives"] is None
+    assert by_name['PLANT criterion__loss="bce"']["params"]["criterion__loss"] == "bce"
+    assert by_name["PLANT criterion__hard_negatives=None"]["params"]["criterion__hard_negatives"] is None
 
 
 def test_model_specs_extras_and_ablations(monkeypatch):
@@ -151,14 +151,14 @@ def test_model_specs_extras_and_ablations(monkeypatch):
     specs, _ = bench.model_specs("codiesp-D", bench.ROWS, neural_max_docs=100,
                                  neural_max_length=256, **kw)
     by = {s["name"]: s for s in specs}
-    for name in ("PLANT", "plant=False", 'PLANT loss="bce"'):
-        assert by[name]["max_train_docs"] == 100 and by[name]["params"]["max_length"] == 256
-    assert by['PLANT loss="bce"']["params"]["loss"] == "bce"
+    for name in ("PLANT", "plant=False", 'PLANT criterion__loss="bce"'):
+        assert by[name]["max_train_docs"] == 100 and by[name]["params"]["module__max_length"] == 256
+    assert by['PLANT criterion__loss="bce"']["params"]["criterion__loss"] == "bce"
     assert by["PLANT (MiniLM)"]["max_train_docs"] == 5
     assert "grid" not in by["TF-IDF + SVM"]
     specs, _ = bench.model_specs("eurlex57k", ["svm"], svm_grid=[1.0], **kw)
     assert specs[0]["grid"] == {"ovr__C": [1.0]}
-    assert by["PLANT (MiniLM)"]["params"]["max_length"] == bench.MINILM_MAX_LENGTH
+    assert by["PLANT (MiniLM)"]["params"]["module__max_length"] == bench.MINILM_MAX_LENGTH
     with pytest.raises(ValueError, match="unknown row"):
         bench.model_specs("codiesp-D", ["bert"], **kw)
     # --set: PlantClassifier overrides of both word-backbone rows; plant=False keeps no anchor
@@ -300,9 +300,9 @@ def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
     from xplant.neural import PlantClassifier
     module = _load_script("bench_shortlist")
     splits = load_splits("codiesp", max_docs=40)
-    clf = PlantClassifier(shortlist="linear", n_candidates=None, max_length=64, max_epochs=1,
-                          plant=False, embedding_dim=16, hidden_dim=16, attention_dim=16,
-                          pool_size=16, verbose=0, n_jobs=1, stage1_weight=0).fit(
+    clf = PlantClassifier(shortlist="linear", n_candidates=None, module__max_length=64, max_epochs=1,
+                          plant=False, module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16,
+                          module__pool_size=16, verbose=0, n_jobs=1, stage1_weight=0).fit(
         splits["train"].texts, splits["train"].Y,
         validation_data=(splits["dev"].texts, splits["dev"].Y))
     assert clf.logit_adjustment_ == 0.0                   # the default: as trained

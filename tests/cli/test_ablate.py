@@ -14,7 +14,8 @@ def test_ablation_specs_match_the_switches():
     assert [s["name"] for s in specs] == [a[0] for a in ABLATIONS]
     assert specs[1]["model"] == "plant=False"
     assert {k for s in specs for k in s["params"]} == {
-        "stage1_target", "stage1_loss", "loss", "hard_negatives", "label_smoothing", "shortlist"}
+        "planter__target", "planter__stage1_loss", "criterion__loss", "criterion__hard_negatives",
+        "criterion__label_smoothing", "shortlist"}
     # PLANT's own parts: no row of the switch table uses xplant run's shortlist
     assert all(s["params"]["shortlist"] is None for s in specs)
 
@@ -32,15 +33,15 @@ def test_ablate_cli_smoke(tmp_path):
     assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS + DEV_CHOICES]
     assert res["budget"]["min_epoch_docs"] == 16
     assert res["budget"]["max_epoch_docs"] == 16
-    assert all(m["params"]["min_epoch_docs"] == m["params"]["max_epoch_docs"] == 16
-               for m in res["switches"])
-    assert all(m["stage1_params"]["max_epoch_docs"] == 16 for m in res["switches"]
-               if m["params"]["plant"])
+    assert all(m["params"]["iterator_train__min_epoch_docs"]
+               == m["params"]["iterator_train__max_epoch_docs"] == 16 for m in res["switches"])
+    assert all(m["stage1_params"]["iterator_train__max_epoch_docs"] == 16
+               for m in res["switches"] if m["params"]["plant"])
     assert "at most 16 training documents drawn per epoch" in (out / "ablation.md").read_text()
     by = {m["name"]: m for m in res["switches"]}
     # The dev-choice rows reach the classifier and its planter; every row has its dev MAP.
-    assert by['smoothing_form="symmetric"']["params"]["smoothing_form"] == "symmetric"
-    assert by["full"]["params"]["smoothing_form"] == "paper"
+    assert by['criterion__smoothing_form="symmetric"']["params"]["criterion__smoothing_form"] == "symmetric"
+    assert by["full"]["params"]["criterion__smoothing_form"] == "paper"
     assert by["Stage 1 nDCG@5"]["stage1_params"]["ndcg_k"] == 5
     assert by["Stage 1 nDCG@15"]["stage1_params"]["ndcg_k"] == 15
     assert by["full"]["stage1_params"]["ndcg_k"] == 50
@@ -49,8 +50,8 @@ def test_ablate_cli_smoke(tmp_path):
     assert all(0.0 <= m["dev_MAP"] <= 1.0 for m in res["switches"])
     assert f"| full | {100 * by['full']['dev_MAP']:.1f} |" in (out / "ablation.md").read_text()
     assert by["plant=False"]["params"]["plant"] is False
-    assert by['stage1_loss="mse"']["params"]["stage1_loss"] == "mse"
-    assert by["label_smoothing=0"]["params"]["label_smoothing"] == 0.0
+    assert by['planter__stage1_loss="mse"']["stage1_params"]["stage1_loss"] == "mse"
+    assert by["criterion__label_smoothing=0"]["params"]["criterion__label_smoothing"] == 0.0
     assert "stage1_attention_ndcg" in by["full"] and "stage1_attention_ndcg" not in by["plant=False"]
     assert [(r["model"], r["size"]) for r in res["curve"]] == [
         ("PLANT", 8), ("PLANT", 16), ("plant=False", 8), ("plant=False", 16)]
@@ -66,7 +67,7 @@ def test_ablate_cli_smoke(tmp_path):
     assert len(rows[0]) == 8 and len(rows[1]) == 16 and set(rows[0]) <= set(rows[1])
     assert (out / "low_data_curve.png").read_bytes()[:4] == b"\x89PNG"
     md = (out / "ablation.md").read_text()
-    assert md == format_ablation(res) and "| hard_negatives=None |" in md and "± 0.0" in md
+    assert md == format_ablation(res) and "| criterion__hard_negatives=None |" in md and "± 0.0" in md
 
 
 def test_ablate_rejects_too_large_sizes(tmp_path):

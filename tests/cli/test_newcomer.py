@@ -404,3 +404,47 @@ def test_each_fused_row_reports_its_own_dev_map():
     # only the fused row carries the fit's logit adjustment; the others are as trained
     assert [out["info"]["logit_adjustment_of_row"]] + [
         v["info"]["logit_adjustment_of_row"] for v in out["variants"]] == [0.0, 0.25, 0.0]
+
+
+#: What ``xplant run`` sets on a PLANT row of a user's files, and why: its own
+#: switches (--epochs, --plant-epochs, --seed), its structure (the shared SVM
+#: as a frozen shortlist, every label a candidate, the checkpoint folder) and
+#: its output (verbose, and the plain epoch log where stdout is no terminal).
+RUN_EXCEPTIONS = {"max_epochs", "random_state", "shortlist", "n_candidates", "checkpoint_dir",
+                  "verbose", "planter", "callbacks__print_log__sink", "callbacks__progress"}
+PLANTER_EXCEPTIONS = {"max_epochs", "random_state", "verbose", "callbacks__print_log__sink"}
+
+
+@pytest.mark.parametrize("dataset", ["user", "xc", "eurlex57k"])
+def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_path):
+    from xplant.app._fused import shortlist_params
+    from xplant.app._rows import dataset_settings, find_row
+    from xplant.app._run import build_model
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    row = find_row("plant")
+    params = dataset_settings(shortlist_params({}, row, dataset), row, dataset)
+    pipe = build_model("plant", params=params, epochs=7, plant_epochs=3, random_state=5,
+                       verbose=1, checkpoint_dir=str(tmp_path))
+    clf = pipe.named_steps["clf"]
+    got, want = clf.get_params(deep=False), PlantClassifier().get_params(deep=False)
+    differ = {k for k in set(got) | set(want) if k != "_params_to_validate"
+              and (k not in got or k not in want or got[k] != want[k])}
+    assert differ <= RUN_EXCEPTIONS, differ - RUN_EXCEPTIONS
+    assert clf.max_epochs == 7 and clf.random_state == 5 and clf.stage1_weight == "dev"
+    got = clf.planter.get_params(deep=False)
+    want = AttentionPlanter().get_params(deep=False)
+    differ = {k for k in set(got) | set(want) if k != "_params_to_validate"
+              and (k not in got or k not in want or got[k] != want[k])}
+    assert differ <= PLANTER_EXCEPTIONS, differ - PLANTER_EXCEPTIONS
+    assert clf.planter.max_epochs == 3
+
+
+def test_the_bundled_codiesp_job_fixes_stage1_weight_and_plant_false_keeps_zero():
+    from xplant.app._rows import DATASET_SETTINGS, dataset_settings, find_row
+    assert DATASET_SETTINGS == {"codiesp": {"stage1_weight": 0.1}}
+    assert dataset_settings({}, find_row("plant"), "codiesp") == {"stage1_weight": 0.1}
+    assert dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp") == {
+        "stage1_weight": 0}                                   # --set wins
+    assert dataset_settings({}, find_row("plant-false"), "codiesp") == {}
+    from xplant.app._run import build_model
+    assert build_model("plant-false", verbose=0).named_steps["clf"].stage1_weight == 0.0

@@ -85,8 +85,12 @@ def test_bad_input():
         DescriptionRanker().fit(texts, Y, label_descriptions=["alpha", "gamma"], label_parents=[[], "p"])
     with pytest.raises(ValueError, match="no label has a description"):
         DescriptionRanker().fit(texts, Y, label_descriptions=["", ""])
-    with pytest.raises(ValueError, match="pass validation_data"):
-        DescriptionFusion(FrequencyPrior()).fit(texts, Y, label_descriptions=["alpha", "gamma"])
+    # without labelled dev data the weight takes its fallback, as every choice on dev does
+    from xplant.linear._descriptions import FALLBACK_WEIGHT
+    from xplant.model_selection import NoDevDataWarning
+    with pytest.warns(NoDevDataWarning, match="description_weight: no labelled dev data"):
+        f = DescriptionFusion(FrequencyPrior()).fit(texts, Y, label_descriptions=["alpha", "gamma"])
+    assert f.weight_ == FALLBACK_WEIGHT == 1.0 and f.dev_choice_["on_dev"] is False
     with pytest.raises(ValueError, match="raw texts"):
         DescriptionRanker().fit(texts, Y, label_descriptions=["alpha", "gamma"]).predict_proba([[1, 2]])
 

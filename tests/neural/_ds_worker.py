@@ -44,7 +44,8 @@ def main(argv=None):
     import torch
     torch.set_num_threads(1)
     from xplant.neural import PlantClassifier
-    from xplant.neural.distributed import broadcast_from_rank0, init_distributed, rank_and_world
+    from xplant.neural.distributed import (DeepSpeedStrategy, broadcast_from_rank0,
+                                           init_distributed, rank_and_world)
     from xplant.relevance import MIGRelevance
 
     if args.strategy == "deepspeed":
@@ -60,13 +61,14 @@ def main(argv=None):
     corpus = rel.transform(texts)
     lr = 3e-3
     clf = PlantClassifier(
-        "cnn", plant=args.plant, embedding_dim=8, hidden_dim=8, attention_dim=8, kernel_size=3,
-        pool_size=8, dropout=0.0, hard_negatives=None, lr=lr, batch_size=8,
+        "cnn", plant=args.plant, module__embedding_dim=8, module__hidden_dim=8, module__attention_dim=8, module__kernel_size=3,
+        module__pool_size=8, module__dropout=0.0, criterion__hard_negatives=None, lr=lr, batch_size=8,
         max_epochs=args.epochs, verbose=0, random_state=0,
-        phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
-        planter=None, strategy=args.strategy, stage1_weight=args.stage1_weight,
-        deepspeed_config={"zero_optimization": {"stage": args.zero},
-                          "checkpoint_dir": args.checkpoint_dir, "resume": args.resume})
+        callbacks__unfreeze__phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
+        planter=None, stage1_weight=args.stage1_weight,
+        strategy=args.strategy if args.strategy == "skorch" else DeepSpeedStrategy(
+            config={"zero_optimization": {"stage": args.zero},
+                    "checkpoint_dir": args.checkpoint_dir, "resume": args.resume}))
     from xplant.neural.distributed import _trainer
     loss_passes = []
     own_pass = _trainer._dev_loss

@@ -92,13 +92,13 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     t0 = time.perf_counter()
     texts, Y = synthetic(n_train + n_dev + n_test, n_labels, seed=0, doc_len=doc_len)
     tr, dv, te = slice(0, n_train), slice(n_train, n_train + n_dev), slice(n_train + n_dev, None)
-    tiny = dict(embedding_dim=16, hidden_dim=16, attention_dim=16, batch_size=batch_size, verbose=0,
-                n_jobs=1, max_length=64, stage1_weight=0.1)      # one Stage 2 (not "dev")
+    tiny = dict(module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16, batch_size=batch_size, verbose=0,
+                n_jobs=1, module__max_length=64, stage1_weight=0.1)      # one Stage 2 (not "dev")
     short = {}
     if n_candidates:
         from xplant.linear import FrequencyPrior
         short = dict(shortlist=FrequencyPrior(), n_candidates=n_candidates)
-    clf = PlantClassifier(**tiny, pool_size=16, max_epochs=1, hard_negatives=100,
+    clf = PlantClassifier(**tiny, module__pool_size=16, max_epochs=1, criterion__hard_negatives=100,
                           planter=AttentionPlanter(max_epochs=1, labels_per_doc=4, verbose=0),
                           **short)
     clf.fit(texts[tr], Y[tr], validation_data=(texts[dv], Y[dv]))

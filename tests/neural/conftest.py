@@ -29,8 +29,8 @@ def make_corpus(n_docs=60, n_labels=6, seed=0, doc_len=30):
 
 #: stage1_weight=0.1: one Stage 2 per fit (the default "dev" trains it once
 #: per candidate weight; its own tests are in test_estimator_contract.py)
-TINY = dict(embedding_dim=16, hidden_dim=16, attention_dim=16, pool_size=16, batch_size=8,
-            verbose=0, n_jobs=1, stage1_weight=0.1)
+TINY = dict(module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16,
+            module__pool_size=16, batch_size=8, verbose=0, n_jobs=1, stage1_weight=0.1)
 
 
 @pytest.fixture(name="make_corpus", scope="session")
@@ -59,4 +59,4 @@ def small(tiny):
 
 @pytest.fixture(scope="session")
 def planter_params(tiny):
-    return {k: v for k, v in tiny.items() if k not in ("pool_size", "stage1_weight")}
+    return {k: v for k, v in tiny.items() if k not in ("module__pool_size", "stage1_weight")}

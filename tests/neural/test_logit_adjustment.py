@@ -51,7 +51,7 @@ def corpus(make_corpus):
 def fitted(small, corpus):
     """Trained on rows 0..89 with dev rows 90..119 given: every training row counts."""
     texts, Y = corpus
-    clf = small(logit_adjustment="dev").fit(texts[:90], Y[:90],
+    clf = small(decision__logit_adjustment="dev").fit(texts[:90], Y[:90],
                                            validation_data=(texts[90:], Y[90:]))
     return clf, texts, Y
 
@@ -77,7 +77,7 @@ def test_bad_logit_adjustment_is_refused(bad, small, corpus):
         check_logit_adjustment(bad)
     texts, Y = corpus
     with pytest.raises(ValueError, match="logit_adjustment"):
-        small(logit_adjustment=bad, max_epochs=1).fit(texts[:20], Y[:20])
+        small(decision__logit_adjustment=bad, max_epochs=1).fit(texts[:20], Y[:20])
 
 
 def test_choose_logit_adjustment_matches_brute_force():
@@ -133,7 +133,7 @@ def test_dev_choice_is_the_brute_force_one(fitted):
     assert set(clf.logit_adjustment_dev_) == set(LOGIT_ADJUSTMENT_GRID)
     z = _with_tau(clf, 0.0).decision_function(texts[90:])
     log_p = _hand_log_prior(Y[:90])
-    brute = {t: _top_k_micro_f1(Y[90:], _sigmoid(z - t * log_p), clf.max_k)
+    brute = {t: _top_k_micro_f1(Y[90:], _sigmoid(z - t * log_p), 10)   # decision__max_k default
              for t in LOGIT_ADJUSTMENT_GRID}
     assert clf.logit_adjustment_dev_ == pytest.approx({t: v[0] for t, v in brute.items()},
                                                       abs=1e-6)
@@ -145,12 +145,12 @@ def test_dev_choice_is_the_brute_force_one(fitted):
 
 def test_fixed_value_and_no_dev_data(small, corpus):
     texts, Y = corpus
-    clf = small(logit_adjustment=0.3, max_epochs=1).fit(texts[:60], Y[:60],
+    clf = small(decision__logit_adjustment=0.3, max_epochs=1).fit(texts[:60], Y[:60],
                                                         validation_data=(texts[60:80], Y[60:80]))
     assert clf.logit_adjustment_ == 0.3 and clf.logit_adjustment_dev_ is None
     no_dev = small(validation_fraction=None, max_epochs=1).fit(texts[:60], Y[:60])
     assert no_dev.logit_adjustment_ == 0.0 and no_dev.logit_adjustment_dev_ is None
-    assert clone(clf).get_params()["logit_adjustment"] == 0.3
+    assert clone(clf).get_params()["decision__logit_adjustment"] == 0.3
 
 
 def test_save_load_keeps_tau_and_older_models_load_without_it(fitted, tmp_path):
@@ -178,7 +178,7 @@ def test_save_load_keeps_tau_and_older_models_load_without_it(fitted, tmp_path):
 def test_fused_scores_adjust_the_network_only(small, corpus):
     """With a shortlist: α·σ(s) + (1 − α)·σ(z − τ log p) at each candidate; α = 1 ignores τ."""
     texts, Y = corpus
-    clf = small(shortlist="linear", n_candidates=5, logit_adjustment=0.5, fusion=0.4,
+    clf = small(shortlist="linear", n_candidates=5, decision__logit_adjustment=0.5, fusion=0.4,
                 max_epochs=2).fit(texts[:90], Y[:90], validation_data=(texts[90:], Y[90:]))
     assert clf.logit_adjustment_ == 0.5 and clf.fusion_weight_ == 0.4
     X = texts[90:]

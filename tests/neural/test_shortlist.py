@@ -195,11 +195,13 @@ def test_bad_shortlist_settings(tiny, corpus):
 
 
 def test_fusion_dev_without_dev_data_warns(tiny, corpus):
+    from xplant.model_selection import NoDevDataWarning
     texts, Y = corpus
-    with pytest.warns(UserWarning, match="fusion weight 0.5"):
+    with pytest.warns(NoDevDataWarning, match=r"fusion=\[0\.5, \[1\.0, 0\.0\]\]"):
         clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
                               n_candidates=4, validation_fraction=None).fit(texts, Y)
-    assert clf.fusion_weight_ == 0.5
+    assert clf.fusion_weight_ == 0.5 and clf.shortlist_calibration_ == (1.0, 0.0)
+    assert clf.dev_choices_["fusion"]["on_dev"] is False
 
 
 def test_out_of_fold_candidates(tiny, corpus):
@@ -430,8 +432,9 @@ def test_valid_loss_on_test_time_candidates(tiny, corpus):
     clf = PlantClassifier(**tiny, max_epochs=2, shortlist="linear", n_candidates=4,
                           planter=AttentionPlanter(max_epochs=1, verbose=0)).fit(
         texts[:70], Y[:70], validation_data=(texts[70:], Y[70:]))
-    cand = clf.dev_view_[0]
-    z = torch.from_numpy(clf._net_candidate_logits(clf.dev_docs_, cand))
+    # the dev split is released after fit: its candidates and documents, made again
+    cand = clf._shortlist_view(texts[70:], full_tail=True, raw=True)[0]
+    z = torch.from_numpy(clf._net_candidate_logits(clf._docs(texts[70:]), cand))
     y = torch.from_numpy(np.take_along_axis(Y[70:].toarray(), cand, 1).astype(np.float32))
     expected = float(candidate_loss(z, y, torch.ones(z.shape, dtype=torch.bool)))
     assert clf.history[clf.best_epoch_ - 1]["valid_loss"] == pytest.approx(expected, rel=1e-5)
@@ -441,7 +444,7 @@ def test_valid_loss_on_test_time_candidates(tiny, corpus):
 def test_fusion_dev_with_an_unlabelled_dev_split_says_so(tiny, corpus):
     texts, Y = corpus
     no_gold = sp.csr_matrix((20, Y.shape[1]), dtype=np.int64)
-    with pytest.warns(UserWarning, match="no positive label in the dev split"):
+    with pytest.warns(UserWarning, match="the dev split has no positive label"):
         clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist="linear",
                               n_candidates=4).fit(texts[:70], Y[:70],
                                                   validation_data=(texts[70:], no_gold))

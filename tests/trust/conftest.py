@@ -29,8 +29,8 @@ def tiny_model(tmp_path_factory):
     pytest.importorskip("skorch")
     from xplant.neural import AttentionPlanter, PlantClassifier
     texts, labels = make_texts()
-    clf = PlantClassifier(embedding_dim=8, hidden_dim=8, attention_dim=8, pool_size=8, batch_size=8,
-                          verbose=0, n_jobs=1, max_epochs=1, max_length=64,
+    clf = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8, module__attention_dim=8, module__pool_size=8, batch_size=8,
+                          verbose=0, n_jobs=1, max_epochs=1, module__max_length=64,
                           planter=AttentionPlanter(max_epochs=1, verbose=0))
     clf.fit(texts, labels)
     path = tmp_path_factory.mktemp("model") / "m"

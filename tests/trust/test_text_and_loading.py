@@ -106,8 +106,8 @@ def test_classifier_tokens_at_most_max_length(tiny_model, monkeypatch):
     real = est.word_tokens
     monkeypatch.setattr(est, "word_tokens", lambda t, lower: seen.append(len(t)) or real(t, lower))
     docs = clf._docs([long, "sig0"])
-    assert [len(d) for d in docs] == [clf.max_length, 1]
-    head = " ".join(long.split()[:clf.max_length])
+    assert [len(d) for d in docs] == [clf.module__max_length, 1]
+    head = " ".join(long.split()[:clf.module__max_length])
     np.testing.assert_allclose(clf.predict_proba([long]), clf.predict_proba([head]), rtol=1e-6)
     ex = clf.explain([long], top_labels=1)[0]["labels"][0]["spans"]
     assert all(s["end"] <= len(head) for s in ex)

@@ -30,11 +30,11 @@ from ._run import (DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_t
 ABLATIONS = (
     ("full", "PLANT", {}),
     ("plant=False", "plant=False", {}),
-    ('stage1_target="tf"', "PLANT", {"stage1_target": "tf"}),
-    ('stage1_loss="mse"', "PLANT", {"stage1_loss": "mse"}),
-    ('loss="bce"', "PLANT", {"loss": "bce"}),
-    ("hard_negatives=None", "PLANT", {"hard_negatives": None}),
-    ("label_smoothing=0", "PLANT", {"label_smoothing": 0.0}),
+    ('planter__target="tf"', "PLANT", {"planter__target": "tf"}),
+    ('planter__stage1_loss="mse"', "PLANT", {"planter__stage1_loss": "mse"}),
+    ('criterion__loss="bce"', "PLANT", {"criterion__loss": "bce"}),
+    ("criterion__hard_negatives=None", "PLANT", {"criterion__hard_negatives": None}),
+    ("criterion__label_smoothing=0", "PLANT", {"criterion__label_smoothing": 0.0}),
 )
 
 #: Defaults that PLANT.md leaves open, run beside the switches so that they
@@ -44,7 +44,7 @@ ABLATIONS = (
 #: and 15, and Stage 2 without the kept Stage 1 loss (the paper; default
 #: ``stage1_weight=0.1``).
 DEV_CHOICES = (
-    ('smoothing_form="symmetric"', "PLANT", {"smoothing_form": "symmetric"}),
+    ('criterion__smoothing_form="symmetric"', "PLANT", {"criterion__smoothing_form": "symmetric"}),
     ("Stage 1 nDCG@5", "PLANT", {"planter__ndcg_k": 5}),
     ("Stage 1 nDCG@15", "PLANT", {"planter__ndcg_k": 15}),
     ("stage1_weight=0 (paper)", "PLANT", {"stage1_weight": 0.0}),
@@ -85,7 +85,7 @@ def ablation_specs(prefix="", dev_choices=False):
     Examples
     --------
     >>> [s["name"] for s in ablation_specs()][:3]
-    ['full', 'plant=False', 'stage1_target="tf"']
+    ['full', 'plant=False', 'planter__target="tf"']
     """
     rows = ABLATIONS + (DEV_CHOICES if dev_choices else ())
     # PLANT's own switches, without the shortlist the xplant run rows use
@@ -166,13 +166,13 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         Tokens read per document by every fit (the first ones); None: the
         classifier's default.
     min_epoch_docs : int or None
-        ``PlantClassifier(min_epoch_docs=...)`` of every fit (Stage 1 too):
+        ``PlantClassifier(iterator_train__min_epoch_docs=...)`` of every fit (Stage 1 too):
         a training subset smaller than this is passed over several times per
         epoch, so that every curve size gets about the same number of
         optimizer steps per epoch (an epoch budget alone gives 25 documents
         2 steps per epoch). None: one pass per epoch.
     max_epoch_docs : int or None
-        ``PlantClassifier(max_epoch_docs=...)`` of every fit (Stage 1 too):
+        ``PlantClassifier(iterator_train__max_epoch_docs=...)`` of every fit (Stage 1 too):
         a training subset larger than this trains each epoch on a fresh
         random subset of this many documents. With ``min_epoch_docs`` equal
         to it, every curve size gets the same optimizer steps (a
@@ -240,11 +240,11 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
               "dev_docs": dev_docs, "max_length": max_length, "min_epoch_docs": min_epoch_docs,
               "max_epoch_docs": max_epoch_docs}
-    extra = {} if max_length is None else {"max_length": int(max_length)}
+    extra = {} if max_length is None else {"module__max_length": int(max_length)}
     if min_epoch_docs is not None:
-        extra["min_epoch_docs"] = int(min_epoch_docs)
+        extra["iterator_train__min_epoch_docs"] = int(min_epoch_docs)
     if max_epoch_docs is not None:
-        extra["max_epoch_docs"] = int(max_epoch_docs)
+        extra["iterator_train__max_epoch_docs"] = int(max_epoch_docs)
     curve_specs = [{"name": m, "params": {"shortlist": None, **extra}} for m in CURVE_MODELS]
     result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
               "budget": budget, "single_seed_above": single_seed_above,

@@ -135,14 +135,15 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
 
     ``name`` is a row's short or display name, any letter case. ``params``
     overrides parameters: of :class:`~xplant.neural.PlantClassifier` for the
-    neural rows (``backbone``, ``loss``, ``stage1_target``, ...;
-    ``planter__<name>`` ones go to its :class:`~xplant.neural.AttentionPlanter`),
+    neural rows (``backbone``, ``criterion__loss``, ``module__max_length``, ...;
+    ``planter__<name>`` ones go to its :class:`~xplant.neural.AttentionPlanter`;
+    names of earlier releases are read too),
     of the final step otherwise. ``checkpoint_dir`` (neural models only)
     makes the classifier write a checkpoint every epoch there, so that an
     interrupted fit can resume. PLANT with a word backbone runs as
     ``Pipeline([("mig", MIGRelevance()), ("clf", PlantClassifier)])``; with an
     ``hf``/``llm`` backbone the classifier fits its own relevance with the
-    backbone's tokenizer (API.md). ``features=True``: the data are feature
+    backbone's tokenizer. ``features=True``: the data are feature
     vectors (an XC-format dataset), so the linear and tree rows take them
     without TF-IDF and a row that needs text is an error.
     """
@@ -223,6 +224,13 @@ def _fit_with_dev(model, tr, dv, resume=False):
     return model.fit(_inputs(tr), tr.Y, **kw)
 
 
+def _settings(est):
+    """What a fitted row trained with: every setting, defaults written out where the
+    estimator can say them (:meth:`~xplant.neural.PlantClassifier.resolved_params`)."""
+    return est.resolved_params() if hasattr(est, "resolved_params") else \
+        est.get_params(deep=False)
+
+
 def _fit_one(spec, data_args, model_args, model_dir=None):
     """Child-process body: fit one model (dev-selected), return dev and test scores.
 
@@ -236,6 +244,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         import torch
         torch.set_num_threads(num_threads)
     from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
     from ..metrics import mean_average_precision
     splits = load_splits(**data_args)
     tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
@@ -243,33 +252,48 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
     from ._fused import frozen_shortlist, row_scores, shortlist_params
+    from ._rows import dataset_settings
     params = shortlist_params(spec.get("params"), row, data_args.get("dataset"))
+    params = dataset_settings(params, row, data_args.get("dataset"))
     params = frozen_shortlist(params, row, shared, spec)
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
-    candidates = [{}] if not grid else [{k: v} for k, vals in grid.items() for v in vals]
+    # every combination of the grid's keys (ParameterGrid: their product), chosen on dev
+    candidates = list(ParameterGrid(grid)) if grid else [{}]
     from .._progress import is_terminal, step, steps
+    from ..model_selection import choose_on_dev
     verbose = model_args.get("verbose", 1)
     t0 = time.perf_counter()
-    best = None
-    for cand in steps(candidates, f"{spec['name']}: choosing on dev",
-                      verbose=verbose if grid and is_terminal() else 0):
+    kept = {}                     # the best fit so far (choose_on_dev's rule: ties keep the first)
+    todo = iter(steps(candidates, f"{spec['name']}: choosing on dev",
+                      verbose=verbose if grid and is_terminal() else 0))
+
+    def dev_map_of(cand):
+        next(todo, None)
         with step(f"{spec['name']}: fit{' ' + str(cand) if cand else ''}",
                   verbose if not grid or not is_terminal() else 0, announce=True):
             model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
         with step(f"{spec['name']}: dev scoring", verbose):
             dev_scores, dev_by_alpha = row_scores(model, _inputs(dv))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
-        if best is None or dev_map > best[0]:
-            best = (dev_map, model, dev_scores, cand, dev_by_alpha)
-    _, model, dev_scores, chosen, dev_by_alpha = best
+        if not kept or dev_map > kept["dev_map"]:
+            kept.update(dev_map=dev_map, model=model, dev_scores=dev_scores, cand=cand,
+                        dev_by_alpha=dev_by_alpha)
+        return dev_map
+
+    choice = choose_on_dev("grid", candidates, dev_map_of, family="ranking", criterion="map",
+                           fallback=candidates[0])
+    if kept["cand"] != choice.value:          # the fit kept must be the one chosen
+        raise RuntimeError(f"dev choice {choice.value} differs from the fit kept {kept['cand']}")
+    model, dev_scores, chosen = kept["model"], kept["dev_scores"], kept["cand"]
+    dev_by_alpha = kept["dev_by_alpha"]
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with step(f"{spec['name']}: test scoring", verbose):
         test_scores, test_by_alpha = row_scores(model, _inputs(te))
     predict_s = time.perf_counter() - t0
-    info = {"dev_selected": chosen} if grid else {}
-    info["dev_MAP"] = float(best[0])
+    info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
+    info["dev_MAP"] = float(kept["dev_map"])
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
@@ -285,14 +309,14 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
-        info["stage1_params"] = {k: v for k, v in final.planter_.get_params(deep=False).items()
+        info["stage1_params"] = {k: v for k, v in _settings(final.planter_).items()
                                  if isinstance(v, (int, float, str, bool, type(None)))}
     if hasattr(final, "best_epoch_"):
         info["best_epoch"] = final.best_epoch_
     if getattr(final, "stage1_weight_candidates_", None) is not None:   # stage1_weight="dev"
         info["stage1_weight_chosen"] = final.stage1_weight_
         info["stage1_weight_candidates"] = final.stage1_weight_candidates_
-    params = {k: v for k, v in final.get_params(deep=False).items()
+    params = {k: v for k, v in _settings(final).items()
               if isinstance(v, (int, float, str, bool, type(None)))}
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),

@@ -192,6 +192,9 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 _DESCRIPTION_PARAMS = ("label_descriptions", "label_synonyms", "label_parents", "parent_descriptions")
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
 FUSION_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+#: The weight ``weight="dev"`` takes without labelled dev data (with a
+#: ``NoDevDataWarning``): the description cosine added to the floor as it is.
+FALLBACK_WEIGHT = 1.0
 
 
 def _accepts(estimator, name):
@@ -235,7 +238,9 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     weight : float or "dev", default="dev"
         Scale of the description scores; ``"dev"`` picks the best of
         :data:`FUSION_WEIGHTS` on ``validation_data`` by MAP (ties: the
-        smaller weight).
+        smaller weight), a ranking choice of
+        :func:`~xplant.model_selection.choose_on_dev`; without labelled dev
+        data :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``.
 
     Attributes
     ----------
@@ -246,6 +251,9 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Labels with no training positive, scored by the descriptions.
     dev_map_ : dict of float to float
         Dev MAP of each weight tried (empty when ``weight`` is a number).
+    dev_choice_ : dict
+        With ``weight="dev"``: the choice's record
+        (:class:`~xplant.model_selection.DevChoice`).
     classes_, n_labels_, label_frequency_, n_train_documents_, k_
 
     Notes
@@ -297,16 +305,17 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            ``weight="dev"`` without ``validation_data``; a negative weight;
-            and the ranker's errors.
+            A negative weight; and the ranker's errors.
+
+        Warns
+        -----
+        NoDevDataWarning
+            ``weight="dev"`` without labelled ``validation_data``: the weight
+            is :data:`FALLBACK_WEIGHT`.
         """
         texts = _check_texts(X)
         self._fit_label_space(Y, len(texts), label_names)
-        if self.weight == "dev":
-            if validation_data is None:
-                raise ValueError("weight='dev' chooses the description weight on dev: pass "
-                                 "validation_data=(X_dev, Y_dev), or give weight as a number")
-        elif not isinstance(self.weight, numbers.Real) or self.weight < 0:
+        if self.weight != "dev" and (not isinstance(self.weight, numbers.Real) or self.weight < 0):
             raise ValueError(f"weight must be 'dev' or a non-negative number; got {self.weight!r}")
         desc = dict(label_descriptions=label_descriptions, label_synonyms=label_synonyms,
                     label_parents=label_parents, parent_descriptions=parent_descriptions)
@@ -325,12 +334,18 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         self.dev_map_ = {}
         if self.weight == "dev":
             from ..metrics import mean_average_precision
-
-            Xd, Yd = validation_data
-            base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
-            for w in FUSION_WEIGHTS:
-                self.dev_map_[w] = mean_average_precision(Yd, self._fuse(base, cos, w))
-            self.weight_ = max(FUSION_WEIGHTS, key=lambda w: (self.dev_map_[w], -w))
+            from ..model_selection import choose_on_dev
+            has_dev = validation_data is not None and sp.csr_matrix(validation_data[1]).nnz > 0
+            if has_dev:
+                Xd, Yd = validation_data
+                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
+            choice = choose_on_dev(
+                "description_weight", list(FUSION_WEIGHTS),
+                lambda w: mean_average_precision(Yd, self._fuse(base, cos, w)),
+                family="ranking", criterion="map", fallback=FALLBACK_WEIGHT, has_dev=has_dev)
+            self.dev_map_ = dict(choice.scores)
+            self.dev_choice_ = choice.to_dict()
+            self.weight_ = float(choice.value)
         else:
             self.weight_ = float(self.weight)
         return self

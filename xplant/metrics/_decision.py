@@ -136,7 +136,8 @@ def threshold_decision(y_score, threshold):
     return sp.csr_matrix((S >= t[None, :]).astype(np.int64))
 
 
-def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *, y_top_k=None):
+def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *, y_top_k=None,
+             return_choice=False):
     """Choose the top-k decision's k on dev data.
 
     Parameters
@@ -149,11 +150,15 @@ def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *
         Maximised; a callable takes ``(y_true, y_pred)``.
     y_top_k : ndarray of shape (n_samples, >=max(ks)), int, default=None
         Ranked label indices instead of scores.
+    return_choice : bool, default=False
+        Return the :class:`~xplant.model_selection.DevChoice` record (every
+        k's dev score) instead of k.
 
     Returns
     -------
     k : int
-        The best k; ties go to the smaller k.
+        The best k; ties go to the smaller k (a decision choice of
+        :func:`~xplant.model_selection.choose_on_dev`).
 
     Examples
     --------
@@ -185,7 +190,11 @@ def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *
     else:
         fn = _metric_fn(metric)
         values = [fn(Y, _rows_to_csr(top[:, :k], L)) for k in ks]
-    return int(ks[int(np.argmax(values))])
+    from .._choice import choose_on_dev
+    choice = choose_on_dev("k", [int(k) for k in ks], values, family="decision",
+                           criterion=metric if isinstance(metric, str) else "callable",
+                           fallback=None)
+    return choice if return_choice else int(choice.value)
 
 
 def _candidate_thresholds(vals):
@@ -195,7 +204,8 @@ def _candidate_thresholds(vals):
     return u
 
 
-def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"):
+def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1", *,
+                     return_choice=False):
     """Choose one global threshold on dev data.
 
     For ``metric="micro_f1"`` with ``thresholds=None`` the search is exact:
@@ -210,6 +220,12 @@ def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"
     thresholds : array-like of float, default=None
         Candidates.
     metric : {"micro_f1", "macro_f1", "macro_f1_harmonic"} or callable, default="micro_f1"
+    return_choice : bool, default=False
+        Return the :class:`~xplant.model_selection.DevChoice` record instead
+        of the threshold. Its scores hold every candidate's dev score, except
+        for the exact sweep (``micro_f1`` with ``thresholds=None``), whose
+        candidates are every distinct dev score: the record then holds the
+        chosen threshold's score alone.
 
     Returns
     -------
@@ -235,26 +251,31 @@ def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"
     if Y.nnz == 0:
         raise ValueError("y_true_dev has no positive label; a threshold cannot be tuned on it.")
     vals, pos, _, _, total_pos = _scored_entries(Y, S)
-    if metric == "micro_f1":
-        if thresholds is None:
-            t, f = K._best_threshold_one(vals, pos, total_pos)
-            return float(t)
+    from .._choice import choose_on_dev
+    name = metric if isinstance(metric, str) else "callable"
+    if metric == "micro_f1" and thresholds is None:       # exact: one sorted sweep
+        t, f = K._best_threshold_one(vals, pos, total_pos)
+        cand, values = [float(t)], [float(f)]
+    elif metric == "micro_f1":
         cand = np.sort(np.asarray(thresholds, dtype=np.float64).ravel())[::-1]
         order = np.argsort(-vals, kind="stable")
         sv = -vals[order]
         cum_pos = np.concatenate([[0], np.cumsum(pos[order])])
         npred = np.searchsorted(sv, -cand, side="right")
-        f = 2.0 * cum_pos[npred] / (npred + total_pos)
-        return float(cand[int(np.argmax(f))])
-    fn = _metric_fn(metric)
-    cand = (
-        _candidate_thresholds(vals)
-        if thresholds is None
-        else np.asarray(thresholds, dtype=np.float64).ravel()
-    )
-    cand = np.sort(cand)[::-1]
-    values = [fn(Y, threshold_decision(S, t)) for t in cand]
-    return float(cand[int(np.argmax(values))])
+        values = 2.0 * cum_pos[npred] / (npred + total_pos)
+    else:
+        fn = _metric_fn(metric)
+        cand = (
+            _candidate_thresholds(vals)
+            if thresholds is None
+            else np.asarray(thresholds, dtype=np.float64).ravel()
+        )
+        cand = np.sort(cand)[::-1]
+        values = [fn(Y, threshold_decision(S, t)) for t in cand]
+    # candidates from the largest threshold: ties keep it (fewer predictions)
+    choice = choose_on_dev("threshold", [float(c) for c in cand], values, family="decision",
+                           criterion=name, fallback=None)
+    return choice if return_choice else float(choice.value)
 
 
 def select_label_thresholds(y_true_dev, y_score_dev, *, fallback=None):

@@ -6,9 +6,11 @@ label's positives balanced across parts (Sechidis et al. 2011);
 ``frequent_labels`` group labels by training frequency (Chalkidis et al.
 2019); ``nested_subsamples`` draws nested low-data training sets;
 ``frequent_label_subset`` a smaller corpus of a chosen shape (most
-frequent labels, a seeded sample of documents).
+frequent labels, a seeded sample of documents); ``choose_on_dev`` the one
+rule of every choice made on a dev split.
 """
 
+from .._choice import CRITERIA, DevChoice, NoDevDataWarning, choose_on_dev
 from ._labels import (
     few_shot_labels,
     frequent_labels,
@@ -20,7 +22,11 @@ from ._split import IterativeStratifiedKFold, iterative_train_test_split
 from ._subsample import frequent_label_subset, nested_subsamples
 
 __all__ = [
+    "CRITERIA",
+    "DevChoice",
     "IterativeStratifiedKFold",
+    "NoDevDataWarning",
+    "choose_on_dev",
     "few_shot_labels",
     "frequent_label_subset",
     "frequent_labels",

@@ -73,8 +73,8 @@ def adjust_logits(logits, log_p, tau):
 def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=10):
     """τ from ``grid`` by dev micro-F1 of the top-k rule, k in 1..``max_k`` chosen with it.
 
-    The criterion is the primary decision rule's (API.md: top-k, k chosen
-    on dev micro-F1): τ is a decision-level knob that trades head labels
+    A decision choice of :func:`~xplant.model_selection.choose_on_dev`: the
+    criterion is the top-k rule's (k chosen on dev micro-F1): τ is a decision-level knob that trades head labels
     for tail labels in each document's predicted set. Ties keep the
     smaller τ, so τ = 0 (the model as trained) wins unless dev prefers
     another.
@@ -95,12 +95,13 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
         Each τ's dev micro-F1 (a fraction) at its best k.
     """
     from .. import metrics
-    best, values = None, {}
-    for tau in grid:
-        scores = scores_at(float(tau))
+    from ..model_selection import choose_on_dev
+
+    def micro_f1(tau):
+        scores = scores_at(tau)
         k = metrics.select_k(Y_dev, scores, ks=range(1, max_k + 1))
-        value = float(metrics.f1_score(Y_dev, metrics.top_k_decision(scores, k), average="micro"))
-        values[float(tau)] = value
-        if best is None or value > best[0]:
-            best = (value, float(tau), scores)
-    return best[1], best[2], values
+        return float(metrics.f1_score(Y_dev, metrics.top_k_decision(scores, k), average="micro"))
+
+    choice = choose_on_dev("logit_adjustment", [float(t) for t in grid], micro_f1,
+                           family="decision", criterion="micro_f1", fallback=0.0)
+    return choice.value, scores_at(choice.value), dict(choice.scores)

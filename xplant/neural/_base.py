@@ -12,6 +12,8 @@ from ._common import (_is_lists, check_param, check_targets, deterministic_on_cp
                       fit_or_take_corpus, seed_everything, set_torch_threads, split_validation,
                       to_python)
 from ._data import LengthBucketSampler, positives_list, truncate
+from ._settings import (check_renamed, encoder_settings, epoch_settings, module_settings,
+                        signature_defaults)
 from .backbones import backbone_kind, build_backbone
 
 
@@ -45,6 +47,53 @@ class PlantNetBase(NeuralNet):
 
     collate = None
     _nested = ("planter", "relevance")   # estimator-valued parameters that get_params(deep=True) opens
+    _nested_defaults = {}                 # component classes that a None parameter stands for
+
+    def _check_deprecated_params(self, **kwargs):
+        """skorch's hook on ``__init__`` and ``set_params``: old names raise, naming the new one."""
+        check_renamed(self, kwargs)
+
+    # -- resolved settings of the prefixed families ------------------------------
+    def _module_settings(self):
+        """The ``module__`` settings with their defaults filled in (:mod:`._settings`)."""
+        return module_settings(self)
+
+    def resolved_params(self):
+        """Every setting of this estimator, the prefixed families' defaults written out.
+
+        ``get_params(deep=False)`` lists what was set; this adds the value
+        each unset ``module__``, ``criterion__``, ``optimizer__weight_decay``,
+        ``iterator_train__`` (epoch sampling) and, for the classifier,
+        ``decision__`` setting takes, so that a record of a fit (``xplant
+        run``'s ``results.json``) says what it trained with.
+
+        Returns
+        -------
+        dict
+        """
+        out = dict(self.get_params(deep=False))
+        out.update({"module__" + k: v for k, v in self._module_settings().items()})
+        out.update({"criterion__" + k: v for k, v in self._criterion_defaults().items()})
+        out.update({"iterator_train__" + k: v for k, v in epoch_settings(self).items()})
+        if self.optimizer in (torch.optim.AdamW,):
+            out.setdefault("optimizer__weight_decay", 0.01)
+        out.update(self._more_resolved())
+        return out
+
+    def _criterion_defaults(self):
+        return {**signature_defaults(self.criterion), **self.get_params_for("criterion")}
+
+    def _more_resolved(self):
+        return {}
+
+    @property
+    def _max_length(self):
+        """Tokens kept per document (``module__max_length``; None keeps all)."""
+        return self._module_settings()["max_length"]
+
+    def _uses_deepspeed(self):
+        from .distributed._config import uses_deepspeed
+        return uses_deepspeed(self.strategy)
 
     def set_params(self, **params):
         """Set parameters, routing ``planter__*`` and ``relevance__*`` to those estimators.
@@ -62,6 +111,7 @@ class PlantNetBase(NeuralNet):
         ValueError
             For a nested key whose estimator is None (set it first).
         """
+        check_renamed(self, params)
         nested, plain = {}, {}
         for key, value in params.items():
             head, sep, sub = key.partition("__")
@@ -73,6 +123,9 @@ class PlantNetBase(NeuralNet):
             super().set_params(**plain)
         for head, sub in nested.items():
             est = getattr(self, head, None)
+            if est is None and head in self._nested_defaults:   # the default component, made explicit
+                est = self._nested_defaults[head]()
+                super().set_params(**{head: est})
             if est is None or not hasattr(est, "set_params"):
                 raise ValueError(f"cannot set {', '.join(head + '__' + k for k in sub)}: {head} is "
                                  f"{est!r}; give {head}=<estimator> first (in the same call or "
@@ -84,7 +137,7 @@ class PlantNetBase(NeuralNet):
     def _start_fit(self, resume):
         """Validate the parameters, set torch's threads and seed every generator."""
         self._check_params()
-        if resume and (self.checkpoint_dir is None or self.strategy != "skorch"):
+        if resume and (self.checkpoint_dir is None or self._uses_deepspeed()):
             raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
                              "and strategy='skorch'")
         set_torch_threads(self.n_jobs)
@@ -100,12 +153,12 @@ class PlantNetBase(NeuralNet):
         self._start_fit(resume)
         Y, self.classes_ = check_targets(Y, len(X), label_names=label_names)
         docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
-                                                   self.max_length)
-        docs = truncate(docs, self.max_length)
+                                                   self._max_length)
+        docs = truncate(docs, self._max_length)
         dev_docs = Yd = None
         if validation_data is not None:
             Xd, Yd = validation_data
-            dev_docs = truncate(encode(Xd, self.relevance_), self.max_length)
+            dev_docs = truncate(encode(Xd, self.relevance_), self._max_length)
             Yd, _ = check_targets(Yd, len(dev_docs), what="Y_dev", require_positive=False,
                                   label_names=self.classes_ if _is_lists(Yd) else None)
             if Yd.shape[1] != Y.shape[1]:
@@ -146,25 +199,31 @@ class PlantNetBase(NeuralNet):
             if not ckpt["state"]["completed"]:
                 self.partial_fit(make_dataset(), None,
                                  epochs=max(0, self.max_epochs - len(self.history)))
-        elif self.strategy == "deepspeed":
+        elif self._uses_deepspeed():
             from .distributed import fit_deepspeed
-            fit_deepspeed(self, make_dataset(), self.dev_dataset_, config=self.deepspeed_config)
+            from .distributed._config import deepspeed_config_of
+            fit_deepspeed(self, make_dataset(), self.dev_dataset_,
+                          config=deepspeed_config_of(self.strategy))
         elif fit is not None:
             fit(make_dataset)
         else:
             self.partial_fit(make_dataset(), None)
 
     def build_encoder(self):
-        """The backbone for the fitted MIGRelevance (architecture params of self)."""
+        """The backbone for the fitted MIGRelevance (the ``module__`` architecture)."""
+        enc = encoder_settings(self._module_settings())
         return build_backbone(self.backbone, relevance=self.relevance_,
-                              embedding_dim=self.embedding_dim, hidden_dim=self.hidden_dim,
-                              kernel_size=self.kernel_size, dropout=self.dropout,
-                              glove=self.glove, lora=self.backbone_options)
+                              lora=enc.pop("backbone_options"), **enc)
 
     def make_optimizer(self, params):
-        """``self.optimizer`` over ``params`` (tensors or param-group dicts)."""
+        """``self.optimizer`` over ``params`` (tensors or param-group dicts).
+
+        Its keyword arguments are the ``optimizer__`` parameters (AdamW's
+        own defaults otherwise, ``weight_decay=0.01``); ``optimizer__lr``
+        replaces :meth:`effective_lr`, as in skorch.
+        """
         kwargs = self.get_params_for("optimizer")
-        kwargs.setdefault("weight_decay", self.weight_decay)
+        kwargs.pop("lr", None)                 # effective_lr reads it
         if self.optimizer in (torch.optim.AdamW, torch.optim.Adam):
             kwargs.setdefault("fused", True)   # one kernel per step, much faster on CPU
         self.optimizer_ = self.optimizer(params, lr=self.effective_lr(), **to_python(kwargs))
@@ -174,40 +233,60 @@ class PlantNetBase(NeuralNet):
         return X, self.dev_dataset_
 
     def get_iterator(self, dataset, training=False):
+        """Length-bucketed batches; ``iterator_train__min_epoch_docs`` and
+        ``iterator_train__max_epoch_docs`` set the documents drawn per training
+        epoch, any other ``iterator_{train,valid}__`` key goes to the DataLoader."""
+        epoch = epoch_settings(self) if training else {"min_epoch_docs": None,
+                                                       "max_epoch_docs": None}
+        loader = self.get_params_for("iterator_train" if training else "iterator_valid")
+        for key in epoch:
+            loader.pop(key, None)
         sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
-                                      generator=self.rng_,
-                                      min_docs=getattr(self, "min_epoch_docs", None),
-                                      max_docs=getattr(self, "max_epoch_docs", None))
+                                      generator=self.rng_, min_docs=epoch["min_epoch_docs"],
+                                      max_docs=epoch["max_epoch_docs"])
         return DataLoader(dataset, batch_sampler=sampler,
-                          collate_fn=self.collate(self.relevance_.pad_id_))
+                          collate_fn=self.collate(self.relevance_.pad_id_), **loader)
 
     def effective_lr(self):
-        """The learning rate the optimizer gets (float)."""
-        return float(self.lr)
+        """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``."""
+        return float(self.get_params_for("optimizer").get("lr", self.lr))
 
     def check_shared_params(self, int_params=(), *, lr_none_ok=False):
         """Validate the parameters both estimators have; raise ValueError naming the fix."""
+        from .distributed._config import check_strategy
         backbone_kind(self.backbone)
-        check_param("strategy", self.strategy, allowed=("skorch", "deepspeed"))
-        for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size", "max_epochs",
-                     "batch_size") + tuple(int_params):
+        check_strategy(self.strategy)
+        arch = self._module_settings()
+        for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size"):
+            check_param("module__" + name, arch[name], kind=numbers.Integral, low=1)
+        for name in ("max_epochs", "batch_size") + tuple(int_params):
             check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
         check_param("lr", self.lr, low=0, low_open=True, none_ok=lr_none_ok)
-        check_param("dropout", self.dropout, low=0, high=1)
-        check_param("weight_decay", self.weight_decay, low=0)
+        check_param("module__dropout", arch["dropout"], low=0, high=1)
+        check_param("module__max_length", arch["max_length"], kind=numbers.Integral, low=1,
+                    none_ok=True)
+        opt = self.get_params_for("optimizer")
+        if "weight_decay" in opt:
+            check_param("optimizer__weight_decay", opt["weight_decay"], low=0)
+        if "lr" in opt:
+            lr_default = signature_defaults(type(self)).get("lr")
+            if self.lr != lr_default and float(opt["lr"]) != float(self.lr):
+                raise ValueError(f"lr={self.lr!r} and optimizer__lr={opt['lr']!r} set one "
+                                 "setting twice; keep one (optimizer__lr replaces lr, as in "
+                                 "skorch, when lr is left at its default)")
+            check_param("optimizer__lr", opt["lr"], low=0, low_open=True)
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
                     low_open=True, none_ok=True)
-        check_param("max_length", self.max_length, kind=numbers.Integral, low=1, none_ok=True)
-        check_param("min_epoch_docs", self.min_epoch_docs, kind=numbers.Integral, low=1,
-                    none_ok=True)
-        check_param("max_epoch_docs", self.max_epoch_docs, kind=numbers.Integral, low=1,
-                    none_ok=True)
-        for name in ("min_epoch_docs", "max_epoch_docs"):
-            if getattr(self, name) is not None and self.strategy != "skorch":
-                raise ValueError(f"{name} needs strategy='skorch' (the DeepSpeed loop makes "
-                                 f"one pass per epoch); set {name}=None")
-        if None not in (self.min_epoch_docs, self.max_epoch_docs) \
-                and self.max_epoch_docs < self.min_epoch_docs:
-            raise ValueError(f"max_epoch_docs={self.max_epoch_docs} is below min_epoch_docs="
-                             f"{self.min_epoch_docs}; make max_epoch_docs >= min_epoch_docs "
-                             f"(equal values give every training size the same steps per epoch)")
+        epoch = epoch_settings(self)
+        for name, value in epoch.items():
+            check_param("iterator_train__" + name, value, kind=numbers.Integral, low=1,
+                        none_ok=True)
+            if value is not None and self._uses_deepspeed():
+                raise ValueError(f"iterator_train__{name} needs the skorch loop (the DeepSpeed "
+                                 f"loop makes one pass per epoch); leave it unset with "
+                                 f"strategy={self.strategy!r}")
+        if None not in epoch.values() and epoch["max_epoch_docs"] < epoch["min_epoch_docs"]:
+            raise ValueError(f"iterator_train__max_epoch_docs={epoch['max_epoch_docs']} is below "
+                             f"iterator_train__min_epoch_docs={epoch['min_epoch_docs']}; make "
+                             "max >= min (equal values give every training size the same steps "
+                             "per epoch)")

@@ -5,21 +5,25 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 """
 
 import numbers
+import os
 
 import numpy as np
 import torch
+from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from .._labels import label_frequency, label_prior
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
-from ._common import check_param, to_python
+from ._common import check_param, to_python, torch_state_restored
 from ._adjustment import check_logit_adjustment
 from ._data import Stage2Collate, TokenDataset
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK
 from ._fusion import FusionMixin
 from ._inference import InferenceMixin
+from ._planter import AttentionPlanter
+from ._settings import CLASSIFIER_MODULE_DEFAULTS
 from ._planting import PlantingMixin
 from ._shortlist import check_fusion, check_n_candidates, check_shortlist
 from .backbones import backbone_kind
@@ -93,7 +97,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
-    or ``plant_from`` names a saved planting) and Stage 2: label-wise
+    or ``planter`` names a saved planting) and Stage 2: label-wise
     attention A = softmax(S)(H W_v), feature boosting A' = B_a + A ⊙ B_m,
     adaptive pooling, a shared head plus per-label bias, focal loss with
     label smoothing over positives and hard negatives, and progressive
@@ -102,162 +106,89 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     Parameters
     ----------
     backbone : str, default="cnn"
-        "cnn", "bigru", "hf" (the bundled MiniLM-L6), "hf:<folder>", "llm:<folder>".
+        "cnn" or "bigru" (word encoders trained from scratch), "hf" (the
+        bundled MiniLM-L6), "hf:<folder>" (a local Hugging Face encoder),
+        "llm:<folder>" (a decoder LLM with LoRA/QLoRA).
     plant : bool, default=True
-        False leaves the label queries at their random initialisation (the
-        LAAT-style baseline).
-    planter : AttentionPlanter or None
-        Stage 1 settings; cloned and fitted inside ``fit``. Its architecture
-        parameters are overridden by this classifier's.
-    plant_from : str or None
-        Folder of a saved planting to reuse instead of running Stage 1.
-    relevance : MIGRelevance or None
-        Fitted inside ``fit`` when X is raw text; default
-        ``MIGRelevance()`` with the backbone's tokenizer.
-    stage1_target : {"mig", "tf"} or None
-        Shorthand for ``planter__target`` (the paper's TF ablation).
-    stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"} or None
-        Shorthand for the planter's loss.
+        Run Stage 1. False leaves the label queries at their random
+        initialisation (the LAAT-style baseline).
+    planter : AttentionPlanter, str or None, default=None
+        Stage 1: an unfitted planter (cloned and fitted inside ``fit``; its
+        ``module__`` architecture is the classifier's, and setting it apart
+        raises), a folder saved by :meth:`AttentionPlanter.save_planting` to
+        reuse, or None for ``AttentionPlanter()``.
+        ``set_params(planter__max_epochs=3)`` reaches it.
+    relevance : MIGRelevance or None, default=None
+        Fitted inside ``fit`` when X is raw text (None: ``MIGRelevance()``
+        with the backbone's tokenizer); unused for a token corpus.
     stage1_weight : float or "dev", default="dev"
-        Keep the planting loss in Stage 2: the training loss becomes the
-        Stage 2 loss plus ``stage1_weight`` times the planter's ranking loss
-        (its kind and nDCG cutoff) on ranking items sampled from the same
-        batch, so the attention keeps ranking each label's relevant tokens
-        first while the classifier trains. 0 is the paper (the attention is
-        free to drift once unfrozen). The targets are the planter's (MIG, or
-        TF with ``stage1_target="tf"``), also with ``plant=False`` and after
-        a resumed fit; with ``plant_from``, the fitted MIG. An xplant
-        extension, measured in ``docs/evidence.md``: 0.1 is ahead on every
-        CodiEsp shape (dev MAP +9 to +13 points), 0 on the EURLEX57K
-        subset, so the default chooses on dev. "dev": Stage 1 once, then
-        Stage 2 once per weight in {0, 0.1}, each from the planted state,
-        keeping the best on the dev ``scoring``
-        (:func:`~xplant.neural._dev_choice.fit_stage2_on_dev`); it costs
-        Stage 1 plus two Stage 2 fits, under twice a fixed-weight fit.
-        With a ``checkpoint_dir`` each candidate checkpoints into its own
-        subfolder ``stage1_weight=<w>``. Without labelled dev data or with
-        ``strategy="deepspeed"`` it warns and uses 0.1; give a number to fix
-        the weight (and the cost) yourself.
-    embedding_dim, hidden_dim, attention_dim, kernel_size : int
-    dropout : float
-    glove : bool
-        Initialise word embeddings from GloVe 6B 50d (needs embedding_dim=50).
-    backbone_options : dict or None
-        Extra keyword arguments of the ``"llm:"`` backbone
-        (:class:`~xplant.neural.backbones.LLMEncoder`), e.g.
-        ``{"lora_r": 16, "load_in_4bit": True}``.
-    max_length : int or None, default=4096
-        Tokens kept per document (the first ones); longer documents are
-        truncated by this documented rule. Pretrained encoders see them in
-        windows of their maximum length.
-    pool_size : int, default=128
-    head : {"shared", "labelwise"}
-    loss : {"focal", "bce"}
-    gamma : float, default=2.0
-    label_smoothing : float, default=0.1
-    smoothing_form : {"paper", "symmetric"}
-    hard_negatives : int or None, default=1000
-        m of the hard-negative mining; None uses all negatives.
-    phases : list of (int, str, float) or None
-        Progressive unfreezing (epoch, group, lr); groups are "head",
-        "attention", "encoder", "embeddings" (and "intermediate" for
-        pretrained encoders). None: :func:`default_phases`.
+        Weight of the planter's ranking loss kept in Stage 2 (0 is the
+        paper: the attention is free to drift once unfrozen). "dev" trains
+        Stage 2 once per weight in {0, 0.1} from the planted state and keeps
+        the better on the dev ``scoring`` (under twice the cost of a fixed
+        weight; its measurements are in docs/evidence.md).
+    shortlist : None, "linear" or estimator, default=None
+        A cheap ranker of every label, fitted on the training rows: "linear"
+        is TF-IDF + one-vs-rest squared-hinge SVM with C chosen on dev; any
+        unfitted estimator of texts with ``predict_top_k``,
+        ``decision_function`` or ``predict_proba`` serves. None: no fusion.
+    n_candidates : int or None, default=100
+        Labels per document that Stage 2 scores with a shortlist: the gold
+        labels plus the shortlist's top negatives in training, its top C at
+        test time. None: every label (then only the fusion uses it).
+    shortlist_cv : int or None, default=None
+        Training candidates in-sample (None) or out-of-fold from k >= 2
+        shortlist clones, so training negatives look like test negatives.
+    fusion : "dev" or float, default="dev"
+        α of the final score α·σ(a·s + b) + (1 − α)·σ(z) of the shortlist's
+        score s and the network's logit z; "dev" chooses α in {0, 0.1, ...,
+        1} and the calibration (a, b) on dev.
+    decision : {"top_k", "threshold"}, default="top_k"
+        The rule of ``predict``; k (up to ``decision__max_k``) and the
+        threshold are chosen on dev.
     lr : float or None, default=None
-        Stage 2 learning rate (AdamW); the phases scale it per group. None:
-        :func:`default_lr`, 1e-2 for a word backbone whose Stage 2 keeps the
-        Stage 1 loss (``stage1_weight`` > 0), else 1e-3; with
-        ``stage1_weight="dev"`` each candidate weight gets its own rate.
-    weight_decay : float, default=0.01
+        Stage 2 learning rate (AdamW), scaled per group by the unfreezing
+        phases. None: :func:`default_lr`. ``optimizer__lr`` replaces it.
     max_epochs : int, default=30
     batch_size : int, default=16
+        Documents per batch (batches are bucketed by length).
     validation_fraction : float or None, default=0.1
-    min_epoch_docs : int or None, default=None
-        Training documents drawn per epoch: with fewer training documents,
-        each epoch makes several passes over them (each pass shuffled), so a
-        small training set gets as many optimizer steps per epoch, and per
-        dev evaluation, as this many documents would. None: one pass (the
-        usual epoch). ``strategy="skorch"`` only. Also given to the planter.
-    max_epoch_docs : int or None, default=None
-        Training documents drawn per epoch at most: with more training
-        documents, each epoch trains on a fresh random subset of this many
-        (and the dev split is scored after it), so a large training set gets
-        no more optimizer steps per epoch than this many documents would.
-        With ``min_epoch_docs`` equal to it, every training size gets the
-        same number of steps (a fixed-compute low-data curve). None: all of
-        them. ``strategy="skorch"`` only. Also given to the planter.
-    scoring : str, default="map"
-        Dev metric for early stopping ("map", "precision_at_k", "ndcg_at_k"),
-        and of ``best_epoch_``. MAP, the one used by ``xplant run``,
-        ``xplant ablate`` and the benchmarks, because it does not saturate
-        with few labels per document (with 1.2 labels per document P@5
-        cannot exceed about 0.24).
+        Seeded dev split of X when ``fit`` gets no ``validation_data``.
+    scoring : {"map", "precision_at_k", "ndcg_at_k"}, default="map"
+        Dev metric of early stopping, ``best_epoch_`` and the ranking
+        choices (α, the calibration, ``stage1_weight``).
     patience : int, default=6
-        Epochs without a better dev ``scoring`` before training stops (the
-        best epoch's weights are kept).
-    decision : {"top_k", "threshold"}
-        The rule ``predict`` applies; k and the threshold are chosen on dev.
-    max_k : int, default=10
+        Epochs without a better dev ``scoring`` before training stops; the
+        best epoch's weights are kept.
     random_state : int, default=0
-    n_jobs : int or None
-        torch threads.
-    shortlist : None, "linear" or estimator, default=None
-        A cheap model that ranks every label; cloned and fitted inside
-        ``fit`` on the training rows (after ``validation_fraction`` took its
-        dev rows). ``"linear"``: TF-IDF + one-vs-rest squared-hinge SVM,
-        C chosen on dev. Any unfitted estimator (or Pipeline) taking texts
-        with ``predict_top_k``, ``decision_function`` or ``predict_proba``
-        serves (e.g. Omikuji's trees). It reads the raw texts (a token
-        corpus from ``MIGRelevance.transform`` keeps them). ``"linear"``
-        takes the classifier's ``random_state`` and ``n_jobs``; an estimator
-        is cloned with its own parameters (set its ``random_state`` for
-        repeatable fits). None: today's full-label Stage 2, no fusion.
-    n_candidates : int or None, default=100
-        C, the labels per document that Stage 2 attends and scores: in
-        training the document's gold labels plus the shortlist's
-        highest-ranked negatives, at test time the shortlist's top C.
-        Tensors are (b, C, ·), never (b, L, ·). None: every label (the
-        full-label Stage 2, fused with the shortlist). Larger than L is
-        clipped with a warning.
-    fusion : "dev" or float, default="dev"
-        α of the final score α·σ(a·s + b) + (1 − α)·σ(z), s the shortlist's
-        score, z PLANT's logit. "dev" chooses α from {0, 0.1, ..., 1} by
-        the dev ``scoring`` metric (recorded every epoch, and chosen once
-        more after the best epoch is
-        restored, together with the shortlist's calibration: the plain
-        sigmoid or the logistic scaling fitted on dev candidates); 0.5 with
-        a warning when there is no dev data.
-    logit_adjustment : "dev" or float, default=0.0
-        τ >= 0 of the post-hoc logit adjustment z − τ · log p_l of PLANT's
-        logits (Menon et al., ICLR 2021), p_l the smoothed training prior of
-        label l ((f_l + ½) / (N + 1)): τ > 0 lifts rare labels against head
-        labels in every score the model gives (probabilities, top-k, fused
-        scores, explanations). Training is unchanged; 0 (the default) scores
-        with the network as trained. "dev" chooses τ from
-        {0, 0.25, 0.5, 0.75, 1} after the best epoch is restored (and after
-        α, with a shortlist), by the dev micro-F1 of the top-k rule (k
-        chosen with it); ties keep the smaller τ, and without dev data τ is
-        0. It needs a large dev split: on EURLEX57K (6,000 dev documents)
-        it raised test macro-F1, on CodiEsp-D (250) its choice was noise
-        (docs/shortlist.md, "Logit adjustment").
-    shortlist_cv : int or None, default=None
-        None: training documents are shortlisted by the shortlist fitted on
-        them (in-sample, cheap). k >= 2: out-of-fold, each of k folds by a
-        clone fitted on the others (XR-Transformer's cross-fitting), so
-        training negatives look like test negatives; k more shortlist fits.
-    strategy : {"skorch", "deepspeed"}, default="skorch"
-        "deepspeed" trains Stage 2 (and a default planter's Stage 1) with
-        :func:`xplant.neural.distributed.fit_deepspeed` (ZeRO 0-3, bf16,
-        offload, several processes); ``batch_size`` is then the global batch.
-    checkpoint_dir : str, Path or None
-        Folder where Stage 2 writes a checkpoint after every epoch
-        (atomically; safetensors + JSON, see ``docs/reliability.md``);
-        ``fit(..., resume=True)`` continues from its latest one. With a
-        ``shortlist``, the fitted shortlist goes there too (``shortlist/``),
-        so it must be one :meth:`save` can store; another raises TypeError
-        once the shortlist is fitted.
-    deepspeed_config : dict, str or None
-        Overrides of :func:`xplant.neural.distributed.default_deepspeed_config`,
-        or a JSON/YAML file of them.
+        Seeds the weights, the batches and the dev split.
+    n_jobs : int or None, default=None
+        torch threads inside ``fit`` (restored after it).
+    strategy : "skorch", "deepspeed" or DeepSpeedStrategy, default="skorch"
+        "deepspeed" trains with DeepSpeed (:mod:`xplant.neural.distributed`);
+        ``batch_size`` is then the global batch.
+    checkpoint_dir : str, Path or None, default=None
+        Folder of an atomic checkpoint after every epoch (and of the fitted
+        shortlist); ``fit(..., resume=True)`` continues from it.
+    **kwargs
+        skorch's own (``device="cpu"``, ``verbose=1``, ``callbacks``, ...)
+        and the prefixed settings (:mod:`xplant.neural._settings`):
+        ``module__`` (:class:`~xplant.neural.modules.PlantNet` and its
+        backbone: ``embedding_dim`` 100, ``hidden_dim`` 128,
+        ``attention_dim`` 128, ``kernel_size`` 5, ``dropout`` 0.2, ``glove``
+        False (GloVe 6B 50d, needs ``embedding_dim=50``), ``backbone_options``
+        (dict of :class:`~xplant.neural.backbones.LLMEncoder` arguments),
+        ``max_length`` 4096 (first tokens kept per document), ``pool_size``
+        128, ``head`` "shared" or "labelwise"); ``criterion__``
+        (:class:`~xplant.neural.losses.PlantLoss`: ``loss`` "focal" or
+        "bce", ``gamma`` 2.0, ``label_smoothing`` 0.1, ``smoothing_form``
+        "paper" or "symmetric", ``hard_negatives`` 1000 or None);
+        ``optimizer__`` (``weight_decay`` 0.01); ``iterator_train__``
+        (``min_epoch_docs``, ``max_epoch_docs``: documents drawn per epoch);
+        ``callbacks__unfreeze__phases`` (list of (epoch, group, lr); None:
+        :func:`default_phases`); ``decision__`` (``max_k`` 10;
+        ``logit_adjustment`` τ >= 0 or "dev", the post-hoc z − τ·log p_l of
+        Menon et al., ICLR 2021, chosen by dev micro-F1).
 
     Attributes
     ----------
@@ -281,6 +212,14 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         With ``stage1_weight="dev"``: each candidate's ``stage1_weight``,
         best dev score (``dev_map`` by default), ``best_epoch`` and
         ``epochs``. Saved and loaded with the model.
+    dev_choices_ : dict of str to dict
+        Every choice ``fit`` made on dev, by name ("epoch", "stage1_weight",
+        "fusion", "logit_adjustment", "k", "threshold"), each the record of
+        :class:`~xplant.model_selection.DevChoice` (value, criterion family,
+        metric, every candidate's dev score, ``on_dev``). Without labelled
+        dev data every choice takes its fallback (``on_dev`` False) and the
+        fit warns once with a ``NoDevDataWarning`` listing them. Saved and
+        loaded with the model.
     shortlist_ : estimator or None
         The fitted shortlist.
     fusion_weight_ : float or None
@@ -295,6 +234,16 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         (a fraction) at its best k.
     n_candidates_ : int or None
 
+    Notes
+    -----
+    What a fitted model keeps: the network (``module_``; its label part is
+    O(L · d) floats), the fitted MIGRelevance (vocabulary and the sparse
+    (L, V) MIG matrix), the fitted shortlist, a few length-L arrays
+    (``label_frequency_``, ``classes_``) and the fitted planter (``planter_``:
+    its settings, its network and its sparse (L, V) targets). The dev split
+    is released at the end of ``fit``: no dev document, dev target or
+    (n_dev, L) array stays on the model or its planter.
+
     Examples
     --------
     >>> from xplant.neural import PlantClassifier          # doctest: +SKIP
@@ -302,66 +251,36 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     >>> idx, scores = clf.predict_top_k(new_texts, k=5)     # doctest: +SKIP
     """
 
-    def __init__(self, backbone="cnn", *, plant=True, planter=None, plant_from=None,
-                 relevance=None, stage1_target=None, stage1_loss=None, stage1_weight="dev",
-                 embedding_dim=100,
-                 hidden_dim=128, attention_dim=128, kernel_size=5, dropout=0.2, glove=False,
-                 max_length=4096, backbone_options=None, pool_size=128, head="shared", loss="focal", gamma=2.0,
-                 label_smoothing=0.1, smoothing_form="paper", hard_negatives=1000, phases=None,
-                 lr=None, weight_decay=0.01, max_epochs=30, batch_size=16,
-                 validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None,
-                 scoring="map", patience=6,
-                 shortlist=None, n_candidates=100, fusion="dev", shortlist_cv=None,
-                 logit_adjustment=0.0, decision="top_k", max_k=10, random_state=0, n_jobs=None,
-                 strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlantNet,
-                 criterion=PlantLoss,
-                 optimizer=torch.optim.AdamW,
-                 train_split=None, verbose=1, device="cpu", **kwargs):
-        super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
-                         max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
-                         verbose=verbose, device=device, **kwargs)
+    def __init__(self, backbone="cnn", *, plant=True, planter=None, relevance=None,
+                 stage1_weight="dev", shortlist=None, n_candidates=100, shortlist_cv=None,
+                 fusion="dev", decision="top_k", lr=None, max_epochs=30, batch_size=16,
+                 validation_fraction=0.1, scoring="map", patience=6, random_state=0,
+                 n_jobs=None, strategy="skorch", checkpoint_dir=None, **kwargs):
+        kwargs = {"module": PlantNet, "criterion": PlantLoss, "optimizer": torch.optim.AdamW,
+                  "train_split": None, "verbose": 1, **kwargs}
+        super().__init__(lr=lr, max_epochs=max_epochs, batch_size=batch_size, **kwargs)
         self.backbone = backbone
         self.plant = plant
         self.planter = planter
-        self.plant_from = plant_from
         self.relevance = relevance
-        self.stage1_target = stage1_target
-        self.stage1_loss = stage1_loss
         self.stage1_weight = stage1_weight
-        self.embedding_dim = embedding_dim
-        self.hidden_dim = hidden_dim
-        self.attention_dim = attention_dim
-        self.kernel_size = kernel_size
-        self.dropout = dropout
-        self.glove = glove
-        self.backbone_options = backbone_options
-        self.max_length = max_length
-        self.pool_size = pool_size
-        self.head = head
-        self.loss = loss
-        self.gamma = gamma
-        self.label_smoothing = label_smoothing
-        self.smoothing_form = smoothing_form
-        self.hard_negatives = hard_negatives
-        self.phases = phases
-        self.weight_decay = weight_decay
-        self.validation_fraction = validation_fraction
-        self.min_epoch_docs = min_epoch_docs
-        self.max_epoch_docs = max_epoch_docs
-        self.scoring = scoring
-        self.patience = patience
         self.shortlist = shortlist
         self.n_candidates = n_candidates
-        self.fusion = fusion
         self.shortlist_cv = shortlist_cv
-        self.logit_adjustment = logit_adjustment
+        self.fusion = fusion
         self.decision = decision
-        self.max_k = max_k
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.patience = patience
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.strategy = strategy
-        self.deepspeed_config = deepspeed_config
         self.checkpoint_dir = checkpoint_dir
+
+    #: skorch's prefixes plus ``decision__`` (the choices after training)
+    prefixes_ = PlantNetBase.prefixes_ + ["decision"]
+    _nested_defaults = {"planter": AttentionPlanter}
+    _module_defaults = CLASSIFIER_MODULE_DEFAULTS    # the module__ settings and their defaults
 
     collate = Stage2Collate
 
@@ -388,17 +307,13 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         return X, None
 
     def initialize_module(self):
-        kwargs = self.get_params_for("module")
-        self.module_ = self.module(self.build_encoder(), self.n_labels_, self.attention_dim,
-                                   pool_size=self.pool_size, head=self.head, **kwargs)
+        from ._settings import network_settings
+        self.module_ = self.module(self.build_encoder(), self.n_labels_,
+                                   **network_settings(self._module_settings()))
         return self
 
     def initialize_criterion(self):
-        kwargs = self.get_params_for("criterion")
-        self.criterion_ = self.criterion(loss=self.loss, gamma=self.gamma,
-                                         label_smoothing=self.label_smoothing,
-                                         smoothing_form=self.smoothing_form,
-                                         hard_negatives=self.hard_negatives, **kwargs)
+        self.criterion_ = self.criterion(**self.get_params_for("criterion"))
         return self
 
     def initialize_optimizer(self, triggered_directly=None):
@@ -411,14 +326,15 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         return self.make_optimizer(groups)
 
     def effective_lr(self):
-        """``lr``, or :func:`default_lr` for the Stage 2 weight where ``lr=None``.
+        """``optimizer__lr`` or ``lr``, else :func:`default_lr` for the Stage 2 weight.
 
         The weight is ``stage1_weight_`` once ``fit`` has resolved it (each
         candidate's, inside ``stage1_weight="dev"``); before that, the fixed
         ``stage1_weight`` or the fallback of ``"dev"``.
         """
-        if self.lr is not None:
-            return float(self.lr)
+        given = self.get_params_for("optimizer").get("lr", self.lr)
+        if given is not None:
+            return float(given)
         weight = getattr(self, "stage1_weight_", None)
         if weight is None:
             weight = (STAGE1_WEIGHT_FALLBACK if self.stage1_weight == "dev"
@@ -426,39 +342,68 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         return default_lr(self.backbone, weight)
 
     def resolve_phases(self):
-        """Set ``phases_``: ``phases``, or :func:`default_phases` at :meth:`effective_lr`."""
-        self.phases_ = to_python(self.phases if self.phases is not None
+        """Set ``phases_``: ``callbacks__unfreeze__phases``, or :func:`default_phases`
+        at :meth:`effective_lr`."""
+        phases = self._phases()
+        self.phases_ = to_python(phases if phases is not None
                                  else default_phases(self.backbone, self.effective_lr()))
         return self
 
+    def _phases(self):
+        return getattr(self, "callbacks__unfreeze__phases", None)
+
+    def _criterion_settings(self):
+        """The loss's settings, :class:`PlantLoss`'s defaults filled in."""
+        return self._criterion_defaults()
+
+    def _more_resolved(self):
+        from ._settings import decision_settings
+        return {"decision__" + k: v for k, v in decision_settings(self).items()}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = ClassifierTags(multi_class=True, multi_label=True)
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.input_tags.string = True
+        return tags
+
     # -- fit -------------------------------------------------------------------
     def _check_params(self):
-        self.check_shared_params(("pool_size", "patience", "max_k"), lr_none_ok=True)
-        check_param("head", self.head, allowed=("shared", "labelwise"))
-        check_param("loss", self.loss, allowed=("focal", "bce"))
-        check_param("smoothing_form", self.smoothing_form, allowed=("paper", "symmetric"))
+        from ._settings import decision_settings
+        self.check_shared_params(("patience",), lr_none_ok=True)
+        arch, crit = self._module_settings(), self._criterion_settings()
+        check_param("module__pool_size", arch["pool_size"], kind=numbers.Integral, low=1)
+        check_param("module__head", arch["head"], allowed=("shared", "labelwise"))
+        check_param("criterion__loss", crit["loss"], allowed=("focal", "bce"))
+        check_param("criterion__smoothing_form", crit["smoothing_form"],
+                    allowed=("paper", "symmetric"))
+        check_param("criterion__hard_negatives", crit["hard_negatives"], kind=numbers.Integral,
+                    low=1, none_ok=True)
+        check_param("criterion__gamma", crit["gamma"], low=0)
+        check_param("criterion__label_smoothing", crit["label_smoothing"], low=0, high=0.5)
         check_param("decision", self.decision, allowed=("top_k", "threshold"))
-        check_param("stage1_target", self.stage1_target, allowed=(None, "mig", "tf"))
-        check_param("stage1_loss", self.stage1_loss,
-                    allowed=(None, "lambda", "lambdarank", "ranknet", "mse"))
-        check_param("hard_negatives", self.hard_negatives, kind=numbers.Integral, low=1,
-                    none_ok=True)
-        check_param("gamma", self.gamma, low=0)
+        decision = decision_settings(self)
+        check_param("decision__max_k", decision["max_k"], kind=numbers.Integral, low=1)
+        check_logit_adjustment(decision["logit_adjustment"])
+        if self.planter is not None and not isinstance(self.planter, (str, os.PathLike)) \
+                and not hasattr(self.planter, "fit"):
+            raise ValueError(f"planter must be an AttentionPlanter, a folder of a saved planting "
+                             f"or None, got {self.planter!r}")
         if isinstance(self.stage1_weight, str):
             check_param("stage1_weight", self.stage1_weight, allowed=("dev",))
         else:
             check_param("stage1_weight", self.stage1_weight, low=0)
-        check_param("label_smoothing", self.label_smoothing, low=0, high=0.5)
-        check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
-                    low_open=True, none_ok=True)
-        if self.phases is not None:
-            for ph in self.phases:
+        phases = self._phases()
+        if phases is not None:
+            for ph in phases:
                 if len(ph) != 3 or ph[0] < 0 or ph[2] < 0:
-                    raise ValueError(f"each phase must be (epoch >= 0, group, lr >= 0), got {ph!r}")
+                    raise ValueError("callbacks__unfreeze__phases: each phase must be "
+                                     f"(epoch >= 0, group, lr >= 0), got {ph!r}")
         metric_by_name(self.scoring)
         check_shortlist(self.shortlist)
         check_fusion(self.fusion)
-        check_logit_adjustment(self.logit_adjustment)
         if self.n_candidates is not None:
             check_n_candidates(self.n_candidates, np.inf)
         check_param("shortlist_cv", self.shortlist_cv, kind=numbers.Integral, low=2,
@@ -519,15 +464,30 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             at precision < 0.01; ``history`` records
             ``valid_mean_predicted_labels`` every epoch.
         """
+        with torch_state_restored():
+            return self._fit(X, Y, validation_data, resume=resume, label_names=label_names,
+                             label_descriptions=label_descriptions,
+                             label_synonyms=label_synonyms, label_parents=label_parents)
+
+    def _fit(self, X, Y, validation_data, *, resume, label_names, label_descriptions,
+             label_synonyms, label_parents):
         data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
         Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
         train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev
+        # a dev split without a positive label chooses nothing: it is no labelled dev data
+        self._no_dev_reason_ = ("no dev split (validation_data=None, validation_fraction=None)"
+                               if dev_docs is None else
+                               "the dev split has no positive label" if not Yd.nnz else None)
+        if dev_docs is not None and not Yd.nnz:
+            dev_docs = Yd = None
+            validation_data = None
         # the rows Stage 2 trains on: validation_fraction's dev rows are not counted
         self.label_frequency_ = label_frequency(Y[tr])
         self.n_train_documents_ = len(tr)
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
+        self.dev_choices_ = {}          # every choice made on dev (choose_on_dev records)
         self.logit_adjustment_, self.logit_adjustment_dev_ = 0.0, None   # chosen after training
         self.n_fit_train_ = len(train_docs)
         self.n_candidates_ = (None if self.shortlist is None
@@ -537,9 +497,16 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
                                     resume=resume)
         self.planter_ = None
-        from ._dev_choice import resolve_stage1_weight
+        from ._dev_choice import STAGE1_WEIGHT_FALLBACK, resolve_stage1_weight
         weight = resolve_stage1_weight(self.stage1_weight, dev_Y=Yd if dev_docs is not None
                                        else None, strategy=self.strategy)
+        if weight is None:                  # "dev" without labelled dev data
+            from ..model_selection import choose_on_dev
+            self.dev_choices_["stage1_weight"] = choose_on_dev(
+                "stage1_weight", [STAGE1_WEIGHT_FALLBACK], None, family="ranking",
+                criterion=self.scoring, fallback=STAGE1_WEIGHT_FALLBACK, has_dev=False,
+                warn=False).to_dict()
+            weight = STAGE1_WEIGHT_FALLBACK
         on_dev = weight == "dev"
         self.stage1_weight_ = 0.0 if on_dev else weight
         self.stage1_weight_candidates_ = None
@@ -560,9 +527,34 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
             self.stage1_weight_candidates_ = fit_stage2_on_dev(self, make_dataset, resume=resume)
 
         self._train(dataset, ckpt, fit=fit_on_dev if on_dev else None)
-        self.best_epoch_ = self._best_epoch()
+        epoch = self._epoch_choice()
+        self.best_epoch_, self.dev_choices_["epoch"] = int(epoch.value), epoch.to_dict()
         self._choose_decision(Y[tr], self._choose_scoring())
+        self._release_dev_split()
+        self._warn_fallbacks()
         return self
+
+    def _warn_fallbacks(self):
+        """One :class:`~xplant.model_selection.NoDevDataWarning` for every choice of
+        this fit that took its fallback (no labelled dev data)."""
+        fell = {n: c["value"] for n, c in self.dev_choices_.items() if not c["on_dev"]}
+        if fell:
+            import warnings
+            from ..model_selection import NoDevDataWarning
+            warnings.warn(f"{self._no_dev_reason_}: no labelled dev data to choose on, so "
+                          "these choices took their fallbacks: " + ", ".join(f"{n}={v!r}" for n, v in fell.items()) +
+                          ". Pass validation_data with labelled documents (or a "
+                          "validation_fraction), or set the values yourself",
+                          NoDevDataWarning, stacklevel=3)
+
+    def _release_dev_split(self):
+        """Drop what only training needed: the dev documents, targets and shortlist view
+        (an (n_dev, L) order with a shortlist), here and in the fitted planter."""
+        self.dev_docs_ = self.dev_Y_ = self.dev_dataset_ = None
+        if hasattr(self, "dev_view_"):
+            self.dev_view_ = None
+        if getattr(self, "planter_", None) is not None:
+            self.planter_.dev_dataset_ = self.planter_.dev_full_ = None
 
     def infer(self, x, **fit_params):
         if isinstance(x, dict) and ("rank" in x or "candidates" in x):
@@ -598,28 +590,52 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         mining (no training positive) keeps a low, finite score.
         """
         p = label_prior(label_frequency(Y_train), Y_train.shape[0])
-        eps = float(self.label_smoothing or 0.0)
+        crit = self._criterion_settings()
+        eps = float(crit["label_smoothing"] or 0.0)
         if eps:
-            p = (1 - eps) * p + (eps * (1 - p) if self.smoothing_form == "paper" else eps / 2)
+            p = (1 - eps) * p + (eps * (1 - p) if crit["smoothing_form"] == "paper" else eps / 2)
         prior = np.log(p / (1 - p))
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
     def _best_epoch(self):
+        return int(self._epoch_choice().value)
+
+    def _epoch_choice(self):
+        """The best epoch by the dev ``scoring`` (a ranking choice; ties keep the earlier,
+        as early stopping restores it), or the last epoch without dev data."""
+        from ..model_selection import choose_on_dev
         key = "valid_" + self.scoring
         vals = [h.get(key) for h in self.history]
-        if not vals or vals[0] is None:
-            return len(self.history)
-        return int(np.nanargmax(np.asarray(vals, dtype=float))) + 1
+        has_dev = bool(vals) and vals[0] is not None
+        vals = [float("-inf") if v is None or not np.isfinite(v) else float(v) for v in vals]
+        return choose_on_dev("epoch", list(range(1, len(vals) + 1)) or [0], vals or [0.0],
+                             family="ranking", criterion=self.scoring,
+                             fallback=len(self.history), has_dev=has_dev, warn=False)
 
     def _choose_decision(self, Y_train, dev_scores=None):
+        """k of the top-k rule and the global threshold, each a
+        :func:`~xplant.model_selection.choose_on_dev` decision choice (dev
+        micro-F1). Without labelled dev data: k the mean training labels per
+        document, the threshold 0.5, with a ``NoDevDataWarning``."""
         from .. import metrics
-        if self.dev_docs_ is not None and self.dev_Y_.nnz:
+        from ._settings import decision_settings
+        has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
+        if has_dev:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-            self.k_ = int(metrics.select_k(self.dev_Y_, scores, ks=range(1, self.max_k + 1)))
-            self.threshold_ = float(metrics.select_threshold(self.dev_Y_, scores))
+            max_k = int(decision_settings(self)["max_k"])
+            k = metrics.select_k(self.dev_Y_, scores, ks=range(1, max_k + 1),
+                                 return_choice=True)
+            threshold = metrics.select_threshold(self.dev_Y_, scores, return_choice=True)
         else:
-            self.k_ = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
-            self.threshold_ = 0.5
+            from ..model_selection import choose_on_dev
+            mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
+            k = choose_on_dev("k", [mean], None, family="decision", criterion="micro_f1",
+                              fallback=mean, has_dev=False, warn=False)
+            threshold = choose_on_dev("threshold", [0.5], None, family="decision",
+                                      criterion="micro_f1", fallback=0.5, has_dev=False,
+                                      warn=False)
+        self.k_, self.threshold_ = int(k.value), float(threshold.value)
+        self.dev_choices_["k"], self.dev_choices_["threshold"] = k.to_dict(), threshold.to_dict()
 
     # -- persistence -------------------------------------------------------------
     def save(self, path, *, overwrite=False):

@@ -196,6 +196,22 @@ def deterministic_on_cpu(device):
         torch.use_deterministic_algorithms(was, warn_only=warn_only)
 
 
+@contextlib.contextmanager
+def torch_state_restored():
+    """Leave torch's intra-op thread count and global RNG state as they were.
+
+    ``fit`` sets the threads (``n_jobs``) and seeds torch's generator
+    (``random_state``) for itself; inside this context both are restored
+    afterwards, so a fit changes nothing else in the process.
+    """
+    threads, rng = torch.get_num_threads(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_rng_state(rng)
+
+
 def seed_everything(random_state):
     seed = 0 if random_state is None else int(random_state)
     torch.manual_seed(seed)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ._checkpoint import finished_training, read_checkpoint, restore_checkpoint
+from .distributed._config import uses_deepspeed
 
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
 #: default 0.1. Two, so that the fit costs less than twice a fixed-weight
@@ -38,28 +39,31 @@ def resolve_stage1_weight(stage1_weight, *, dev_Y, strategy):
     stage1_weight : float or "dev"
     dev_Y : sparse matrix of shape (n_dev, n_labels) or None
         The dev targets of the fit (None: no dev data).
-    strategy : str
+    strategy : str or DeepSpeedStrategy
 
     Returns
     -------
-    float or "dev"
+    float, "dev" or None
+        None: ``"dev"`` without labelled dev data; the fit then takes
+        :data:`STAGE1_WEIGHT_FALLBACK` as a fallback of
+        :func:`~xplant.model_selection.choose_on_dev`.
 
     Warns
     -----
     UserWarning
-        When ``"dev"`` cannot choose: it names why, and the fit uses
+        With a DeepSpeed strategy, which trains one Stage 2: the fit uses
         :data:`STAGE1_WEIGHT_FALLBACK`.
     """
     if stage1_weight != "dev":
         return float(stage1_weight)
-    why = ("without dev data" if dev_Y is None else
-           "with no positive label in the dev split" if not dev_Y.nnz else
-           f'with strategy="{strategy}"' if strategy != "skorch" else None)
-    if why is None:
-        return "dev"
-    warnings.warn(f'stage1_weight="dev" {why}: using stage1_weight={STAGE1_WEIGHT_FALLBACK}; '
-                  "give a number to choose it yourself", UserWarning, stacklevel=3)
-    return STAGE1_WEIGHT_FALLBACK
+    if dev_Y is None or not dev_Y.nnz:
+        return None                     # the fit records the fallback with the other choices
+    if uses_deepspeed(strategy):
+        warnings.warn(f'stage1_weight="dev" with strategy={strategy!r}: the DeepSpeed loop '
+                      f'trains one Stage 2; using stage1_weight={STAGE1_WEIGHT_FALLBACK}. Give a '
+                      "number to choose it yourself", UserWarning, stacklevel=3)
+        return STAGE1_WEIGHT_FALLBACK
+    return "dev"
 
 
 def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *, resume=False):
@@ -144,10 +148,15 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
                         "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
                         "lr": clf.effective_lr()})
-        if best is None or score > best[0]:
-            best = (score, float(w), copy.deepcopy(clf.module_.state_dict()),
-                    copy.deepcopy(clf.history))
-    _, clf.stage1_weight_, state, clf.history = best
+        if best is None or score > best[0]:     # choose_on_dev's rule: ties keep the earlier
+            best = (score, copy.deepcopy(clf.module_.state_dict()), copy.deepcopy(clf.history))
+    from ..model_selection import choose_on_dev
+    choice = choose_on_dev("stage1_weight", [float(w) for w in candidates],
+                           [r["dev_" + clf.scoring] for r in results], family="ranking",
+                           criterion=clf.scoring, fallback=STAGE1_WEIGHT_FALLBACK)
+    clf.dev_choices_["stage1_weight"] = choice.to_dict()
+    clf.stage1_weight_ = choice.value
+    _, state, clf.history = best                 # the state of that same candidate
     clf.module_.load_state_dict(state)
     clf.resolve_phases()                    # the chosen weight's rate (lr=None)
     return results

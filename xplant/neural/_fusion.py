@@ -7,7 +7,6 @@ the logit adjustment on dev, and scoring new documents on their candidates.
 """
 
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -160,6 +159,8 @@ class FusionMixin:
             self.shortlist_, self.shortlist_info_ = fit_shortlist(
                 self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
                 random_state=self.random_state)
+            if "choice" in self.shortlist_info_:        # "linear": its C, chosen on dev
+                self.dev_choices_["shortlist_C"] = self.shortlist_info_["choice"]
         self.shortlist_calibration_ = (1.0, 0.0)
         if dev_texts is not None and Yd.nnz:
             cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
@@ -255,7 +256,6 @@ class FusionMixin:
         the network is still weak it stays flat at that level and would stop
         the fit before the network has learnt anything (docs/shortlist.md).
         """
-        from ._callbacks import score_by_name
         shortlisted = getattr(self, "shortlist_", None) is not None and self.dev_view_ is not None
         if not shortlisted:
             logits = self._logits(self.dev_docs_)
@@ -268,10 +268,9 @@ class FusionMixin:
             z = self._net_candidate_logits(self.dev_docs_, cand)
             loss = self._dev_loss(z, cand)
         p_net = sigmoid(z)
-        alpha, _, fused = self._best_fusion(s, p_net, cand, rank)
-        self.history.record("valid_fusion_weight", alpha)
-        self.history.record("valid_fused_" + self.scoring,
-                            score_by_name(self.scoring, self.dev_Y_, fused))
+        choice = self._best_fusion(s, p_net, cand, rank)
+        self.history.record("valid_fusion_weight", choice.value[0])
+        self.history.record("valid_fused_" + self.scoring, max(v for _, v in choice.scores))
         return dense_scores(cand, p_net, rank), loss
 
     def _dev_loss(self, logits, candidates=None):
@@ -301,25 +300,29 @@ class FusionMixin:
         return total / max(1, n)
 
     def _best_fusion(self, s, p_net, cand, rank):
-        """(α, calibration, dense dev scores) best by the dev ``scoring`` metric.
+        """The (α, calibration) best by the dev ``scoring`` metric, as a :class:`DevChoice`.
 
         α runs over :data:`FUSION_GRID` (or is the fixed ``fusion``), the
         calibration of the shortlist's raw scores ``s`` over
         ``calibrations_``: the plain sigmoid and the logistic scaling fitted
-        on dev candidates. Ties keep the earlier (smaller α, plain sigmoid).
+        on dev candidates. A ranking choice of
+        :func:`~xplant.model_selection.choose_on_dev`: ties keep the earlier
+        (the plain sigmoid, then the smaller α).
         """
+        from ..model_selection import choose_on_dev
         from ._callbacks import score_by_name
         fixed = check_fusion(self.fusion)
         grid = FUSION_GRID if fixed == "dev" else (fixed,)
-        best = None
-        for a, b in self.calibrations_:
-            p_short = sigmoid(a * s + b)
-            for alpha in grid:
-                scores = dense_scores(cand, fuse(p_short, p_net, alpha), rank)
-                value = score_by_name(self.scoring, self.dev_Y_, scores)
-                if best is None or value > best[0]:
-                    best = (value, float(alpha), (float(a), float(b)), scores)
-        return best[1:]
+        pairs = [(float(alpha), (float(a), float(b))) for a, b in self.calibrations_
+                 for alpha in grid]
+
+        def score(pair):
+            (a, b), alpha = pair[1], pair[0]
+            fused = fuse(sigmoid(a * s + b), p_net, alpha)
+            return score_by_name(self.scoring, self.dev_Y_, dense_scores(cand, fused, rank))
+
+        return choose_on_dev("fusion", pairs, score, family="ranking", criterion=self.scoring,
+                             fallback=None)
 
     def _log_prior(self):
         """log p_l of each label (float64, (n_labels,)): the logit adjustment's prior."""
@@ -332,53 +335,63 @@ class FusionMixin:
         With a shortlist, α and the calibration are chosen at τ = 0 by the
         dev ``scoring`` metric (as every epoch did); then the logit
         adjustment τ by :func:`choose_logit_adjustment`, from one pass of
-        the network over dev. Returns the dev scores at the choice (for the
-        decision rule), or None without dev data, where the calibration is
-        the plain sigmoid, α the fixed ``fusion`` (0.5 with a warning for
-        ``"dev"``) and τ the fixed ``logit_adjustment`` (0 for ``"dev"``).
+        the network over dev. Each is a :func:`~xplant.model_selection.choose_on_dev`
+        choice recorded in ``dev_choices_``; without labelled dev data each
+        takes its fallback with a ``NoDevDataWarning`` (α: the fixed
+        ``fusion``, 0.5 for ``"dev"``, with the plain sigmoid; τ: 0). Returns
+        the dev scores at the choice (for the decision rule), or None
+        without labelled dev data.
         """
+        from ..model_selection import DevChoice, choose_on_dev
         from ._adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits, check_logit_adjustment,
                                   choose_logit_adjustment)
-        tau = check_logit_adjustment(self.logit_adjustment)
+        from ._settings import decision_settings
+        decision = decision_settings(self)
+        tau = check_logit_adjustment(decision["logit_adjustment"])
         log_p = self._log_prior()
-        scores_at = None
+        has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
+        scores_at = scores = None
         if getattr(self, "shortlist_", None) is not None:
-            fixed = check_fusion(self.fusion)
-            if self.dev_view_ is not None:
+            if has_dev:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
-                self.fusion_weight_, self.shortlist_calibration_, _ = \
-                    self._best_fusion(s, sigmoid(z), cand, rank)
-                a, b = self.shortlist_calibration_
+                choice = self._best_fusion(s, sigmoid(z), cand, rank)
+                a, b = choice.value[1]
                 p_short, lp = sigmoid(a * s + b), log_p[cand]
+                alpha = choice.value[0]
 
                 def scores_at(t):
                     p_net = sigmoid(adjust_logits(z, lp, t))
-                    return dense_scores(cand, fuse(p_short, p_net, self.fusion_weight_), rank)
+                    return dense_scores(cand, fuse(p_short, p_net, alpha), rank)
             else:
-                if fixed == "dev":
-                    why = "without dev data" if self.dev_docs_ is None else \
-                        "with no positive label in the dev split"
-                    warnings.warn(f"fusion='dev' {why}: using fusion weight 0.5; pass "
-                                  "validation_data with labelled documents, or a float fusion",
-                                  UserWarning, stacklevel=3)
-                    fixed = 0.5
-                self.fusion_weight_ = float(fixed)
-        elif self.dev_docs_ is not None and self.dev_Y_.nnz:
+                fixed = check_fusion(self.fusion)
+                choice = choose_on_dev("fusion", [None], None, family="ranking",
+                                       criterion=self.scoring, has_dev=False, warn=False,
+                                       fallback=(0.5 if fixed == "dev" else float(fixed),
+                                                 (1.0, 0.0)))
+            self.fusion_weight_, self.shortlist_calibration_ = choice.value
+            self.dev_choices_["fusion"] = choice.to_dict()
+        elif has_dev:
             z = self._logits(self.dev_docs_, tau=0.0)
 
             def scores_at(t):
                 return sigmoid(adjust_logits(z, log_p, t))
-        if scores_at is None:
-            self.logit_adjustment_ = 0.0 if tau == "dev" else tau
-            return None
         if tau == "dev":
-            tau, scores, self.logit_adjustment_dev_ = choose_logit_adjustment(
-                self.dev_Y_, scores_at, LOGIT_ADJUSTMENT_GRID, max_k=self.max_k)
-        else:
-            scores = scores_at(tau)
+            if scores_at is None:
+                choice = choose_on_dev("logit_adjustment", [0.0], None, family="decision",
+                                       criterion="micro_f1", fallback=0.0, has_dev=False,
+                                       warn=False)
+                tau = choice.value
+            else:
+                tau, scores, self.logit_adjustment_dev_ = choose_logit_adjustment(
+                    self.dev_Y_, scores_at, LOGIT_ADJUSTMENT_GRID, max_k=decision["max_k"])
+                choice = DevChoice("logit_adjustment", "decision", "micro_f1", tau,
+                                   tuple(self.logit_adjustment_dev_.items()))
+            self.dev_choices_["logit_adjustment"] = choice.to_dict()
         self.logit_adjustment_ = float(tau)
-        return scores
+        if scores_at is None:
+            return None
+        return scores if scores is not None else scores_at(tau)
 
     def _fused_dense(self, docs, texts):
         """(n, L) fused scores; non-candidates strictly below each row's candidates."""

@@ -62,7 +62,7 @@ class InferenceMixin:
 
     def _docs(self, X):
         check_is_fitted(self, "module_")
-        return truncate(encode(X, self.relevance_, self.max_length), self.max_length)
+        return truncate(encode(X, self.relevance_, self._max_length), self._max_length)
 
     def decision_function(self, X):
         """Logits z − τ · log p (``logit_adjustment_``), shape (n_samples, n_labels), float32.
@@ -161,7 +161,7 @@ class InferenceMixin:
         if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
             raise ValueError(f"top_labels must be a positive integer, got {top_labels!r}")
         ids_list, offsets = self.relevance_.tokenize(texts, return_offsets=True,
-                                                     max_length=self.max_length)
+                                                     max_length=self._max_length)
         self.module_.eval()
         out = []
         m = int(min(top_labels, self.n_labels_))
@@ -170,7 +170,7 @@ class InferenceMixin:
         fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
             and chosen is None else None
         for i, (text, ids, off) in enumerate(zip(texts, ids_list, offsets)):
-            ids = ids[: self.max_length] if self.max_length else ids
+            ids = ids[: self._max_length] if self._max_length else ids
             off = off[: len(ids)]
             t_ids, mask = pad_batch([ids], pad_value=self.relevance_.pad_id_)
             if chosen is not None:    # the network's own probabilities of the given labels

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_folder
+from ._settings import translate_params
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
@@ -31,6 +32,8 @@ _TRAINING_ONLY = ("callbacks", "checkpoint_dir")
 # A shortlist estimator is stored as its fitted model (shortlist/, save_linear); the parameter
 # records that, and loading sets it to an unfitted clone of that model.
 _SHORTLIST_SAVED = {"saved_in": "shortlist"}
+# The one callback setting saved with the model (a refit of a loaded model keeps its schedule).
+_PHASES = "callbacks__unfreeze__phases"
 # skorch's plumbing: stored only as "the default"; anything else cannot be saved without code.
 _PLUMBING = ("module", "criterion", "optimizer", "iterator_train", "iterator_valid", "dataset",
              "train_split")
@@ -64,7 +67,8 @@ def _json_params(est, prefix=""):
     defaults = type(est)().get_params(deep=False)
     out = {}
     for k, v in est.get_params(deep=False).items():
-        if k in _TRAINING_ONLY or k.startswith(("callbacks__", "_")):
+        if k in _TRAINING_ONLY or k.startswith("_") or \
+                k.startswith("callbacks__") and k != _PHASES:
             continue
         if k == "shortlist" and not prefix and v is not None and not isinstance(v, str):
             out[k] = _SHORTLIST_SAVED      # the fitted model is in shortlist/, without pickle
@@ -85,14 +89,17 @@ def _from_json(params):
     """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
     from ..relevance import MIGRelevance
     from ._planter import AttentionPlanter
-    known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance}
+    from .distributed._config import DeepSpeedStrategy
+    known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance,
+             "DeepSpeedStrategy": DeepSpeedStrategy}
     out = {}
     for k, v in params.items():
         if isinstance(v, dict) and set(v) == {"estimator", "params"}:
             if v["estimator"] not in known:
                 raise ValueError(f"unknown sub-estimator {v['estimator']!r} in the saved "
                                  f"parameter {k}")
-            v = known[v["estimator"]](**_from_json(v["params"]))
+            cls = known[v["estimator"]]
+            v = cls(**translate_params(cls, _from_json(v["params"])))
         out[k] = v
     return out
 
@@ -148,6 +155,7 @@ def save_model(clf, path, *, overwrite=False):
             "logit_adjustment": float(getattr(clf, "logit_adjustment_", 0.0)),
             "logit_adjustment_dev": (None if getattr(clf, "logit_adjustment_dev_", None) is None
                                      else {str(k): v for k, v in clf.logit_adjustment_dev_.items()}),
+            "dev_choices": getattr(clf, "dev_choices_", {}),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
@@ -203,18 +211,23 @@ def load_model(path):
         if not (path / "shortlist").is_dir():
             c.fail("params", "the shortlist parameter refers to shortlist/, which is missing")
         params["shortlist"] = None
-    if params.get("phases") is not None:
-        if not isinstance(params["phases"], list) or \
-                not all(isinstance(p, list) and len(p) == 3 for p in params["phases"]):
-            c.fail("params", "phases must be a list of [epoch, group, lr]")
-        params["phases"] = [tuple(p) for p in params["phases"]]
+    try:                         # the names of earlier releases (gamma, phases, ...)
+        params = translate_params(PlantClassifier, params)
+    except ValueError as exc:
+        c.fail("params", str(exc))
+    if params.get(_PHASES) is not None:
+        if not isinstance(params[_PHASES], list) or \
+                not all(isinstance(p, list) and len(p) == 3 for p in params[_PHASES]):
+            c.fail("params", "callbacks__unfreeze__phases must be a list of [epoch, group, lr]")
+        params[_PHASES] = [tuple(p) for p in params[_PHASES]]
+    nested = {k: params.pop(k) for k in list(params) if k.startswith("planter__")}
     known = set(PlantClassifier().get_params(deep=False)) | \
         set(getattr(PlantClassifier, "prefixes_", ()))        # skorch's routed "<part>__<name>"
     unknown = sorted(k for k in params if k not in known and k.split("__", 1)[0] not in known)
     if unknown:
         c.fail("params", f"unknown parameters {unknown}")
     try:
-        clf = PlantClassifier(**params)
+        clf = PlantClassifier(**params).set_params(**nested)
         clf._check_params()                  # exactly what fit checks
     except (TypeError, ValueError) as exc:
         c.fail("params", str(exc))
@@ -246,6 +259,13 @@ def load_model(path):
     if cands is not None and not (isinstance(cands, list) and all(isinstance(x, dict) for x in cands)):
         c.fail("stage1_weight_candidates", "must be null or a list of objects")
     clf.stage1_weight_candidates_ = cands
+    choices = config.get("dev_choices", {})        # models saved before kept none
+    if not (isinstance(choices, dict) and all(
+            isinstance(v, dict) and {"name", "family", "criterion", "value", "scores",
+                                     "on_dev"} <= set(v) for v in choices.values())):
+        c.fail("dev_choices", "must be an object of choice records (name, family, criterion, "
+                              "value, scores, on_dev)")
+    clf.dev_choices_ = choices
     # models saved before logit adjustment scored without it
     clf.logit_adjustment_ = (c.number("logit_adjustment", low=0.0)
                              if "logit_adjustment" in config else 0.0)
@@ -260,7 +280,7 @@ def load_model(path):
         c.fail("logit_adjustment_dev", "keys must be numbers (each τ)")
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
-    clf.phases_ = clf.phases if clf.phases is not None else []
+    clf.phases_ = clf._phases() if clf._phases() is not None else []
     clf.dev_docs_ = clf.dev_Y_ = clf.dev_dataset_ = None
     clf.initialize()
     state = load_file(str(path / "model.safetensors"))

@@ -18,8 +18,9 @@ from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._common import ARCH_PARAMS, check_param, encode
+from ._common import check_param, encode, torch_state_restored
 from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
+from ._settings import epoch_settings, merge_channel, network_settings
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, truncate
 from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
 from .modules import PlanterNet
@@ -77,39 +78,30 @@ class AttentionPlanter(PlantNetBase):
     target : {"mig", "tf"}, default="mig"
         Ranking target; "tf" is the paper's ablation (label-conditional counts).
     stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
+        The ranking loss (:func:`xplant.neural.losses.stage1_loss`): LambdaLoss
+        with |ΔnDCG@k| weights (the paper's), LambdaRank, RankNet, or the
+        squared error to the targets. Same setting as ``criterion__kind``.
     ndcg_k : int, default=50
-        Cutoff of the |ΔnDCG@k| weights and of the dev attention nDCG.
-        Chosen on CodiEsp-D dev among 5, 15 and 50 (``xplant ablate``: dev
-        MAP 0.149, 0.155, 0.157 at a 20-epoch budget); 50 covers MIG's whole
-        top-50 list.
+        Cutoff of the |ΔnDCG@k| weights (``criterion__k``) and of the dev
+        attention nDCG; 50 covers MIG's whole top-50 list (chosen on dev:
+        docs/evidence.md).
     sigma : float, default=1.0
+        Scale of the pairwise logistic (``criterion__sigma``).
     labels_per_doc, max_relevant, n_negatives : int, default=16, 32, 32
         Stage 1 sampling sizes per document.
     train_encoder : bool, default=True
         Train the backbone with the attention (word backbones learn from
         scratch); False freezes it.
-    embedding_dim, hidden_dim, attention_dim, kernel_size, dropout, glove, max_length, backbone_options
-        Architecture; set by PlantClassifier so the planting fits it.
     lr : float, default=5e-4
         Peak learning rate of AdamW (paper), warmup then cosine decay.
-    weight_decay : float, default=0.01
+        ``optimizer__lr`` replaces it, as in skorch.
     warmup : float, default=0.1
+        Share of the steps with a linear warmup.
     max_epochs : int, default=10
     batch_size : int, default=16
+        Documents per batch (batches are bucketed by length).
     validation_fraction : float, default=0.1
         Seeded dev split when no ``validation_data`` is given.
-    min_epoch_docs : int or None, default=None
-        Training documents drawn per epoch: with fewer training documents,
-        each epoch makes several passes over them (each pass shuffled), so a
-        small training set gets as many optimizer steps per epoch as this
-        many documents would. None: one pass. ``strategy="skorch"`` only.
-    max_epoch_docs : int or None, default=None
-        Training documents drawn per epoch at most: with more training
-        documents, each epoch trains on a fresh random subset of this many, so
-        a large training set gets no more optimizer steps per epoch than this
-        many documents would (with ``min_epoch_docs`` equal to it, every
-        training size gets the same steps). None: all of them.
-        ``strategy="skorch"`` only.
     description_max_frequency : int, default=0
         With ``label_descriptions`` given to ``fit``: labels with at most
         this many training documents take their description's corpus tokens
@@ -117,14 +109,25 @@ class AttentionPlanter(PlantNetBase):
         never seen in training). See :mod:`xplant.neural._describe`.
     random_state : int, default=0
     n_jobs : int or None
-        torch threads.
-    strategy : {"skorch", "deepspeed"}, default="skorch"
-        "deepspeed" trains with :func:`xplant.neural.distributed.fit_deepspeed`.
-    deepspeed_config : dict, str or None
-        DeepSpeed config overrides, or a JSON/YAML file of them.
+        torch threads inside ``fit`` (restored after it).
+    strategy : "skorch", "deepspeed" or DeepSpeedStrategy, default="skorch"
+        "deepspeed" (or :class:`~xplant.neural.distributed.DeepSpeedStrategy`
+        with a config) trains with :func:`xplant.neural.distributed.fit_deepspeed`.
     checkpoint_dir : str, Path or None
         Folder of per-epoch checkpoints (see PlantClassifier); the
         classifier sets it to ``<its checkpoint_dir>/stage1``.
+    **kwargs
+        skorch's parameters (``device``, ``verbose``, ...) and the prefixed
+        families of :mod:`xplant.neural._settings`: ``module__`` (the
+        architecture: ``embedding_dim`` 100, ``hidden_dim`` 128,
+        ``attention_dim`` 128, ``kernel_size`` 5, ``dropout`` 0.2, ``glove``
+        False, ``backbone_options`` None, ``max_length`` 4096; inside a
+        :class:`PlantClassifier` the classifier's, which it sets),
+        ``criterion__`` (``kind``, ``k``, ``sigma``: the named
+        ``stage1_loss``, ``ndcg_k``, ``sigma``; both spellings with different
+        values raise), ``optimizer__``
+        (``weight_decay`` 0.01), ``iterator_train__`` (``min_epoch_docs``,
+        ``max_epoch_docs``: documents drawn per epoch, skorch loop only).
 
     Attributes
     ----------
@@ -150,18 +153,12 @@ class AttentionPlanter(PlantNetBase):
 
     def __init__(self, backbone="cnn", *, relevance=None, target="mig", stage1_loss="lambda",
                  ndcg_k=50, sigma=1.0, labels_per_doc=16, max_relevant=32, n_negatives=32,
-                 train_encoder=True, embedding_dim=100, hidden_dim=128, attention_dim=128,
-                 kernel_size=5, dropout=0.2, glove=False, max_length=4096, backbone_options=None,
-                 lr=5e-4, weight_decay=0.01, warmup=0.1, max_epochs=10, batch_size=16,
-                 validation_fraction=0.1, min_epoch_docs=None, max_epoch_docs=None, random_state=0,
-                 n_jobs=None, description_max_frequency=0,
-                 strategy="skorch", deepspeed_config=None, checkpoint_dir=None, module=PlanterNet,
-                 criterion=Stage1Loss,
-                 optimizer=torch.optim.AdamW,
-                 train_split=None, verbose=0, device="cpu", **kwargs):
-        super().__init__(module=module, criterion=criterion, optimizer=optimizer, lr=lr,
-                         max_epochs=max_epochs, batch_size=batch_size, train_split=train_split,
-                         verbose=verbose, device=device, **kwargs)
+                 train_encoder=True, lr=5e-4, warmup=0.1, max_epochs=10, batch_size=16,
+                 validation_fraction=0.1, random_state=0, n_jobs=None,
+                 description_max_frequency=0, strategy="skorch", checkpoint_dir=None, **kwargs):
+        kwargs = {"module": PlanterNet, "criterion": Stage1Loss, "optimizer": torch.optim.AdamW,
+                  "train_split": None, "verbose": 0, **kwargs}
+        super().__init__(lr=lr, max_epochs=max_epochs, batch_size=batch_size, **kwargs)
         self.backbone = backbone
         self.relevance = relevance
         self.target = target
@@ -172,24 +169,12 @@ class AttentionPlanter(PlantNetBase):
         self.max_relevant = max_relevant
         self.n_negatives = n_negatives
         self.train_encoder = train_encoder
-        self.embedding_dim = embedding_dim
-        self.hidden_dim = hidden_dim
-        self.attention_dim = attention_dim
-        self.kernel_size = kernel_size
-        self.dropout = dropout
-        self.glove = glove
-        self.backbone_options = backbone_options
-        self.max_length = max_length
-        self.weight_decay = weight_decay
         self.warmup = warmup
         self.validation_fraction = validation_fraction
-        self.min_epoch_docs = min_epoch_docs
-        self.max_epoch_docs = max_epoch_docs
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.description_max_frequency = description_max_frequency
         self.strategy = strategy
-        self.deepspeed_config = deepspeed_config
         self.checkpoint_dir = checkpoint_dir
 
     collate = Stage1Collate
@@ -204,15 +189,15 @@ class AttentionPlanter(PlantNetBase):
              if self.checkpoint_dir is not None else []) + [("print_log", PrintLog())]
 
     def initialize_module(self):
-        kwargs = self.get_params_for("module")
-        self.module_ = self.module(self.build_encoder(), self.n_labels_, self.attention_dim,
-                                   **kwargs)
+        self.module_ = self.module(self.build_encoder(), self.n_labels_,
+                                   **network_settings(self._module_settings()))
         return self
 
     def initialize_criterion(self):
-        kwargs = self.get_params_for("criterion")
-        self.criterion_ = self.criterion(kind=self.stage1_loss, k=self.ndcg_k, sigma=self.sigma,
-                                         **kwargs)
+        kwargs = merge_channel(self, {"kind": "stage1_loss", "k": "ndcg_k", "sigma": "sigma"},
+                               "criterion")
+        kwargs = {"kind": self.stage1_loss, "k": self.ndcg_k, "sigma": self.sigma, **kwargs}
+        self.criterion_ = self.criterion(**kwargs)
         return self
 
     def initialize_optimizer(self, triggered_directly=None):
@@ -294,9 +279,11 @@ class AttentionPlanter(PlantNetBase):
             without ``checkpoint_dir``; descriptions, synonyms or parents of
             the wrong length or type.
         """
-        data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
-        return self._fit_prepared(data, resume=resume, label_descriptions=label_descriptions,
-                                  label_synonyms=label_synonyms, label_parents=label_parents)
+        with torch_state_restored():
+            data = self._prepare_fit(X, Y, validation_data, resume=resume,
+                                     label_names=label_names)
+            return self._fit_prepared(data, resume=resume, label_descriptions=label_descriptions,
+                                      label_synonyms=label_synonyms, label_parents=label_parents)
 
     def _fit_prepared(self, data, *, resume=False, label_descriptions=None, label_synonyms=None,
                       label_parents=None):
@@ -333,9 +320,10 @@ class AttentionPlanter(PlantNetBase):
             self._stage1_dataset(dev_docs, dev_pos, deterministic=True)
         self.dev_full_ = None if dev_docs is None else \
             self._stage1_dataset(dev_docs, dev_pos, deterministic=True, full=True)
+        epoch = epoch_settings(self)
         self.n_batches_per_epoch_ = len(LengthBucketSampler(train_ds.lengths(), self.batch_size,
-                                                            min_docs=self.min_epoch_docs,
-                                                            max_docs=self.max_epoch_docs))
+                                                            min_docs=epoch["min_epoch_docs"],
+                                                            max_docs=epoch["max_epoch_docs"]))
         self.n_fit_train_ = len(train_docs)
         self.initialize()
         self.initial_attention_ndcg_ = (self._attention_ndcg(self.dev_full_)
@@ -385,7 +373,7 @@ class AttentionPlanter(PlantNetBase):
         """
         from sklearn.utils.validation import check_is_fitted
         check_is_fitted(self, "module_")
-        docs = truncate(encode(X, self.relevance_, self.max_length), self.max_length)
+        docs = truncate(encode(X, self.relevance_, self._max_length), self._max_length)
         labels = torch.as_tensor(np.asarray(labels, dtype=np.int64))
         self.module_.eval()
         out = []
@@ -420,7 +408,7 @@ class AttentionPlanter(PlantNetBase):
             save_file(state, str(tmp))
         meta = {"format": "xplant-planting-1", "n_labels": int(self.n_labels_),
                 "tokenizer_fingerprint": getattr(self.relevance_, "tokenizer_fingerprint_", None),
-                "arch": {p: getattr(self, p) for p in ARCH_PARAMS},
+                "arch": {"backbone": self.backbone, **self._module_settings()},
                 "attention_ndcg": self.attention_ndcg_,
                 "initial_attention_ndcg": self.initial_attention_ndcg_}
         write_text(path / "planting.json", json.dumps(meta, indent=2))

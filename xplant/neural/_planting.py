@@ -12,7 +12,7 @@ import os
 
 from sklearn.base import clone
 
-from ._common import ARCH_PARAMS
+from ._settings import ARCH_DEFAULTS, epoch_settings
 from ._data import AnchoredDataset, CandidateDataset, Stage1Dataset, TokenDataset
 from ._planter import AttentionPlanter, load_planting, tf_relevance
 
@@ -20,12 +20,15 @@ from ._planter import AttentionPlanter, load_planting, tf_relevance
 class PlantingMixin:
     """Stage 1 inside :class:`PlantClassifier`'s fit."""
 
+    def _planting_folder(self):
+        """The folder of a saved planting given as ``planter``, or None."""
+        return os.fspath(self.planter) if isinstance(self.planter, (str, os.PathLike)) else None
+
     def _stage1_settings(self):
         """The planter whose loss, cutoff and sampling ``stage1_weight`` keeps."""
-        planter = self.planter_ if self.planter_ is not None else (
-            self.planter if self.planter is not None else AttentionPlanter())
-        kind = self.stage1_loss if self.stage1_loss is not None else planter.stage1_loss
-        return planter, kind
+        if self.planter_ is not None:
+            return self.planter_
+        return self.planter if isinstance(self.planter, AttentionPlanter) else AttentionPlanter()
 
     def _train_dataset(self, train_docs, train_pos, Y_train, candidates=None):
         """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items.
@@ -37,15 +40,16 @@ class PlantingMixin:
             if candidates is not None:
                 return CandidateDataset(train_docs, train_pos, candidates)
             return TokenDataset(train_docs, train_pos)
-        planter, kind = self._stage1_settings()
+        planter = self._stage1_settings()
         # the ranking loss of every anchored batch (not looked up per batch)
-        self.stage1_loss_params_ = {"kind": kind, "k": planter.ndcg_k, "sigma": planter.sigma}
+        self.stage1_loss_params_ = {"kind": planter.stage1_loss, "k": planter.ndcg_k,
+                                    "sigma": planter.sigma,
+                                    **planter.get_params_for("criterion")}
         rel = self.relevance_
         special = {i for i in (rel.pad_id_, rel.unk_id_) if i is not None and i >= 0}
         target = getattr(planter, "target_relevance_", None)
-        if target is None:         # plant_from, plant=False, or a resumed fit
-            kind = self.stage1_target if self.stage1_target is not None else planter.target
-            if kind == "tf" and self.plant_from is None:
+        if target is None:         # a saved planting, plant=False, or a resumed fit
+            if planter.target == "tf" and self._planting_folder() is None:
                 target = tf_relevance(train_docs, Y_train, len(rel.vocabulary_),
                                       getattr(rel, "top_k", None) or 50, special)
             else:
@@ -59,33 +63,59 @@ class PlantingMixin:
             return CandidateDataset(train_docs, train_pos, candidates, ranking)
         return AnchoredDataset(TokenDataset(train_docs, train_pos), ranking)
 
+    def _planter_overrides(self, planter):
+        """What the classifier sets on its planter: its architecture, seed, epoch
+        sampling, checkpoint folder and scale-out strategy.
+
+        Raises
+        ------
+        ValueError
+            When the planter sets its own architecture (``module__*`` or
+            ``backbone``) to another value than the classifier's: the planting
+            loads into the classifier's network, so the classifier's spelling
+            is the one to set.
+        """
+        own = {"backbone": self.backbone, **{k: v for k, v in self._module_settings().items()
+                                             if k in ARCH_DEFAULTS}}
+        theirs = {"backbone": planter.backbone, **planter.get_params_for("module")}
+        for key, value in theirs.items():
+            if key == "backbone" and value == "cnn" or key not in own or value == own[key]:
+                continue
+            spelling = key if key == "backbone" else "module__" + key
+            raise ValueError(f"planter=AttentionPlanter({spelling}={value!r}) differs from the "
+                             f"classifier's {spelling}={own[key]!r}: the planting loads into "
+                             f"the classifier's network, so its architecture is the "
+                             f"classifier's. Set PlantClassifier({spelling}={value!r}) and "
+                             f"leave the planter's unset")
+        over = {"backbone": self.backbone, **{"module__" + k: v for k, v in own.items()
+                                              if k != "backbone"}}
+        over["random_state"] = self.random_state
+        # the classifier's documents per epoch, where it sets them (else the planter's own)
+        over.update({"iterator_train__" + k: v for k, v in epoch_settings(self).items()
+                     if v is not None})
+        if self.checkpoint_dir is not None:
+            over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
+        if self._uses_deepspeed() and planter.strategy == "skorch":
+            over["strategy"] = self.strategy
+        return over
+
     def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False, described=None):
-        if self.plant_from is not None:
-            state, meta = load_planting(self.plant_from)
+        folder = self._planting_folder()
+        if folder is not None:
+            state, meta = load_planting(folder)
             if meta["n_labels"] != self.n_labels_:
-                raise ValueError(f"the planting at {self.plant_from} has {meta['n_labels']} labels, "
+                raise ValueError(f"the planting at {folder} has {meta['n_labels']} labels, "
                                  f"the data {self.n_labels_}")
             fp = getattr(self.relevance_, "tokenizer_fingerprint_", None)
             if meta.get("tokenizer_fingerprint") != fp:
-                raise ValueError(f"the planting at {self.plant_from} was made with another tokenizer "
+                raise ValueError(f"the planting at {folder} was made with another tokenizer "
                                  "or vocabulary; plant again on this data")
         else:
             planter = clone(self.planter) if self.planter is not None else AttentionPlanter()
-            over = {p: getattr(self, p) for p in ARCH_PARAMS}
-            if self.stage1_target is not None:
-                over["target"] = self.stage1_target
-            if self.stage1_loss is not None:
-                over["stage1_loss"] = self.stage1_loss
-            over["random_state"] = self.random_state
-            over["min_epoch_docs"] = self.min_epoch_docs
-            over["max_epoch_docs"] = self.max_epoch_docs
-            if self.checkpoint_dir is not None:
-                over["checkpoint_dir"] = os.path.join(self.checkpoint_dir, "stage1")
-            if self.strategy == "deepspeed" and planter.strategy == "skorch":
-                over.update(strategy="deepspeed", deepspeed_config=self.deepspeed_config)
+            over = self._planter_overrides(planter)
             planter.set_params(**over)
             # the classifier's checked rows and encoded documents, not a second check
-            resume = resume and planter.strategy == "skorch"
+            resume = resume and not planter._uses_deepspeed()
             planter._start_fit(resume)
             planter.classes_, planter.relevance_ = self.classes_, self.relevance_
             data = planter._split_fit_data(Y_train, train_docs, dev_docs, Y_dev)

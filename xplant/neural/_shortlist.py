@@ -205,7 +205,10 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     -------
     model : fitted estimator
     info : dict
-        ``{"C": chosen C, "dev_map": {C: MAP}}`` for ``"linear"``, else ``{}``.
+        ``{"C": chosen C, "dev_map": {C: MAP}, "choice": the DevChoice record}``
+        for ``"linear"`` (C is a ranking choice of
+        :func:`~xplant.model_selection.choose_on_dev`; without labelled dev
+        data the first C, recorded as a fallback), else ``{}``.
 
     Raises
     ------
@@ -221,14 +224,15 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
         return fit_ranker(clone(shortlist), texts, Y), {}
     from ..linear import make_tfidf_ovr
     from ..metrics import mean_average_precision
-    grid = LINEAR_C_GRID if dev_texts is not None and dev_Y is not None and dev_Y.nnz \
-        else LINEAR_C_GRID[:1]
-    best, scores = None, {}
-    for C in grid:
+    from ..model_selection import choose_on_dev
+    has_dev = dev_texts is not None and dev_Y is not None and dev_Y.nnz > 0
+    kept = {}                         # the best fit so far (choose_on_dev's rule: ties keep the first)
+
+    def fitted(C):
         model = make_tfidf_ovr(loss="squared_hinge", C=C, n_jobs=n_jobs,
                                random_state=random_state)
         try:
-            model.fit(texts, Y)
+            return model.fit(texts, Y)
         except ValueError as exc:
             if not any(w in str(exc) for w in ("min_df", "vocabulary")):
                 raise
@@ -237,13 +241,19 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
                 f"{len(texts)} training documents ({exc}): it keeps words found in at least 2 "
                 "of them. Give more training documents, or pass an estimator of your own as "
                 "shortlist") from exc
-        if len(grid) == 1:
-            return model, {"C": C, "dev_map": {}}
-        dev = model.decision_function(dev_texts)
-        scores[C] = float(mean_average_precision(dev_Y, dev))
-        if best is None or scores[C] > scores[best[0]]:
-            best = (C, model)
-    return best[1], {"C": best[0], "dev_map": scores}
+
+    def dev_map(C):
+        model = fitted(C)
+        score = float(mean_average_precision(dev_Y, model.decision_function(dev_texts)))
+        if not kept or score > kept["score"]:
+            kept.update(score=score, C=C, model=model)
+        return score
+
+    choice = choose_on_dev("shortlist_C", list(LINEAR_C_GRID), dev_map, family="ranking",
+                           criterion="map", fallback=LINEAR_C_GRID[0], has_dev=has_dev,
+                           warn=False)
+    model = kept["model"] if has_dev else fitted(choice.value)
+    return model, {"C": choice.value, "dev_map": dict(choice.scores), "choice": choice.to_dict()}
 
 
 def cross_fit_ranking(model, texts, Y, k, *, cv=3, random_state=0):

@@ -112,7 +112,20 @@ def stage1_loss(s, rel, valid, *, kind="lambda", k=15, sigma=1.0):
 
 
 class Stage1Loss(nn.Module):
-    """skorch criterion wrapper of :func:`stage1_loss`: ``(s, (rel, valid))``."""
+    """The Stage 1 ranking loss of :class:`~xplant.neural.AttentionPlanter` (its ``criterion``).
+
+    Each label's attention scores over a document's tokens are ranked
+    against the tokens' MIG relevance (:func:`stage1_loss`).
+
+    Parameters
+    ----------
+    kind : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
+        The planter's ``stage1_loss``.
+    k : int, default=15
+        nDCG@k cutoff of the |ΔnDCG@k| weights (the planter's ``ndcg_k``).
+    sigma : float > 0, default=1.0
+        Scale of the pairwise logistic (the planter's ``sigma``).
+    """
 
     def __init__(self, kind="lambda", k=15, sigma=1.0):
         super().__init__()
@@ -218,7 +231,37 @@ def candidate_loss(z, y, keep, *, loss="focal", gamma=2.0, label_smoothing=0.1,
 
 
 class PlantLoss(nn.Module):
-    """skorch criterion wrapper of :func:`plant_loss`: ``(logits, positives)``."""
+    """The Stage 2 loss of :class:`~xplant.neural.PlantClassifier` (its ``criterion``).
+
+    Focal loss (Lin et al., "Focal Loss for Dense Object Detection", ICCV
+    2017) with label smoothing over each document's positives and its hard
+    negatives (:func:`plant_loss`); with a shortlist, over the document's
+    candidates (:func:`candidate_loss`). ``PlantClassifier(criterion__gamma=1.0)``
+    sets these parameters, as skorch routes any ``criterion__`` prefix.
+
+    Parameters
+    ----------
+    loss : {"focal", "bce"}, default="focal"
+        Focal loss, or plain binary cross-entropy (the paper's ablation).
+    gamma : float >= 0, default=2.0
+        γ of the focal term (1 − p_t)^γ; 0 gives BCE.
+    label_smoothing : float in [0, 0.5], default=0.1
+        ε of the smoothed targets (:func:`smooth_targets`); 0 turns it off.
+    smoothing_form : {"paper", "symmetric"}, default="paper"
+        ỹ = (1−ε)y + ε(1−y) (the paper's), or ỹ = (1−ε)y + ε/2.
+    hard_negatives : int >= 1 or None, default=1000
+        m: the negatives of highest score per document that the loss sees
+        beside the positives (hard-negative mining); None: every label.
+        Unused with a shortlist (the candidates are the choice).
+
+    Examples
+    --------
+    >>> import torch
+    >>> crit = PlantLoss(loss="bce", label_smoothing=0.0, hard_negatives=None)
+    >>> z = torch.tensor([[0.0, 0.0]])
+    >>> round(float(crit(z, torch.tensor([[0]]))), 4)      # log 2: both labels at p = 0.5
+    0.6931
+    """
 
     def __init__(self, loss="focal", gamma=2.0, label_smoothing=0.1, smoothing_form="paper",
                  hard_negatives=1000):

@@ -1,6 +1,6 @@
 """Distributed training of the PLANT estimators on DeepSpeed.
 
-``PlantClassifier(strategy="deepspeed")`` and
+``PlantClassifier(strategy=DeepSpeedStrategy(config=...))`` and
 ``AttentionPlanter(strategy="deepspeed")`` train through
 :func:`fit_deepspeed`; ``python -m xplant.neural.distributed.train --config
 cfg.yaml`` (``xplant train``) launches a whole job under ``deepspeed`` or
@@ -8,11 +8,12 @@ cfg.yaml`` (``xplant train``) launches a whole job under ``deepspeed`` or
 comes with ``pip install 'xplant[deepspeed]'``.
 """
 
-from ._config import default_deepspeed_config, read_config_file, resolve_deepspeed_config
+from ._config import (DeepSpeedStrategy, default_deepspeed_config, read_config_file,
+                      resolve_deepspeed_config)
 from ._sampler import DistributedBucketSampler
 from ._share import broadcast_from_rank0
 from ._trainer import fit_deepspeed, import_deepspeed, init_distributed, rank_and_world
 
-__all__ = ["DistributedBucketSampler", "broadcast_from_rank0", "default_deepspeed_config",
+__all__ = ["DeepSpeedStrategy", "DistributedBucketSampler", "broadcast_from_rank0", "default_deepspeed_config",
            "fit_deepspeed", "import_deepspeed", "init_distributed", "rank_and_world",
            "read_config_file", "resolve_deepspeed_config"]

@@ -5,6 +5,8 @@ import json
 import numbers
 from pathlib import Path
 
+from sklearn.base import BaseEstimator
+
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
 
@@ -179,3 +181,51 @@ def resolve_deepspeed_config(config=None, **defaults):
         raise ValueError("deepspeed_config must be None, a dict, or the path of a JSON/YAML "
                          f"file, got {type(config).__name__}")
     return _merge(default_deepspeed_config(**defaults), over)
+
+
+class DeepSpeedStrategy(BaseEstimator):
+    """Scale-out strategy of the neural estimators: train with DeepSpeed.
+
+    ``PlantClassifier(strategy=DeepSpeedStrategy(config={...}))`` trains
+    Stage 2 (and a default planter's Stage 1) with :func:`fit_deepspeed`
+    (ZeRO 0-3, bf16, offload, several processes); ``batch_size`` is then the
+    global batch. ``strategy="deepspeed"`` is ``DeepSpeedStrategy()``.
+
+    Parameters
+    ----------
+    config : dict, str, Path or None, default=None
+        Overrides of :func:`default_deepspeed_config`, or a JSON/YAML file of
+        them (read when training starts, by :func:`resolve_deepspeed_config`).
+
+    Examples
+    --------
+    >>> DeepSpeedStrategy(config={"zero_stage": 3})
+    DeepSpeedStrategy(config={'zero_stage': 3})
+    """
+
+    def __init__(self, config=None):
+        self.config = config
+
+
+def check_strategy(strategy):
+    """Validate a ``strategy`` parameter.
+
+    Raises
+    ------
+    ValueError
+        For anything but "skorch", "deepspeed" or a :class:`DeepSpeedStrategy`.
+    """
+    if isinstance(strategy, DeepSpeedStrategy) or strategy in ("skorch", "deepspeed"):
+        return strategy
+    raise ValueError(f"strategy must be 'skorch', 'deepspeed' or DeepSpeedStrategy(config=...), "
+                     f"got {strategy!r}")
+
+
+def uses_deepspeed(strategy):
+    """Whether a ``strategy`` parameter trains with DeepSpeed."""
+    return isinstance(strategy, DeepSpeedStrategy) or strategy == "deepspeed"
+
+
+def deepspeed_config_of(strategy):
+    """The config overrides a ``strategy`` carries (None for "deepspeed")."""
+    return strategy.config if isinstance(strategy, DeepSpeedStrategy) else None

@@ -178,10 +178,14 @@ def main(argv=None):
     ds_cfg = resolve_deepspeed_config(cfg["deepspeed"]) if cfg["deepspeed"] is not None else {}
     ds_cfg = dict(ds_cfg, checkpoint_dir=cfg["checkpoint_dir"], resume=cfg["resume"])
     cls = {"PlantClassifier": PlantClassifier, "AttentionPlanter": AttentionPlanter}[est_cfg["class"]]
-    params.update(strategy="deepspeed", deepspeed_config=ds_cfg)
+    from ._config import DeepSpeedStrategy
+    from .._settings import translate_params
+    params = translate_params(cls, params)      # a config may use the names of earlier releases
+    nested = {k: params.pop(k) for k in list(params) if k.startswith("planter__")}
+    params.update(strategy=DeepSpeedStrategy(config=ds_cfg))
     if rank != 0:
         params["verbose"] = 0
-    estimator = cls(**params)
+    estimator = cls(**params).set_params(**nested)
     val = None if dev is None else (dev.texts, dev.Y)
     estimator.fit(corpus, train.Y, validation_data=val)
 

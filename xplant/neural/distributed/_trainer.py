@@ -307,7 +307,9 @@ def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, ch
     if opt is not None:
         params = opt.setdefault("params", {})
         params.setdefault("lr", estimator.effective_lr())
-        params.setdefault("weight_decay", float(getattr(estimator, "weight_decay", 0.0)))
+        # the estimator's optimizer__weight_decay, else AdamW's default 0.01 as in the skorch loop
+        params.setdefault("weight_decay",
+                          float(estimator.get_params_for("optimizer").get("weight_decay", 0.01)))
     verbose = bool(getattr(estimator, "verbose", 0)) and rank == 0
 
     module = estimator.module_

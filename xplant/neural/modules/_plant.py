@@ -64,17 +64,27 @@ class PlantNet(nn.Module):
     logit_l = B_a[l]·w_l + Σ_j A[l, j] B_m[l, j] w_l[j] + b_l, which avoids
     several (b, L, h) temporaries.
 
+    The classifier builds it with ``module__`` settings: ``attention_dim``,
+    ``pool_size``, ``head`` and ``label_chunk`` here; ``embedding_dim``,
+    ``hidden_dim``, ``kernel_size``, ``dropout``, ``glove`` and
+    ``backbone_options`` go to the backbone
+    (:func:`~xplant.neural.backbones.build_backbone`), ``max_length`` to
+    the documents' truncation.
+
     Parameters
     ----------
     encoder : nn.Module
+        The backbone, with a ``hidden_size`` h.
     n_labels : int
-    attention_dim : int
-        d; equal to the encoder's hidden size lets the fused attention
-        kernel run (it is the default of the estimators).
-    pool_size : int
-        p; capped at the hidden size.
-    head : {"shared", "labelwise"}
-    label_chunk : int
+        L.
+    attention_dim : int, default=128
+        d of the label queries and token keys; equal to h lets the fused
+        attention kernel run (the estimators' default).
+    pool_size : int, default=128
+        p of the adaptive average pooling; capped at h.
+    head : {"shared", "labelwise"}, default="shared"
+        One weight for every label, or one per label (the authors' code).
+    label_chunk : int, default=4096
         Labels processed at once, bounding the (b, chunk, h) tensors; the
         result does not depend on it.
     """

@@ -1,0 +1,146 @@
+"""Choose on dev: the one rule every choice of xplant follows (public in :mod:`xplant.model_selection`).
+
+Every value that xplant chooses on a dev split (the fusion weight α and the
+shortlist's calibration, ``stage1_weight``, the logit adjustment τ, k of the
+top-k rule, the global threshold, the shortlist's C, the run's parameter
+grid) goes through :func:`choose_on_dev`, so that each choice
+
+- uses one of two documented criterion families: **ranking** choices (the
+  epoch, α, the calibration, ``stage1_weight``, C, fusion weights) maximise
+  the dev ``scoring`` metric (MAP by default); **decision** choices (the
+  rule, k, thresholds, τ) maximise dev micro-F1;
+- breaks ties the same way: the earliest candidate, so candidates are listed
+  from the preferred (simplest, or the model as trained) value;
+- behaves the same way without labelled dev data: it takes its documented
+  fallback and warns with :class:`NoDevDataWarning`, naming the choice, the
+  fallback and the fix;
+- is recorded in one form, :class:`DevChoice`: the chosen value, the
+  criterion, and every candidate's dev score.
+"""
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+#: The two criterion families (see the module docstring).
+CRITERIA = {"ranking": "the dev scoring metric (MAP by default)",
+            "decision": "dev micro-F1 of the decision rule"}
+
+
+class NoDevDataWarning(UserWarning):
+    """A choice on dev took its fallback: the fit had no labelled dev data."""
+
+
+@dataclass(frozen=True)
+class DevChoice:
+    """One choice made on dev, as every estimator and ``xplant run`` record it.
+
+    Attributes
+    ----------
+    name : str
+        What was chosen ("fusion_weight", "logit_adjustment", "k", ...).
+    family : {"ranking", "decision"}
+        The criterion family (:data:`CRITERIA`).
+    criterion : str
+        The metric maximised ("map", "micro_f1", ...).
+    value : object
+        The chosen candidate, or the fallback.
+    scores : tuple of (candidate, float)
+        Each candidate's dev score, in candidate order; empty without dev data.
+    on_dev : bool
+        False when the fallback was taken (no labelled dev data).
+    """
+
+    name: str
+    family: str
+    criterion: str
+    value: object
+    scores: tuple = ()
+    on_dev: bool = True
+
+    def to_dict(self):
+        """The record as JSON-ready Python (tuples become lists)."""
+        def plain(v):
+            if isinstance(v, tuple):
+                return [plain(x) for x in v]
+            if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+                return int(v)
+            if isinstance(v, numbers.Real) and not isinstance(v, bool):
+                return float(v)
+            return v
+        return {"name": self.name, "family": self.family, "criterion": self.criterion,
+                "value": plain(self.value),
+                "scores": [[plain(c), float(s)] for c, s in self.scores],
+                "on_dev": bool(self.on_dev)}
+
+
+def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_dev=True,
+                  warn=True):
+    """Choose the candidate with the highest dev score.
+
+    Parameters
+    ----------
+    name : str
+        What is chosen (used in the record and in the warning).
+    candidates : sequence
+        The values to choose from, the preferred one first: ties keep the
+        earliest.
+    score : callable or sequence of float
+        ``score(candidate)`` gives a candidate's dev score (higher is
+        better), or the scores themselves, one per candidate. Not called
+        without dev data.
+    family : {"ranking", "decision"}
+        The criterion family (:data:`CRITERIA`).
+    criterion : str
+        The metric's name, for the record ("map", "micro_f1").
+    fallback : object
+        The value taken without labelled dev data.
+    has_dev : bool, default=True
+        Whether labelled dev data exist (a dev split with at least one
+        positive label).
+    warn : bool, default=True
+        Warn with :class:`NoDevDataWarning` when the fallback is taken.
+
+    Returns
+    -------
+    DevChoice
+
+    Raises
+    ------
+    ValueError
+        For an unknown family, no candidates, a score count that differs
+        from the candidates', or a NaN score.
+
+    Warns
+    -----
+    NoDevDataWarning
+        Without labelled dev data: the choice, its fallback and the fix.
+
+    Examples
+    --------
+    >>> choose_on_dev("k", [1, 2, 3], [0.4, 0.6, 0.6], family="decision",
+    ...               criterion="micro_f1", fallback=1).value
+    2
+    """
+    if family not in CRITERIA:
+        raise ValueError(f"family must be one of {sorted(CRITERIA)}, got {family!r}")
+    candidates = list(candidates)
+    if not candidates:
+        raise ValueError(f"no candidates to choose {name} from")
+    if not has_dev:
+        if warn:
+            warnings.warn(f"{name}: no labelled dev data to choose it on; using {fallback!r}. "
+                          "Pass validation_data with labelled documents (or a "
+                          "validation_fraction), or set the value yourself",
+                          NoDevDataWarning, stacklevel=3)
+        return DevChoice(name, family, criterion, fallback, (), False)
+    values = [float(score(c)) for c in candidates] if callable(score) else \
+        [float(s) for s in score]
+    if len(values) != len(candidates):
+        raise ValueError(f"{len(values)} scores for {len(candidates)} candidates of {name}")
+    if any(math.isnan(v) for v in values):
+        raise ValueError(f"a dev score of {name} is NaN: {values}")
+    best = max(range(len(values)), key=lambda i: (values[i], -i))
+    return DevChoice(name, family, criterion, candidates[best],
+                     tuple(zip(candidates, values)), True)

@@ -1,0 +1,252 @@
+"""The parameter families of the neural estimators: one channel per setting.
+
+A setting of :class:`~xplant.neural.PlantClassifier` or
+:class:`~xplant.neural.AttentionPlanter` is either a named parameter (the
+ones a user tunes first) or reached through skorch's prefixes, as in any
+skorch ``NeuralNet``:
+
+========================  ====================================================
+prefix                    component and its settings (defaults below)
+========================  ====================================================
+``module__``              the network: the backbone's ``embedding_dim``,
+                          ``hidden_dim``, ``kernel_size``, ``dropout``,
+                          ``glove``, ``backbone_options``, the tokens read per
+                          document ``max_length``; the label attention's
+                          ``attention_dim``; the classifier's ``pool_size``
+                          and ``head``
+``criterion__``           the loss (:class:`~xplant.neural.losses.PlantLoss`:
+                          ``loss``, ``gamma``, ``label_smoothing``,
+                          ``smoothing_form``, ``hard_negatives``)
+``optimizer__``           AdamW's keyword arguments (``weight_decay``; an
+                          ``optimizer__lr`` replaces ``lr``)
+``iterator_train__``      the training batches: ``min_epoch_docs`` and
+                          ``max_epoch_docs`` (documents drawn per epoch), and
+                          any ``DataLoader`` argument
+``callbacks__unfreeze__`` progressive unfreezing: ``phases``
+``decision__``            the choices of the decision rule after training:
+                          ``max_k`` (k is chosen on dev in 1..max_k) and
+                          ``logit_adjustment`` (τ, a number or ``"dev"``)
+========================  ====================================================
+
+Names of earlier releases (``gamma=``, ``embedding_dim=``, ``plant_from=``,
+...) raise a TypeError that names the new spelling; in a saved
+``config.json``, an ``xplant fit --params`` file or a ``--set`` option they
+are read through :func:`translate_params`, so old models and files keep
+working.
+"""
+
+import inspect
+
+#: The network's architecture, shared by the planter and the classifier (the
+#: planting loads into the classifier by name, so both must agree).
+ARCH_DEFAULTS = {"embedding_dim": 100, "hidden_dim": 128, "attention_dim": 128,
+                 "kernel_size": 5, "dropout": 0.2, "glove": False, "backbone_options": None,
+                 "max_length": 4096}
+
+#: ``module__`` settings of :class:`PlantClassifier` (the architecture, then the head).
+CLASSIFIER_MODULE_DEFAULTS = {**ARCH_DEFAULTS, "pool_size": 128, "head": "shared"}
+
+#: ``iterator_train__`` settings that shape an epoch rather than a DataLoader.
+EPOCH_DEFAULTS = {"min_epoch_docs": None, "max_epoch_docs": None}
+
+#: ``decision__`` settings of :class:`PlantClassifier`.
+DECISION_DEFAULTS = {"max_k": 10, "logit_adjustment": 0.0}
+
+_ENCODER_KEYS = ("embedding_dim", "hidden_dim", "kernel_size", "dropout", "glove",
+                 "backbone_options")
+
+_COMMON_RENAMES = {
+    **{k: "module__" + k for k in ARCH_DEFAULTS},
+    "weight_decay": "optimizer__weight_decay",
+    **{k: "iterator_train__" + k for k in EPOCH_DEFAULTS},
+    "deepspeed_config": "strategy",
+}
+
+#: Defaults of the new spellings that an old name maps to (a saved value at
+#: its default is dropped, so the component's own default applies).
+_NEW_DEFAULTS = {
+    **{"module__" + k: v for k, v in CLASSIFIER_MODULE_DEFAULTS.items()},
+    "criterion__loss": "focal", "criterion__gamma": 2.0, "criterion__label_smoothing": 0.1,
+    "criterion__smoothing_form": "paper", "criterion__hard_negatives": 1000,
+    "optimizer__weight_decay": 0.01,
+    **{"iterator_train__" + k: v for k, v in EPOCH_DEFAULTS.items()},
+    "callbacks__unfreeze__phases": None,
+    **{"decision__" + k: v for k, v in DECISION_DEFAULTS.items()},
+}
+
+#: Old name -> new spelling, per estimator (the names of xplant 0.1).
+RENAMED = {
+    "PlantClassifier": {
+        **_COMMON_RENAMES,
+        "pool_size": "module__pool_size", "head": "module__head",
+        **{k: "criterion__" + k for k in ("loss", "gamma", "label_smoothing", "smoothing_form",
+                                         "hard_negatives")},
+        "phases": "callbacks__unfreeze__phases",
+        "max_k": "decision__max_k", "logit_adjustment": "decision__logit_adjustment",
+        "stage1_target": "planter__target", "stage1_loss": "planter__stage1_loss",
+        "plant_from": "planter",
+    },
+    "AttentionPlanter": dict(_COMMON_RENAMES),
+}
+
+
+def _renames(cls):
+    for klass in type.mro(cls) if isinstance(cls, type) else type(cls).__mro__:
+        if klass.__name__ in RENAMED:
+            return RENAMED[klass.__name__]
+    return {}
+
+
+def renamed_error(cls, names):
+    """The TypeError for old parameter names, naming each new spelling."""
+    table = _renames(cls)
+    name = cls.__name__ if isinstance(cls, type) else type(cls).__name__
+    parts = []
+    for old in sorted(names):
+        new = table[old]
+        if old == "plant_from":
+            parts.append("plant_from=FOLDER is now planter=FOLDER (a saved planting)")
+        elif old == "deepspeed_config":
+            parts.append("deepspeed_config=CONFIG is now strategy=DeepSpeedStrategy(config=CONFIG)"
+                         " (xplant.neural.distributed)")
+        elif new.startswith("planter__"):
+            parts.append(f"{old}=... is now planter=AttentionPlanter({new[9:]}=...)")
+        else:
+            parts.append(f"{old}=... is now {new}=...")
+    return TypeError(f"{name}: renamed parameters: " + "; ".join(parts) + ". Saved models, "
+                     "--params files and --set options still read the old names.")
+
+
+def check_renamed(cls, params):
+    """Raise :func:`renamed_error` when ``params`` (a dict) uses an old name."""
+    table = _renames(cls)
+    old = [k for k in params if k in table]
+    if old:
+        raise renamed_error(cls, old)
+
+
+def translate_params(cls, params):
+    """Read old parameter names of ``cls`` (a saved config, a --params file, --set).
+
+    Parameters
+    ----------
+    cls : type
+        :class:`PlantClassifier` or :class:`AttentionPlanter` (or a subclass).
+    params : dict
+        Parameters in either spelling. Nested keys (``planter__target``) are
+        kept for ``set_params``.
+
+    Returns
+    -------
+    dict
+        The same settings in today's spelling: ``gamma`` becomes
+        ``criterion__gamma``, ``plant_from`` becomes ``planter``,
+        ``strategy="deepspeed"`` with ``deepspeed_config`` becomes
+        ``strategy=DeepSpeedStrategy(config=...)``. A value at its old
+        default is dropped when the new spelling has the same default.
+
+    Raises
+    ------
+    ValueError
+        When one setting is given in both spellings with different values.
+
+    Examples
+    --------
+    >>> from xplant.neural import PlantClassifier
+    >>> translate_params(PlantClassifier, {"gamma": 1.0, "lr": 0.01})
+    {'lr': 0.01, 'criterion__gamma': 1.0}
+    """
+    table = _renames(cls)
+    out = {k: v for k, v in params.items() if k not in table}
+    old = {k: v for k, v in params.items() if k in table}
+    if "deepspeed_config" in old:
+        config = old.pop("deepspeed_config")
+        strategy = out.get("strategy", "skorch")
+        if config is not None and strategy == "deepspeed":
+            from .distributed import DeepSpeedStrategy
+            out["strategy"] = DeepSpeedStrategy(config=config)
+        elif config is not None and strategy not in ("skorch", "deepspeed"):
+            raise ValueError("deepspeed_config and strategy are both given; give "
+                             "strategy=DeepSpeedStrategy(config=...) alone")
+    if "plant_from" in old:
+        folder = old.pop("plant_from")
+        if folder is not None:
+            if out.get("planter") is not None:
+                raise ValueError("plant_from and planter are both given; give planter=FOLDER "
+                                 "(a saved planting) or planter=AttentionPlanter(...), not both")
+            out["planter"] = str(folder)
+    for key, value in old.items():
+        new = table[key]
+        if new.startswith("planter__") and value is None:   # old "None: the planter's own"
+            continue
+        if new in _NEW_DEFAULTS and new not in out and _same(value, _NEW_DEFAULTS[new]):
+            continue
+        if new in out and out[new] != value:
+            raise ValueError(f"{key}={value!r} and {new}={out[new]!r} set one setting twice with "
+                             f"different values; keep {new}")
+        out[new] = value
+    return out
+
+
+def _same(a, b):
+    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and not isinstance(a, bool)
+                                             and isinstance(b, (int, float))
+                                             and not isinstance(b, bool) and a == b)
+
+
+def merge_channel(owner, named, prefix, defaults=None):
+    """One component's settings: ``defaults``, then the ``prefix__`` parameters.
+
+    ``named`` maps settings that a named parameter of ``owner`` also sets
+    (``{"lr": owner.lr}``) to that parameter's name; a named value that is
+    not None and a prefixed value of the same setting that differs raise.
+
+    Raises
+    ------
+    ValueError
+        Naming both spellings, when both are set and differ.
+    """
+    kwargs = dict(defaults or {})
+    given = owner.get_params_for(prefix)
+    for key, param in (named or {}).items():
+        value = getattr(owner, param)
+        if key in given and value is not None and given[key] != value:
+            raise ValueError(f"{param}={value!r} and {prefix}__{key}={given[key]!r} set one "
+                             f"setting twice; keep one ({prefix}__{key} wins in skorch when "
+                             f"{param} is left at its default)")
+    kwargs.update(given)
+    return kwargs
+
+
+def module_settings(est):
+    """The resolved ``module__`` settings of a neural estimator (defaults filled in)."""
+    return merge_channel(est, None, "module", getattr(est, "_module_defaults", ARCH_DEFAULTS))
+
+
+def encoder_settings(settings):
+    """The backbone's keyword arguments out of :func:`module_settings`."""
+    return {k: settings[k] for k in _ENCODER_KEYS}
+
+
+def network_settings(settings):
+    """The network's own keyword arguments out of :func:`module_settings`: every
+    ``module__`` setting but the backbone's and ``max_length`` (``attention_dim``,
+    ``pool_size``, ``head``, ``label_chunk``, ...)."""
+    return {k: v for k, v in settings.items() if k not in _ENCODER_KEYS and k != "max_length"}
+
+
+def epoch_settings(est):
+    """``min_epoch_docs`` and ``max_epoch_docs`` from ``iterator_train__`` (None: unset)."""
+    given = est.get_params_for("iterator_train")
+    return {k: given.get(k, v) for k, v in EPOCH_DEFAULTS.items()}
+
+
+def decision_settings(est):
+    """The resolved ``decision__`` settings of a classifier."""
+    return merge_channel(est, None, "decision", DECISION_DEFAULTS)
+
+
+def signature_defaults(cls):
+    """Keyword defaults of ``cls.__init__`` (used to tell set values from defaults)."""
+    return {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()
+            if p.default is not inspect.Parameter.empty}
