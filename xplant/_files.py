@@ -18,6 +18,8 @@ checkpoints):
   not strictly inside the folder it was meant for.
 - :func:`check_output`: an output the user names is not an input, does not
   exist unless overwriting was asked for, and its folder is writable.
+- :func:`prepare_run_folder`: a run folder is new or empty, or holds an
+  earlier run that ``--resume`` continues or ``--overwrite`` replaces.
 """
 
 import contextlib
@@ -364,8 +366,21 @@ def make_unique_folder(parent, stem):
     raise FileExistsError(f"no free run folder named {stem}-N under {parent}")
 
 
-def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
+#: What a run writes in its folder (``xplant run``, ``xplant ablate``).
+RUN_ENTRIES = ("results.json", "per_label.npz", "evidence.json", "similarity.json", "parts",
+               "models", "checkpoints", "report.html", "f1_by_frequency.png", "similarity.png",
+               "ablation.json", "ablation.md", "low_data_curve.png", "switches", "curve")
+
+
+def prepare_run_folder(output_dir, *, data=(), resume=False, overwrite=False, prefix=""):
     """Create the run folder of ``xplant run`` / ``xplant ablate``, checked.
+
+    The output rule for a run folder: it is new or empty, or it holds an
+    earlier run and the user said what to do with it: ``--resume``
+    continues it (finished parts are kept; the folders it wrote, such as
+    ``models/<row>``, may be replaced), ``--overwrite`` removes its files
+    (:data:`RUN_ENTRIES`) and starts afresh. A folder holding anything else
+    is never written into.
 
     Parameters
     ----------
@@ -377,7 +392,9 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
         Data folders and files the run reads: the run folder may not be, or
         lie inside, any of them.
     resume : bool, default=False
-        Continuing a run: its folder must exist and may hold results.
+        Continue the run in the folder.
+    overwrite : bool, default=False
+        Remove the earlier run's files first.
 
     Returns
     -------
@@ -386,11 +403,15 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
     Raises
     ------
     ValueError
-        When the folder is inside a data folder.
+        When the folder is inside a data folder, or holds files that no run
+        wrote, or both ``resume`` and ``overwrite`` are asked for.
     FileExistsError
-        When the named folder already holds a finished run (``results.json``)
-        and ``resume`` is False.
+        When the folder holds an earlier run (finished or interrupted) and
+        neither ``resume`` nor ``overwrite`` is given.
     """
+    if resume and overwrite:
+        raise ValueError("--resume continues the run in --output and --overwrite starts it "
+                         "afresh; pass one of them")
     if not output_dir:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         return make_unique_folder("xplant-runs", prefix + stamp)
@@ -403,9 +424,21 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, prefix=""):
         if o == d or d in o.parents:
             raise ValueError(f"the run folder {out_dir} lies inside the data folder {d}; nothing is "
                              "written beside the input data: choose another --output")
-    if not resume and any((out_dir / f).exists() for f in ("results.json", "ablation.json")):
-        raise FileExistsError(f"{out_dir} already holds a finished run; choose a new --output, "
-                              "or pass --resume to continue it")
+    entries = sorted(p.name for p in out_dir.iterdir()) if out_dir.is_dir() else []
+    ours = [e for e in entries if e in RUN_ENTRIES]
+    others = [e for e in entries if e not in RUN_ENTRIES and not e.startswith(".")]
+    if others and not ours:
+        raise ValueError(f"{out_dir} is not empty and holds no run ({', '.join(others[:5])}); "
+                         "choose a new or empty --output folder")
+    if ours and not (resume or overwrite):
+        finished = any(e in ("results.json", "ablation.json") for e in ours)
+        raise FileExistsError(
+            f"{out_dir} already holds {'a finished' if finished else 'an interrupted'} run "
+            f"({', '.join(ours)}); pass --resume to continue it, --overwrite to start it "
+            "afresh, or choose a new --output")
+    if overwrite:
+        for e in ours:
+            remove_tree(out_dir / e, inside=out_dir)
     return check_writable(out_dir)
 
 

@@ -118,12 +118,17 @@ def decide(model, texts, decision, scores=None):
 def save_row(model, final, model_dir, rule):
     """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule.
 
+    ``model_dir`` is a folder the run owns (``RUN/models/<row>``, checked by
+    :func:`xplant._files.check_model_output` before the run fits anything, or
+    the fresh sibling folder of ``xplant fit``): a saved model there is
+    replaced, whatever its kind.
+
     Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
     that cannot be stored without pickle (LibMultiLabel): its scores stand.
     """
     path = Path(model_dir)
     if hasattr(final, "save"):
-        final.save(path)
+        final.save(path, overwrite=True)
         return {"saved_to": str(path)}
     from .linear import save_linear
     try:

@@ -187,11 +187,11 @@ def test_read_documents_errors(tmp_path):
         read_documents(bad)
     csv_file = tmp_path / "x.csv"
     csv_file.write_text("id,text\n1,a\n")
-    with pytest.raises(ValueError, match="unsupported"):
+    with pytest.raises(ValueError, match="cannot tell the format of .*x.csv"):
         read_documents(csv_file)
     tsv = tmp_path / "x.tsv"
     tsv.write_text("id\tbody\n1\ta\n")
-    with pytest.raises(ValueError, match="'text' column"):
+    with pytest.raises(ValueError, match="x.tsv, line 1: no field 'text' in the header"):
         read_documents(tsv)
 
 

@@ -127,7 +127,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
                  epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS, sizes=None,
                  seeds=DEFAULT_SEEDS, single_seed_above=None, max_docs=None, dev_docs=None,
                  max_length=None, min_epoch_docs=None, max_epoch_docs=None, switches=True,
-                 curve=True, dev_choices=True, isolate=True, resume=False,
+                 curve=True, dev_choices=True, isolate=True, resume=False, overwrite=False,
                  num_threads=None, verbose=0, log=print):
     """Run PLANT's switch table and the low-data curve on CodiEsp or EURLEX57K.
 
@@ -188,6 +188,9 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         Continue an interrupted run in ``output_dir``: finished fits are kept
         and neural fits continue from their last epoch checkpoint (see
         :func:`xplant.app._run.run_models`).
+    overwrite : bool, default=False
+        Remove an earlier run's files in ``output_dir`` first
+        (:func:`xplant._files.prepare_run_folder`).
     num_threads : int or None
         torch threads of each fit.
 
@@ -212,7 +215,8 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
                          "(xplant ablate --resume --output DIR)")
     if int(seeds) < 1:
         raise ValueError(f"seeds must be >= 1; got {seeds!r}")
-    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume, prefix="ablate-")
+    out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume, overwrite=overwrite,
+                                 prefix="ablate-")
     if dataset == "codiesp":
         data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                      "data_home": data_home, "max_docs": max_docs, "dev_docs": dev_docs}

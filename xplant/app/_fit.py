@@ -91,7 +91,8 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     row, params = read_model_spec(model, params_file)
     output = check_model_output(output, data=data_paths(data_args), overwrite=overwrite)
     splits = load_splits(**data_args)
-    spec = model_specs([row], splits["train"].get("texts") is None)[0]
+    source = (data_args.get("files") or {}).get("train", data_args.get("dataset"))
+    spec = model_specs([row], splits["train"].get("texts") is None, splits, source)[0]
     spec["params"] = {**spec.get("params", {}), **params}
     from ._run import DEV_GRIDS
     grid = DEV_GRIDS.get(row.display, {})
@@ -125,7 +126,7 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
 
 
 def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_field="text",
-                   labels_field="labels", id_field=None, sep="|", log=print):
+                   labels_field="labels", id_field=None, sep="|", overwrite=False, log=print):
     """Score a saved model on labelled data under its saved decision rule.
 
     Parameters
@@ -135,9 +136,14 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     input_path : str or Path
         Labelled JSON lines or TSV (as for ``xplant run --test``).
     output : str or Path or None
-        Also write the report as JSON here.
+        Also write the report as JSON here: checked before anything is read
+        by the rule of every output (:func:`xplant._files.check_output`):
+        never the input or inside the model folder, and an existing file
+        only with ``overwrite``.
     upper, text_field, labels_field, id_field, sep
         As for ``xplant run``.
+    overwrite : bool, default=False
+        Replace an existing ``output`` file.
 
     Returns
     -------
@@ -146,24 +152,33 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         "decision", "unknown_labels", "metrics"}``; ``metrics`` from
         :func:`xplant.metrics.xmtc_report`.
 
+    Raises
+    ------
+    FileExistsError
+        When ``output`` exists and ``overwrite`` is False.
+    ValueError
+        When ``output`` is the input or lies inside the model folder; any
+        input error of the reader; a file in which no document has a label.
+
     Warns
     -----
     UserWarning
         Labels of the file that the model does not know; they count as
         misses.
     """
+    from .._files import check_output, write_text
     from .._saved import decide, label_names, load_saved, score_matrix
-    from ._sources import _check_file, _read_user, file_record
+    from ._sources import _check_file, _read_user, check_split, file_record
     from ._tables import format_table
     from ..metrics import xmtc_report
-    model, decision = load_saved(model_dir)
     path = _check_file(input_path, "--input")
+    if output:
+        output = check_output(output, inputs=[path, model_dir], overwrite=overwrite)
+    model, decision = load_saved(model_dir)
     data = _read_user({"test": str(path)}, {"text_field": text_field,
                                             "labels_field": labels_field,
                                             "id_field": id_field, "sep": sep}, upper)["test"]
-    if not data.texts:
-        raise ValueError(f"{path}: holds no documents (line 1 onward is empty); add labelled "
-                         "documents, one per line")
+    check_split(data, "test", path)
     names = label_names(model)
     column = {n: j for j, n in enumerate(names)}
     file_names = [str(n) for n in data.label_names]
@@ -198,8 +213,6 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     log(format_table([{"name": Path(model_dir).name, "metrics": metrics,
                        "k": decision["k"], "fit_seconds": 0.0}]))
     if output:
-        from .._files import check_output, write_text
-        output = check_output(output, inputs=[path, model_dir], overwrite=True)
         write_text(output, json.dumps(report, indent=1, default=float))
         log(f"wrote {output}")
     return report

@@ -9,37 +9,17 @@ import json
 import time
 from pathlib import Path
 
-#: Measured cost of the word-CNN neural rows on one CPU core (docs/results.md,
-#: EURLEX57K, 512 tokens: one 5,000-document epoch about 6 minutes, one pass
-#: over 6,000 dev documents about 3 minutes).
-TRAIN_SECONDS_PER_DOC_EPOCH = 6 * 60 / 5000
-DEV_SECONDS_PER_DOC = 3 * 60 / 6000
-
-#: Estimates above this many seconds are printed before the run starts.
-WARN_ABOVE_SECONDS = 3600
-
-
-def estimate_neural_seconds(n_train, n_dev, epochs, plant_epochs):
-    """Rough single-core seconds of one word-CNN neural row (Stage 1 + Stage 2, dev passes).
-
-    From the EURLEX57K measurements in ``docs/results.md``: training costs
-    about 0.072 s per document and epoch, a dev pass about 0.03 s per
-    document. Early stopping can end a fit sooner; other jobs on the same
-    cores make it slower.
+def count_tokens(texts):
+    """Word tokens of ``texts`` as the word backbones count them (``\\w+``), each text capped
+    at the default ``max_length`` (4096).
 
     Examples
     --------
-    >>> round(estimate_neural_seconds(45000, 6000, 40, 10) / 3600, 1)
-    47.5
+    >>> count_tokens(["Fever and dry cough.", "Chest pain"])
+    6
     """
-    train = (epochs + plant_epochs) * n_train * TRAIN_SECONDS_PER_DOC_EPOCH
-    return train + (epochs + plant_epochs) * n_dev * DEV_SECONDS_PER_DOC
-
-
-def _hours(seconds):
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} hours"
-    return f"{seconds / 60:.0f} minutes" if seconds >= 60 else f"{seconds:.0f} seconds"
+    from ..relevance._tokenize import _WORD_RE
+    return sum(min(len(_WORD_RE.findall(t)), 4096) for t in texts)
 
 
 def describe(data_args, splits):
@@ -64,17 +44,34 @@ def describe(data_args, splits):
     return record
 
 
-def model_specs(rows, features=False):
-    """``run_models`` specs of rows (see :func:`xplant.app._rows.parse_models`).
+def model_specs(rows, features=False, splits=None, source="the training data"):
+    """``run_models`` specs of rows (see :func:`xplant.app._rows.parse_models`), checked
+    against the data before anything is fitted.
+
+    Parameters
+    ----------
+    rows : list of Row
+    features : bool, default=False
+        The data are feature vectors (an XC folder).
+    splits : dict or None
+        The loaded splits: each row's :attr:`~xplant.app._rows.Row.min_train_docs`
+        and :attr:`~xplant.app._rows.Row.needs_descriptions` are checked on
+        ``splits["train"]``.
+    source : str
+        The training file, for the messages.
 
     Raises
     ------
     ValueError
-        A row that reads text on a feature-only dataset, or a row whose
-        optional package is missing.
+        A row that reads text on a feature-only dataset, a row whose
+        optional package is missing, a row that needs label descriptions
+        the data do not give, or fewer training documents than a row needs
+        (one message naming every such row and its minimum).
     """
     import importlib.util
     from ._rows import find_row
+    if splits is not None:
+        _check_rows_fit_data(rows, splits, source)
     specs, names = [], {r.name for r in rows}
     for row in rows:
         if row.base is not None:         # fitted as its base row, which yields it
@@ -94,8 +91,25 @@ def model_specs(rows, features=False):
     return specs
 
 
+def _check_rows_fit_data(rows, splits, source):
+    """Refuse rows that cannot run on the training split, all in one message."""
+    n = splits["train"].Y.shape[0]
+    short = [r for r in rows if n < r.min_train_docs]
+    if short:
+        need = ", ".join(f"{r.name} needs {r.min_train_docs}" for r in short)
+        raise ValueError(f"{source}: {n} training document(s) (after the dev share, if any, is "
+                         f"carved out), too few for: {need}. Give more training documents, or "
+                         "leave those rows out of --models (the frequency prior runs on one)")
+    for r in rows:
+        if r.needs_descriptions and splits["train"].get("label_descriptions") is None:
+            raise ValueError(f"model {r.name!r} ({r.display}) ranks labels by their "
+                             f"descriptions, and {source} gives none; give them with "
+                             "--label-descriptions FILE, or leave the row out of --models")
+
+
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
-            random_state=0, verbose=1, isolate=True, report=False, resume=False, log=print):
+            random_state=0, verbose=1, isolate=True, report=False, resume=False, overwrite=False,
+            log=print):
     """Fit every row on train, choose on dev, score test once; write the run folder.
 
     Parameters
@@ -110,6 +124,9 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         Stage 2 and Stage 1 epoch budgets (None: the main job's).
     random_state, verbose, isolate, report, resume
         As in :func:`xplant.app._run.run_main_job`.
+    overwrite : bool, default=False
+        Remove an earlier run's files in ``output_dir`` first
+        (:func:`xplant._files.prepare_run_folder`).
 
     Returns
     -------
@@ -140,12 +157,14 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     start = time.perf_counter()
     splits = load_splits(**data_args)
     features = splits["train"].get("texts") is None
-    specs = model_specs(rows, features)
+    record = describe(data_args, splits)
+    specs = model_specs(rows, features, splits, (data_args.get("files") or {}).get(
+        "train", record["dataset"]))
     check_model_specs(specs, epochs=epochs, plant_epochs=plant_epochs,
                       random_state=random_state, verbose=0)
-    record = describe(data_args, splits)
     data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
-    out_dir = prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume)
+    out_dir = prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
+                                 overwrite=overwrite)
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     name = record["dataset"]
     if name == "codiesp":
@@ -156,14 +175,14 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     for key in ("dev_source", "test_source"):
         if record.get(key, "file") != "file":
             log(record[key])
-    neural = [r for r in rows if r.needs_text]
-    if neural:
-        est = estimate_neural_seconds(tr.Y.shape[0], dv.Y.shape[0], epochs, plant_epochs)
-        if est > WARN_ABOVE_SECONDS:
-            log(f"estimated time: about {_hours(est)} of one CPU core for each of the "
-                f"{len(neural)} neural rows ({', '.join(r.name for r in neural)}), from measured "
-                "word-CNN speed; early stopping may end sooner. Lower --epochs, use --max-docs, "
-                "or leave the neural rows out of --models for a quick run")
+    neural = [r for r in rows if r.shortlisted]
+    if neural and tr.get("texts") is not None:
+        # No time is estimated: one corpus's speed does not carry to another's
+        # (labels, lengths, early stopping); each epoch's time prints as it ends.
+        log(f"neural rows ({', '.join(r.name for r in neural)}): up to {plant_epochs} Stage 1 "
+            f"+ {epochs} Stage 2 epochs over {count_tokens(tr.texts):,} training tokens; each "
+            "epoch's time is printed as it ends (lower --epochs, or use --max-docs, for a "
+            "quick run)")
     results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                          random_state=random_state, verbose=verbose, isolate=isolate,
                          splits=splits, record=record, resume=resume, log=log)

@@ -5,66 +5,73 @@ from pathlib import Path
 
 
 def read_documents(path, *, text_field="text", id_field="id"):
-    """Read documents to predict: JSON lines, TSV, or a folder of ``.txt`` files.
+    """Read documents to predict: a JSON-lines or TSV file, or a folder of ``.txt`` files.
+
+    A file is read by the reader of every command
+    (:func:`xplant.datasets._user.read_rows`, the same extensions, fields
+    and checks as ``xplant run``, ``fit`` and ``evaluate``), without labels.
+    In a folder, each ``.txt`` file (any letter case: ``n1.txt``,
+    ``N2.TXT``) is one document, read as UTF-8 with a leading byte-order
+    mark dropped; its id is the file name without the extension.
 
     Parameters
     ----------
     path : str or Path
-        - ``*.jsonl`` (``.gz`` too): one JSON object per line with
-          ``text_field`` (and optionally ``id_field``);
-        - ``*.tsv``: a header row naming ``id`` and ``text`` columns; cells
-          are literal (see :func:`xplant.datasets._user.read_records`);
-        - a folder: every ``*.txt`` file, id = file name without extension,
-          sorted by name.
+        A file (``.jsonl``, ``.json``, ``.ndjson``, ``.tsv``, ``.tab``,
+        ``.txt``; any case, optionally ``.gz``: a ``.txt`` *file* is a TSV)
+        or a folder of ``.txt`` files, sorted by name.
+    text_field : str, default="text"
+    id_field : str, default="id"
+        A row without an id gets its position (``"0"``, ``"1"``, ...).
 
     Returns
     -------
     ids : list of str
-        A document without an id gets its position (``"0"``, ``"1"``, ...).
     texts : list of str
 
     Raises
     ------
     ValueError
-        Invalid JSON, a line without the text field, a TSV without a text
-        column, an empty input, a null id, or an id that repeats another
-        (a positional one included) or holds a control character, with the
-        file and line.
+        Any input error of the shared reader (invalid JSON or UTF-8, a
+        missing text field, a text that is not a string, a short TSV row, a
+        bad or repeated id), naming the file and line; an empty input.
     FileNotFoundError
         When ``path`` does not exist.
+
+    Warns
+    -----
+    UserWarning
+        Files in the folder that are not ``.txt`` files (they are skipped).
     """
-    from ..datasets._user import _doc_id, check_document_ids, read_records
+    from ..datasets._user import check_document_ids, read_rows, read_text_file
+    from ._sources import with_cli_hint
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"input {path} does not exist")
-    ids, texts, wheres = [], [], []
     if path.is_dir():
-        for f in sorted(path.glob("*.txt")):
-            ids.append(f.stem)
-            wheres.append(f"{path}, file {f.name!r}")
-            texts.append(f.read_text(encoding="utf-8"))
-    elif path.suffix in (".jsonl", ".json", ".tsv") or path.name.endswith((".jsonl.gz", ".tsv.gz")):
-        fmt = "tsv" if ".tsv" in path.suffixes else "jsonl"
-        rows = read_records(path, fmt)
-        if fmt == "tsv" and rows and text_field not in rows[0][0]:
-            raise ValueError(f"{path}: the header must name a {text_field!r} column "
-                             f"(and optionally {id_field!r}); got {list(rows[0][0])}")
-        for obj, where in rows:
-            if text_field not in obj:
-                raise ValueError(f"{where}: no {text_field!r} field")
-            ids.append(_doc_id(obj, id_field, where, str(len(ids))))
-            wheres.append(where)
-            texts.append(str(obj[text_field] or ""))
+        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        docs = [f for f in files if f.suffix.lower() == ".txt"]
+        skipped = [f.name for f in files if f not in docs]
+        if skipped:
+            import warnings
+            warnings.warn(f"{path}: {len(skipped)} file(s) skipped, not .txt: "
+                          f"{', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}",
+                          UserWarning, stacklevel=2)
+        ids, texts = [f.stem for f in docs], [read_text_file(f) for f in docs]
+        check_document_ids(ids, [f"{path}, file {f.name!r}" for f in docs], path)
     else:
-        raise ValueError(f"unsupported input {path}: use .jsonl, .tsv or a folder of .txt files")
+        try:
+            rows = read_rows(path, text_field=text_field, id_field=id_field, positional=str)
+        except ValueError as exc:
+            raise ValueError(with_cli_hint(str(exc))) from None
+        ids, texts = [r[0] for r in rows], [r[1] for r in rows]
     if not texts:
         raise ValueError(f"{path} holds no documents")
-    check_document_ids(ids, wheres, path)
     return ids, texts
 
 
 def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evidence=False,
-                 top_spans=3, overwrite=False):
+                 top_spans=3, overwrite=False, text_field="text", id_field="id"):
     """Predict every document of ``input_path`` and write ``output_path``.
 
     Parameters
@@ -87,6 +94,8 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     top_spans : int, default=3
     overwrite : bool, default=False
         Replace an existing output file.
+    text_field, id_field : str
+        Fields of the input file (see :func:`read_documents`).
 
     Returns
     -------
@@ -128,7 +137,7 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     names = label_names(clf)
     if fmt == "codiesp":
         codes = codiesp_codes(_final(clf).classes_)
-    ids, texts = read_documents(input_path)
+    ids, texts = read_documents(input_path, text_field=text_field, id_field=id_field)
     idx, scores = predict_top_k(clf, texts, min(top_k, len(names)))
     if fmt == "codiesp":
         with atomic_open(output_path, "w", newline="") as fh:

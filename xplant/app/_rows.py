@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 
+#: The fewest training documents of a row that learns from words (:attr:`Row.min_train_docs`).
+MIN_TRAIN_DOCS = 10
+
+
 @dataclass(frozen=True)
 class Row:
     """One model row of ``xplant run``.
@@ -36,6 +40,15 @@ class Row:
     shortlisted : bool
         True when the row's estimator takes ``shortlist`` and
         ``n_candidates`` (the :class:`~xplant.neural.PlantClassifier` rows).
+    min_train_docs : int
+        The fewest training documents (after a dev share is carved out) the
+        row is run on: 1 for the rows that learn no words (the prior, the
+        description ranker), :data:`MIN_TRAIN_DOCS` for the others (TF-IDF
+        keeps only words of at least two training documents, and every
+        choice is made on dev). Far more are needed for useful scores.
+    needs_descriptions : bool
+        True when the row reads label descriptions (``label_descriptions``
+        of the training split).
     planted : bool
         True for the PLANT rows (a planted :class:`~xplant.neural.PlantClassifier`),
         which take the bundled datasets' settings of :data:`DATASET_SETTINGS`.
@@ -49,6 +62,8 @@ class Row:
     base: str = None
     shortlisted: bool = False
     planted: bool = False
+    min_train_docs: int = MIN_TRAIN_DOCS
+    needs_descriptions: bool = False
 
 
 #: Where a PLANT row of a bundled dataset's job departs from
@@ -161,7 +176,7 @@ def _descriptions(params, **_):
 
 #: Every row ``xplant run`` knows, in the benchmark's order.
 ROWS = [
-    Row("prior", "frequency prior", False, _prior),
+    Row("prior", "frequency prior", False, _prior, min_train_docs=1),
     Row("svm", "TF-IDF + SVM", False, _ovr("squared_hinge")),
     Row("lr", "TF-IDF + LR", False, _ovr("logistic")),
     Row("napkinxc", "napkinXC PLT", False, _wrapper("NapkinXCPLT"), "napkinxc"),
@@ -173,7 +188,8 @@ ROWS = [
     Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf", shortlist="linear"),
         shortlisted=True, planted=True),
     # ranks labels by their descriptions alone: labels never seen in training too
-    Row("descriptions", "descriptions", True, _descriptions),
+    Row("descriptions", "descriptions", True, _descriptions, min_train_docs=1,
+        needs_descriptions=True),
     # a shortlisted neural fit also yields its fused scores (run_models adds
     # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
     Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),

@@ -396,12 +396,41 @@ def check_model_specs(model_specs, **model_args):
     return out
 
 
-def _part_key(spec, data_args, model_args):
-    """What a finished model's result depends on (JSON-comparable)."""
-    return json.loads(json.dumps({"spec": spec, "data": data_args,
+def _part_key(spec, data_args, model_args, inputs):
+    """What a finished model's result depends on (JSON-comparable).
+
+    ``inputs`` is ``{split: SHA-256}`` of the input files
+    (:func:`xplant.app._sources.input_digests`): a part is reused only for
+    the same contents, not merely the same paths.
+    """
+    return json.loads(json.dumps({"spec": spec, "data": data_args, "inputs": inputs,
                                   "model": {k: v for k, v in model_args.items()
                                             if k not in ("verbose", "num_threads")}},
                                  sort_keys=True, default=str))
+
+
+def _check_resume(out_dir, checked, inputs, data_args):
+    """Refuse to continue a run whose input files changed since its parts were written.
+
+    Raises
+    ------
+    ValueError
+        Naming each changed file, before anything is fitted.
+    """
+    files = data_args.get("files") or {}
+    for _, folder in checked:
+        try:
+            saved = json.loads((Path(out_dir) / "parts" / f"{folder}.json").read_text())
+            old = saved["key"]["inputs"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        changed = sorted(s for s in set(old) | set(inputs) if old.get(s) != inputs.get(s))
+        if changed:
+            names = ", ".join(f"{files.get(s, s)} ({s})" for s in changed)
+            raise ValueError(f"{names} changed since the run in {out_dir} began (its SHA-256 "
+                             "differs from the one its finished rows were fitted on); --resume "
+                             "continues a run on the same data only. Restore the file, or start "
+                             "afresh: a new --output, or --overwrite")
 
 
 def _write_part(out_dir, folder, key, entry, per):
@@ -479,7 +508,9 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     resume : bool, default=False
         Continue an interrupted run in the same ``output_dir``: a model that
         finished there (``parts/<model>.json`` and ``.npz``, written as each
-        model ends, for the same spec and data) is not fitted again, and a
+        model ends, for the same spec, data arguments and input files'
+        contents) is not fitted again; input files whose contents changed
+        are an error naming them, raised before anything is fitted; a
         neural model continues from its latest epoch checkpoint
         (``checkpoints/<model>/``, written every epoch and removed once the
         model has finished).
@@ -490,11 +521,18 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The content of ``results.json``; each model entry also holds
         ``predict_docs_per_second``.
     """
-    from .._files import remove_tree, write_text
+    from .._files import check_model_output, remove_tree, write_text
+    from ._sources import input_digests
     checked = check_model_specs(model_specs, epochs=epochs, plant_epochs=plant_epochs,
                                 random_state=random_state, verbose=0)
     out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    inputs = input_digests(data_args)
+    if resume:
+        _check_resume(out_dir, checked, inputs, data_args)
+    if save_models:          # models/<row> is replaced only when it is a saved model
+        for _, folder in checked:
+            check_model_output(out_dir / "models" / folder, overwrite=True)
     if splits is None:
         splits = load_splits(**data_args)
     tr = splits["train"]
@@ -512,7 +550,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         log(f"\n== {name} ==")
         model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
                       "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
-        key = _part_key(spec, data_args, model_args)
+        key = _part_key(spec, data_args, model_args, inputs)
         part = _read_part(out_dir, folder, key) if resume else None
         if part is not None:
             entry, per = part

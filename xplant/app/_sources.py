@@ -47,6 +47,24 @@ def file_record(path):
     return {"path": str(path), "sha256": sha256_file(path), "bytes": path.stat().st_size}
 
 
+def input_digests(data_args):
+    """``{split: SHA-256}`` of the files a ``data_args`` reads (the user's files, an XC folder).
+
+    What a resumed run compares to reuse a finished part; named datasets
+    (read from their own folders) give ``{}``.
+    """
+    kind = data_args.get("dataset")
+    if kind == "user":
+        files = data_args["files"]
+    elif kind == "xc":
+        folder = Path(data_args["data_home"])
+        files = {s: folder / f"{s}.txt" for s in ("train", "dev", "test")
+                 if (folder / f"{s}.txt").is_file()}
+    else:
+        return {}
+    return {s: sha256_file(p) for s, p in files.items()}
+
+
 def _check_file(path, what):
     path = Path(path)
     if not path.is_file():
@@ -58,7 +76,8 @@ def _check_file(path, what):
 
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
-                   id_field=None, sep="|", max_docs=None, random_state=0):
+                   id_field=None, sep="|", max_docs=None, random_state=0,
+                   label_descriptions=None):
     """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
 
     Parameters
@@ -80,6 +99,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         First documents of each split only (a smoke run).
     random_state : int
         Seed of the dev share carved out of train.
+    label_descriptions : path or None
+        The user's label descriptions file (``--label-descriptions``, read by
+        :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
 
     Returns
     -------
@@ -96,14 +118,20 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if dataset is not None and (train or dev or test):
         raise ValueError("give either --dataset or --train/--dev/--test, not both")
     if dataset is None and not train:
-        if dev or test:
-            raise ValueError("--dev and --test need --train FILE (the training documents)")
+        if dev or test or label_descriptions:
+            raise ValueError("--dev, --test and --label-descriptions need --train FILE (the "
+                             "training documents)")
+    if dataset is not None and label_descriptions:
+        raise ValueError("--label-descriptions goes with your own files (--train); the named "
+                         "datasets bring their own descriptions")
         dataset = "codiesp"
     if train:
         files = {"train": str(_check_file(train, "--train"))}
         for split, path in (("dev", dev), ("test", test)):
             if path:
                 files[split] = str(_check_file(path, f"--{split}"))
+        if label_descriptions:
+            files["descriptions"] = str(_check_file(label_descriptions, "--label-descriptions"))
         return {"dataset": "user", "files": files, "upper": bool(upper),
                 "fields": {"text_field": text_field, "labels_field": labels_field,
                            "id_field": id_field, "sep": sep},
@@ -180,26 +208,68 @@ def _first(bunch, n):
     return bunch if n is None else _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
 
 
+#: Why each split needs documents with labels (the fix of an unlabelled split).
+_SPLIT_NEEDS = {
+    "train": "nothing can be learned; check the labels field (--labels-field)",
+    "dev": "epochs, C and the decision rule are chosen on dev's labels (every dev score would "
+           "be 0); give a --dev file with labels, or leave --dev out to carve dev out of train",
+    "test": "the scores would all be 0; give a labelled --test file (--labels-field names its "
+            "labels field), or use xplant predict to label new documents",
+}
+
+
+def check_split(bunch, split, where):
+    """One split's own rule, before anything is fitted: it holds documents, some with labels.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        The split (``Y`` of shape (n_documents, n_labels)).
+    split : {"train", "dev", "test"}
+    where : str or Path
+        The file it was read from (or how it was made), for the message.
+
+    Raises
+    ------
+    ValueError
+        An empty split, or one in which no document has a label, naming the
+        file and why the split needs labels.
+    """
+    n = bunch.Y.shape[0]
+    if n == 0:
+        raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
+                         "empty); add documents, one per line, or leave the option out")
+    if not bunch.Y.nnz:
+        raise ValueError(f"{where}: none of the {n} {split} documents has a label (every "
+                         f"line's labels field is empty); "
+                         f"{_SPLIT_NEEDS.get(split, _SPLIT_NEEDS['test'])}")
+
+
 def _check_splits(splits, files):
-    """Empty splits and a test file whose labels are all unseen are errors."""
+    """Every split by :func:`check_split`; a test file whose labels are all unseen is an error."""
     for split, b in splits.items():
-        if b.Y.shape[0] == 0:
-            where = files.get(split, split)
-            raise ValueError(f"{where}: the {split} split holds no documents (line 1 onward is "
-                             "empty); add documents, one per line, or leave the option out")
+        check_split(b, split, files.get(split, f"the {split} split carved out of "
+                                               f"{files.get('train', 'train')}"))
     train_freq = label_frequency(splits["train"].Y)
-    if "test" in splits and splits["test"].Y.nnz:
+    if "test" in files:
         test_freq = label_frequency(splits["test"].Y)
         if not np.any(train_freq[test_freq > 0] > 0):
             names = np.asarray(splits["test"].label_names)[test_freq > 0][:5]
-            raise ValueError(f"{files.get('test', 'test')}: none of its labels occurs in the "
+            raise ValueError(f"{files['test']}: none of its labels occurs in the "
                              f"training file {files.get('train', '')} (lines 1 to "
                              f"{splits['test'].Y.shape[0]}; e.g. {', '.join(map(str, names))}); "
                              "every model would score zero. Check the labels field and the "
                              "letter case (--upper), or give a test file of the same label set")
-    if not splits["train"].Y.nnz:
-        raise ValueError(f"{files.get('train', 'train')}: no training document has a label; "
-                         "check the labels field (--labels-field)")
+
+
+def with_cli_hint(msg):
+    """A reader's message with the command-line switch that fixes it, where there is one."""
+    if "no field" in msg:
+        msg += ("; name your fields with --text-field, --labels-field or --id-field "
+                "(JSON key or TSV header column)")
+    elif "is a int" in msg or "is a float" in msg:
+        msg += "; write the label in quotes"
+    return msg
 
 
 def _read_user(files, fields, upper):
@@ -207,13 +277,7 @@ def _read_user(files, fields, upper):
     try:
         return read_labelled_texts(dict(files), upper=upper, **fields)
     except ValueError as exc:
-        msg = str(exc)
-        if "no field" in msg:
-            msg += ("; name your fields with --text-field and --labels-field "
-                    "(JSON key or TSV header column)")
-        elif "is a int" in msg or "is a float" in msg:
-            msg += "; write the label in quotes"
-        raise ValueError(msg) from exc
+        raise ValueError(with_cli_hint(str(exc))) from exc
 
 
 def load_source(data_args):
@@ -236,7 +300,15 @@ def load_source(data_args):
     seed = int(data_args.get("random_state", 0))
     if kind == "user":
         files = data_args["files"]
-        splits = _read_user(files, data_args["fields"], data_args.get("upper", False))
+        upper = data_args.get("upper", False)
+        splits = _read_user({s: p for s, p in files.items() if s != "descriptions"},
+                            data_args["fields"], upper)
+        if "descriptions" in files:
+            from ..datasets import read_label_descriptions
+            desc = read_label_descriptions(files["descriptions"], splits["train"].label_names,
+                                           upper=upper)
+            fields = {k: v for k, v in desc.items() if k != "record"}
+            splits = {s: b.__class__(**{**b, **fields}) for s, b in splits.items()}
     elif kind == "xc":
         from ..datasets import load_xc
         folder = Path(data_args["data_home"])
@@ -257,10 +329,13 @@ def load_source(data_args):
     else:
         raise ValueError(f"load_source reads user files and XC folders, not {kind!r}")
     splits = {s: _first(b, data_args.get("max_docs")) for s, b in splits.items()}
-    _check_splits(splits, files)
+    check_split(splits["train"], "train", files["train"])
     notes = {"inputs": {s: file_record(p) for s, p in files.items()}}
     if "dev" not in splits:
-        tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
+        try:
+            tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
+        except ValueError as exc:
+            raise ValueError(f"{files['train']}: {exc}") from None
         splits["dev"] = _take(splits["train"], dv_rows)
         splits["train"] = _take(splits["train"], tr_rows)
         notes["dev"] = (f"no dev file: a seeded (random_state={seed}) iterative-stratified "
@@ -274,4 +349,5 @@ def load_source(data_args):
                          "the decision rule, so they are optimistic")
     else:
         notes["test"] = "file"
+    _check_splits({s: b for s, b in splits.items() if s in files or s == "dev"}, files)
     return splits, notes

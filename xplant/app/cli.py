@@ -20,7 +20,8 @@ def _data_args(args):
                           data_home=args.data_home, codes=args.codes, language=args.language,
                           upper=args.upper, text_field=args.text_field,
                           labels_field=args.labels_field, id_field=args.id_field, sep=args.sep,
-                          max_docs=args.max_docs, random_state=args.seed)
+                          max_docs=args.max_docs, random_state=args.seed,
+                          label_descriptions=args.label_descriptions)
 
 
 def _run(args):
@@ -30,12 +31,30 @@ def _run(args):
     run_job(args.output, _data_args(args), models=models, epochs=args.epochs,
             plant_epochs=args.plant_epochs, random_state=args.seed,
             verbose=0 if args.quiet else 1, report=args.report, resume=args.resume,
-            isolate=not args.no_isolate, log=_logger(args))
+            overwrite=args.overwrite, isolate=not args.no_isolate, log=_logger(args))
     return 0
 
 
 def _logger(args):
     return (lambda *a, **k: None) if getattr(args, "quiet", False) else print
+
+
+def _add_field_options(g, *, labels=True, id_default=None):
+    """The switches of the one file reader, the same for every command that reads files."""
+    g.add_argument("--text-field", default="text", help="field (JSON key / TSV column) of the text")
+    if labels:
+        g.add_argument("--labels-field", default="labels", help="field of the labels: a list of "
+                                                                "strings or one string split by "
+                                                                "--sep")
+    g.add_argument("--id-field", default=id_default,
+                   help="field of the document ids (default: "
+                        + (f"{id_default!r}; rows without it are numbered 0, 1, ...)"
+                           if id_default else "none: FILE:ROW)"))
+    if labels:
+        g.add_argument("--sep", default="|", help="separator of labels given as one string")
+        g.add_argument("--upper", action="store_true",
+                       help="upper-case the labels of your files (codes that are "
+                            "case-insensitive)")
 
 
 def _add_data_options(r, *, dataset_help):
@@ -47,13 +66,11 @@ def _add_data_options(r, *, dataset_help):
                                  "of --train)")
     g.add_argument("--test", help="your test file (default: none; dev scores are reported, "
                                   "marked optimistic)")
-    g.add_argument("--text-field", default="text", help="field (JSON key / TSV column) of the text")
-    g.add_argument("--labels-field", default="labels", help="field of the labels: a list of "
-                                                            "strings or one string split by --sep")
-    g.add_argument("--id-field", help="field of the document ids (default: file:row)")
-    g.add_argument("--sep", default="|", help="separator of labels given as one string")
-    g.add_argument("--upper", action="store_true",
-                   help="upper-case the labels of your files (codes that are case-insensitive)")
+    _add_field_options(g)
+    g.add_argument("--label-descriptions", metavar="FILE",
+                   help="your labels' descriptions: JSON lines {\"label\", \"description\", "
+                        "\"synonyms\"?, \"parents\"?} or a TSV with label and description "
+                        "columns (the descriptions row needs them)")
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
     g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "
@@ -73,21 +90,23 @@ def _evaluate(args):
     from ._fit import evaluate_model
     evaluate_model(args.model, args.input, args.output, upper=args.upper,
                    text_field=args.text_field, labels_field=args.labels_field,
-                   id_field=args.id_field, sep=args.sep, log=_logger(args))
+                   id_field=args.id_field, sep=args.sep, overwrite=args.overwrite,
+                   log=_logger(args))
     return 0
 
 
 def _predict(args):
     from ._predict import predict_file
     n = predict_file(args.model, args.input, args.output, fmt=args.format, top_k=args.top_k,
-                     evidence=args.evidence, overwrite=args.overwrite)
+                     evidence=args.evidence, overwrite=args.overwrite,
+                     text_field=args.text_field, id_field=args.id_field)
     print(f"wrote {n} documents to {args.output}")
     return 0
 
 
 def _report(args):
     from ..report import render_report
-    print(f"wrote {render_report(args.run_dir, out=args.out)}")
+    print(f"wrote {render_report(args.run_dir, out=args.out, overwrite=args.overwrite)}")
     return 0
 
 
@@ -108,6 +127,7 @@ def _ablate(args):
                  max_epoch_docs=args.max_epoch_docs,
                  switches=not args.no_switches,
                  dev_choices=not args.no_dev_choices, resume=args.resume,
+                 overwrite=args.overwrite,
                  curve=not args.no_curve, isolate=not args.no_isolate, num_threads=args.threads,
                  verbose=0 if args.quiet else 1)
     return 0
@@ -136,8 +156,11 @@ def build_parser():
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
     r.add_argument("--report", action="store_true", help="also write report.html")
     r.add_argument("--resume", action="store_true",
-                   help="continue the interrupted run in --output: finished models are kept, "
-                        "neural fits continue from their last epoch checkpoint")
+                   help="continue the interrupted run in --output: finished models are kept "
+                        "(when the input files are unchanged), neural fits continue from their "
+                        "last epoch checkpoint")
+    r.add_argument("--overwrite", action="store_true",
+                   help="remove the earlier run's files in --output and start afresh")
     r.add_argument("--no-isolate", action="store_true",
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")
@@ -163,28 +186,32 @@ def build_parser():
     e.add_argument("--model", required=True, help="saved model folder")
     e.add_argument("--input", required=True, help="labelled .jsonl or .tsv file")
     e.add_argument("--output", help="also write the report as JSON here")
-    e.add_argument("--text-field", default="text")
-    e.add_argument("--labels-field", default="labels")
-    e.add_argument("--id-field")
-    e.add_argument("--sep", default="|")
-    e.add_argument("--upper", action="store_true", help="upper-case the file's labels")
+    e.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --output file (never an input)")
+    _add_field_options(e)
     e.add_argument("--quiet", action="store_true")
     e.set_defaults(func=_evaluate)
 
     q = sub.add_parser("predict", help="label documents with a saved model")
     q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
-    q.add_argument("--input", required=True, help=".jsonl, .tsv, or a folder of .txt files")
+    q.add_argument("--input", required=True,
+                   help="a .jsonl or .tsv file (the reader of run, fit and evaluate), or a "
+                        "folder of .txt files, one document each")
     q.add_argument("--output", required=True)
     q.add_argument("--format", default="jsonl", choices=["jsonl", "codiesp"])
     q.add_argument("--top-k", type=int, default=10)
     q.add_argument("--evidence", action="store_true", help="add attention evidence spans")
     q.add_argument("--overwrite", action="store_true",
                    help="replace an existing output file (never the input)")
+    _add_field_options(q, labels=False, id_default="id")
     q.set_defaults(func=_predict)
 
     o = sub.add_parser("report", help="write report.html for a run folder")
     o.add_argument("run_dir")
-    o.add_argument("--out", help="output folder (default: the run folder)")
+    o.add_argument("--out", help="output folder (default: the run folder, whose report is "
+                                 "rewritten)")
+    o.add_argument("--overwrite", action="store_true",
+                   help="replace an existing report.html in --out")
     o.set_defaults(func=_report)
 
     from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES, EURLEX_SINGLE_SEED_ABOVE, EURLEX_SIZES
@@ -220,6 +247,8 @@ def build_parser():
     a.add_argument("--no-curve", action="store_true", help="skip the low-data curve")
     a.add_argument("--resume", action="store_true",
                    help="continue the interrupted run in --output (finished fits are kept)")
+    a.add_argument("--overwrite", action="store_true",
+                   help="remove the earlier run's files in --output and start afresh")
     a.add_argument("--no-dev-choices", action="store_true",
                    help="skip the rows that choose open defaults on dev (smoothing form, Stage 1 nDCG@k)")
     a.add_argument("--no-isolate", action="store_true", help="fit in this process")

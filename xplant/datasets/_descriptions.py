@@ -328,10 +328,9 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
     >>> out.label_descriptions.tolist(), out.label_ancestor.tolist(), out.record["coverage"]
     (['Alpha', 'Beta', ''], [1, -1, -1], 0.6667)
     """
-    name = Path(path).name.lower().removesuffix(".gz")
     table = _Table()
-    from ._user import read_records       # the one reader: BOM accepted, literal TSV cells
-    tsv = name.endswith((".tsv", ".tab", ".txt"))
+    from ._user import file_format, read_records     # the one reader and extension rule
+    tsv = file_format(path) == "tsv"
     rows = read_records(path, "tsv" if tsv else "jsonl")
     if tsv and rows and "label" not in rows[0][0]:
         raise ValueError(f"{path}: a TSV descriptions file needs a header with 'label' and "

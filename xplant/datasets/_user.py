@@ -1,7 +1,15 @@
-"""Users' own corpora: JSON lines or TSV files with a text and a labels field."""
+"""Users' own corpora: JSON lines or TSV files with a text and a labels field.
+
+The one reader of every command's data files (``xplant run``, ``fit``,
+``evaluate``, ``predict``): :func:`file_format` tells the format by the
+extension, :func:`read_records` decodes (UTF-8, byte-order mark dropped) and
+splits the rows, :func:`read_rows` checks each row's fields, and
+:func:`read_labelled_texts` makes the labelled splits.
+"""
 
 import gzip
 import json
+import re
 import unicodedata
 import warnings
 from pathlib import Path
@@ -9,36 +17,103 @@ from pathlib import Path
 from ._base import make_bunch
 
 
+#: A leading UTF-8 byte-order mark (spreadsheet and Windows exports write one).
+_BOM = b"\xef\xbb\xbf"
+
+
 def _open(path):
-    """Open a text file (``.gz`` too) as UTF-8; a leading byte-order mark is dropped.
-
-    Lines end at ``\\n`` only (a ``\\r`` before it is removed by the readers),
-    so a stray carriage return inside a text never splits a row.
-    """
+    """Open a file (``.gz`` too, any letter case) for reading bytes."""
     path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="\n")
-    return open(path, encoding="utf-8-sig", newline="\n")
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
 
 
-def _lines(fh):
-    """(line number, line without its end) of an open text file."""
-    for lineno, line in enumerate(fh, 1):
-        if line.endswith("\n"):
-            line = line[:-1]
-        if line.endswith("\r"):
-            line = line[:-1]
-        yield lineno, line
+def _not_utf8(where, line, start):
+    """The message for a byte that is not UTF-8 (at ``start`` of ``line``): where, and the fix."""
+    col = len(line[:start].decode("utf-8", "replace")) + 1
+    return (f"{where}, character {col}: the byte 0x{line[start]:02x} is not UTF-8 (the file "
+            "was probably saved as Windows-1252 or Latin-1); save it as UTF-8, for example "
+            "with iconv -f cp1252 -t utf-8 OLD > NEW")
+
+
+def _lines(path):
+    """(line number, decoded line without its end) of a UTF-8 text file.
+
+    Lines end at ``\\n`` only (a ``\\r`` before it is removed), so a stray
+    carriage return inside a text never splits a row. A leading byte-order
+    mark is dropped. Bytes that are not UTF-8 are an error naming the file,
+    the line and the fix.
+    """
+    with _open(path) as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if lineno == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(_not_utf8(f"{path}, line {lineno}", raw, exc.start)) from None
+            if line.endswith("\n"):
+                line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+            yield lineno, line
+
+
+def read_text_file(path):
+    """The whole text of one UTF-8 file (a document of a ``.txt`` folder), as it is.
+
+    The same decoding as every other reader: UTF-8, a leading byte-order
+    mark dropped, line ends kept.
+
+    Raises
+    ------
+    ValueError
+        Bytes that are not UTF-8, naming the file, the line and the fix.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "n.txt")
+    >>> _ = open(p, "wb").write(b"\\xef\\xbb\\xbfFi\\xc3\\xa8vre\\n")
+    >>> read_text_file(p)
+    'Fièvre\\n'
+    """
+    with _open(path) as fh:
+        raw = fh.read()
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        end = raw.find(b"\n", exc.start)
+        line = raw[start:] if end < 0 else raw[start:end]
+        lineno = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(_not_utf8(f"{path}, line {lineno}", line, exc.start - start)) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value):
+    """True when a JSON value (strings, lists, objects, nested) holds a lone UTF-16 surrogate."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_surrogate(v) for v in value)
 
 
 def read_records(path, fmt):
     """Rows of a JSON-lines or TSV file as ``(dict, where)``, where = "<file>, line <n>".
 
-    The one reader of xplant's text files. A leading UTF-8 byte-order mark
-    (the usual spreadsheet export) is accepted. TSV cells are literal: no
-    CSV quoting, so a quote is an ordinary character and a cell cannot hold a
-    tab or a line break (give such texts as JSON lines). A TSV's first line
-    is its header; blank lines are skipped in both formats.
+    The one reader of xplant's text files. Files are UTF-8; a leading
+    byte-order mark (the usual spreadsheet export) is accepted. TSV cells
+    are literal: no CSV quoting, so a quote is an ordinary character and a
+    cell cannot hold a tab or a line break (give such texts as JSON lines).
+    A TSV's first line is its header; blank lines are skipped in both
+    formats.
 
     Parameters
     ----------
@@ -48,14 +123,16 @@ def read_records(path, fmt):
     Returns
     -------
     list of (dict, str)
-        Each row's fields and where it was read. A TSV row with fewer cells
-        than the header has empty strings for the missing ones.
+        Each row's fields and where it was read.
 
     Raises
     ------
     ValueError
-        Invalid JSON, a JSON line that is not an object, or a TSV row with
-        more cells than the header, naming the file and line.
+        Naming the file and line: bytes that are not UTF-8, invalid JSON, a
+        JSON line that is not an object, a lone UTF-16 surrogate (the JSON
+        escape ``\\ud83d``, half an emoji), or a TSV row with more or fewer
+        cells than the header (a spreadsheet's quoted cell that holds a line
+        break, or spaces typed instead of a tab).
 
     Examples
     --------
@@ -66,36 +143,47 @@ def read_records(path, fmt):
     [{'text': '"Cough" reported', 'labels': 'R05'}]
     """
     rows = []
-    with _open(path) as fh:
-        if fmt == "jsonl":
-            for lineno, line in _lines(fh):
-                if not line.strip():
-                    continue
-                where = f"{path}, line {lineno}"
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise ValueError(f"{where}: each line must be a JSON object such as "
-                                     f'{{"text": ..., "labels": ...}}; got {type(obj).__name__}')
-                rows.append((obj, where))
-            return rows
-        header = None
-        for lineno, line in _lines(fh):
-            if header is None:
-                header = line.split("\t")
-                continue
+    if fmt == "jsonl":
+        for lineno, line in _lines(path):
             if not line.strip():
                 continue
             where = f"{path}, line {lineno}"
-            cells = line.split("\t")
-            if len(cells) > len(header):
-                raise ValueError(f"{where}: {len(cells)} tab-separated cells but the header has "
-                                 f"{len(header)}; a TSV cell cannot hold a tab (give such texts "
-                                 "as JSON lines)")
-            cells += [""] * (len(header) - len(cells))
-            rows.append((dict(zip(header, cells)), where))
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{where}: each line must be a JSON object such as "
+                                 f'{{"text": ..., "labels": ...}}; got {type(obj).__name__}')
+            if "\\u" in line:          # only an escape can give a lone surrogate
+                bad = [k for k, v in obj.items() if _has_surrogate(k) or _has_surrogate(v)]
+                if bad:
+                    raise ValueError(f"{where}: the field {bad[0]!r} holds a lone UTF-16 "
+                                     "surrogate (half of a character such as an emoji, e.g. the escape \\ud83d "
+                                     "without its pair); fix or remove the escape")
+            rows.append((obj, where))
+        return rows
+    header = None
+    for lineno, line in _lines(path):
+        if header is None:
+            header = line.split("\t")
+            continue
+        if not line.strip():
+            continue
+        where = f"{path}, line {lineno}"
+        cells = line.split("\t")
+        if len(cells) > len(header):
+            raise ValueError(f"{where}: {len(cells)} tab-separated cells but the header has "
+                             f"{len(header)}; a TSV cell cannot hold a tab (give such texts "
+                             "as JSON lines)")
+        if len(cells) < len(header):
+            raise ValueError(f"{where}: {len(cells)} tab-separated cell(s) but the header has "
+                             f"{len(header)} ({', '.join(header)}); every row needs one cell per "
+                             "column, separated by tabs (an empty cell still needs its tab). A "
+                             "quoted spreadsheet cell holding a line break, or spaces typed "
+                             "instead of a tab, does this; give texts with line breaks as JSON "
+                             "lines")
+        rows.append((dict(zip(header, cells)), where))
     return rows
 
 
@@ -150,15 +238,37 @@ def _doc_id(obj, id_field, where, default):
     return str(value)
 
 
-def _format(path, fmt):
+#: File name endings of each format (any letter case, each optionally ``.gz``).
+EXTENSIONS = {"jsonl": (".jsonl", ".json", ".ndjson"), "tsv": (".tsv", ".tab", ".txt")}
+
+
+def file_format(path, fmt="auto"):
+    """The format of a data file: ``fmt``, or by its extension when ``fmt`` is ``"auto"``.
+
+    The one rule for every command that reads a file: JSON lines for
+    ``.jsonl``, ``.json``, ``.ndjson``; TSV for ``.tsv``, ``.tab``, ``.txt``;
+    any letter case, each optionally ``.gz``.
+
+    Raises
+    ------
+    ValueError
+        An extension that names neither format.
+
+    Examples
+    --------
+    >>> file_format("notes.JSONL"), file_format("notes.ndjson.gz"), file_format("a.TXT")
+    ('jsonl', 'jsonl', 'tsv')
+    """
     if fmt != "auto":
         return fmt
     name = Path(path).name.lower().removesuffix(".gz")
-    if name.endswith((".jsonl", ".json", ".ndjson")):
-        return "jsonl"
-    if name.endswith((".tsv", ".tab", ".txt")):
-        return "tsv"
-    raise ValueError(f"cannot tell the format of {path}; pass format='jsonl' or format='tsv'")
+    for kind, endings in EXTENSIONS.items():
+        if name.endswith(endings):
+            return kind
+    raise ValueError(f"cannot tell the format of {path} from its extension: name the file "
+                     ".jsonl for JSON lines (or .json, .ndjson) or .tsv for tab-separated values "
+                     "(or .tab, .txt), optionally followed by .gz; a CSV file must be saved as "
+                     "TSV or JSON lines first")
 
 
 def _split_cell(value, sep, where, upper):
@@ -191,22 +301,68 @@ def _split_cell(value, sep, where, upper):
     return out
 
 
-def _read_file(path, fmt, text_field, labels_field, id_field, sep, upper):
-    out, wheres = [], []
-    for i, (obj, where) in enumerate(read_records(path, fmt)):
-        for field in (text_field, labels_field):
+def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep="|",
+              upper=False, format="auto", positional=None):
+    """The documents of one file, read by the rules every command shares.
+
+    Parameters
+    ----------
+    path : str or Path
+        JSON lines or TSV (:func:`file_format`).
+    text_field : str, default="text"
+        The field of the text: a string, or null for an empty text. Any
+        other value (a list, an object, a number, a boolean) is an error.
+    labels_field : str or None
+        The field of the labels (see :func:`read_labelled_texts`); None for
+        documents without labels (``xplant predict``).
+    id_field : str or None
+        The field of the document ids (a string or an integer); a row
+        without it, or with an empty value, gets its positional id.
+    sep, upper
+        As for :func:`read_labelled_texts`.
+    format : {"auto", "jsonl", "tsv"}
+    positional : callable or None
+        ``positional(row index)`` is the id of a row without one; default
+        ``"<file name>:<row>"``.
+
+    Returns
+    -------
+    list of (id, text, labels, where)
+        ``labels`` is None when ``labels_field`` is None.
+
+    Raises
+    ------
+    ValueError
+        Any error of :func:`read_records`, a missing field, a text that is
+        not a string, a bad label, or a bad or repeated id, naming the file
+        and line.
+    """
+    name = Path(path).name
+    positional = positional or (lambda i: f"{name}:{i}")
+    fmt = file_format(path, format)
+    records = read_records(path, fmt)
+    fields = [f for f in (text_field, labels_field) if f is not None]
+    missing = [f for f in fields if records and f not in records[0][0]]
+    if fmt == "tsv" and missing:
+        raise ValueError(f"{path}, line 1: no field {missing[0]!r} in the header (fields: "
+                         f"{list(records[0][0])}); a .txt file is read as TSV, and a folder of "
+                         ".txt files holds one document per file (xplant predict)")
+    out = []
+    for i, (obj, where) in enumerate(records):
+        for field in fields:
             if field not in obj:
                 raise ValueError(f"{where}: no field {field!r} (fields: {sorted(obj)})")
         text = obj[text_field]
         if text is None:
             text = ""
         if not isinstance(text, str):
-            raise ValueError(f"{where}: the text field {text_field!r} is not a string")
-        labels = _split_cell(obj[labels_field], sep, where, upper)
-        doc_id = _doc_id(obj, id_field, where, f"{Path(path).name}:{i}")
-        out.append((doc_id, text, labels))
-        wheres.append(where)
-    check_document_ids([d for d, _, _ in out], wheres, path)
+            raise ValueError(f"{where}: the text field {text_field!r} must be a string, got "
+                             f"{type(text).__name__} {text!r:.60}; join a list of sentences "
+                             "into one string")
+        labels = None if labels_field is None else _split_cell(obj[labels_field], sep, where,
+                                                                 upper)
+        out.append((_doc_id(obj, id_field, where, positional(i)), text, labels, where))
+    check_document_ids([r[0] for r in out], [r[3] for r in out], path)
     return out
 
 
@@ -240,8 +396,9 @@ def read_labelled_texts(
         may be a list of strings instead; a listed label that contains
         ``sep`` is an error.
     format : {"auto", "jsonl", "tsv"}, default="auto"
-        ``"auto"`` decides by extension (``.jsonl``, ``.json``, ``.ndjson``;
-        ``.tsv``, ``.tab``, ``.txt``; each optionally ``.gz``).
+        ``"auto"`` decides by extension (:func:`file_format`: ``.jsonl``,
+        ``.json``, ``.ndjson``; ``.tsv``, ``.tab``, ``.txt``; any letter
+        case, each optionally ``.gz``).
     upper : bool, default=False
         Upper-case the labels (for codes that are case-insensitive).
 
@@ -254,10 +411,12 @@ def read_labelled_texts(
     Raises
     ------
     ValueError
-        On a missing field, a non-string label (numbers lose zeros: quote
-        codes), a listed label containing ``sep``, invalid JSON, a TSV row
-        with more cells than the header, or a null, repeated or
-        control-character id; each message names the file and line.
+        On bytes that are not UTF-8, a missing field, a text that is not a
+        string, a non-string label (numbers lose zeros: quote codes), a
+        listed label containing ``sep``, invalid JSON, a lone UTF-16
+        surrogate, a TSV row with more or fewer cells than the header, or a
+        null, repeated or control-character id; each message names the file
+        and line (the rules of :func:`read_rows`, shared by every command).
 
     Warns
     -----
@@ -292,9 +451,9 @@ def read_labelled_texts(
         raise ValueError("sep must be a string")
     docs = {}
     for split, path in paths_by_split.items():
-        docs[split] = _read_file(
-            path, _format(path, format), text_field, labels_field, id_field, sep, upper
-        )
+        docs[split] = [row[:3] for row in read_rows(
+            path, text_field=text_field, labels_field=labels_field, id_field=id_field, sep=sep,
+            upper=upper, format=format)]
     first_split = {}
     for split, rows in docs.items():
         for doc_id, _, _ in rows:

@@ -284,7 +284,7 @@ def _evidence_rows(evidence, examples):
     return out
 
 
-def render_report(run_dir, *, out=None, examples=None):
+def render_report(run_dir, *, out=None, examples=None, overwrite=False):
     """Write ``report.html`` and its PNG plots for an ``xplant run`` folder.
 
     Parameters
@@ -299,10 +299,15 @@ def render_report(run_dir, *, out=None, examples=None):
         ``docs/evidence.md``.
     out : str or Path, optional
         Folder for ``report.html``, ``f1_by_frequency.png`` and
-        ``similarity.png``; created if needed. Default: ``run_dir``.
+        ``similarity.png``; created if needed. Default: ``run_dir``, whose
+        report is the run's own file and is always rewritten. Elsewhere the
+        rule of every output holds (:func:`xplant._files.check_output`): an
+        existing report is replaced only with ``overwrite``.
     examples : int, optional
         Documents shown per model in the evidence section (the first ones of
         ``evidence.json``); default 3.
+    overwrite : bool, default=False
+        Replace an existing ``report.html`` in ``out`` (``--overwrite``).
 
     Returns
     -------
@@ -314,6 +319,9 @@ def render_report(run_dir, *, out=None, examples=None):
     ------
     FileNotFoundError
         If ``results.json`` is missing.
+    FileExistsError
+        If ``out`` is not the run folder, holds ``report.html`` and
+        ``overwrite`` is False.
     ValueError
         If a file does not follow its schema, or ``examples < 0``.
     ImportError
@@ -334,6 +342,9 @@ def render_report(run_dir, *, out=None, examples=None):
         raise ValueError(f"examples must be a non-negative int, got {examples!r}")
     run_dir = Path(run_dir)
     out = Path(out) if out is not None else run_dir
+    if out.resolve() != run_dir.resolve():
+        from .._files import check_output
+        check_output(out / REPORT_FILE, overwrite=overwrite, what="report")
     out.mkdir(parents=True, exist_ok=True)
     results = read_results(run_dir)
 
