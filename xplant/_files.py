@@ -23,9 +23,11 @@ checkpoints):
 """
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
+import unicodedata
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -214,7 +216,6 @@ def check_path_name(name, what="name"):
     ...
     ValueError: model row name '..' cannot be part of a path: ...
     """
-    from .datasets._user import control_characters
     why = None
     if not isinstance(name, str):
         raise ValueError(f"{what} must be a string, got {type(name).__name__} {name!r}")
@@ -580,3 +581,26 @@ def check_model_output(output, *, data=(), overwrite=False):
 def sibling_tmp(path):
     """A fresh, unused name beside ``path`` for a folder to be moved into place later."""
     return _tmp_name(Path(path))
+
+
+def control_characters(text):
+    """The control, line- and paragraph-separator characters of ``text``, as escapes."""
+    return sorted({repr(c)[1:-1] for c in text
+                   if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") and c != "\u200d"})
+
+
+def sha256_file(path, chunk=1 << 20):
+    """SHA-256 hex digest of a file's bytes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = tempfile.NamedTemporaryFile(delete=False); _ = f.write(b"abc"); f.close()
+    >>> sha256_file(f.name)[:16]
+    'ba7816bf8f01cfea'
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()

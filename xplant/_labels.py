@@ -354,7 +354,7 @@ def check_label_names(names, *, case_insensitive=False, what="label names"):
     ...
     ValueError: label names 'R50' (column 0) and 'r50' (column 1) are the same label ...
     """
-    from .datasets._user import control_characters
+    from ._files import control_characters
     names = list(names)
     seen = {}
     for j, name in enumerate(names):

@@ -84,7 +84,7 @@ def test_case01_resume_with_changed_data_refuses_naming_the_file(corpus, tmp_pat
     prior, _ = load_saved(run / "models" / "frequency_prior")
     np.testing.assert_array_equal(prior.label_frequency_, [0, 0, 40, 0])
     saved = json.loads((run / "results.json").read_text())
-    from xplant.app._sources import sha256_file
+    from xplant._files import sha256_file
     assert saved["inputs"]["train"]["sha256"] == sha256_file(corpus["train"])
 
 

@@ -10,35 +10,18 @@ dev; without a test file dev stands in for test and the record says the
 scores are optimistic. Every input file is recorded with its SHA-256.
 """
 
-import hashlib
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from .._files import sha256_file
 from .._labels import label_frequency
 
 #: Share of train that becomes dev when no dev file is given.
 DEV_FRACTION = 0.1
 
 NAMED_DATASETS = ("codiesp", "eurlex57k", "mimic")
-
-
-def sha256_file(path, chunk=1 << 20):
-    """SHA-256 hex digest of a file's bytes.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> f = tempfile.NamedTemporaryFile(delete=False); _ = f.write(b"abc"); f.close()
-    >>> sha256_file(f.name)[:16]
-    'ba7816bf8f01cfea'
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def file_record(path):

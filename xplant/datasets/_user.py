@@ -10,10 +10,10 @@ splits the rows, :func:`read_rows` checks each row's fields, and
 import gzip
 import json
 import re
-import unicodedata
 import warnings
 from pathlib import Path
 
+from .._files import control_characters
 from ._base import make_bunch
 
 
@@ -185,12 +185,6 @@ def read_records(path, fmt):
                              "lines")
         rows.append((dict(zip(header, cells)), where))
     return rows
-
-
-def control_characters(text):
-    """The control, line- and paragraph-separator characters of ``text``, as escapes."""
-    return sorted({repr(c)[1:-1] for c in text
-                   if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") and c != "\u200d"})
 
 
 def check_document_ids(ids, wheres, path):

@@ -157,7 +157,7 @@ def _pct(v):
 
 def _input_status(inputs):
     """``[(split, {path, sha256, status})]``: whether each input file is still what the run read."""
-    from ..app._sources import sha256_file
+    from .._files import sha256_file
     out = []
     for split, rec in sorted((inputs or {}).items()):
         if not isinstance(rec, dict) or "path" not in rec:
