@@ -164,26 +164,20 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     if not data.texts:
         raise ValueError(f"{path}: holds no documents (line 1 onward is empty); add labelled "
                          "documents, one per line")
-    names = label_names(model)
-    column = {n: j for j, n in enumerate(names)}
-    file_names = [str(n) for n in data.label_names]
-    unknown = [n for n in file_names if n not in column]
+    from ..datasets._label_space import align_label_space
+    # columns: the model's labels, then the file's unknown labels, scored -inf: never ranked,
+    # never predicted, so their gold positives are misses in every metric
+    aligned = align_label_space(label_names(model), data.Y, data.label_names)
+    unknown = aligned.unknown_labels.tolist()
     if unknown:
         warnings.warn(f"{path}: {len(unknown)} label(s) unknown to the model count as misses: "
                       f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
                       UserWarning, stacklevel=2)
-    # columns: the model's labels, then the file's unknown labels (never predicted)
-    extra = {n: len(names) + i for i, n in enumerate(unknown)}
-    Yc = data.Y.tocoo()
-    cols = np.array([column.get(file_names[j], extra.get(file_names[j], -1)) for j in Yc.col],
-                    dtype=np.int64)
-    n, width = len(data.texts), len(names) + len(unknown)
-    Y = sp.csr_matrix((np.ones_like(cols), (Yc.row, cols)), shape=(n, width))
+    Y, n = aligned.Y, len(data.texts)
     scores = score_matrix(model, data.texts)
     y_pred = decide(model, data.texts, decision, scores=scores)
     if unknown:
-        low = np.full((n, len(unknown)), scores.min() - 1.0)
-        scores = np.hstack([scores, low])
+        scores = np.hstack([scores, np.full((n, len(unknown)), -np.inf)])
         y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
                            format="csr")
     final = model.steps[-1][1] if hasattr(model, "steps") else model

@@ -1,21 +1,32 @@
 """Plain-text and Markdown tables of run results (``results.json`` model entries)."""
 
 
+#: Zero-shot labels (no training positive) in the main tables: their recall in the full
+#: ranking (every label competing), beside the group's size; the group ranked alone
+#: (``zero_R@5``) stays in ``results.json``, where a group of one label scores 100 %.
 TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                  ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                  ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"), ("F1_zero", "F1 zero"),
-                 ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"))
+                 ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"))
+
+#: Columns that hold counts, printed as integers (the others are percent).
+COUNT_COLUMNS = ("zero_n_labels", "zero_n_documents")
+
+
+def _cell(key, v, missing):
+    if v is None or v != v:
+        return missing
+    return f"{int(v)}" if key in COUNT_COLUMNS else f"{100 * v:.1f}"
 
 
 def format_table(models):
-    """A plain-text table of the models' test metrics (percent) and fit time."""
+    """A plain-text table of the models' test metrics (percent; counts as integers) and fit time."""
     head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
     rows = []
     for m in models:
         r = [m["name"]]
         for key, _ in TABLE_COLUMNS:
-            v = m["metrics"].get(key, float("nan"))
-            r.append("nan" if v != v else f"{100 * v:.1f}")
+            r.append(_cell(key, m["metrics"].get(key, float("nan")), "nan"))
         r += [str(m["k"]), f"{m['fit_seconds']:.0f}"]
         rows.append(r)
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
@@ -28,7 +39,7 @@ def format_table(models):
 MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                     ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                     ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"),
-                    ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"))
+                    ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"))
 
 
 def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
@@ -67,7 +78,7 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
         cells = [str(m["name"])]
         for key, _ in columns:
             v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
-            cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
+            cells.append(_cell(key, v, "-"))
         if resources:
             dps = m.get("predict_docs_per_second")
             cells += [f"{m['fit_seconds']:.1f}", "-" if dps is None else f"{dps:.0f}",

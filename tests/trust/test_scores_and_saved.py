@@ -1,0 +1,75 @@
+"""Scores, label names and saved models as a new user meets them (issue 31: cases 7-11 and the
+kinds "ties from saturated probabilities", "a corrupt weights file" and "a huge k")."""
+
+import json
+import unicodedata
+import warnings
+
+import numpy as np
+import pytest
+
+from xplant.linear import make_tfidf_ovr, predict_top_k, save_linear
+
+CUES = {"A10": ("fever", "chills"), "B20": ("cough", "sputum"), "C30": ("rash", "itch"),
+        "D40": ("pain", "ache")}
+NAMES = sorted(CUES)
+
+
+def toy(n, offset=0):
+    """Notes labelled A10 B20 C30 D40 in turn, each with one of its label's two cue words."""
+    texts, labels = [], []
+    for i in range(offset, offset + n):
+        lab = NAMES[i % 4]
+        texts.append(f"the patient reports {CUES[lab][(i // 4) % 2]} since monday, note {i}")
+        labels.append([lab])
+    return texts, labels
+
+
+def write_jsonl(path, texts, labels):
+    path.write_text("".join(json.dumps({"id": f"n{i}", "text": t, "labels": l}) + "\n"
+                            for i, (t, l) in enumerate(zip(texts, labels))), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def svm(tmp_path_factory):
+    """The SVM (TF-IDF + one-vs-rest) on 40 toy notes, saved; (folder, model)."""
+    texts, labels = toy(40)
+    model = make_tfidf_ovr(min_df=1).fit(texts, labels)
+    path = tmp_path_factory.mktemp("svm") / "svm"
+    save_linear(model, path, decision={"rule": "top_k", "k": 1, "threshold": 0.0})
+    return path, model
+
+
+# ---------------------------------------------------------------- case 7: labels never seen
+def test_case7_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_path):
+    from xplant.app._fit import evaluate_model
+    folder, model = svm
+    texts, labels = toy(10, offset=40)
+    assert [n[0] for n in predict_top_k(model, texts, 1)[0].tolist()] == \
+        [NAMES.index(l[0]) for l in labels]               # the SVM ranks each note's label first
+    labels = [l + ["E50"] if i % 2 else l for i, l in enumerate(labels)]    # 5 of 10 notes
+    test = write_jsonl(tmp_path / "test.jsonl", texts, labels)
+    with pytest.warns(UserWarning, match="1 label.*unknown to the model count as misses: E50"):
+        report = evaluate_model(folder, test, log=lambda *a: None)
+    m = report["metrics"]
+    # hand-computed with E50 in y_true and never ranked: notes with E50 find 1 of 2 labels
+    assert m["P@1"] == 1.0
+    assert m["R@5"] == pytest.approx((5 * 1.0 + 5 * 0.5) / 10)      # 0.75, not 1.0
+    assert m["MAP"] == pytest.approx((5 * 1.0 + 5 * 0.5) / 10)      # AP of {X, E50}: (1/1) / 2
+    assert m["micro_R"] == pytest.approx(10 / 15)
+    assert m["zero_R@5_full"] == 0.0 and m["zero_R@5"] == 0.0       # not 100 %
+    assert (m["zero_n_labels"], m["zero_n_documents"]) == (1.0, 5.0)
+    assert report["unknown_labels"] == ["E50"]
+
+
+def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
+    from xplant.app._tables import format_table, markdown_table
+    # a group of one unseen label ranked alone is always found: 100 %; in the full ranking 0 %
+    metrics = {"zero_R@5": 1.0, "zero_R@5_full": 0.0, "zero_n_labels": 1.0}
+    table = format_table([{"name": "prior", "metrics": metrics, "k": 1, "fit_seconds": 0.0}])
+    head, _, row = table.splitlines()
+    assert "zero R@5" in head and "zero n" in head and "100.0" not in row
+    assert row.split()[-4:-2] == ["0.0", "1"]
+    md = markdown_table([{"name": "prior", "metrics": metrics}], resources=False)
+    assert md.splitlines()[-1].endswith("| 0.0 | 1 |")
