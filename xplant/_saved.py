@@ -79,17 +79,40 @@ def label_names(model):
     return [str(c) for c in _final(model).classes_]
 
 
+def score_scale(model):
+    """The scale of :func:`score_matrix`: ``"probability"`` or ``"decision_function"``."""
+    return "probability" if hasattr(model, "predict_proba") else "decision_function"
+
+
 def score_matrix(model, texts):
     """Dense scores ``(n, L)``: ``predict_proba`` where the model has it, else decision values.
 
-    The scale on which ``xplant run`` chooses its thresholds.
+    The scale on which ``xplant run`` chooses its thresholds (:func:`score_scale`).
     """
     s = model.predict_proba(texts) if hasattr(model, "predict_proba") else \
         model.decision_function(texts)
     return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
 
 
-def decide(model, texts, decision, scores=None):
+def ranking(model, texts, k):
+    """The model's best ``min(k, L)`` labels of each text, best first: the one ranking.
+
+    The model's own ``predict_top_k`` (:func:`xplant.linear.predict_top_k`),
+    which ranks by the scores that break ties: PLANT by its logits, whose
+    probabilities tie once they saturate at 1.0 in float32; a logistic model
+    by its decision values. The top-k rule of :func:`decide` and the records
+    of ``xplant predict`` follow it.
+
+    Returns
+    -------
+    indices : ndarray of int64 of shape (n, min(k, L))
+        -1 where a label is never ranked.
+    """
+    from .linear import predict_top_k
+    return np.asarray(predict_top_k(model, texts, k)[0], dtype=np.int64)
+
+
+def decide(model, texts, decision, scores=None, ranked=None):
     """0/1 predictions of ``model`` on ``texts`` under ``decision``.
 
     Parameters
@@ -99,18 +122,26 @@ def decide(model, texts, decision, scores=None):
     decision : dict
         As returned by :func:`load_saved`.
     scores : ndarray of shape (n, L) or None
-        :func:`score_matrix` of the texts, when already computed.
+        :func:`score_matrix` of the texts, when already computed (the
+        threshold rule reads them).
+    ranked : ndarray of shape (n, >= k) or None
+        :func:`ranking` of the texts, when already computed (the top-k rule
+        takes its first k labels).
 
     Returns
     -------
     Y_pred : scipy.sparse.csr_matrix of shape (n, L), dtype int64
     """
     from .metrics import threshold_decision, top_k_decision
-    if scores is None:
-        scores = score_matrix(model, texts)
+    n_labels = len(label_names(model))
     if decision["rule"] == "top_k":
-        out = top_k_decision(scores, int(decision["k"]))
+        k = min(int(decision["k"]), n_labels)
+        if ranked is None or ranked.shape[1] < k:
+            ranked = ranking(model, texts, k)
+        out = top_k_decision(y_top_k=ranked[:, :k], k=k, n_labels=n_labels)
     else:
+        if scores is None:
+            scores = score_matrix(model, texts)
         out = threshold_decision(scores, float(decision["threshold"]))
     return sp.csr_matrix(out, dtype=np.int64)
 

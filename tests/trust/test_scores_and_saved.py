@@ -73,3 +73,63 @@ def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
     assert row.split()[-4:-2] == ["0.0", "1"]
     md = markdown_table([{"name": "prior", "metrics": metrics}], resources=False)
     assert md.splitlines()[-1].endswith("| 0.0 | 1 |")
+
+
+# ---------------------------------------------------------------- case 10: predict records
+def test_case10_records_use_the_rules_scale_and_list_predicted_best_first(tmp_path):
+    from xplant.app._predict import predict_file
+    from xplant.linear import make_tfidf_logistic
+    texts, labels = toy(40)
+    lr = make_tfidf_logistic(min_df=1).fit(texts, labels)
+    folder = tmp_path / "lr"
+    save_linear(lr, folder, decision={"rule": "threshold", "k": 1, "threshold": 0.2})
+    notes = tmp_path / "notes.jsonl"
+    docs = ["fever and cough and rash since monday", "itch", "nothing at all"]
+    notes.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n"
+                             for i, t in enumerate(docs)), encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    predict_file(folder, notes, out, top_k=4)
+    proba = lr.predict_proba(docs)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for i, rec in enumerate(records):
+        assert rec["decision"]["scale"] == "probability"
+        scores = {t["label"]: t["score"] for t in rec["top"]}
+        assert list(scores.values()) == sorted(scores.values(), reverse=True)
+        for t in rec["top"]:
+            assert t["score"] == pytest.approx(proba[i, NAMES.index(t["label"])])
+        # the printed threshold applied to the printed scores selects exactly `predicted`
+        assert {l for l, s in scores.items() if s >= 0.2} == set(rec["predicted"])
+        assert rec["predicted"] == sorted(rec["predicted"], key=lambda l: -scores[l])
+    assert len(records[0]["predicted"]) >= 2         # several labels: the order is tested
+
+
+# ---------------------------------------------------------------- ties from saturated probabilities
+def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_path):
+    torch = pytest.importorskip("torch")
+    from xplant.app._predict import predict_file
+    from xplant.neural import load_model
+    path, _ = tiny_model
+    clf = load_model(path)                               # a copy: the fixture stays as fitted
+    with torch.no_grad():                                # logits = the label biases, exactly
+        clf.module_.head_weight.zero_()
+        clf.module_.label_bias.copy_(torch.tensor([20.0, 30.0, -5.0, -5.0]))
+    z = np.array([20.0, 30.0], dtype=np.float32)
+    assert (torch.sigmoid(torch.from_numpy(z)).numpy() == 1.0).all()   # σ ties in float32
+    clf.set_params(decision="top_k")
+    clf.k_ = 1
+    docs = ["fever since monday"]
+    assert clf.decision_function(docs)[0, :2].tolist() == [20.0, 30.0]
+    idx, p = clf.predict_top_k(docs, 1)
+    assert idx.tolist() == [[1]] and p.tolist() == [[1.0]]         # logit 30 first, not column 0
+    assert clf.predict(docs).toarray().tolist() == [[0, 1, 0, 0]]
+    clf.save(tmp_path / "m")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"id": "a", "text": docs[0]}) + "\n", encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    from xplant.app.cli import main
+    assert main(["predict", "--model", str(tmp_path / "m"), "--input", str(notes),
+                 "--output", str(out), "--top-k", "2"]) == 0
+    rec = json.loads(out.read_text())
+    names = [str(c) for c in clf.classes_]
+    assert [t["label"] for t in rec["top"]] == [names[1], names[0]]
+    assert rec["predicted"] == [names[1]]
