@@ -38,10 +38,15 @@ def load_saved(path):
     FileNotFoundError
         When ``path`` holds no ``config.json``.
     ValueError
-        When ``config.json`` names no xplant format.
+        When ``config.json`` names no xplant format, or ``path`` is a part
+        of a saved model (the shortlist inside a PLANT folder).
     """
     from .linear._io import LINEAR_FORMAT, load_linear, read_config
     path = Path(path)
+    if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
+        raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
+                         f"its own (its labels are the model's column indices); pass the model "
+                         f"folder {path.parent}")
     config = read_config(path)
     fmt = str(config.get("format"))
     if fmt == LINEAR_FORMAT:
@@ -146,8 +151,36 @@ def decide(model, texts, decision, scores=None, ranked=None):
     return sp.csr_matrix(out, dtype=np.int64)
 
 
-def save_row(model, final, model_dir, rule):
+#: The file of a saved folder that names the results row it reproduces.
+ROW_FILE = "row.json"
+
+
+def reproduced_row(name, final):
+    """The results row a saved model reproduces: a shortlisted fit answers with fused scores."""
+    from .app._rows import FUSED_SUFFIXES
+    shortlisted = getattr(final, "shortlist_", None) is not None
+    return name + FUSED_SUFFIXES["fused"] if shortlisted else name
+
+
+def saved_row(path):
+    """The row recorded in a saved folder's ``row.json``, or None (a folder saved otherwise)."""
+    import json
+    file = Path(path) / ROW_FILE
+    if not file.is_file():
+        return None
+    try:
+        return json.loads(file.read_text(encoding="utf-8")).get("row")
+    except (ValueError, AttributeError):
+        return None
+
+
+def save_row(model, final, model_dir, rule, row=None):
     """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule.
+
+    With ``row`` (the row's name), the folder also gets ``row.json``,
+    ``{"row": ...}``: the row of ``results.json`` the saved model
+    reproduces, ``<row> fused`` for a shortlisted neural fit
+    (:func:`reproduced_row`).
 
     Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
     that cannot be stored without pickle (LibMultiLabel): its scores stand.
@@ -155,10 +188,15 @@ def save_row(model, final, model_dir, rule):
     path = Path(model_dir)
     if hasattr(final, "save"):
         final.save(path)
-        return {"saved_to": str(path)}
-    from .linear import save_linear
-    try:
-        save_linear(model, path, decision=rule, overwrite=True)
-    except TypeError as exc:
-        return {"not_saved": str(exc)}
+    else:
+        from .linear import save_linear
+        try:
+            save_linear(model, path, decision=rule, overwrite=True)
+        except TypeError as exc:
+            return {"not_saved": str(exc)}
+    if row is not None:
+        import json
+        from ._files import write_text
+        write_text(path / ROW_FILE, json.dumps({"row": reproduced_row(row, final)},
+                                               ensure_ascii=False))
     return {"saved_to": str(path)}

@@ -142,9 +142,10 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     Returns
     -------
     report : dict
-        ``{"model", "input": {path, sha256, bytes}, "n_documents",
-        "decision", "unknown_labels", "metrics"}``; ``metrics`` from
-        :func:`xplant.metrics.xmtc_report`.
+        ``{"model", "row", "input": {path, sha256, bytes}, "n_documents",
+        "decision", "unknown_labels", "metrics"}``; ``row`` is the results
+        row the folder reproduces (its ``row.json``; None for a folder
+        saved otherwise); ``metrics`` from :func:`xplant.metrics.xmtc_report`.
 
     Warns
     -----
@@ -184,12 +185,14 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     freq = np.concatenate([np.asarray(final.label_frequency_), np.zeros(len(unknown))])
     metrics = xmtc_report(Y, scores, y_pred=y_pred, label_frequency=freq,
                           n_train_documents=int(final.n_train_documents_))
-    report = {"model": str(Path(model_dir).resolve()), "input": file_record(path),
+    from .._saved import saved_row
+    report = {"model": str(Path(model_dir).resolve()), "row": saved_row(model_dir),
+              "input": file_record(path),
               "n_documents": n, "decision": decision, "unknown_labels": unknown,
               "metrics": metrics}
     log(f"{path}: {n} documents, decision {decision['rule']}"
         f" (k={decision['k']}, threshold={decision['threshold']:.3g}); percent:\n")
-    log(format_table([{"name": Path(model_dir).name, "metrics": metrics,
+    log(format_table([{"name": report["row"] or Path(model_dir).name, "metrics": metrics,
                        "k": decision["k"], "fit_seconds": 0.0}]))
     if output:
         from .._files import check_output, write_text

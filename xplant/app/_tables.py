@@ -20,10 +20,17 @@ def _cell(key, v, missing):
 
 
 def format_table(models):
-    """A plain-text table of the models' test metrics (percent; counts as integers) and fit time."""
+    """A plain-text table of the models' test metrics (percent; counts as integers) and fit time.
+
+    A row that is another row by construction (``same_as``, e.g. the α = 1
+    row of a fit whose shortlist is the run's SVM) is printed once, as
+    ``<name>  = <that row>`` under the table.
+    """
     head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
     rows = []
     for m in models:
+        if m.get("same_as"):
+            continue
         r = [m["name"]]
         for key, _ in TABLE_COLUMNS:
             r.append(_cell(key, m["metrics"].get(key, float("nan")), "nan"))
@@ -32,7 +39,9 @@ def format_table(models):
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+    same = [f"{m['name'].ljust(widths[0])}  = {m['same_as']}" for m in models if m.get("same_as")]
+    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
+                     + same)
 
 
 #: Columns of the benchmark's Markdown table: (metric key, header).
@@ -47,7 +56,9 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
 
     Metrics are shown in percent, one decimal; a missing or NaN metric is
     shown as "-". With ``resources``, adds fit seconds, predicted documents
-    per second and peak RSS (MB).
+    per second and peak RSS (MB). A row that is another row by
+    construction (``same_as``) says ``= <that row>`` instead of repeating
+    its numbers.
 
     Parameters
     ----------
@@ -76,6 +87,10 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     for m in models:
         cells = [str(m["name"])]
+        if m.get("same_as"):         # the same row by construction: said, not repeated
+            cells += [f"= {m['same_as']}"] + [""] * (len(head) - 2)
+            lines.append("| " + " | ".join(cells) + " |")
+            continue
         for key, _ in columns:
             v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
             cells.append(_cell(key, v, "-"))
