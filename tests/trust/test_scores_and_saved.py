@@ -133,3 +133,56 @@ def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_pat
     names = [str(c) for c in clf.classes_]
     assert [t["label"] for t in rec["top"]] == [names[1], names[0]]
     assert rec["predicted"] == [names[1]]
+
+
+# ---------------------------------------------------------------- a corrupt weights file
+def _corrupt(file, how):
+    data = bytearray(file.read_bytes())
+    if how == "half":
+        data = data[:len(data) // 2]
+    else:                                    # a header byte flipped: its length, or its JSON
+        data[0 if how == "length" else 12] ^= 0xFF
+    file.write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def saved_kinds(svm, tiny_model, tmp_path_factory):
+    """One saved folder of each kind, and the weights file inside it: {kind: (folder, file)}."""
+    from xplant.linear import FrequencyPrior
+    root = tmp_path_factory.mktemp("kinds")
+    prior = FrequencyPrior().fit(np.zeros((3, 1)), [["A"], ["A", "B"], ["B"]])
+    save_linear(prior, root / "prior")
+    plant, _ = tiny_model
+    return {"prior": (root / "prior", "arrays.safetensors"),
+            "svm": (svm[0], "arrays.safetensors"),
+            "plant": (plant, "model.safetensors"),
+            "plant relevance": (plant, "relevance/relevance.safetensors")}
+
+
+@pytest.mark.parametrize("how", ["half", "length", "json"])
+@pytest.mark.parametrize("kind", ["prior", "svm", "plant", "plant relevance"])
+def test_a_corrupt_weights_file_names_the_file(saved_kinds, kind, how, tmp_path):
+    import shutil
+    from xplant._saved import load_saved
+    folder, name = saved_kinds[kind]
+    if kind.startswith("plant"):
+        pytest.importorskip("torch")
+    copy = tmp_path / "m"
+    shutil.copytree(folder, copy)
+    _corrupt(copy / name, how)
+    size = (copy / name).stat().st_size
+    with pytest.raises(ValueError, match=rf"{name.split('/')[-1]} \({size} bytes\) is not a "
+                                         r"whole safetensors file: .+save the model again"):
+        load_saved(copy)
+
+
+def test_a_corrupt_checkpoint_and_planting_name_the_file(tmp_path):
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file
+    from xplant.neural._planter import load_planting
+    (tmp_path / "p").mkdir()
+    save_file({"w": torch.zeros(40)}, str(tmp_path / "p" / "planted.safetensors"))
+    (tmp_path / "p" / "planting.json").write_text("{}")
+    _corrupt(tmp_path / "p" / "planted.safetensors", "half")
+    with pytest.raises(ValueError, match=r"planted.safetensors \(\d+ bytes\) is not a whole"):
+        load_planting(tmp_path / "p")
