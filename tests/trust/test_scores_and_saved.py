@@ -186,3 +186,25 @@ def test_a_corrupt_checkpoint_and_planting_name_the_file(tmp_path):
     _corrupt(tmp_path / "p" / "planted.safetensors", "half")
     with pytest.raises(ValueError, match=r"planted.safetensors \(\d+ bytes\) is not a whole"):
         load_planting(tmp_path / "p")
+
+
+# ---------------------------------------------------------------- a huge k
+@pytest.mark.parametrize("kind", ["prior", "svm", "plant"])
+def test_a_huge_k_ranks_every_label_and_allocates_no_k_columns(saved_kinds, kind, tmp_path):
+    from xplant._saved import load_saved
+    from xplant.app.cli import main
+    from xplant.linear import predict_top_k
+    if kind == "plant":
+        pytest.importorskip("torch")
+    folder, _ = saved_kinds[kind]
+    model, _ = load_saved(folder)
+    n_labels = len(model.steps[-1][1].classes_ if hasattr(model, "steps") else model.classes_)
+    idx, scores = predict_top_k(model, ["fever and cough"], 10**12)
+    assert idx.shape == scores.shape == (1, n_labels)
+    assert sorted(idx[0].tolist()) == list(range(n_labels))
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"id": "a", "text": "fever and cough"}) + "\n", encoding="utf-8")
+    out = tmp_path / "pred.jsonl"
+    assert main(["predict", "--model", str(folder), "--input", str(notes), "--output", str(out),
+                 "--top-k", str(10**12)]) == 0
+    assert len(json.loads(out.read_text())["top"]) == n_labels
