@@ -208,3 +208,17 @@ def test_a_huge_k_ranks_every_label_and_allocates_no_k_columns(saved_kinds, kind
     assert main(["predict", "--model", str(folder), "--input", str(notes), "--output", str(out),
                  "--top-k", str(10**12)]) == 0
     assert len(json.loads(out.read_text())["top"]) == n_labels
+
+
+def test_case11_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
+    from xplant._saved import save_row
+    from xplant.app._fit import evaluate_model
+    _, model = svm
+    save_row(model, model.steps[-1][1], tmp_path / "m", {"rule": "top_k", "k": 1,
+                                                         "threshold": 0.0}, row="TF-IDF + SVM")
+    assert json.loads((tmp_path / "m" / "row.json").read_text()) == {"row": "TF-IDF + SVM"}
+    texts, labels = toy(8, offset=40)
+    lines = []
+    report = evaluate_model(tmp_path / "m", write_jsonl(tmp_path / "t.jsonl", texts, labels),
+                            log=lines.append)
+    assert report["row"] == "TF-IDF + SVM" and "TF-IDF + SVM" in lines[-1]
