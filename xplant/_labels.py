@@ -365,8 +365,10 @@ def _label_names_array(label_names):
     """``label_names`` as a 1-D array, string names in NFC; names equal under NFC are refused."""
     raw = list(label_names) if np.ndim(label_names) == 1 else None
     if raw is not None and raw and all(isinstance(v, str) for v in raw):
-        check_label_names(raw)               # equal under NFC: refused, naming both columns
-        return np.asarray([normalize_label(v) for v in raw])
+        names = [normalize_label(v) for v in raw]
+        if len(set(names)) < len(names):
+            check_label_names(raw)           # repeated or equal in NFC: refused, naming both columns
+        return np.asarray(names)
     return np.asarray(label_names)
 
 
