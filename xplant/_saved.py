@@ -157,6 +157,19 @@ def score_matrix(model, texts):
     return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
 
 
+def ranking_scores(model, texts):
+    """Dense scores ``(n, L)`` that rank as :func:`ranking` does, for the ranking metrics.
+
+    Decision values where the model has them: they order the labels as its
+    probabilities do (σ of them, or the same cosines) and break the ties of
+    probabilities that saturate at 1.0. Else :func:`score_matrix`.
+    """
+    if not hasattr(model, "decision_function"):
+        return score_matrix(model, texts)
+    s = model.decision_function(texts)
+    return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
+
+
 def ranking(model, texts, k):
     """The model's best ``min(k, L)`` labels of each text, best first: the one ranking.
 

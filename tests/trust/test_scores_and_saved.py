@@ -133,6 +133,11 @@ def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_pat
     names = [str(c) for c in clf.classes_]
     assert [t["label"] for t in rec["top"]] == [names[1], names[0]]
     assert rec["predicted"] == [names[1]]
+    # xplant evaluate ranks the same way: the gold label of logit 30 is at rank 1
+    from xplant.app._fit import evaluate_model
+    gold = write_jsonl(tmp_path / "gold.jsonl", docs, [[names[1]]])
+    m = evaluate_model(tmp_path / "m", gold, log=lambda *a: None)["metrics"]
+    assert (m["P@1"], m["MAP"], m["micro_F1"]) == (1.0, 1.0, 1.0)
 
 
 # ---------------------------------------------------------------- a corrupt weights file

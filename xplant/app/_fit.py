@@ -153,7 +153,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         Labels of the file that the model does not know; they count as
         misses.
     """
-    from .._saved import decide, label_names, load_saved, score_matrix
+    from .._saved import decide, label_names, load_saved, ranking_scores
     from ._sources import _check_file, _read_user, file_record
     from ._tables import format_table
     from ..metrics import xmtc_report
@@ -175,8 +175,8 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
                       f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
                       UserWarning, stacklevel=2)
     Y, n = aligned.Y, len(data.texts)
-    scores = score_matrix(model, data.texts)
-    y_pred = decide(model, data.texts, decision, scores=scores)
+    y_pred = decide(model, data.texts, decision)      # its own scale: probabilities or not
+    scores = ranking_scores(model, data.texts)          # the ranking of xplant predict
     if unknown:
         scores = np.hstack([scores, np.full((n, len(unknown)), -np.inf)])
         y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
