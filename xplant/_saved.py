@@ -45,8 +45,8 @@ def load_saved(path):
     path = Path(path)
     if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
         raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
-                         f"its own (its labels are the model's column indices); pass the model "
-                         f"folder {path.parent}")
+                         f"its own (it may know its labels only as column indices); pass the "
+                         f"model folder {path.parent}")
     config = read_config(path)
     fmt = str(config.get("format"))
     if fmt == LINEAR_FORMAT:

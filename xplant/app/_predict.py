@@ -85,9 +85,10 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         model has probabilities, else ``"decision_function"``), so the
         printed threshold applies to the printed scores; ``top`` and
         ``predicted`` are best first, in the model's ranking (ties of
-        saturated probabilities broken by the logits). ``codiesp``: the official CodiEsp-D/P submission TSV
-        (``articleID<TAB>code``, codes lower-case, ranked best first, the top
-        ``top_k`` of each document); it needs a model with label names.
+        saturated probabilities broken by the logits). ``codiesp``: the
+        official CodiEsp-D/P submission TSV (``articleID<TAB>code``, codes
+        lower-case, ranked best first, the top ``top_k`` of each document);
+        it needs a model with label names.
     top_k : int, default=10
     evidence : bool, default=False
         Add attention evidence spans (jsonl only; neural models only).
