@@ -291,3 +291,13 @@ def test_repeated_rows_are_shown_once(smoke_run):
     from xplant.app._tables import markdown_table
     md = markdown_table(res["models"], resources=False).splitlines()
     assert [l.split(" | ")[1] for l in md if "α=1" in l] == ["= TF-IDF + SVM"] * 2
+
+
+def test_report_says_which_rows_repeat_and_counts_the_zero_shot_group(smoke_run, tmp_path):
+    from xplant.report import render_report
+    out, res, _ = smoke_run
+    html = render_report(out, out=tmp_path / "report").read_text(encoding="utf-8")
+    assert "PLANT fused, α=1 (= TF-IDF + SVM)" in html
+    # the zero-shot group's size is a count, not a percentage
+    n = next(m for m in res["models"] if m["name"] == "PLANT")["metrics"]["zero_n_labels"]
+    assert f"<td>{n:.2f}</td>" in html and f"<td>{100 * n:.1f}</td>" not in html
