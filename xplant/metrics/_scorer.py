@@ -246,8 +246,9 @@ def make_xmtc_scorer(metric, *, k=None, response_method=_SCORES, use_top_k=True,
         ranks all labels through ``response_method``; an int truncates at k
         and may use ``predict_top_k``.
     response_method : str or tuple of str, default=("decision_function", "predict_proba")
-        How scores are obtained when ``predict_top_k`` is not used (passed to
-        the first method the estimator has). F1 metrics always use ``predict``.
+        How scores are obtained when ``predict_top_k`` is not used: the
+        first of these methods the estimator has. F1 metrics always use
+        ``predict``.
     use_top_k : bool, default=True
         Use the estimator's ``predict_top_k(X, k)`` when it (or a Pipeline's
         final step) has one; it never builds a dense (n, L) matrix.
