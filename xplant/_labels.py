@@ -14,9 +14,10 @@ import unicodedata
 import numpy as np
 import scipy.sparse as sp
 
-#: The Unicode form of every label name, the form texts are tokenized in
-#: (:data:`xplant.relevance._tokenize.UNICODE_FORM`).
-LABEL_FORM = "NFC"
+#: The one Unicode form of xplant: every text is normalised to it before
+#: tokenizing (saved with a relevance as ``unicode_normalization``), and every
+#: label name is read in it.
+UNICODE_FORM = "NFC"
 
 
 def normalize_label(name):
@@ -33,7 +34,7 @@ def normalize_label(name):
     >>> normalize_label(3)
     3
     """
-    return unicodedata.normalize(LABEL_FORM, name) if isinstance(name, str) else name
+    return unicodedata.normalize(UNICODE_FORM, name) if isinstance(name, str) else name
 
 
 def check_indicator(Y, *, name="Y", n_samples=None, dtype=np.int64):
