@@ -70,3 +70,12 @@ def test_case9_a_dataframe_s_columns_are_its_label_names(tmp_path):
     assert check_targets(pd.DataFrame(Y))[1].tolist() == [0, 1, 2, 3]
     assert check_targets(pd.DataFrame(Y, columns=names),
                          label_names=list("wxyz"))[1].tolist() == list("wxyz")
+
+
+def test_case8_a_descriptions_file_in_the_other_form_finds_its_label(tmp_path):
+    from xplant.datasets import read_label_descriptions
+    f = tmp_path / "desc.jsonl"
+    f.write_text(json.dumps({"label": NFD, "description": "fiebre"}, ensure_ascii=False) + "\n",
+                 encoding="utf-8")
+    out = read_label_descriptions(f, [NFC, "Tos"])
+    assert list(out.label_descriptions) == ["fiebre", ""]
