@@ -6,8 +6,8 @@ import unicodedata
 import warnings
 from pathlib import Path
 
-from ._base import make_bunch
 from .._labels import normalize_label
+from ._base import make_bunch
 
 
 def _open(path):
