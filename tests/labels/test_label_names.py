@@ -1,4 +1,4 @@
-"""Label names follow the texts' rules: Unicode NFC, and a DataFrame's columns (issue 31: 8, 9)."""
+"""Label names follow the texts' rules: Unicode NFC, and a DataFrame's columns."""
 
 import json
 import unicodedata

@@ -1,4 +1,4 @@
-"""Scores read y by the rule of fit, never rank -inf, and take any k (issue 31: cases 6, 7, huge k)."""
+"""Scores read y by the rule of fit, never rank -inf, and take any k."""
 
 import numpy as np
 import pytest

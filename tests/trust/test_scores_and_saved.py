@@ -1,9 +1,7 @@
-"""Scores, label names and saved models as a new user meets them (issue 31: cases 7-11 and the
+"""Scores, label names and saved models as a new user meets them (labels never seen, predict records, saved folders and the
 kinds "ties from saturated probabilities", "a corrupt weights file" and "a huge k")."""
 
 import json
-import unicodedata
-import warnings
 
 import numpy as np
 import pytest
@@ -106,7 +104,6 @@ def test_case10_records_use_the_rules_scale_and_list_predicted_best_first(tmp_pa
 # ---------------------------------------------------------------- ties from saturated probabilities
 def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_path):
     torch = pytest.importorskip("torch")
-    from xplant.app._predict import predict_file
     from xplant.neural import load_model
     path, _ = tiny_model
     clf = load_model(path)                               # a copy: the fixture stays as fitted
