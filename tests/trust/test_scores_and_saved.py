@@ -1,5 +1,5 @@
-"""Scores, label names and saved models as a new user meets them (labels never seen, predict records, saved folders and the
-kinds "ties from saturated probabilities", "a corrupt weights file" and "a huge k")."""
+"""Scores and saved models as a new user meets them: labels a model never saw, predict
+records, saved folders, ties from saturated probabilities, corrupt weights, a huge k."""
 
 import json
 
