@@ -9,9 +9,32 @@ theirs (label lists, "at least one positive").
 """
 
 import numbers
+import unicodedata
 
 import numpy as np
 import scipy.sparse as sp
+
+#: The one Unicode form of xplant: every text is normalised to it before
+#: tokenizing (saved with a relevance as ``unicode_normalization``), and every
+#: label name is read in it.
+UNICODE_FORM = "NFC"
+
+
+def normalize_label(name):
+    """The one normaliser of a label name: a string in Unicode NFC, anything else unchanged.
+
+    Texts are tokenized in NFC, so ``"Fièvre"`` typed with a precomposed
+    ``è`` and with ``e`` + a combining grave accent is one word; label
+    names follow the same rule and are one label.
+
+    Examples
+    --------
+    >>> normalize_label("Fie\u0300vre") == "Fi\u00e8vre"
+    True
+    >>> normalize_label(3)
+    3
+    """
+    return unicodedata.normalize(UNICODE_FORM, name) if isinstance(name, str) else name
 
 
 def check_indicator(Y, *, name="Y", n_samples=None, dtype=np.int64):
@@ -195,7 +218,7 @@ def _one_column(y, name, classes_1d):
 
 
 def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int64,
-                  require_positive=True, classes_1d=False):
+                  require_positive=True, classes_1d=False, unknown="error"):
     """The one parser of multi-label targets, used by every estimator.
 
     The rule follows scikit-learn, so that a target means one thing everywhere:
@@ -214,7 +237,12 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
       to its column by value, in sorted order, or by its position in
       ``label_names`` when given;
     - anything that could be read both ways (a rectangular list of lists of
-      integers other than 0/1) is an error naming ``MultiLabelBinarizer``.
+      integers other than 0/1) is an error naming ``MultiLabelBinarizer``;
+    - a pandas DataFrame is a matrix whose column names are its label
+      names (unless ``label_names`` is given);
+    - string label names are read in Unicode NFC (:func:`normalize_label`),
+      so one name typed in two forms is one label; two given names that are
+      equal in NFC are refused.
 
     Parameters
     ----------
@@ -237,13 +265,18 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         Accept a 1-D y of more than two classes (a multi-class target) as
         one column per class, sorted, as ``LabelBinarizer`` does (MIG
         scores tokens for any labelling). False: such a y is refused.
+    unknown : {"error", "append"}, default="error"
+        Label lists holding a label outside ``label_names``: refused, or
+        (``"append"``, for scoring a fitted model) given extra columns after
+        ``label_names``, sorted, that the model never ranks.
 
     Returns
     -------
     Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
         Canonical CSR, as :func:`check_indicator` returns it.
     classes : ndarray of shape (n_labels,)
-        The label names of the columns.
+        The label names of the columns (``label_names`` then the appended
+        unknown labels).
 
     Raises
     ------
@@ -275,15 +308,17 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         raise ValueError(f"{name} is None: this estimator requires y to be passed, but the target "
                          "y is None; give the label matrix (n_samples, n_labels).")
     names = None
+    if label_names is None and _has_column_names(Y):
+        label_names = [str(c) for c in Y.columns]    # a DataFrame's columns are its label names
     if label_names is not None:
-        names = np.asarray(label_names)
+        names = _label_names_array(label_names)
         if names.ndim != 1 or len(np.unique(names)) != names.shape[0]:
             raise ValueError(f"label_names must be a 1-D sequence of distinct names; got "
                              f"shape {names.shape} with {names.size - len(np.unique(names))} "
                              "repeated.")
     form = _target_form(Y, name)
     if form == "lists":
-        rows = [list(r) for r in Y]
+        rows = [[normalize_label(v) for v in r] for r in Y]
         if n_samples is not None and len(rows) != n_samples:
             raise ValueError(f"X and {name} must have the same number of documents (rows): X has "
                              f"{n_samples}, {name} has {len(rows)}; align them row by row.")
@@ -291,10 +326,12 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
             mlb = MultiLabelBinarizer(sparse_output=True).fit(rows)
         else:
             known = set(names.tolist())
-            unknown = {v for r in rows for v in r} - known
-            if unknown:
+            extra = {v for r in rows for v in r} - known
+            if extra and unknown != "append":
                 raise ValueError(f"{name} holds labels that are not in label_names: "
-                                 f"{sorted(map(str, unknown))[:5]}; add them to label_names.")
+                                 f"{sorted(map(str, extra))[:5]}; add them to label_names.")
+            if extra:
+                names = np.asarray(list(names) + sorted(extra, key=str))
             mlb = MultiLabelBinarizer(classes=list(names), sparse_output=True).fit(rows)
         out = check_indicator(mlb.transform(rows), name=name, dtype=dtype)
         classes = np.asarray(mlb.classes_) if names is None else names
@@ -317,12 +354,33 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
     return out, classes
 
 
-def check_label_names(names, *, case_insensitive=False, what="label names"):
-    """The one rule for label names: distinct, and free of control characters.
+def _has_column_names(Y):
+    """A pandas DataFrame whose columns are names (not its default 0..L-1)."""
+    columns = getattr(Y, "columns", None)
+    if columns is None or not hasattr(Y, "iloc"):
+        return False
+    return list(columns) != list(range(len(columns)))
 
-    Label names are compared exactly, unless the loader or the output
-    format declares its codes case-insensitive (CodiEsp does): then two
-    names that are equal once lower-cased collide (``X1`` and ``x1``).
+
+def _label_names_array(label_names):
+    """``label_names`` as a 1-D array, string names in NFC; names equal under NFC are refused."""
+    raw = list(label_names) if np.ndim(label_names) == 1 else None
+    if raw is not None and raw and all(isinstance(v, str) for v in raw):
+        names = [normalize_label(v) for v in raw]
+        if len(set(names)) < len(names):
+            check_label_names(raw)           # repeated or equal in NFC: refused, naming both columns
+        return np.asarray(names)
+    return np.asarray(label_names)
+
+
+def check_label_names(names, *, case_insensitive=False, what="label names"):
+    """The one rule for label names: distinct in NFC, and free of control characters.
+
+    Label names are compared in Unicode NFC (:func:`normalize_label`, the
+    form texts are tokenized in), so the same name typed precomposed and
+    decomposed collides; and lower-cased too when the loader or the output
+    format declares its codes case-insensitive (CodiEsp does): then
+    ``X1`` and ``x1`` collide.
 
     Parameters
     ----------
@@ -342,8 +400,9 @@ def check_label_names(names, *, case_insensitive=False, what="label names"):
     ------
     ValueError
         When a name is not a string, holds a control or line-breaking
-        character, or collides with another name under the rule in use;
-        the message names both columns.
+        character, or collides with another name under the rule in use
+        (equal in NFC, and lower-cased where case-insensitive); the message
+        names both columns.
 
     Examples
     --------
@@ -364,11 +423,12 @@ def check_label_names(names, *, case_insensitive=False, what="label names"):
         if bad:
             raise ValueError(f"{what}: {name!r} (column {j}) holds control characters {bad}; "
                              "a label name is one line without tabs")
-        key = name.lower() if case_insensitive else name
+        key = normalize_label(name)
+        key = key.lower() if case_insensitive else key
         if key in seen:
             i = seen[key]
             rule = "once lower-cased (these codes are case-insensitive)" if case_insensitive else \
-                "exactly"
+                "in Unicode NFC (the form texts are read in)" if names[i] != name else "exactly"
             raise ValueError(f"{what} {names[i]!r} (column {i}) and {name!r} (column {j}) are the "
                              f"same label {rule}; merge their columns or rename one")
         seen[key] = j

@@ -136,7 +136,8 @@ def test_run_writes_evidence_the_report_shows(run, files):
                           "F1 few", "fit s"]
     res = json.loads((run / "results.json").read_text())
     for row, m in zip(compact[1:], res["models"]):
-        assert row[0] == m["name"] and row[4] == f"{100 * m['metrics']['MAP']:.1f}"
+        same = f" (= {m['same_as']})" if m.get("same_as") else ""     # a repeated row says so
+        assert row[0] == m["name"] + same and row[4] == f"{100 * m['metrics']['MAP']:.1f}"
     assert len(page.tables["results-all"][0]) > len(compact[0])
     spans = [s["text"] for d in ev["PLANT"] for c in d["codes"] for s in c["spans"]]
     assert set(spans) <= set(page.marks) and spans

@@ -205,7 +205,8 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     lr = next(m for m in res["models"] if m["name"] == "TF-IDF + SVM")
     folder = out / "models" / "TF-IDF_SVM"
     assert lr["saved_to"] == str(folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["arrays.safetensors", "config.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["arrays.safetensors", "config.json",
+                                                        "row.json"]
     model, decision = load_saved(folder)
     # the saved rule is the run's: top-k with the dev-chosen k
     assert decision == {"rule": "top_k", "k": lr["k"], "threshold": lr["threshold"]}
@@ -250,3 +251,53 @@ def test_linear_rows_are_seeded_by_the_run(name):
     assert fits[0].get_params()["ovr__random_state"] == 3
     z = [f.decision_function(texts) for f in fits]
     np.testing.assert_array_equal(z[0], z[1])
+
+
+def test_case11_each_saved_folder_records_the_row_it_reproduces(smoke_run):
+    """A shortlisted fit's folder answers with fused scores: it says "PLANT fused", and only
+    that row points at it; its inner shortlist/ folder is no model of its own."""
+    from xplant._saved import load_saved, saved_row
+    out, res, _ = smoke_run
+    rows = {m["name"]: m for m in res["models"]}
+    assert saved_row(out / "models" / "PLANT") == "PLANT fused"
+    assert saved_row(out / "models" / "plant-False") == "plant=False fused"
+    assert saved_row(out / "models" / "TF-IDF_SVM") == "TF-IDF + SVM"
+    assert saved_row(out / "models" / "frequency_prior") == "frequency prior"
+    for base in ("PLANT", "plant=False"):
+        assert "saved_to" not in rows[base] and "saved_to" not in rows[base + " fused, α=1"]
+        assert rows[base + " fused"]["saved_to"] == rows[base + " fused"]["saved_to"]
+    assert rows["PLANT fused"]["saved_to"] == str(out / "models" / "PLANT")
+    # the saved model's own scores are the fused row's: its dev-chosen α, as predict_proba gives
+    clf, _ = load_saved(out / "models" / "PLANT")
+    assert clf.fusion_weight_ == rows["PLANT fused"]["fusion_weight_of_row"]
+    inner = out / "models" / "PLANT" / "shortlist"
+    assert inner.is_dir()
+    with pytest.raises(ValueError, match="the shortlist inside a saved PLANT model.*pass the "
+                                         "model folder"):
+        load_saved(inner)
+
+
+def test_repeated_rows_are_shown_once(smoke_run):
+    """α = 1 of a fit whose shortlist is the run's SVM is the SVM row by construction."""
+    _, res, _ = smoke_run
+    rows = {m["name"]: m for m in res["models"]}
+    for base in ("plant=False", "PLANT"):
+        assert rows[base + " fused, α=1"]["same_as"] == "TF-IDF + SVM"
+        assert "same_as" not in rows[base] and "same_as" not in rows[base + " fused"]
+    lines = format_table(res["models"]).splitlines()
+    same = [l for l in lines if "α=1" in l]
+    assert len(same) == 2 and all(l.split("  = ")[1] == "TF-IDF + SVM" for l in same)
+    assert sum(l.startswith("TF-IDF + SVM") for l in lines) == 1     # its numbers printed once
+    from xplant.app._tables import markdown_table
+    md = markdown_table(res["models"], resources=False).splitlines()
+    assert [l.split(" | ")[1] for l in md if "α=1" in l] == ["= TF-IDF + SVM"] * 2
+
+
+def test_report_says_which_rows_repeat_and_counts_the_zero_shot_group(smoke_run, tmp_path):
+    from xplant.report import render_report
+    out, res, _ = smoke_run
+    html = render_report(out, out=tmp_path / "report").read_text(encoding="utf-8")
+    assert "PLANT fused, α=1 (= TF-IDF + SVM)" in html
+    # the zero-shot group's size is a count, not a percentage
+    n = next(m for m in res["models"] if m["name"] == "PLANT")["metrics"]["zero_n_labels"]
+    assert f"<td>{n:.2f}</td>" in html and f"<td>{100 * n:.1f}</td>" not in html

@@ -52,8 +52,10 @@ def test_label_names_order_the_columns_of_label_lists():
         check_targets([{"X99"}], label_names=["J18"])
     with pytest.raises(ValueError, match="label_names has 1 names but Y has 2 columns"):
         check_targets(np.eye(2), label_names=["a"])
-    with pytest.raises(ValueError, match="distinct names"):
+    with pytest.raises(ValueError, match=r"'a' \(column 0\) and 'a' \(column 1\) are the same"):
         check_targets(np.eye(2), label_names=["a", "a"])
+    with pytest.raises(ValueError, match="distinct names"):
+        check_targets(np.eye(2), label_names=[7, 7])
 
 
 @pytest.mark.parametrize("Y, message", [

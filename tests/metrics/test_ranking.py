@@ -128,7 +128,7 @@ def test_case4_fewer_than_k_predictions_still_divide_by_k():
     assert precision_at_k(y, y_top_k=top, k=5) == pytest.approx(2 / 5)
     s = sp.csr_matrix((np.array([0.9, 0.8]), np.array([1, 2]), np.array([0, 2])), shape=(1, 8))
     assert precision_at_k(y, s, k=5) == pytest.approx(2 / 5)
-    assert top_k_indices(s, 5).tolist() == [[1, 2, -1, -1, -1]]
+    assert top_k_indices(s, 5).tolist() == [[1, 2]]     # a CSR row ranks its stored entries
 
 
 def test_case8_psp_ratio_of_sums():
@@ -251,12 +251,12 @@ def test_matches_brute_force(seed, k):
 def test_top_k_indices_dense_and_sparse():
     s = np.array([[0.2, 0.9, 0.9, -1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
     assert top_k_indices(s, 3).tolist() == [[1, 2, 0], [0, 1, 2]]
-    assert top_k_indices(s, 7).tolist() == [[1, 2, 0, 4, 3, -1, -1], [0, 1, 2, 3, 4, -1, -1]]
+    assert top_k_indices(s, 7).tolist() == [[1, 2, 0, 4, 3], [0, 1, 2, 3, 4]]   # k clipped to L
     csr = sp.csr_matrix(s)
     assert top_k_indices(csr, 4).tolist() == [[1, 2, 0, 3], [-1, -1, -1, -1]]
     # stored explicit zeros are candidates; unsorted indices are fine
     m = sp.csr_matrix((np.array([0.0, 5.0, 0.0]), np.array([4, 2, 1]), np.array([0, 3])), shape=(1, 6))
-    assert top_k_indices(m, 4).tolist() == [[2, 1, 4, -1]]
+    assert top_k_indices(m, 4).tolist() == [[2, 1, 4]]      # width: the longest row
     assert top_k_indices(s.astype(np.float32), 2).tolist() == [[1, 2], [0, 1]]
 
 
@@ -316,7 +316,7 @@ def test_errors_are_clear():
         precision_at_k(y, np.full((3, 3), np.nan))
     with pytest.raises(ValueError, match="positive integer"):
         precision_at_k(y, s, k=0)
-    with pytest.raises(ValueError, match="at least k"):
+    with pytest.raises(ValueError, match=r"at least min\(k, n_labels\)"):
         precision_at_k(y, y_top_k=np.zeros((3, 2), int), k=3)
     with pytest.raises(ValueError, match="repeats"):
         precision_at_k(y, y_top_k=np.array([[0, 0], [1, 2], [2, 1]]), k=2)

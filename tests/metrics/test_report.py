@@ -25,7 +25,7 @@ KEYS = ["P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "R@5", "RP@5", "MAP"]
 PS_KEYS = ["PSP@1", "PSP@3", "PSP@5"]
 F1_KEYS = ["micro_F1", "macro_F1", "macro_F1_harmonic", "micro_P", "micro_R", "mean_labels_per_doc"]
 BUCKET_KEYS = ["F1_frequent", "F1_few", "F1_zero"]
-ZERO_KEYS = ["zero_R@5", "zero_nDCG@5", "zero_R@5_full"]
+ZERO_KEYS = ["zero_R@5", "zero_nDCG@5", "zero_R@5_full", "zero_n_labels", "zero_n_documents"]
 
 
 def _data(seed=0):

@@ -148,9 +148,10 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     Returns
     -------
     report : dict
-        ``{"model", "input": {path, sha256, bytes}, "n_documents",
-        "decision", "unknown_labels", "metrics"}``; ``metrics`` from
-        :func:`xplant.metrics.xmtc_report`.
+        ``{"model", "row", "input": {path, sha256, bytes}, "n_documents",
+        "decision", "unknown_labels", "metrics"}``; ``row`` is the results
+        row the folder reproduces (its ``row.json``; None for a folder
+        saved otherwise); ``metrics`` from :func:`xplant.metrics.xmtc_report`.
 
     Raises
     ------
@@ -167,7 +168,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         misses.
     """
     from .._files import check_output, write_text
-    from .._saved import decide, label_names, load_saved, score_matrix
+    from .._saved import decide, label_names, load_saved, ranking_scores
     from ._sources import _check_file, _read_user, check_split, file_record
     from ._tables import format_table
     from ..metrics import xmtc_report
@@ -179,38 +180,34 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
                                             "labels_field": labels_field,
                                             "id_field": id_field, "sep": sep}, upper)["test"]
     check_split(data, "test", path)
-    names = label_names(model)
-    column = {n: j for j, n in enumerate(names)}
-    file_names = [str(n) for n in data.label_names]
-    unknown = [n for n in file_names if n not in column]
+    from ..datasets._label_space import align_label_space
+    # columns: the model's labels, then the file's unknown labels, scored -inf: never ranked,
+    # never predicted, so their gold positives are misses in every metric
+    aligned = align_label_space(label_names(model), data.Y, data.label_names)
+    unknown = aligned.unknown_labels.tolist()
     if unknown:
         warnings.warn(f"{path}: {len(unknown)} label(s) unknown to the model count as misses: "
                       f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
                       UserWarning, stacklevel=2)
-    # columns: the model's labels, then the file's unknown labels (never predicted)
-    extra = {n: len(names) + i for i, n in enumerate(unknown)}
-    Yc = data.Y.tocoo()
-    cols = np.array([column.get(file_names[j], extra.get(file_names[j], -1)) for j in Yc.col],
-                    dtype=np.int64)
-    n, width = len(data.texts), len(names) + len(unknown)
-    Y = sp.csr_matrix((np.ones_like(cols), (Yc.row, cols)), shape=(n, width))
-    scores = score_matrix(model, data.texts)
-    y_pred = decide(model, data.texts, decision, scores=scores)
+    Y, n = aligned.Y, len(data.texts)
+    y_pred = decide(model, data.texts, decision)      # its own scale: probabilities or not
+    scores = ranking_scores(model, data.texts)          # the ranking of xplant predict
     if unknown:
-        low = np.full((n, len(unknown)), scores.min() - 1.0)
-        scores = np.hstack([scores, low])
+        scores = np.hstack([scores, np.full((n, len(unknown)), -np.inf)])
         y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
                            format="csr")
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     freq = np.concatenate([np.asarray(final.label_frequency_), np.zeros(len(unknown))])
     metrics = xmtc_report(Y, scores, y_pred=y_pred, label_frequency=freq,
                           n_train_documents=int(final.n_train_documents_))
-    report = {"model": str(Path(model_dir).resolve()), "input": file_record(path),
+    from .._saved import saved_row
+    report = {"model": str(Path(model_dir).resolve()), "row": saved_row(model_dir),
+              "input": file_record(path),
               "n_documents": n, "decision": decision, "unknown_labels": unknown,
               "metrics": metrics}
     log(f"{path}: {n} documents, decision {decision['rule']}"
         f" (k={decision['k']}, threshold={decision['threshold']:.3g}); percent:\n")
-    log(format_table([{"name": Path(model_dir).name, "metrics": metrics,
+    log(format_table([{"name": report["row"] or Path(model_dir).name, "metrics": metrics,
                        "k": decision["k"], "fit_seconds": 0.0}]))
     if output:
         write_text(output, json.dumps(report, indent=1, default=float))

@@ -93,7 +93,7 @@ def row_scores(model, X):
     return readings["fused"].astype(np.float32).astype(np.float64), readings
 
 
-def fusion_rows(out, final, dev, test, dev_Y):
+def fusion_rows(out, final, dev, test, dev_Y, *, same_as=None):
     """A shortlisted neural fit: its own row (the network alone), plus the fused and α = 1 rows.
 
     The same fit re-scored (never refitted): ``dev`` and ``test`` are the
@@ -104,6 +104,13 @@ def fusion_rows(out, final, dev, test, dev_Y):
     (α = 1). Each gets its own dev-chosen decision rule when the run
     evaluates it, and its own ``dev_MAP``: the MAP of its own dev scores
     against ``dev_Y`` (sparse (n_dev, L)), not the fit's.
+
+    Only the fused row keeps ``saved_to``: the saved model answers with the
+    fused scores, so it reproduces that row (its folder says so in
+    ``row.json``, see :func:`xplant._saved.save_row`). With ``same_as``
+    (the name of the run's row whose fitted model is the frozen
+    shortlist, :data:`SHARED_SHORTLIST_ROW`), the α = 1 row is that row by
+    construction: it records ``same_as`` and tables print it once.
     """
     from ..metrics import mean_average_precision
 
@@ -115,14 +122,16 @@ def fusion_rows(out, final, dev, test, dev_Y):
     info = dict(out["info"], fusion_weight=alpha, n_candidates=final.n_candidates_,
                 shortlist=final.shortlist_info_, logit_adjustment=tau)
     from ._rows import FUSED_SUFFIXES
+    saved = {key: info.pop(key) for key in ("saved_to", "not_saved") if key in info}
     out["info"] = dict(info, fusion_weight_of_row=0.0, logit_adjustment_of_row=0.0,
                        dev_MAP=dev_map(dev["alone"]))
     out["dev_scores"] = dev["alone"].astype(np.float32)
     out["test_scores"] = test["alone"].astype(np.float32)
     out["rule"] = None
+    extra = {"fused": saved, "shortlist": {"same_as": same_as} if same_as else {}}
     out["variants"] = [
         {"suffix": FUSED_SUFFIXES[key], "dev_scores": dev[key].astype(np.float32),
          "test_scores": test[key].astype(np.float32),
          "info": dict(info, fusion_weight_of_row=a, logit_adjustment_of_row=t,
-                      dev_MAP=dev_map(dev[key]))}
+                      dev_MAP=dev_map(dev[key]), **extra[key])}
         for key, a, t in (("fused", alpha, tau), ("shortlist", 1.0, 0.0))]

@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import numpy as np
+
 
 def read_documents(path, *, text_field="text", id_field="id"):
     """Read documents to predict: a JSON-lines or TSV file, or a folder of ``.txt`` files.
@@ -84,10 +86,16 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         model or input folder; its folder is created if needed.
     fmt : {"jsonl", "codiesp"}
         ``jsonl``: per document ``{"id", "top": [{"label", "score"}],
-        "predicted": [labels], "decision": {"rule", "k", "threshold"},
-        "evidence"?}``. ``codiesp``: the official CodiEsp-D/P submission TSV
-        (``articleID<TAB>code``, codes lower-case, ranked best first, the top
-        ``top_k`` of each document); it needs a model with label names.
+        "predicted": [labels], "decision": {"rule", "k", "threshold",
+        "scale"}, "evidence"?}``. Every score of a record is on the scale the
+        decision rule reads (``decision.scale``: ``"probability"`` where the
+        model has probabilities, else ``"decision_function"``), so the
+        printed threshold applies to the printed scores; ``top`` and
+        ``predicted`` are best first, in the model's ranking (ties of
+        saturated probabilities broken by the logits). ``codiesp``: the
+        official CodiEsp-D/P submission TSV (``articleID<TAB>code``, codes
+        lower-case, ranked best first, the top ``top_k`` of each document);
+        it needs a model with label names.
     top_k : int, default=10
     evidence : bool, default=False
         Add attention evidence spans (jsonl only; neural models only).
@@ -122,8 +130,8 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from .._saved import _final, decide, label_names, load_saved
-    from ..linear import predict_top_k
+    from .._saved import _final, decide, label_names, load_saved, ranking, score_matrix, \
+        score_scale
     if isinstance(model, (str, Path)):
         clf, decision = load_saved(model)
     else:
@@ -138,22 +146,34 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     if fmt == "codiesp":
         codes = codiesp_codes(_final(clf).classes_)
     ids, texts = read_documents(input_path, text_field=text_field, id_field=id_field)
-    idx, scores = predict_top_k(clf, texts, min(top_k, len(names)))
     if fmt == "codiesp":
+        idx = ranking(clf, texts, top_k)
         with atomic_open(output_path, "w", newline="") as fh:
             for doc_id, row in zip(ids, idx):
                 for j in row:
                     if j >= 0:
                         fh.write(f"{doc_id}\t{codes[j]}\n")
         return len(ids)
-    pred = decide(clf, texts, decision)
+    scores = score_matrix(clf, texts)               # the scale the decision rule reads
+    rule = dict(decision, scale=score_scale(clf))
+    # one ranking orders both lists (and is the top-k rule): deep enough for every predicted label
+    idx = ranking(clf, texts, max(top_k, int(decision["k"]) if decision["rule"] == "top_k" else 1))
+    pred = decide(clf, texts, decision, scores=scores, ranked=idx)
+    deepest = int(np.diff(pred.indptr).max(initial=0))
+    if deepest > idx.shape[1]:
+        idx = ranking(clf, texts, deepest)
     ex = clf.explain(texts, top_labels=top_k, top_spans=top_spans) if evidence else None
     with atomic_open(output_path, "w") as fh:
         for i, doc_id in enumerate(ids):
+            ranked = [int(j) for j in idx[i] if j >= 0]
+            chosen = set(pred[i].indices.tolist())
+            best_first = [j for j in ranked if j in chosen]
+            best_first += sorted(chosen - set(best_first))   # a rule past the ranking: column order
             rec = {"id": doc_id,
-                   "top": [{"label": names[j], "score": float(s)} for j, s in zip(idx[i], scores[i])],
-                   "predicted": [names[j] for j in pred[i].indices],
-                   "decision": decision}
+                   "top": [{"label": names[j], "score": float(scores[i, j])}
+                           for j in ranked[:top_k]],
+                   "predicted": [names[j] for j in best_first],
+                   "decision": rule}
             if ex is not None:
                 rec["evidence"] = [{"label": str(l["label"]), "spans": l["spans"]}
                                    for l in ex[i]["labels"]]
@@ -185,7 +205,6 @@ def codiesp_codes(classes):
     >>> codiesp_codes(["R50.9", "N18.6"])
     ['r50.9', 'n18.6']
     """
-    import numpy as np
     classes = np.asarray(classes)
     if classes.dtype.kind in "iub":
         raise ValueError("this model has no label names (its classes are column indices), so a "

@@ -251,11 +251,13 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     from ._rows import find_row
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
-    from ._fused import frozen_shortlist, row_scores, shortlist_params
+    from ._fused import SHARED_SHORTLIST_ROW, frozen_shortlist, row_scores, shortlist_params
     from ._rows import dataset_settings
     params = shortlist_params(spec.get("params"), row, data_args.get("dataset"))
     params = dataset_settings(params, row, data_args.get("dataset"))
-    params = frozen_shortlist(params, row, shared, spec)
+    frozen = frozen_shortlist(params, row, shared, spec)
+    same_as = SHARED_SHORTLIST_ROW if frozen is not params else None   # α = 1 is that row
+    params = frozen
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     # every combination of the grid's keys (ParameterGrid: their product), chosen on dev
@@ -298,7 +300,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     rule = _choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
         from .._saved import save_row
-        info.update(save_row(model, final, model_dir, rule))
+        info.update(save_row(model, final, model_dir, rule, row=spec["name"]))
     evidence = None
     if hasattr(final, "explain") and te.get("texts") is not None:
         from ._job import evidence_examples
@@ -323,7 +325,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
            "params": params, "info": info, "rule": rule, "evidence": evidence}
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         from ._fused import fusion_rows
-        fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y)
+        fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
     from ._job import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     return out

@@ -1,34 +1,54 @@
 """Plain-text and Markdown tables of run results (``results.json`` model entries)."""
 
 
+#: Zero-shot labels (no training positive) in the main tables: their recall in the full
+#: ranking (every label competing), beside the group's size; the group ranked alone
+#: (``zero_R@5``) stays in ``results.json``, where a group of one label scores 100 %.
 TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                  ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                  ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"), ("F1_zero", "F1 zero"),
-                 ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"))
+                 ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"))
+
+#: Columns that hold counts, printed as integers (the others are percent).
+COUNT_COLUMNS = ("zero_n_labels", "zero_n_documents")
+
+
+def _cell(key, v, missing):
+    if v is None or v != v:
+        return missing
+    return f"{int(v)}" if key in COUNT_COLUMNS else f"{100 * v:.1f}"
 
 
 def format_table(models):
-    """A plain-text table of the models' test metrics (percent) and fit time."""
+    """A plain-text table of the models' test metrics (percent; counts as integers) and fit time.
+
+    A row that is another row by construction (``same_as``, e.g. the α = 1
+    row of a fit whose shortlist is the run's SVM) is printed once, as
+    ``<name>  = <that row>`` under the table.
+    """
     head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
     rows = []
     for m in models:
+        if m.get("same_as"):
+            continue
         r = [m["name"]]
         for key, _ in TABLE_COLUMNS:
-            v = m["metrics"].get(key, float("nan"))
-            r.append("nan" if v != v else f"{100 * v:.1f}")
+            r.append(_cell(key, m["metrics"].get(key, float("nan")), "nan"))
         r += [str(m["k"]), f"{m['fit_seconds']:.0f}"]
         rows.append(r)
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+    same = [f"{m['name'].ljust(widths[0])}  = {m['same_as']}" for m in models if m.get("same_as")]
+    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
+                     + same)
 
 
 #: Columns of the benchmark's Markdown table: (metric key, header).
 MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                     ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                     ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"),
-                    ("zero_R@5", "zero R@5"), ("zero_nDCG@5", "zero nDCG@5"))
+                    ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"))
 
 
 def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
@@ -36,7 +56,9 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
 
     Metrics are shown in percent, one decimal; a missing or NaN metric is
     shown as "-". With ``resources``, adds fit seconds, predicted documents
-    per second and peak RSS (MB).
+    per second and peak RSS (MB). A row that is another row by
+    construction (``same_as``) says ``= <that row>`` instead of repeating
+    its numbers.
 
     Parameters
     ----------
@@ -65,9 +87,13 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     for m in models:
         cells = [str(m["name"])]
+        if m.get("same_as"):         # the same row by construction: said, not repeated
+            cells += [f"= {m['same_as']}"] + [""] * (len(head) - 2)
+            lines.append("| " + " | ".join(cells) + " |")
+            continue
         for key, _ in columns:
             v = m["metrics"].get(key, m.get(key))       # e.g. dev_MAP sits beside the metrics
-            cells.append("-" if v is None or v != v else f"{100 * v:.1f}")
+            cells.append(_cell(key, v, "-"))
         if resources:
             dps = m.get("predict_docs_per_second")
             cells += [f"{m['fit_seconds']:.1f}", "-" if dps is None else f"{dps:.0f}",

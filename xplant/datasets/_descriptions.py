@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._descriptions import check_label_texts
+from .._labels import normalize_label
 from ._icd_sources import (EXTRA, SYSTEMS as _SYSTEMS, _ICD9_PROC, _ICD10_DIAG, _ICD10_PROC, _official_source,
                            _Table, icd_prefixes, package_source, read_codiesp_code_list)
 
@@ -341,12 +342,12 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
         desc = obj.get("description") or ""
         if not isinstance(desc, str):
             raise ValueError(f"{where}: 'description' must be a string; got {desc!r}")
-        label = obj["label"].strip()
-        parents = _list_field(obj, "parents", where)
+        label = normalize_label(obj["label"].strip())       # label names in NFC, as texts
+        parents = [normalize_label(p) for p in _list_field(obj, "parents", where)]
         if upper:
             label, parents = label.upper(), [p.upper() for p in parents]
         table[label] = (desc.strip(), _list_field(obj, "synonyms", where), parents)
-    names = [str(n) for n in label_names]
+    names = [normalize_label(str(n)) for n in label_names]
     aligned = align_descriptions(names, table, prefix_fallback=prefix_fallback)
     check_label_texts(len(names), aligned.label_descriptions, aligned.label_synonyms, aligned.label_parents)
     out = Bunch(**_fields(aligned))

@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 from .._files import control_characters
+from .._labels import normalize_label
 from ._base import make_bunch
 
 
@@ -290,7 +291,7 @@ def _split_cell(value, sep, where, upper):
             f"{where}: the labels field must be a list of strings or a {sep!r}-separated string; "
             f"got {type(value).__name__} {value!r}"
         )
-    out = [p.strip() for p in parts]
+    out = [normalize_label(p.strip()) for p in parts]      # label names in NFC, as texts
     out = [p.upper() if upper else p for p in out if p]
     return out
 

@@ -55,11 +55,13 @@ def check_label_matrix(Y, n_samples=None):
 
 
 def check_k(k, n_labels):
-    """Check that ``k`` is an int in ``1..n_labels`` and return it as int.
+    """Check that ``k`` is a positive int and return it clipped to ``n_labels``.
 
-    The check is :func:`xplant.metrics._validation.check_k`, shared with the metrics.
+    The check is :func:`xplant.metrics._validation.check_k`, shared with the
+    metrics; the clip is theirs too (a model ranks at most its ``n_labels``
+    labels, so ``k=10**12`` returns every label and allocates no k columns).
     """
-    return _check_k(k, n_labels=n_labels)
+    return min(_check_k(k), int(n_labels))
 
 
 def top_k_dense(scores, k):
@@ -70,15 +72,17 @@ def top_k_dense(scores, k):
     scores : ndarray of shape (n_rows, n_labels)
         Scores, higher is better. Must not hold NaN.
     k : int
-        Number of labels to return, ``1 <= k <= n_labels``.
+        Number of labels to return, ``k >= 1``; more than ``n_labels``
+        returns every label.
 
     Returns
     -------
-    indices : ndarray of shape (n_rows, k), dtype int64
+    indices : ndarray of shape (n_rows, min(k, n_labels)), dtype int64
         Label indices by decreasing score; equal scores rank the lower index
-        first (the order of a stable sort of ``-scores``).
-    values : ndarray of shape (n_rows, k), dtype float64
-        The matching scores.
+        first (the order of a stable sort of ``-scores``). A ``-inf`` score
+        is never ranked: its place is -1.
+    values : ndarray of shape (n_rows, min(k, n_labels)), dtype float64
+        The matching scores (``-inf`` where the index is -1).
 
     Notes
     -----
@@ -99,8 +103,7 @@ def top_k_dense(scores, k):
         return np.empty((0, k), dtype=np.int64), np.empty((0, k), dtype=np.float64)
     if np.isnan(scores).any():
         raise ValueError("Scores hold NaN; the model produced invalid scores.")
-    order, _ = top_k_kernel(scores, k)           # the metrics' top-k: one tie rule everywhere
-    return order, np.take_along_axis(scores, order, axis=1)
+    return top_k_kernel(scores, k)           # the metrics' top-k: one tie rule everywhere
 
 
 def _row_blocks(n_rows, n_labels, block_entries=_BLOCK_ENTRIES):
@@ -155,14 +158,14 @@ def predict_top_k(estimator, X, k):
     X : array-like, sparse matrix or sequence of texts
         Input of the estimator (raw texts for a text Pipeline).
     k : int
-        Number of labels per document, ``1 <= k <= n_labels``.
+        Number of labels per document, ``k >= 1`` (clipped to the number of labels).
 
     Returns
     -------
-    indices : ndarray of shape (n_samples, k), dtype int64
+    indices : ndarray of shape (n_samples, min(k, n_labels)), dtype int64
         Label columns by decreasing score; equal scores rank the lower index
         first.
-    scores : ndarray of shape (n_samples, k), dtype float64
+    scores : ndarray of shape (n_samples, min(k, n_labels)), dtype float64
         The matching scores.
 
     Raises
@@ -246,14 +249,14 @@ class MultiLabelRankerMixin:
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Documents.
         k : int
-            Number of labels per document, ``1 <= k <= n_labels_``.
+            Number of labels per document, ``k >= 1`` (clipped to ``n_labels_``).
 
         Returns
         -------
-        indices : ndarray of shape (n_samples, k), dtype int64
+        indices : ndarray of shape (n_samples, min(k, n_labels_)), dtype int64
             Label columns by decreasing score; equal scores rank the lower
             label index first.
-        scores : ndarray of shape (n_samples, k), dtype float64
+        scores : ndarray of shape (n_samples, min(k, n_labels_)), dtype float64
             The matching scores (the scale of ``decision_function``, or of
             ``predict_proba`` for models without one).
         """

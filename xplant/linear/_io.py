@@ -328,13 +328,13 @@ def load_linear(path):
     ImportError
         For a tree model whose library is not installed.
     """
-    from safetensors.numpy import load_file
+    from .._saved import read_tensors
     path = Path(path)
     config = read_config(path)
     if config.get("format") != LINEAR_FORMAT:
         raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
                          "load it with xplant.load_saved (any saved xplant model)")
-    arrays = load_file(str(path / "arrays.safetensors"))
+    arrays = read_tensors(path / "arrays.safetensors")
     steps = []
     for i, s in enumerate(config["steps"]):
         where = f"{path / 'config.json'}, field 'steps[{i}]'"

@@ -77,16 +77,16 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Documents.
         k : int
-            Number of labels, ``1 <= k <= n_labels_``.
+            Number of labels, ``k >= 1`` (clipped to ``n_labels_``).
 
         Returns
         -------
-        indices : ndarray of shape (n_samples, k), dtype int64
+        indices : ndarray of shape (n_samples, min(k, n_labels_)), dtype int64
             Labels by decreasing probability. Labels the search did not reach
             score 0 and fill the list by decreasing training frequency (the
             frequency prior; equal frequencies: lower index first), as do
             ties between reached labels.
-        scores : ndarray of shape (n_samples, k), dtype float64
+        scores : ndarray of shape (n_samples, min(k, n_labels_)), dtype float64
             Estimated probabilities.
         """
         check_is_fitted(self)

@@ -186,7 +186,8 @@ def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *
         npred = np.cumsum((top >= 0).sum(axis=0))
         denom = npred + Y.nnz
         f = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-        values = [f[k - 1] for k in ks]
+        # a k past the ranked columns predicts nothing more: it scores as the last one
+        values = [f[min(k, f.size) - 1] if f.size else 0.0 for k in ks]
     else:
         fn = _metric_fn(metric)
         values = [fn(Y, _rows_to_csr(top[:, :k], L)) for k in ks]

@@ -7,7 +7,9 @@ writes only its own output row.
 
 Ranking order used everywhere: label ``a`` ranks above label ``b`` when
 ``score[a] > score[b]``, or when the scores are equal and ``a < b`` (lower
-label index first).
+label index first). A score of ``-inf`` is never ranked: in a dense row as
+in a sparse one (where a missing entry is ``-inf``), it is outside every
+top-k and a gold label scored ``-inf`` is a miss.
 """
 
 import numpy as np
@@ -88,7 +90,8 @@ def top_k_dense(S, k):
         hi = np.empty(kk, dtype=np.int64)
         size = 0
         for j in range(L):
-            size = _heap_offer(hs, hi, size, kk, np.float64(S[i, j]), j)
+            if S[i, j] != -np.inf:                 # -inf is never ranked
+                size = _heap_offer(hs, hi, size, kk, np.float64(S[i, j]), j)
         _heap_drain(hs, hi, size, out_i[i], out_s[i])
     return out_i, out_s
 
@@ -105,7 +108,8 @@ def top_k_csr(indptr, indices, data, n, k):
         hi = np.empty(kk, dtype=np.int64)
         size = 0
         for p in range(start, stop):
-            size = _heap_offer(hs, hi, size, kk, np.float64(data[p]), np.int64(indices[p]))
+            if data[p] != -np.inf:                 # -inf is never ranked
+                size = _heap_offer(hs, hi, size, kk, np.float64(data[p]), np.int64(indices[p]))
         _heap_drain(hs, hi, size, out_i[i], out_s[i])
     return out_i, out_s
 
@@ -279,10 +283,18 @@ def ap_full_dense(S, y_indptr, y_indices):
         m = b - a
         if m == 0:
             continue
-        pos_i = y_indices[a:b].astype(np.int64)
-        pos_s = np.empty(m, dtype=np.float64)
-        for q in range(m):
-            pos_s[q] = S[i, pos_i[q]]
+        cnt = 0                     # ranked positives: gold labels scored above -inf
+        for q in range(a, b):
+            if S[i, y_indices[q]] != -np.inf:
+                cnt += 1
+        pos_i = np.empty(cnt, dtype=np.int64)
+        pos_s = np.empty(cnt, dtype=np.float64)
+        c = 0
+        for q in range(a, b):
+            if S[i, y_indices[q]] != -np.inf:
+                pos_i[c] = y_indices[q]
+                pos_s[c] = S[i, y_indices[q]]
+                c += 1
         row = np.empty(L, dtype=np.float64)
         for j in range(L):
             row[j] = S[i, j]
@@ -302,16 +314,16 @@ def ap_full_csr(indptr, indices, data, y_indptr, y_indices):
             continue
         start = indptr[i]
         stop = indptr[i + 1]
-        # ranked positives: gold labels that have a stored score
+        # ranked positives: gold labels that have a stored score above -inf
         cnt = 0
         for p in range(start, stop):
-            if _contains(y_indices, a, b, indices[p]):
+            if data[p] != -np.inf and _contains(y_indices, a, b, indices[p]):
                 cnt += 1
         pos_s = np.empty(cnt, dtype=np.float64)
         pos_i = np.empty(cnt, dtype=np.int64)
         q = 0
         for p in range(start, stop):  # indices are sorted: ids ascending
-            if _contains(y_indices, a, b, indices[p]):
+            if data[p] != -np.inf and _contains(y_indices, a, b, indices[p]):
                 pos_s[q] = data[p]
                 pos_i[q] = indices[p]
                 q += 1

@@ -10,9 +10,13 @@ Conventions (the same in every function):
 * **Order.** Labels are ranked by descending score; equal scores rank the
   lower label index first (``ties="break"``). ``ties="average"`` instead
   returns the expected value over all orders of the tied labels.
-* **Sparse scores.** Only stored entries of a CSR ``y_score`` are candidates;
-  missing entries count as ``-inf`` and are never ranked. A row with fewer
-  than k candidates predicts fewer than k labels, and P@k still divides by k.
+* **Never ranked.** A score of ``-inf`` is never ranked, dense or sparse;
+  only stored entries of a CSR ``y_score`` are candidates (missing entries
+  count as ``-inf``). A gold label that is never ranked is a miss. A row with
+  fewer than k candidates predicts fewer than k labels, and P@k still
+  divides by k.
+* **Any k.** A cut-off larger than the number of labels is allowed and
+  costs no more than k = L: no array of k columns is ever allocated.
 * **Empty rows** (no true label): counted as 0 by P@k and PSP@k, skipped by
   R@k, RP@k, nDCG@k, PSnDCG@k and MAP (the API contract); ``empty_rows=``
   chooses ``"skip"`` or ``"zero"``.
@@ -43,10 +47,17 @@ __all__ = [
 
 
 def _top_k(S, k):
-    """Top-k (indices, scores) of a validated score matrix."""
+    """Top-k (indices, scores) of a validated score matrix, k clipped to what can be ranked.
+
+    The one clip of a cut-off: a row ranks at most its candidates (all L
+    columns of a dense matrix, the stored entries of a CSR row), so the
+    result has ``min(k, L)`` columns (CSR: ``min(k, longest row)``) and a
+    huge k never allocates k columns.
+    """
     if sp.issparse(S):
-        return K.top_k_csr(S.indptr, S.indices, S.data, S.shape[0], k)
-    return K.top_k_dense(S, k)
+        widest = int(np.diff(S.indptr).max()) if S.shape[0] else 0
+        return K.top_k_csr(S.indptr, S.indices, S.data, S.shape[0], min(k, widest))
+    return K.top_k_dense(S, min(k, S.shape[1]))
 
 
 def top_k_indices(y_score, k):
@@ -62,9 +73,11 @@ def top_k_indices(y_score, k):
 
     Returns
     -------
-    top : ndarray of shape (n_samples, k), dtype int64
+    top : ndarray of shape (n_samples, min(k, n_labels)), dtype int64
         Label indices by descending score; equal scores put the lower label
-        index first. Rows with fewer than k candidates are padded with -1.
+        index first. Rows with fewer candidates are padded with -1 (a
+        ``-inf`` score is never ranked; for CSR the width is at most the
+        longest row).
 
     Raises
     ------
@@ -73,15 +86,17 @@ def top_k_indices(y_score, k):
 
     Notes
     -----
-    A size-k heap per row: O(nnz log k) time, O(n k) memory, rows in parallel.
+    A size-k heap per row: O(nnz log k) time, O(n min(k, L)) memory, rows in
+    parallel.
 
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp
     >>> top_k_indices(np.array([[0.1, 0.9, 0.9, 0.3]]), 3)
     array([[1, 2, 3]])
-    >>> top_k_indices(sp.csr_matrix(np.array([[0.0, 0.5, 0.0, 0.2]])), 3)
-    array([[ 1,  3, -1]])
+    >>> top_k_indices(sp.csr_matrix(np.array([[0.0, 0.5, 0.0, 0.2], [0.0, 0.0, 0.0, 0.1]])), 3)
+    array([[ 1,  3],
+           [ 3, -1]])
     """
     k = check_k(k)
     S = check_scores(y_score)
@@ -193,6 +208,12 @@ def _ones(Y):
 
 def _discount(k):
     return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+
+
+def _idcg(n_true, k):
+    """Ideal DCG of each row: the discounts of its first min(k, |y|) positions."""
+    m = np.minimum(n_true, k).astype(np.int64)
+    return np.concatenate([[0.0], np.cumsum(_discount(int(m.max(initial=0))))])[m]
 
 
 def _safe_div(a, b):
@@ -340,9 +361,8 @@ def ndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_ro
     """
     Y, g = _hits(y_true, y_score, k, y_top_k, ties)
     n_true = _n_true(Y)
-    disc = _discount(k)
-    idcg = np.concatenate([[0.0], np.cumsum(disc)])[np.minimum(n_true, k).astype(np.int64)]
-    return _aggregate(_safe_div(g @ disc, idcg), n_true, empty_rows, "nDCG@k")
+    return _aggregate(_safe_div(g @ _discount(g.shape[1]), _idcg(n_true, k)), n_true,
+                      empty_rows, "nDCG@k")
 
 
 def _check_inv_propensity(inv_propensity, n_labels):
@@ -366,7 +386,7 @@ def _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity):
     Y, top, vals, S = _prepare(y_true, y_score, y_top_k, k, ties)
     w = _check_inv_propensity(inv_propensity, Y.shape[1])
     g = _gains(Y, top, vals, S, w, ties)
-    best = K.ideal_weights(Y.indptr, Y.indices, w, k)
+    best = K.ideal_weights(Y.indptr, Y.indices, w, min(k, Y.shape[1]))
     return Y, g, best
 
 
@@ -479,11 +499,10 @@ def psndcg_at_k(
     """
     Y, g, best = _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity)
     n_true = _n_true(Y)
-    disc = _discount(k)
-    idcg = np.concatenate([[0.0], np.cumsum(disc)])[np.minimum(n_true, k).astype(np.int64)]
-    num = _safe_div(g @ disc, idcg)
+    idcg = _idcg(n_true, k)
+    num = _safe_div(g @ _discount(g.shape[1]), idcg)
     if normalize:
-        return _ratio_of_sums(num, _safe_div(best @ disc, idcg), "PSnDCG@k")
+        return _ratio_of_sums(num, _safe_div(best @ _discount(best.shape[1]), idcg), "PSnDCG@k")
     return _aggregate(num, n_true, empty_rows, "PSnDCG@k")
 
 

@@ -74,8 +74,12 @@ def xmtc_report(
     positive), by :func:`group_ranking_metrics` at k = max(ks):
     ``"zero_R@k"`` and ``"zero_nDCG@k"`` (the group's labels ranked alone,
     averaged over the documents with at least one gold zero-shot label; NaN
-    with ``y_top_k`` or when no document has one) and ``"zero_R@k_full"``
-    (the share of those gold labels in the top k of the full ranking).
+    with ``y_top_k`` or when no document has one), ``"zero_R@k_full"``
+    (the share of those gold labels in the top k of the full ranking: the
+    form results tables show) and the group's size beside them,
+    ``"zero_n_labels"`` and ``"zero_n_documents"`` (counts, as floats). A
+    group ranked alone is easy when it is small (one label is always
+    first), so read ``zero_R@k`` with its size.
 
     With ``y_pred`` (the chosen decision rule's 0/1 output): ``"micro_F1"``,
     ``"micro_P"``, ``"micro_R"``, ``"macro_F1"`` (mean per-label F1 over
@@ -140,6 +144,10 @@ def xmtc_report(
             g = group_ranking_metrics(Y, S, freq == 0, k=kmax, y_top_k=top_k if S is None else None)
             for key in (f"R@{kmax}", f"nDCG@{kmax}", f"R@{kmax}_full"):
                 out[f"zero_{key}"] = float(g[key])
+            # the figures mean little without the group's size: a group of one label ranked
+            # alone is always found
+            out["zero_n_labels"] = float(g["n_labels"])
+            out["zero_n_documents"] = float(g["n_documents"])
     if y_pred is not None:
         tp, fp, fn = _counts(Y, y_pred)
         everything = np.ones(L, dtype=bool)

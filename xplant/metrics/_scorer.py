@@ -5,10 +5,14 @@ cheapest route to the numbers it needs:
 
 1. ranking metrics use ``predict_top_k(X, k) -> (indices, scores)`` when the
    estimator (or a Pipeline's final step) has it, so no dense (n, L) matrix;
-2. otherwise a scikit-learn :func:`~sklearn.metrics.make_scorer` scorer with
-   ``response_method=("decision_function", "predict_proba")`` (ranking, AUC)
-   or ``"predict"`` (F1) does the work, so any classifier works, including
+2. otherwise the first of ``response_method=("decision_function",
+   "predict_proba")`` the estimator has (ranking, AUC), or ``predict`` (F1),
+   so any classifier works, including
    :class:`~sklearn.multiclass.OneVsRestClassifier`.
+
+``y`` is read by the rule of ``fit`` (:func:`scoring_targets`): a 0/1 matrix
+or label lists, binarised through the fitted ``classes_``; a label the model
+never saw counts as a miss, never ranked.
 
 Propensity-scored and tail metrics read ``label_frequency_`` and
 ``n_train_documents_`` from the (final step of the) fitted estimator, unless
@@ -18,8 +22,8 @@ they are given as arguments.
 import re
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics import get_scorer as _sk_get_scorer
-from sklearn.metrics import make_scorer
 from sklearn.pipeline import Pipeline
 
 from ._classification import f1_score, precision_score, recall_score, roc_auc, tail_f1
@@ -34,7 +38,7 @@ from ._ranking import (
     recall_at_k,
     sort_top_k,
 )
-from ._validation import check_k
+from ._validation import check_binary, check_k
 
 __all__ = ["get_scorer", "get_scorer_names", "make_xmtc_scorer", "XMTCScorer"]
 
@@ -77,8 +81,66 @@ def _transform_to_final(estimator, X):
     return estimator, X
 
 
-def _auc_value(y_true, y_score, average):
-    return roc_auc(y_true, y_score, average=average).value
+def scoring_targets(estimator, y):
+    """``y`` read by the rule of ``fit``, through the estimator's fitted ``classes_``.
+
+    A scorer gets ``y`` as the estimator's ``fit`` got it: a 0/1 matrix, or
+    label lists (:func:`xplant._labels.check_targets`). Label lists are
+    binarised against the fitted ``classes_``; a label the model never saw
+    (one only in a validation fold) gets a column after them, which the
+    model never ranks, so its gold positives count as misses.
+
+    Parameters
+    ----------
+    estimator : fitted estimator or Pipeline
+    y : {array-like, sparse matrix} or label lists
+
+    Returns
+    -------
+    Y : scipy.sparse.csr_matrix of shape (n_samples, n_classes + n_unknown)
+    n_unknown : int
+        Columns appended for labels outside ``classes_``.
+
+    Examples
+    --------
+    >>> from xplant.linear import FrequencyPrior
+    >>> prior = FrequencyPrior().fit(np.zeros((2, 1)), [["B"], ["A", "B"]])
+    >>> Y, n_unknown = scoring_targets(prior, [["B"], ["Z"]])
+    >>> Y.toarray().tolist(), n_unknown
+    ([[0, 1, 0], [0, 0, 1]], 1)
+    """
+    from .._labels import check_targets
+    classes = getattr(_final_step(estimator), "classes_", None)
+    if classes is None or np.ndim(classes) != 1:
+        return check_binary(y), 0
+    Y, names = check_targets(y, label_names=classes, unknown="append", require_positive=False,
+                             dtype=np.int8)
+    return Y, len(names) - len(classes)
+
+
+def _response_scores(estimator, X, response_method):
+    """(n, L) scores from the first method of ``response_method`` the estimator has."""
+    from ..linear._base import _label_scores
+    methods = (response_method,) if isinstance(response_method, str) else tuple(response_method)
+    for name in methods:
+        if hasattr(estimator, name):
+            raw = getattr(estimator, name)(X)
+            return raw if hasattr(raw, "tocsr") else _label_scores(
+                _final_step(estimator), raw)
+    raise TypeError(f"{type(estimator).__name__} has none of {list(methods)}, so it cannot be "
+                    "scored by this metric")
+
+
+def _pad(matrix, n_unknown, fill):
+    """``matrix`` with ``n_unknown`` more columns of ``fill`` (sparse: missing = never ranked)."""
+    if not n_unknown:
+        return matrix
+    n = matrix.shape[0]
+    if hasattr(matrix, "tocsr"):
+        m = matrix.tocsr(copy=True)
+        m.resize((n, matrix.shape[1] + n_unknown))
+        return m
+    return np.hstack([np.asarray(matrix, dtype=np.float64), np.full((n, n_unknown), fill)])
 
 
 def _fitted_frequency(estimator, kwargs, need_n):
@@ -136,15 +198,18 @@ class XMTCScorer:
             raise ValueError("xplant scorers do not support sample_weight.")
         fn, kind, fixed = _METRICS[self.metric]
         kwargs = {**fixed, **self.kwargs}
+        Y, n_unknown = scoring_targets(estimator, y_true)
+        unseen = np.zeros(n_unknown, dtype=np.int64)    # labels never seen in training
         if kind == "ps" and "inv_propensity" not in kwargs:
             A = kwargs.pop("A", 0.55)
             B = kwargs.pop("B", 1.5)
             freq, n_docs = _fitted_frequency(estimator, kwargs, need_n=True)
             kwargs["inv_propensity"] = inverse_propensity(
-                label_frequency=freq, n_train_documents=int(n_docs), A=A, B=B
-            )
+                label_frequency=np.concatenate([freq, unseen]), n_train_documents=int(n_docs),
+                A=A, B=B)
         if kind == "tail" and "label_frequency" not in kwargs:
-            kwargs["label_frequency"], _ = _fitted_frequency(estimator, kwargs, need_n=False)
+            freq, _ = _fitted_frequency(estimator, kwargs, need_n=False)
+            kwargs["label_frequency"] = np.concatenate([freq, unseen])
         if kind in ("rank", "ps"):
             kwargs["k"] = self.k
         if kind in ("rank", "ps", "map") and self.use_top_k and (kind != "map" or self.k):
@@ -152,18 +217,16 @@ class XMTCScorer:
             if hasattr(final, "predict_top_k"):
                 idx, scores = final.predict_top_k(Xt, self.k)
                 top = sort_top_k(idx, scores)[0]
-                return float(fn(y_true, y_top_k=top, **kwargs))
+                # the unknown labels are never ranked: -1 where a top-k would reach them
+                top = np.hstack([top, np.full((top.shape[0], n_unknown), -1, dtype=np.int64)])
+                return float(fn(Y, y_top_k=top, **kwargs))
+        if kind in ("pred", "tail"):
+            y_pred = _pad(sp.csr_matrix(estimator.predict(X)), n_unknown, 0)
+            return float(fn(Y, y_pred, **kwargs))
+        S = _pad(_response_scores(estimator, X, self.response_method), n_unknown, -np.inf)
         if kind == "auc":
-            average = kwargs.pop("average")
-            sk = make_scorer(
-                _auc_value, response_method=self.response_method, average=average, **kwargs
-            )
-        elif kind in ("pred", "tail"):
-            # 0/1 predictions need no response-method resolution
-            return float(fn(y_true, estimator.predict(X), **kwargs))
-        else:
-            sk = make_scorer(fn, response_method=self.response_method, **kwargs)
-        return float(sk(estimator, X, y_true))
+            return float(fn(Y, S, **kwargs).value)
+        return float(fn(Y, S, **kwargs))
 
 
 def make_xmtc_scorer(metric, *, k=None, response_method=_SCORES, use_top_k=True, **kwargs):
@@ -183,8 +246,9 @@ def make_xmtc_scorer(metric, *, k=None, response_method=_SCORES, use_top_k=True,
         ranks all labels through ``response_method``; an int truncates at k
         and may use ``predict_top_k``.
     response_method : str or tuple of str, default=("decision_function", "predict_proba")
-        How scores are obtained when ``predict_top_k`` is not used (passed to
-        :func:`sklearn.metrics.make_scorer`). F1 metrics always use ``predict``.
+        How scores are obtained when ``predict_top_k`` is not used: the
+        first of these methods the estimator has. F1 metrics always use
+        ``predict``.
     use_top_k : bool, default=True
         Use the estimator's ``predict_top_k(X, k)`` when it (or a Pipeline's
         final step) has one; it never builds a dense (n, L) matrix.

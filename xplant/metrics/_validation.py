@@ -89,10 +89,10 @@ def check_top_k(y_top_k, n_samples, n_labels, k, name="y_top_k"):
     a = a.astype(np.int64, copy=False)
     if a.shape[0] != n_samples:
         raise ValueError(f"{name} has {a.shape[0]} rows but y_true has {n_samples}.")
-    if k is not None and a.shape[1] < k:
+    if k is not None and a.shape[1] < min(k, n_labels):
         raise ValueError(
-            f"{name} has {a.shape[1]} columns but k={k}; pass at least k predictions per "
-            "row (pad with -1 for 'no prediction')."
+            f"{name} has {a.shape[1]} columns but k={k}; pass at least min(k, n_labels) "
+            "predictions per row (pad with -1 for 'no prediction')."
         )
     if a.size:
         if a.min() < -1 or a.max() >= n_labels:

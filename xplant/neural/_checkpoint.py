@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from skorch.callbacks import Callback
 from skorch.callbacks import EarlyStopping
 
@@ -195,12 +195,13 @@ def read_checkpoint(folder):
         raise ValueError(f"{pointer} names {path.name}, which is not a complete checkpoint; "
                          "delete the checkpoint folder to start over")
     state = _check_state(path / "state.json")
+    from .._saved import read_tensors
     best = path / "best.safetensors"
     return {"state": state, "path": path,
-            "module": load_file(str(path / "module.safetensors")),
-            "optimizer": load_file(str(path / "optimizer.safetensors")),
-            "rng": load_file(str(path / "rng.safetensors")),
-            "best": load_file(str(best)) if best.is_file() else None}
+            "module": read_tensors(path / "module.safetensors", torch=True),
+            "optimizer": read_tensors(path / "optimizer.safetensors", torch=True),
+            "rng": read_tensors(path / "rng.safetensors", torch=True),
+            "best": read_tensors(best, torch=True) if best.is_file() else None}
 
 
 def _check_state(state_file):

@@ -94,11 +94,18 @@ class InferenceMixin:
     def predict_top_k(self, X, k=5):
         """Top-k labels and probabilities without a dense (n, L) matrix.
 
+        Labels are ranked by their logits, not by the probabilities: σ of
+        two logits above about 17 is exactly 1.0 in float32, so the
+        probabilities tie where the logits do not. Only equal logits go to
+        the lower label index. k larger than the number of labels returns
+        every label.
+
         Returns
         -------
-        indices : ndarray of int64 of shape (n_samples, k)
-            Ties go to the lower label index.
-        scores : ndarray of float32 of shape (n_samples, k)
+        indices : ndarray of int64 of shape (n_samples, min(k, n_labels_))
+            Best first.
+        scores : ndarray of float32 of shape (n_samples, min(k, n_labels_))
+            Their probabilities.
         """
         from ..metrics import top_k_indices
         if not isinstance(k, numbers.Integral) or k < 1:
@@ -111,10 +118,9 @@ class InferenceMixin:
         ind = np.zeros((len(docs), k), dtype=np.int64)
         sc = np.zeros((len(docs), k), dtype=np.float32)
         for idx, z in self._logits_batches(docs):
-            p = torch.sigmoid(z).numpy()
-            top = top_k_indices(p, k)
+            top = top_k_indices(z.numpy(), k)        # the logits break the ties of saturated σ
             ind[idx] = top
-            sc[idx] = np.take_along_axis(p, top, 1)
+            sc[idx] = np.take_along_axis(torch.sigmoid(z).numpy(), top, 1)
         return ind, sc
 
     @torch.no_grad()
@@ -219,9 +225,13 @@ class InferenceMixin:
         return out
 
     def predict(self, X):
-        """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_)."""
+        """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_).
+
+        The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
+        the scores that break ties of saturated probabilities.
+        """
         from .. import metrics
-        scores = self.predict_proba(X)
         if self.decision == "top_k":
-            return metrics.top_k_decision(scores, self.k_)
-        return metrics.threshold_decision(scores, self.threshold_)
+            top = self.predict_top_k(X, self.k_)[0]
+            return metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
+        return metrics.threshold_decision(self.predict_proba(X), self.threshold_)

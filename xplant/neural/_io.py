@@ -189,8 +189,8 @@ def load_model(path):
         disagree, a tokenizer that no longer matches, or weights of another
         shape.
     """
-    from safetensors.torch import load_file
     from .._files import FieldChecker, read_json_object
+    from .._saved import read_tensors
     from .._labels import check_label_names
     from ..relevance import load_relevance
     from ._classifier import PlantClassifier
@@ -283,7 +283,7 @@ def load_model(path):
     clf.phases_ = clf._phases() if clf._phases() is not None else []
     clf.dev_docs_ = clf.dev_Y_ = clf.dev_dataset_ = None
     clf.initialize()
-    state = load_file(str(path / "model.safetensors"))
+    state = read_tensors(path / "model.safetensors", torch=True)
     try:
         clf.module_.load_state_dict(state, strict=True)
     except RuntimeError as exc:

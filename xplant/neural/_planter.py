@@ -432,9 +432,10 @@ def load_planting(path):
     FileNotFoundError
         When the folder lacks ``planted.safetensors`` or ``planting.json``.
     """
-    from safetensors.torch import load_file
+    from .._saved import read_tensors
     path = Path(path)
     if not (path / "planted.safetensors").is_file() or not (path / "planting.json").is_file():
         raise FileNotFoundError(f"{path} is not a planting folder (needs planted.safetensors and "
                                 "planting.json, as written by AttentionPlanter.save_planting)")
-    return load_file(str(path / "planted.safetensors")), json.loads((path / "planting.json").read_text())
+    return (read_tensors(path / "planted.safetensors", torch=True),
+            json.loads((path / "planting.json").read_text()))

@@ -105,8 +105,8 @@ def load_relevance(path):
         missing on this machine, or a tokenizer rebuilt differently (its
         fingerprint differs, e.g. another Hugging Face folder).
     """
-    from safetensors.numpy import load_file
     from .._files import FieldChecker, read_json_object
+    from .._saved import read_tensors
     from ._tokenize import UNICODE_FORM
     path = Path(path)
     if not (path / "relevance.json").is_file() or not (path / "relevance.safetensors").is_file():
@@ -148,7 +148,7 @@ def load_relevance(path):
         rel._validate_params()               # exactly what fit checks
     except (TypeError, ValueError) as exc:
         c.fail("params", str(exc))
-    arr = load_file(str(path / "relevance.safetensors"))
+    arr = read_tensors(path / "relevance.safetensors")
     _check_arrays(arr, L, V, path / "relevance.safetensors")
     rel._setup_tokenizer("text")
     if spec == "word":

@@ -12,16 +12,16 @@ import unicodedata
 
 import numpy as np
 
+# the Unicode form applied to every text before tokenizing (saved with a relevance as
+# ``unicode_normalization``), and in which label names are read
+from .._labels import UNICODE_FORM
+
 #: The built-in word tokenizer's pattern: runs of Unicode word characters.
 WORD_PATTERN = r"\w+"
 _WORD_RE = re.compile(WORD_PATTERN)
 
 PAD_TOKEN = "<pad>"
 UNK_TOKEN = "<unk>"
-
-#: The Unicode normalisation applied to every text before tokenizing (saved
-#: with a relevance as ``unicode_normalization``).
-UNICODE_FORM = "NFC"
 
 
 def normalize_text(text):

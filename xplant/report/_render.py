@@ -176,7 +176,7 @@ def _input_status(inputs):
 
 def _is_count(key):
     """Metrics that are not fractions (shown as they are, not in percent)."""
-    return key.startswith(("mean_", "n_")) or key.endswith("_per_doc")
+    return key.startswith(("mean_", "n_", "zero_n_")) or key.endswith("_per_doc")
 
 
 def _import_report_deps():
@@ -356,7 +356,8 @@ def render_report(run_dir, *, out=None, examples=None, overwrite=False):
     headline = [(k, h) for k, h in HEADLINE if any(k in m.get("metrics", {}) for m in results["models"])]
     rows = [
         {
-            "name": m["name"],
+            # a row that is another by construction says so (the tables print it once)
+            "name": m["name"] + (f" (= {m['same_as']})" if m.get("same_as") else ""),
             "headline": [_pct(m.get("metrics", {}).get(k)) for k, _ in headline],
             "metrics": [_fmt(m.get("metrics", {}).get(k), 2) if _is_count(k)
                         else _pct(m.get("metrics", {}).get(k)) for k in metric_names],
