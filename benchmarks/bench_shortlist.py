@@ -217,7 +217,8 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     on a completed checkpoint this re-scores a finished fit without training.
     """
     import torch
-    from xplant.app._run import _choose_rule, _evaluate, _fit_with_dev, build_model, load_splits
+    from xplant.app._run import _evaluate, _fit_with_dev, build_model, load_splits
+    from xplant.metrics import choose_rule
     from xplant.linear import make_tfidf_ovr
     from xplant.app._rows import find_row
     torch.set_num_threads(threads)
@@ -265,7 +266,7 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
         out = {"params": {}, "info": {}, "fit_seconds": fit_s,
                "predict_seconds": score_s, "peak_rss_mb": None,
                "dev_scores": scored["dev"][key], "test_scores": scored["test"][key]}
-        out["rule"] = _choose_rule(dv.Y, out["dev_scores"])
+        out["rule"] = choose_rule(dv.Y, out["dev_scores"])
         rows[name], _ = _evaluate(name, out, splits)
     planter = getattr(final, "planter_", None)
     extra_out = {"fusion_forms": fusion_forms(model, dv)} if forms else {}
@@ -352,7 +353,8 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
         "rows": {name: {"k", metrics...}}}``, metrics as fractions.
     """
     from xplant._saved import load_saved
-    from xplant.app._run import _choose_rule, _evaluate, load_splits
+    from xplant.app._run import _evaluate, load_splits
+    from xplant.metrics import choose_rule
     from xplant.neural._adjustment import LOGIT_ADJUSTMENT_GRID, choose_logit_adjustment
     taus = tuple(LOGIT_ADJUSTMENT_GRID if taus is None else taus)
     splits = load_splits(dataset, data_home=data_home)
@@ -376,7 +378,7 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
         out = {"params": {}, "info": {}, "fit_seconds": None, "predict_seconds": None,
                "peak_rss_mb": None, "dev_scores": scores["dev"][key],
                "test_scores": scores["test"][key]}
-        out["rule"] = _choose_rule(dv.Y, out["dev_scores"])
+        out["rule"] = choose_rule(dv.Y, out["dev_scores"])
         row, _ = _evaluate(name, out, splits)
         rows[name] = {"k": row["k"], **{m: row["metrics"].get(m) for m in (
             "P@1", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_few")}}

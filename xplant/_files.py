@@ -604,3 +604,61 @@ def sha256_file(path, chunk=1 << 20):
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def read_tensors(path, *, torch=False):
+    """The tensors of a safetensors file: the one reader of every saved model's weights.
+
+    Every saved kind (linear and tree models, PLANT and its planting, MIG
+    relevance, training checkpoints) reads its numbers here, so a damaged
+    file gives one kind of error, naming the file and what is wrong, never
+    the storage library's own exception.
+
+    Parameters
+    ----------
+    path : str or Path
+    torch : bool, default=False
+        Return torch tensors (``safetensors.torch``) instead of numpy arrays.
+
+    Returns
+    -------
+    dict of str to ndarray or torch.Tensor
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        When it is not a whole safetensors file (cut short, a header byte
+        changed): names the file, its size and what the reader found.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from safetensors.numpy import save_file
+    >>> f = tempfile.mkdtemp() + "/w.safetensors"
+    >>> save_file({"w": np.arange(3.0)}, f)
+    >>> read_tensors(f)["w"].tolist()
+    [0.0, 1.0, 2.0]
+    >>> _ = open(f, "r+b").truncate(20)
+    >>> read_tensors(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../w.safetensors (20 bytes) is not a whole safetensors file: ...
+    """
+    from safetensors import SafetensorError
+    if torch:
+        from safetensors.torch import load_file
+    else:
+        from safetensors.numpy import load_file
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist; the saved model is incomplete, save it "
+                                "again")
+    try:
+        return load_file(str(path))
+    except SafetensorError as exc:
+        what = str(exc).replace("Error while deserializing header: ", "")
+        raise ValueError(f"{path} ({path.stat().st_size} bytes) is not a whole safetensors file: "
+                         f"{what} (cut short or changed after saving); copy the whole folder "
+                         "again, or save the model again") from None

@@ -7,7 +7,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from xplant.app._run import format_table, run_main_job
+from xplant.app._job import run_main_job
+from xplant.app._run import format_table
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +145,7 @@ def test_report_cli_renders(smoke_run):
 def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
     """Each row records its zero-shot predictions; a real model explains zero-shot labels."""
     from sklearn.utils import Bunch
-    from xplant.app._job import zero_shot_rows
+    from xplant.app._examples import zero_shot_rows
     from xplant.datasets import load_codiesp
     from xplant.neural import load_model
     from xplant.report import load_per_label
@@ -256,7 +257,8 @@ def test_linear_rows_are_seeded_by_the_run(name):
 def test_case11_each_saved_folder_records_the_row_it_reproduces(smoke_run):
     """A shortlisted fit's folder answers with fused scores: it says "PLANT fused", and only
     that row points at it; its inner shortlist/ folder is no model of its own."""
-    from xplant._saved import load_saved, saved_row
+    from xplant._saved import load_saved
+    from xplant.app._rows import saved_row
     out, res, _ = smoke_run
     rows = {m["name"]: m for m in res["models"]}
     assert saved_row(out / "models" / "PLANT") == "PLANT fused"

@@ -155,7 +155,7 @@ def test_numpy_scalar_parameters_are_saved_as_numbers(tmp_path):
 def test_unsaveable_row_keeps_its_scores(tmp_path):
     """xplant run records why a row was not saved instead of failing after its fit."""
     from sklearn.linear_model import Ridge
-    from xplant._saved import save_row
+    from xplant.app._rows import save_row
     est = Ridge().fit([[0.0], [1.0]], [0, 1])
     out = save_row(est, est, tmp_path / "m", {"rule": "top_k", "k": 1, "threshold": 0.5})
     assert "cannot save Ridge without pickle" in out["not_saved"]

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from xplant.app._job import zero_shot_predictions, zero_shot_rows
+from xplant.app._examples import zero_shot_predictions, zero_shot_rows
 
 #: Training positives per label: labels 1, 3 and 4 are zero-shot.
 FREQ = np.array([4, 0, 2, 0, 0])

@@ -213,7 +213,7 @@ def test_a_huge_k_ranks_every_label_and_allocates_no_k_columns(saved_kinds, kind
 
 
 def test_case11_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
-    from xplant._saved import save_row
+    from xplant.app._rows import save_row
     from xplant.app._fit import evaluate_model
     _, model = svm
     save_row(model, model.steps[-1][1], tmp_path / "m", {"rule": "top_k", "k": 1,

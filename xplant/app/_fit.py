@@ -180,7 +180,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
                                             "labels_field": labels_field,
                                             "id_field": id_field, "sep": sep}, upper)["test"]
     check_split(data, "test", path)
-    from ..datasets._label_space import align_label_space
+    from ..datasets import align_label_space
     # columns: the model's labels, then the file's unknown labels, scored -inf: never ranked,
     # never predicted, so their gold positives are misses in every metric
     aligned = align_label_space(label_names(model), data.Y, data.label_names)
@@ -200,7 +200,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     freq = np.concatenate([np.asarray(final.label_frequency_), np.zeros(len(unknown))])
     metrics = xmtc_report(Y, scores, y_pred=y_pred, label_frequency=freq,
                           n_train_documents=int(final.n_train_documents_))
-    from .._saved import saved_row
+    from ._rows import saved_row
     report = {"model": str(Path(model_dir).resolve()), "row": saved_row(model_dir),
               "input": file_record(path),
               "n_documents": n, "decision": decision, "unknown_labels": unknown,

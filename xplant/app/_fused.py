@@ -75,10 +75,10 @@ def row_scores(model, X):
     (α = 1); one pass of each model, two of the network when τ > 0. Any
     other model: its ``predict_proba`` or ``decision_function``, and None.
     """
-    from ._run import _scores
+    from .._saved import score_matrix
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     if getattr(final, "shortlist_", None) is None:
-        return _scores(model, X), None
+        return score_matrix(model, X), None
     for _, step in (model.steps[:-1] if hasattr(model, "steps") else []):
         X = step.transform(X)
     alpha = float(final.fusion_weight_)

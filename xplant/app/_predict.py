@@ -45,7 +45,7 @@ def read_documents(path, *, text_field="text", id_field="id"):
     UserWarning
         Files in the folder that are not ``.txt`` files (they are skipped).
     """
-    from ..datasets._user import check_document_ids, read_rows, read_text_file
+    from ..datasets import check_document_ids, read_rows, read_text_file
     from ._sources import with_cli_hint
     path = Path(path)
     if not path.exists():

@@ -8,6 +8,7 @@ that builds the unfitted estimator. Adding a row is adding one entry to
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 
@@ -136,7 +137,7 @@ def _neural(plant, **defaults):
     def factory(params, *, epochs, plant_epochs, random_state, verbose, checkpoint_dir,
                 features=False):
         from ..neural import AttentionPlanter, PlantClassifier
-        from ..neural._settings import translate_params
+        from ..neural import translate_params
         # --set and --params files may use the names of earlier releases (gamma=...)
         params = translate_params(PlantClassifier, {**defaults, **params})
         planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
@@ -161,7 +162,7 @@ def _neural(plant, **defaults):
         clf = PlantClassifier(planter=AttentionPlanter(**planter_params), **clf_params)
         if backbone_kind(clf.backbone) != "word":
             if mig_params:        # the classifier fits MIG itself, with the backbone's tokenizer
-                from ..neural._common import default_relevance
+                from ..neural import default_relevance
                 clf.set_params(relevance=default_relevance(clf.backbone).set_params(**mig_params))
             return clf
         # verbose: one line with the seconds of each step (MIG, then the classifier)
@@ -272,3 +273,58 @@ def parse_models(text):
             raise ValueError(f"--models names {r.name!r} twice; name each model once")
         seen.add(r.name)
     return rows
+
+
+#: The file of a saved folder that names the results row it reproduces.
+ROW_FILE = "row.json"
+
+
+def reproduced_row(name, final):
+    """The results row a saved model reproduces: a shortlisted fit answers with fused scores."""
+    shortlisted = getattr(final, "shortlist_", None) is not None
+    return name + FUSED_SUFFIXES["fused"] if shortlisted else name
+
+
+def saved_row(path):
+    """The row recorded in a saved folder's ``row.json``, or None (a folder saved otherwise)."""
+    import json
+    file = Path(path) / ROW_FILE
+    if not file.is_file():
+        return None
+    try:
+        return json.loads(file.read_text(encoding="utf-8")).get("row")
+    except (ValueError, AttributeError):
+        return None
+
+
+def save_row(model, final, model_dir, rule, row=None):
+    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule.
+
+    ``model_dir`` is a folder the run owns (``RUN/models/<row>``, checked by
+    :func:`xplant._files.check_model_output` before the run fits anything, or
+    the fresh sibling folder of ``xplant fit``): a saved model there is
+    replaced, whatever its kind.
+
+    With ``row`` (the row's name), the folder also gets ``row.json``,
+    ``{"row": ...}``: the row of ``results.json`` the saved model
+    reproduces, ``<row> fused`` for a shortlisted neural fit
+    (:func:`reproduced_row`).
+
+    Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
+    that cannot be stored without pickle (LibMultiLabel): its scores stand.
+    """
+    path = Path(model_dir)
+    if hasattr(final, "save"):
+        final.save(path, overwrite=True)
+    else:
+        from ..linear import save_linear
+        try:
+            save_linear(model, path, decision=rule, overwrite=True)
+        except TypeError as exc:
+            return {"not_saved": str(exc)}
+    if row is not None:
+        import json
+        from .._files import write_text
+        write_text(path / ROW_FILE, json.dumps({"row": reproduced_row(row, final)},
+                                               ensure_ascii=False))
+    return {"saved_to": str(path)}

@@ -297,13 +297,14 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
     info["dev_MAP"] = float(kept["dev_map"])
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    rule = _choose_rule(dv.Y, dev_scores)
+    from ..metrics import choose_rule
+    rule = choose_rule(dv.Y, dev_scores)
     if model_dir is not None:
-        from .._saved import save_row
+        from ._rows import save_row
         info.update(save_row(model, final, model_dir, rule, row=spec["name"]))
     evidence = None
     if hasattr(final, "explain") and te.get("texts") is not None:
-        from ._job import evidence_examples
+        from ._examples import evidence_examples
         try:
             evidence = evidence_examples(final, te, tr)
         except Exception as exc:       # the report then says so; the scores stand
@@ -326,24 +327,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         from ._fused import fusion_rows
         fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
-    from ._job import add_zero_shot
+    from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     return out
-
-
-def _choose_rule(dev_Y, dev_scores):
-    """The run's decision rule, chosen on dev: top-k (k by micro-F1) and a threshold."""
-    from .. import metrics
-    return {"rule": "top_k", "k": int(metrics.select_k(dev_Y, dev_scores, ks=range(1, 11))),
-            "threshold": float(metrics.select_threshold(dev_Y, dev_scores))}
-
-
-def _scores(model, texts):
-    if hasattr(model, "predict_proba"):
-        s = model.predict_proba(texts)
-    else:
-        s = model.decision_function(texts)
-    return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
 
 
 def _evaluate(name, out, splits):
@@ -351,7 +337,7 @@ def _evaluate(name, out, splits):
     from .. import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     freq = label_frequency(tr.Y)
-    rule = out.get("rule") or _choose_rule(dv.Y, out["dev_scores"])
+    rule = out.get("rule") or metrics.choose_rule(dv.Y, out["dev_scores"])
     k, th = rule["k"], rule["threshold"]
     y_pred = metrics.top_k_decision(out["test_scores"], k)
     rep = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred, label_frequency=freq,
@@ -592,7 +578,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         per_label_f1[name] = per.f1
         support = per.support
         if out.get("evidence"):
-            from ._job import add_evidence
+            from ._examples import add_evidence
             add_evidence(out_dir, name, out["evidence"])
         _write_part(out_dir, folder, key, entry, per)
         for var in out.get("variants", ()):         # the fused rows of a shortlisted fit
@@ -613,47 +599,3 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     save_per_label(out_dir / "per_label.npz", train_frequency=train_frequency, support=support,
                    f1=per_label_f1, label_names=np.asarray(tr.label_names))
     return results
-
-
-def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
-                 models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                 random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
-                 log=print):
-    """Fit, choose on dev and test every model; write results.json and per_label.npz.
-
-    Parameters
-    ----------
-    output_dir : str or Path or None
-        Run folder; default ``./xplant-runs/<UTC timestamp>/``. Never
-        beside the input data.
-    codes, language, data_home
-        See :func:`xplant.datasets.load_codiesp`.
-    models : sequence of str
-        Names from :data:`DEFAULT_MODELS`.
-    epochs, plant_epochs : int
-        Stage 2 and Stage 1 epoch budgets of the neural models.
-    isolate : bool, default=True
-        Fit each model in a child process (own fit time and peak RSS).
-    max_docs : int or None
-        Keep only the first documents of each split (a smoke run, seconds).
-    report : bool, default=False
-        Also write ``report.html`` (see :func:`xplant.report.render_report`).
-    resume : bool, default=False
-        Continue an interrupted run in ``output_dir`` (see :func:`run_models`).
-
-    Returns
-    -------
-    results : dict
-        The content of ``results.json`` (API.md schema).
-
-    Raises
-    ------
-    ValueError
-        ``resume=True`` without ``output_dir``.
-    """
-    from ._job import run_job
-    data_args = {"dataset": "codiesp", "codes": codes, "language": language,
-                 "data_home": data_home, "max_docs": max_docs}
-    return run_job(output_dir, data_args, models=models, epochs=epochs, plant_epochs=plant_epochs,
-                   random_state=random_state, verbose=verbose, isolate=isolate, report=report,
-                   resume=resume, log=log)

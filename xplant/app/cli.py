@@ -265,7 +265,7 @@ def main(argv=None):
         argv = ["fit"] + argv[1:]                # one command: train == fit without --config
     if argv[:1] == ["train"]:
         # The launcher owns its arguments (deepspeed appends --local_rank).
-        from ..neural.distributed._launch import main as train_main
+        from ..neural.distributed.train import main as train_main
         return train_main(argv[1:])
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._labels import check_class_names, check_indicator, check_targets, label_frequency
 from ..metrics._kernels import top_k_dense as top_k_kernel
 from ..metrics._validation import check_k as _check_k
+from ..metrics._validation import label_scores
 
 # Score budget of one row block, in matrix entries (8 bytes each): 2**24
 # entries is 128 MiB of float64, whatever the number of labels.
@@ -120,29 +121,6 @@ def _take_rows(X, rows):
     return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
 
 
-def _label_scores(final, raw):
-    """A score block as a float64 (n_rows, n_labels) array.
-
-    A sparse matrix is made dense; a list of per-label (n_rows, n_classes)
-    probability arrays (the ``predict_proba`` of scikit-learn's multi-output
-    classifiers, e.g. ``RandomForestClassifier`` or
-    ``MultiOutputClassifier``) becomes each label's probability of class 1
-    (0 for a label whose training column held no 1).
-    """
-    if sp.issparse(raw):
-        return raw.toarray().astype(np.float64)
-    if not isinstance(raw, list):
-        return np.asarray(raw, dtype=np.float64)
-    classes = getattr(final, "classes_", None)
-    cols = []
-    for j, p in enumerate(raw):
-        p = np.asarray(p, dtype=np.float64)
-        cl = np.asarray(classes[j]) if classes is not None else np.arange(p.shape[1])
-        hit = np.flatnonzero(cl == 1)
-        cols.append(p[:, hit[0]] if hit.size else np.zeros(p.shape[0]))
-    return np.column_stack(cols) if cols else np.empty((0, 0))
-
-
 def predict_top_k(estimator, X, k):
     """Top-``k`` labels of each document, without an ``(n, L)`` score matrix.
 
@@ -206,7 +184,7 @@ def predict_top_k(estimator, X, k):
     n_labels = getattr(final, "n_labels_", None)
     # Without a known label count, score 256 rows at a time.
     for rows in _row_blocks(n, n_labels or _BLOCK_ENTRIES // 256):
-        block = _label_scores(final, score(_take_rows(X, rows)))
+        block = label_scores(final, score(_take_rows(X, rows)))
         if block.ndim != 2:
             raise ValueError(
                 f"{type(final).__name__} returned scores of shape {block.shape}; "

@@ -328,7 +328,7 @@ def load_linear(path):
     ImportError
         For a tree model whose library is not installed.
     """
-    from .._saved import read_tensors
+    from .._files import read_tensors
     path = Path(path)
     config = read_config(path)
     if config.get("format") != LINEAR_FORMAT:

@@ -19,6 +19,7 @@ from ._classification import (
     tail_f1,
 )
 from ._decision import (
+    choose_rule,
     select_k,
     select_label_thresholds,
     select_threshold,
@@ -40,8 +41,10 @@ from ._ranking import (
 )
 from ._report import F1_BUCKET_EDGES, xmtc_report
 from ._scorer import XMTCScorer, get_scorer, get_scorer_names, make_xmtc_scorer
+from ._validation import check_k
 
 __all__ = [
+    "check_k",
     "AUCResult",
     "F1_BUCKET_EDGES",
     "PROPENSITY_PARAMETERS",
@@ -65,6 +68,7 @@ __all__ = [
     "recall_at_k",
     "recall_score",
     "roc_auc",
+    "choose_rule",
     "select_k",
     "select_label_thresholds",
     "select_threshold",

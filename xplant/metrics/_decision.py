@@ -316,3 +316,35 @@ def select_label_thresholds(y_true_dev, y_score_dev, *, fallback=None):
             raise ValueError(f"fallback must be a number or None, got {fallback!r}.")
         thr[untuned] = float(fallback)
     return thr
+
+
+def choose_rule(y_true_dev, y_score_dev, max_k=10):
+    """The decision rule of ``xplant run``, chosen on dev: top-k and one global threshold.
+
+    k is chosen in 1..``max_k`` by :func:`select_k` and the threshold by
+    :func:`select_threshold`, both decision choices of
+    :func:`~xplant.model_selection.choose_on_dev` (dev micro-F1). The run
+    reports its F1 under the top-k rule and the threshold's F1 beside it.
+
+    Parameters
+    ----------
+    y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+    y_score_dev : ndarray of shape (n_samples, n_labels)
+    max_k : int, default=10
+
+    Returns
+    -------
+    dict
+        ``{"rule": "top_k", "k": int, "threshold": float}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y = np.array([[1, 1, 0, 0], [1, 1, 0, 0]])
+    >>> S = np.array([[.9, .8, .1, .0], [.8, .9, .0, .1]])
+    >>> choose_rule(Y, S, max_k=3)
+    {'rule': 'top_k', 'k': 2, 'threshold': 0.8}
+    """
+    return {"rule": "top_k",
+            "k": int(select_k(y_true_dev, y_score_dev, ks=range(1, int(max_k) + 1))),
+            "threshold": float(select_threshold(y_true_dev, y_score_dev))}

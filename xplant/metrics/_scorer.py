@@ -120,12 +120,12 @@ def scoring_targets(estimator, y):
 
 def _response_scores(estimator, X, response_method):
     """(n, L) scores from the first method of ``response_method`` the estimator has."""
-    from ..linear._base import _label_scores
+    from ._validation import label_scores
     methods = (response_method,) if isinstance(response_method, str) else tuple(response_method)
     for name in methods:
         if hasattr(estimator, name):
             raw = getattr(estimator, name)(X)
-            return raw if hasattr(raw, "tocsr") else _label_scores(
+            return raw if hasattr(raw, "tocsr") else label_scores(
                 _final_step(estimator), raw)
     raise TypeError(f"{type(estimator).__name__} has none of {list(methods)}, so it cannot be "
                     "scored by this metric")

@@ -108,3 +108,26 @@ def check_top_k(y_top_k, n_samples, n_labels, k, name="y_top_k"):
 
 def csr_parts(m):
     return m.indptr, m.indices, m.data
+
+
+def label_scores(final, raw):
+    """A score block as a float64 (n_rows, n_labels) array.
+
+    A sparse matrix is made dense; a list of per-label (n_rows, n_classes)
+    probability arrays (the ``predict_proba`` of scikit-learn's multi-output
+    classifiers, e.g. ``RandomForestClassifier`` or
+    ``MultiOutputClassifier``) becomes each label's probability of class 1
+    (0 for a label whose training column held no 1).
+    """
+    if sp.issparse(raw):
+        return raw.toarray().astype(np.float64)
+    if not isinstance(raw, list):
+        return np.asarray(raw, dtype=np.float64)
+    classes = getattr(final, "classes_", None)
+    cols = []
+    for j, p in enumerate(raw):
+        p = np.asarray(p, dtype=np.float64)
+        cl = np.asarray(classes[j]) if classes is not None else np.arange(p.shape[1])
+        hit = np.flatnonzero(cl == 1)
+        cols.append(p[:, hit[0]] if hit.size else np.zeros(p.shape[0]))
+    return np.column_stack(cols) if cols else np.empty((0, 0))

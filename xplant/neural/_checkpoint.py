@@ -195,7 +195,7 @@ def read_checkpoint(folder):
         raise ValueError(f"{pointer} names {path.name}, which is not a complete checkpoint; "
                          "delete the checkpoint folder to start over")
     state = _check_state(path / "state.json")
-    from .._saved import read_tensors
+    from .._files import read_tensors
     best = path / "best.safetensors"
     return {"state": state, "path": path,
             "module": read_tensors(path / "module.safetensors", torch=True),

@@ -22,6 +22,7 @@ from ._data import Stage2Collate, TokenDataset
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK
 from ._fusion import FusionMixin
 from ._inference import InferenceMixin
+from ._io import load_model, save_model, saved_kind
 from ._planter import AttentionPlanter
 from ._settings import CLASSIFIER_MODULE_DEFAULTS
 from ._planting import PlantingMixin
@@ -93,6 +94,7 @@ def default_phases(backbone, lr):
             (6, "intermediate", lr / 100), (6, "embeddings", lr / 100)]
 
 
+@saved_kind
 class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
@@ -643,11 +645,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
 
         See :func:`xplant.neural.save_model`. Loading runs no pickled code.
         """
-        from ._io import save_model
         return save_model(self, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path):
         """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
-        from ._io import load_model
         return load_model(path)

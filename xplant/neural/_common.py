@@ -47,7 +47,27 @@ def _is_lists(Y):
 
 
 def default_relevance(backbone):
-    """The MIGRelevance a classifier fits when given raw texts."""
+    """The MIGRelevance a classifier fits when given raw texts, for its backbone's tokens.
+
+    Parameters
+    ----------
+    backbone : str
+        A :class:`~xplant.neural.PlantClassifier` backbone ("cnn", "bigru",
+        "hf", "hf:<folder>", "llm:<folder>").
+
+    Returns
+    -------
+    MIGRelevance
+        Unfitted: word tokens for a word backbone, the encoder's own
+        tokenizer for "hf" and "llm" backbones (MIG is then computed on
+        exactly the tokens the encoder reads).
+
+    Raises
+    ------
+    ValueError
+        For an unknown backbone, or an "hf:"/"llm:" folder that does not
+        hold a tokenizer.
+    """
     from ..relevance import MIGRelevance
     if backbone_kind(backbone) == "word":
         return MIGRelevance(tokenizer="word")

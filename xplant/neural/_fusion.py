@@ -179,7 +179,7 @@ class FusionMixin:
             k = int(min(self.n_labels_, self.n_candidates_ + max(map(len, pos), default=0)))
             ranked = None if saved is None else saved / "train_ranking.safetensors"
             if resume and ranked is not None and ranked.is_file():
-                from .._saved import read_tensors
+                from .._files import read_tensors
                 ranking = read_tensors(ranked)["ranking"]
             elif self.shortlist_cv:
                 ranking, _ = cross_fit_ranking(self.shortlist_, train_texts, Y[tr], k,

@@ -85,6 +85,17 @@ def _json_params(est, prefix=""):
     return out
 
 
+#: The estimator classes a saved config names, registered by :func:`saved_kind` (the
+#: classifier's module registers itself, so this module never imports it back).
+_CLASSES = {}
+
+
+def saved_kind(cls):
+    """Class decorator: ``cls`` is the estimator that :func:`load_model` rebuilds."""
+    _CLASSES[cls.__name__] = cls
+    return cls
+
+
 def _from_json(params):
     """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
     from ..relevance import MIGRelevance
@@ -190,10 +201,10 @@ def load_model(path):
         shape.
     """
     from .._files import FieldChecker, read_json_object
-    from .._saved import read_tensors
+    from .._files import read_tensors
     from .._labels import check_label_names
     from ..relevance import load_relevance
-    from ._classifier import PlantClassifier
+    PlantClassifier = _CLASSES["PlantClassifier"]
     path = Path(path)
     if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
         raise FileNotFoundError(f"{path} is not a saved PlantClassifier (needs config.json and "

@@ -432,7 +432,7 @@ def load_planting(path):
     FileNotFoundError
         When the folder lacks ``planted.safetensors`` or ``planting.json``.
     """
-    from .._saved import read_tensors
+    from .._files import read_tensors
     path = Path(path)
     if not (path / "planted.safetensors").is_file() or not (path / "planting.json").is_file():
         raise FileNotFoundError(f"{path} is not a planting folder (needs planted.safetensors and "

@@ -106,7 +106,7 @@ def load_relevance(path):
         fingerprint differs, e.g. another Hugging Face folder).
     """
     from .._files import FieldChecker, read_json_object
-    from .._saved import read_tensors
+    from .._files import read_tensors
     from ._tokenize import UNICODE_FORM
     path = Path(path)
     if not (path / "relevance.json").is_file() or not (path / "relevance.safetensors").is_file():

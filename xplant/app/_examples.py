@@ -1,0 +1,248 @@
+"""What a run shows of each row beside its scores: evidence spans and zero-shot predictions."""
+
+import json
+from pathlib import Path
+
+#: Test documents shown with their evidence in the report.
+EXAMPLE_DOCS = 3
+
+
+def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_spans=3):
+    """The first test documents with gold labels: top labels, gold marked, evidence spans.
+
+    Parameters
+    ----------
+    clf : fitted PlantClassifier
+        Anything with ``explain(texts, top_labels, top_spans)``.
+    test, train : Bunch
+        Splits; ``train.label_descriptions`` (if any) names the labels.
+
+    Returns
+    -------
+    list of dict
+        ``evidence.json`` documents (``docs/evidence.md``): ``{"doc_id",
+        "text", "gold": [labels], "codes": [{"code", "prob", "gold",
+        "description", "spans"}]}``.
+    """
+    Y = test.Y.tocsr()
+    rows = [i for i in range(Y.shape[0]) if Y.indptr[i + 1] > Y.indptr[i]][:n_docs]
+    if not rows:
+        return []
+    names = [str(x) for x in train.label_names]
+    desc = train.get("label_descriptions")
+    texts = [test.texts[i] for i in rows]
+    explained = clf.explain(texts, top_labels=top_labels, top_spans=top_spans)
+    out = []
+    for i, text, ex in zip(rows, texts, explained):
+        gold = {names[j] for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]}
+        codes = []
+        for lab in ex["labels"]:
+            j = int(lab["index"])
+            codes.append({"code": names[j], "prob": float(lab["prob"]), "gold": names[j] in gold,
+                          "description": _description(desc, j),
+                          "spans": [_span_json(s) for s in lab["spans"]]})
+        out.append({"doc_id": str(test.ids[i]), "text": text, "gold": sorted(gold),
+                    "codes": codes})
+    return out
+
+
+def _description(descriptions, j):
+    """Label ``j``'s description for the run folder's JSON; ``""`` where there is none."""
+    if descriptions is None or len(descriptions) <= j:
+        return ""
+    return str(descriptions[j] or "")
+
+
+def _span_json(span):
+    """An :meth:`~xplant.neural.PlantClassifier.explain` span as plain JSON values."""
+    return {"start": int(span["start"]), "end": int(span["end"]),
+            "text": None if span["text"] is None else str(span["text"]),
+            "weight": float(span["weight"])}
+
+
+def add_evidence(out_dir, name, docs):
+    """Put one row's documents into the run folder's ``evidence.json`` (atomically)."""
+    from .._files import write_text
+    path = Path(out_dir) / "evidence.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data[name] = docs
+    write_text(path, json.dumps(data, ensure_ascii=False))
+
+
+#: Zero-shot predictions listed per row in the report: the first, in test order.
+ZERO_SHOT_SHOWN = 20
+
+
+def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
+                          max_predictions=ZERO_SHOT_SHOWN):
+    """The labels never seen in training that each document ranks within its top k.
+
+    Parameters
+    ----------
+    y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        The row's scores of the evaluated documents.
+    k : int
+        The row's decision rule, top-k (chosen on dev); ranks ``1..k``
+        count, ties to the lower label index (:func:`xplant.metrics.top_k_indices`).
+    train_frequency : array-like of int of shape (n_labels,), or the training indicator matrix
+        Zero-shot labels are those with no training positive
+        (:func:`xplant.model_selection.zero_shot_labels`, the group of the
+        tables' "F1 zero").
+    y_true : {ndarray, sparse matrix} of shape (n_samples, n_labels), optional
+        Gold labels; marks each prediction correct or not.
+    max_predictions : int, default=ZERO_SHOT_SHOWN
+        Predictions listed; the counts cover all of them.
+
+    Returns
+    -------
+    dict
+        ``"k"``, ``"n_zero_shot_labels"``, ``"n_predictions"`` (every
+        (document, zero-shot label) pair in a top k), ``"n_documents"``
+        (documents with at least one), ``"n_correct"`` (None without
+        ``y_true``), ``"max_listed"`` (``max_predictions``) and
+        ``"predictions"``: the first ``max_predictions``
+        pairs in document order, then rank, as ``{"doc": row index,
+        "label_index", "rank" (1 = top), "score", "gold" (bool or None)}``.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``max_predictions`` is not a positive integer (0 allowed
+        for ``max_predictions``), or the shapes disagree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.array([[.9, .8, .1], [.2, .1, .7]])
+    >>> r = zero_shot_predictions(S, 2, [3, 0, 0], y_true=np.array([[1, 1, 0], [0, 0, 0]]))
+    >>> [(p["doc"], p["label_index"], p["rank"], p["gold"]) for p in r["predictions"]]
+    [(0, 1, 2, True), (1, 2, 1, False)]
+    >>> r["n_correct"], r["n_documents"]
+    (1, 2)
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    from ..metrics import top_k_indices
+    from ..metrics import check_k
+    from ..model_selection import zero_shot_labels
+    k = check_k(k, "k")
+    if isinstance(max_predictions, bool) or not isinstance(max_predictions, int) \
+            or max_predictions < 0:
+        raise ValueError(f"max_predictions must be a non-negative int, got {max_predictions!r}")
+    n_labels = y_score.shape[1] if getattr(y_score, "ndim", 0) == 2 else None
+    zero = zero_shot_labels(train_frequency)
+    freq_len = np.shape(train_frequency)[-1]
+    if n_labels is None or freq_len != n_labels:
+        raise ValueError(f"y_score must be 2-D (n_samples, n_labels) with n_labels = "
+                         f"{freq_len}, the length of train_frequency; got shape "
+                         f"{getattr(y_score, 'shape', None)}")
+    is_zero = np.zeros(n_labels, dtype=bool)
+    is_zero[zero] = True
+    top = top_k_indices(y_score, min(k, n_labels))
+    doc, pos = np.nonzero((top >= 0) & is_zero[np.maximum(top, 0)])   # row-major: doc, rank
+    labels = top[doc, pos]
+    gold = None
+    if y_true is not None:
+        Y = sp.csr_matrix(y_true)
+        if Y.shape[1] != n_labels or Y.shape[0] != top.shape[0]:
+            raise ValueError(f"y_true has shape {Y.shape}, expected {(top.shape[0], n_labels)}")
+        gold = np.asarray(Y[doc, labels]).ravel() != 0 if doc.size else np.zeros(0, bool)
+    dense = not sp.issparse(y_score)
+    preds = []
+    for t in range(min(max_predictions, doc.size)):
+        i, j = int(doc[t]), int(labels[t])
+        score = y_score[i, j] if dense else y_score[i].toarray()[0, j]
+        preds.append({"doc": i, "label_index": j, "rank": int(pos[t]) + 1,
+                      "score": float(score), "gold": None if gold is None else bool(gold[t])})
+    return {"k": k, "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
+            "n_documents": int(np.unique(doc).size),
+            "n_correct": None if gold is None else int(gold.sum()),
+            "max_listed": max_predictions, "predictions": preds}
+
+
+def zero_shot_rows(entries, model, test, train, *, top_spans=3):
+    """Each row's zero-shot predictions (in its top k) with their evidence spans.
+
+    One ``explain`` call for the rows of one fit (a shortlisted neural fit
+    yields three rows); a model without ``explain``, or documents without
+    text, give the predictions without spans.
+
+    Parameters
+    ----------
+    entries : list of (test scores, k)
+        One per row, the scores the row is evaluated on and its top-k rule.
+    model : fitted estimator
+        Its ``explain(texts, top_spans=, labels=)`` gives the spans, if it has one.
+    test, train : Bunch
+        The evaluated split and the whole training split (its frequencies
+        define the zero-shot group, as in the tables); ``train.label_names``
+        and ``train.label_descriptions`` (if any) name the labels.
+    top_spans : int, default=3
+
+    Returns
+    -------
+    list of dict
+        Per row, the ``"zero_shot"`` record of ``results.json``
+        (``docs/evidence.md``): :func:`zero_shot_predictions`'s counts and
+        ``"shown"``, ``"explained"`` (bool) and ``"predictions"``:
+        ``[{"doc_id", "label", "label_index", "description", "rank",
+        "score", "gold", "prob", "spans": [{"start", "end", "text",
+        "weight"}]}]``. ``prob`` is the network's own probability of the
+        label (None when not explained).
+    """
+    from .._labels import label_frequency
+    freq = label_frequency(train.Y)
+    found = [zero_shot_predictions(s, k, freq, test.Y) for s, k in entries]
+    names = [str(x) for x in train.label_names]
+    desc = train.get("label_descriptions")
+    texts = test.get("texts")
+    can_explain = hasattr(model, "explain") and texts is not None
+    explained = {}
+    if can_explain:
+        wanted = {}
+        for rec in found:
+            for p in rec["predictions"]:
+                wanted.setdefault(p["doc"], set()).add(p["label_index"])
+        docs = sorted(wanted)
+        if docs:
+            out = model.explain([texts[i] for i in docs], top_spans=top_spans,
+                                labels=[sorted(wanted[i]) for i in docs])
+            for i, ex in zip(docs, out):
+                for lab in ex["labels"]:
+                    explained[(i, int(lab["index"]))] = lab
+    rows = []
+    for rec in found:
+        preds = []
+        for p in rec["predictions"]:
+            j, lab = p["label_index"], explained.get((p["doc"], p["label_index"]))
+            preds.append({"doc_id": str(test.ids[p["doc"]]), "label": names[j], "label_index": j,
+                          "description": _description(desc, j),
+                          "rank": p["rank"], "score": p["score"], "gold": p["gold"],
+                          "prob": None if lab is None else float(lab["prob"]),
+                          "spans": [] if lab is None else [_span_json(s) for s in lab["spans"]]})
+        rows.append({**rec, "shown": len(preds), "explained": can_explain, "predictions": preds})
+    return rows
+
+
+def add_zero_shot(out, model, dev, test, train):
+    """Each row's zero-shot record into ``out["info"]`` and its variants', in the fit's process.
+
+    A row without a decision rule yet (the fused rows of a shortlisted fit)
+    gets it here, chosen on dev as :func:`xplant.app._run._evaluate` would, so
+    the listed predictions are those of the row's own top k. A failure is
+    recorded as ``zero_shot_error`` (the report says so); the scores stand.
+    """
+    from ..metrics import choose_rule
+    rows = [out] + list(out.get("variants", ()))
+    for row in rows:
+        if row.get("rule") is None:
+            row["rule"] = choose_rule(dev.Y, row["dev_scores"])
+    try:
+        records = zero_shot_rows([(r["test_scores"], r["rule"]["k"]) for r in rows], model,
+                                 test, train)
+    except Exception as exc:
+        for row in rows:
+            row["info"] = dict(row["info"], zero_shot_error=f"{type(exc).__name__}: {exc}")
+        return
+    for row, rec in zip(rows, records):
+        row["info"] = dict(row["info"], zero_shot=rec)
