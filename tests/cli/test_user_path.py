@@ -442,3 +442,14 @@ def test_case13_ablate_follows_the_run_folder_rule(tmp_path):
     assert prepare_run_folder(run, overwrite=True) == run and not any(run.iterdir())
     with pytest.raises(ValueError, match="pass one of them"):
         prepare_run_folder(run, resume=True, overwrite=True)
+
+
+def test_no_data_switch_is_the_bundled_codiesp_job():
+    """``xplant run`` with no data switch (``make run``) runs the bundled CodiEsp job."""
+    from xplant.app._sources import data_args_from
+    args = data_args_from()
+    assert args["dataset"] == "codiesp" and args["codes"] == "D" and args["language"] == "en"
+    from xplant.app.cli import build_parser
+    parsed = build_parser().parse_args(["run"])
+    from xplant.app.cli import _data_args
+    assert _data_args(parsed)["dataset"] == "codiesp"

@@ -104,10 +104,10 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         if dev or test or label_descriptions:
             raise ValueError("--dev, --test and --label-descriptions need --train FILE (the "
                              "training documents)")
+        dataset = "codiesp"                     # the main job's default
     if dataset is not None and label_descriptions:
         raise ValueError("--label-descriptions goes with your own files (--train); the named "
                          "datasets bring their own descriptions")
-        dataset = "codiesp"
     if train:
         files = {"train": str(_check_file(train, "--train"))}
         for split, path in (("dev", dev), ("test", test)):
