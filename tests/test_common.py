@@ -1,4 +1,5 @@
-"""scikit-learn's common checks over every estimator (docs/reliability.md, "scikit-learn conformance").
+"""scikit-learn's common checks over every estimator (docs/reliability.md, "scikit-learn
+conformance").
 
 The multi-label classifiers declare multi-label tags (``multi_label=True``,
 ``multi_class=False``), read a 1-D binary y as one label column and answer

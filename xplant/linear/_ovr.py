@@ -227,6 +227,10 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         training documents.
     n_features_in_ : int
         Number of features seen in ``fit``.
+    prediction_form_ : dict
+        The form ``predict`` answers in, that of the ``Y`` given to ``fit``
+        (:func:`xplant._labels.prediction_form`): dense, CSR, or a 1-D y's
+        values.
 
     Notes
     -----

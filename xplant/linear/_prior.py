@@ -30,6 +30,8 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Training positives per label.
     n_train_documents_ : int
         Number of training documents.
+    prediction_form_ : dict
+        As in :class:`~xplant.linear.OneVsRestLinear`.
     prior_ : ndarray of shape (n_labels,), dtype float64
         ``label_frequency_ / n_train_documents_``.
     k_ : int

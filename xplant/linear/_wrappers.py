@@ -192,7 +192,7 @@ class NapkinXCPLT(_TreeWrapper):
     model_ : napkinxc.models.PLT
     model_dir_ : str
         Temporary folder holding the model files.
-    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
     Notes
@@ -297,7 +297,7 @@ class OmikujiTrees(_TreeWrapper):
     Attributes
     ----------
     model_ : omikuji.Model
-    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
     Notes
@@ -406,7 +406,7 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
     ----------
     model_ : libmultilabel.linear.FlatModel
         Dense weights ``(n_features, n_labels)``, as LibMultiLabel keeps them.
-    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
     Notes
