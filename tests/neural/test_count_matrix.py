@@ -55,9 +55,12 @@ def test_predict_answers_in_the_form_of_the_fitted_target(tiny, counts):
     assert one.decision_function(X[:5]).shape == (5,)
 
 
-def test_count_matrix_errors(tiny, counts):
+def test_count_matrix_errors(tiny, counts, tmp_path):
     X, Y = counts
     clf = _clf(tiny, max_epochs=1).fit(X, Y)
+    with pytest.raises(ValueError, match="fitted on a matrix has no tokenizer"):
+        clf.save(tmp_path / "m")
+    assert not (tmp_path / "m").exists()
     with pytest.raises(ValueError, match="X has 3 features, but MIGRelevance is expecting"):
         clf.predict_proba(X[:, :3])
     with pytest.raises(ValueError, match="fitted on a matrix"):
