@@ -351,11 +351,14 @@ def test_predict_top_k_helper_reads_multi_output_predict_proba():
     assert (scores[idx == 3] == 0).all()
 
 
-def test_frequency_prior_on_one_label_predicts_the_majority():
+def test_frequency_prior_on_one_label_predicts_the_majority(tmp_path):
+    from xplant.linear import load_linear, save_linear
     # one label column: k_ = round(share of positives), the majority answer
     docs = ["a", "b", "c", "d"]
     rare = FrequencyPrior().fit(docs, np.array([1, 0, 0, 0]))
     assert rare.k_ == 0 and rare.predict(["q"]).tolist() == [0]
+    back = load_linear(save_linear(rare, tmp_path / "prior"))     # k_ and the 1-D form saved
+    assert back.k_ == 0 and back.predict(["q", "r"]).tolist() == [0, 0]
     common = FrequencyPrior().fit(docs, np.array([1, 1, 1, 0]))
     assert common.k_ == 1 and common.predict(["q"]).tolist() == [1]
     # predict agrees with the larger of predict_proba's two columns (1 - p, p)
