@@ -1,11 +1,16 @@
-"""scikit-learn's common checks over every light estimator (API.md, "scikit-learn conformance").
+"""scikit-learn's common checks over every estimator (docs/reliability.md, "scikit-learn
+conformance").
 
 The multi-label classifiers declare multi-label tags (``multi_label=True``,
-``multi_class=False``) and read a 1-D binary y as one label column
-(``docs/reliability.md``, "One reading of Y"). What scikit-learn's checks
-assume and XMTC cannot give is listed below, each with its reason. The
-neural estimators take texts, so the checks can feed them almost nothing:
-their own conformance tests are in ``tests/neural/test_estimator_contract.py``.
+``multi_class=False``), read a 1-D binary y as one label column and answer
+in the form of the target they were fitted on
+(``xplant._labels.prediction_form``; docs/reliability.md, "What predict
+returns"). The neural estimators run in tiny configurations and reach the
+data checks through their one numeric input, a non-negative document-token
+count matrix read as bags of token ids, as ``MIGRelevance`` reads one.
+
+Every expected failure below is strict (``xfail_strict`` in pyproject.toml):
+a listed check that passes fails the run, so the lists cannot go stale.
 ``DescriptionRanker`` and ``DescriptionFusion`` need label descriptions as
 fit parameters: the checks that need no fit run in
 ``tests/linear/test_descriptions.py``.
@@ -19,30 +24,26 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from xplant.linear import FrequencyPrior, NapkinXCPLT, OmikujiTrees, OneVsRestLinear
 from xplant.relevance import MIGRelevance
 
-# predict returns a sparse CSR (n_samples, n_labels) 0/1 matrix: a dense one
-# does not fit an XMTC label space, and the checks compare dense 1-D arrays.
-SPARSE_PREDICT = ("predict returns a sparse CSR (n_samples, n_labels) matrix; the check expects "
-                  "a dense NumPy y")
-CLASSIFIER = {
-    "check_fit_score_takes_y": SPARSE_PREDICT + " (ClassifierMixin.score)",
-    "check_pipeline_consistency": SPARSE_PREDICT + " (score)",
-    "check_estimator_sparse_array": SPARSE_PREDICT,
-    "check_estimator_sparse_matrix": SPARSE_PREDICT,
-    "check_classifier_data_not_an_array": SPARSE_PREDICT,
-    "check_classifiers_one_label": SPARSE_PREDICT,
-    "check_classifier_multioutput": SPARSE_PREDICT,
-    "check_classifiers_train": SPARSE_PREDICT,
-    "check_classifiers_multilabel_representation_invariance": SPARSE_PREDICT,
-    "check_classifiers_multilabel_output_format_predict": SPARSE_PREDICT,
-    "check_supervised_y_2d": SPARSE_PREDICT,
+NEURAL = importlib.util.find_spec("torch") is not None and \
+    importlib.util.find_spec("skorch") is not None
+
+STRING_CLASSES = {
     "check_classifiers_classes": "a 1-D y of strings is refused: it is nearly always joined label "
                                  "strings ('I10|J18'); give label lists instead",
 }
-NATIVE_TREES = {
-    "check_estimators_pickle": "the native model (napkinXC C++, Omikuji Rust) cannot be pickled; "
-                               "save_linear stores it in the library's own format",
-    "check_fit_idempotent": "two fits of the native library build different trees",
-}
+# Two fits of the native library build different trees (napkinXC ignores its seed in
+# places, Omikuji has none), whatever the thread count.
+TWO_FITS = "two fits of the native library build different trees"
+NATIVE_TREES = {"check_fit_idempotent": TWO_FITS}
+OMIKUJI = {"check_estimators_pickle": "a Rust model pickles through Omikuji's own format, which "
+                                      "rounds weights in the last float32 place (about 6e-8)"}
+# Checks that compare the predictions of two fits pass or fail by chance on the trees,
+# so they cannot be strict expected failures: they are skipped, with this reason. What
+# they test (one reading of the target, one prediction form) is the shared
+# MultiLabelRankerMixin's, checked on OneVsRestLinear and FrequencyPrior.
+FLAKY_ON_TREES = ("check_classifiers_multilabel_representation_invariance",
+                  "check_supervised_y_2d")
+
 # transform returns a TokenCorpus: ragged token-id sequences, not an array.
 CORPUS = "transform returns a TokenCorpus (ragged token-id sequences), not an array"
 RELEVANCE = {
@@ -52,32 +53,80 @@ RELEVANCE = {
     "check_methods_sample_order_invariance": CORPUS,
     "check_methods_subset_invariance": CORPUS,
     "check_fit_score_takes_y": "partial_fit after fit is refused: fit keeps no co-occurrence counts",
-    "check_n_features_in_after_fitting": "X is texts (n_features_in_ is not defined for them)",
-    "check_n_features_in": "X is texts (n_features_in_ is not defined for them)",
+    "check_n_features_in_after_fitting": "partial_fit needs the label space on its first call "
+                                         "(classes= or n_labels=)",
     "check_transformer_data_not_an_array": "X is texts, token lists or a count matrix; other "
                                            "array-likes are refused",
-    "check_fit2d_1sample": "an all-zero y is refused (nothing to learn), with xplant's message",
 }
+
+NOT_AN_ARRAY = ("X is texts, a token corpus or a count matrix (ndarray or sparse); other "
+                "array-likes are refused")
+NEURAL_COMMON = {
+    "check_no_attributes_set_in_init": "skorch's NeuralNet.__init__ sets history_, initialized_, "
+                                       "virtual_params_ and stores each prefixed parameter "
+                                       "(module__hidden_dim, ...) as an attribute",
+    "check_dtype_object": "a 2-D object array is not a count matrix (MIGRelevance reads it as "
+                          "token lists); give texts, a token corpus or a numeric count matrix",
+}
+NEURAL_CLASSIFIER = {
+    **NEURAL_COMMON,
+    **STRING_CLASSES,
+    "check_classifier_data_not_an_array": NOT_AN_ARRAY,
+    "check_classifiers_train": "the check refits on X.tolist(), lists of numbers, which are "
+                               "neither texts nor a count matrix",
+    "check_decision_proba_consistency": "the check gives negative features, which are no counts, "
+                                        "without the positive_only tag's shift",
+}
+
+# The neural estimators' tiny configuration: one epoch of a width-8 network, Stage 1
+# included, no dev split (no early stopping), a fixed decision rule.
+TINY = dict(module__embedding_dim=8, module__hidden_dim=8, module__attention_dim=8,
+            max_epochs=1, verbose=0, n_jobs=1, validation_fraction=None)
 
 ESTIMATORS = [MIGRelevance(), OneVsRestLinear(), FrequencyPrior()]
 if importlib.util.find_spec("napkinxc") is not None:
     ESTIMATORS.append(NapkinXCPLT())
 if importlib.util.find_spec("omikuji") is not None:
     ESTIMATORS.append(OmikujiTrees())
+if NEURAL:
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    ESTIMATORS += [
+        PlantClassifier(**TINY, module__pool_size=8, stage1_weight=0.0, decision="threshold",
+                        planter=AttentionPlanter(max_epochs=1, verbose=0)),
+        AttentionPlanter(**TINY),
+    ]
 
 
 def expected_failures(estimator):
-    if isinstance(estimator, MIGRelevance):
-        return RELEVANCE
-    if isinstance(estimator, (NapkinXCPLT, OmikujiTrees)):
-        return {**CLASSIFIER, **NATIVE_TREES}
-    return CLASSIFIER
+    name = type(estimator).__name__
+    return {
+        "MIGRelevance": RELEVANCE,
+        "OneVsRestLinear": STRING_CLASSES,
+        "FrequencyPrior": STRING_CLASSES,
+        "NapkinXCPLT": {**STRING_CLASSES, **NATIVE_TREES},
+        "OmikujiTrees": {**STRING_CLASSES, **NATIVE_TREES, **OMIKUJI},
+        "PlantClassifier": NEURAL_CLASSIFIER,
+        "AttentionPlanter": NEURAL_COMMON,
+    }[name]
+
+
+def _check_name(check):
+    while hasattr(check, "func"):
+        check = check.func
+    return check.__name__
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
 @pytest.mark.filterwarnings("ignore")
 def test_sklearn_common_checks(estimator, check):
+    if isinstance(estimator, (NapkinXCPLT, OmikujiTrees)) and _check_name(check) in FLAKY_ON_TREES:
+        pytest.skip(TWO_FITS + ": the check compares two fits, so it passes or fails by chance")
     check(estimator)
+
+
+def test_expected_failures_are_strict(pytestconfig):
+    # a listed check that starts passing must fail the run, not pass as XPASS
+    assert pytestconfig.getini("xfail_strict")
 
 
 def test_the_tree_wrappers_are_checked_when_installed():
@@ -87,7 +136,12 @@ def test_the_tree_wrappers_are_checked_when_installed():
 
 
 def test_multi_label_tags():
+    from sklearn.base import is_classifier
     from sklearn.utils import get_tags
-    for est in (OneVsRestLinear(), FrequencyPrior()):
+    classifiers = [OneVsRestLinear(), FrequencyPrior()]
+    if NEURAL:
+        classifiers.append(PlantClassifier())
+    for est in classifiers:
         tags = get_tags(est)
+        assert is_classifier(est)
         assert tags.classifier_tags.multi_label and not tags.classifier_tags.multi_class

@@ -197,6 +197,9 @@ def _one_column(y, name, classes_1d):
     if y.ndim != 1:
         return y, None
     from sklearn.utils.multiclass import type_of_target
+    if y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} is a 1-D array of {y.dtype} values; "
+                         "labels are 0/1.")
     if y.dtype.kind not in "biuf" and y.dtype != object:
         raise ValueError(f"{name} is a 1-D array of {y.dtype} values; give one list of labels per "
                          "document (split joined label strings by their separator first, e.g. "
@@ -349,8 +352,10 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
         raise ValueError(f"{name} has no label column; the label space must hold at least one "
                          "label.")
     if require_positive and out.nnz == 0:
-        raise ValueError(f"{name} has no positive entry at all, so there is nothing to learn; "
-                         "check that the labels were binarised against the right label space.")
+        one = (" (its one label column holds one class only)" if out.shape[1] == 1 else "")
+        raise ValueError(f"{name} has no positive entry at all{one}, so there is nothing to "
+                         "learn; check that the labels were binarised against the right label "
+                         "space.")
     return out, classes
 
 
@@ -360,6 +365,135 @@ def _has_column_names(Y):
     if columns is None or not hasattr(Y, "iloc"):
         return False
     return list(columns) != list(range(len(columns)))
+
+
+#: The prediction form of a model that records none (saved before the rule): CSR.
+SPARSE_FORM = {"kind": "sparse"}
+
+
+def prediction_form(Y):
+    """The form in which ``predict`` answers, read from the ``Y`` given to ``fit``.
+
+    The one rule of every multi-label estimator's ``predict``: it answers in
+    the kind of target it was fitted on.
+
+    - a **1-D y** (one label column) gives a 1-D array of y's dtype, holding
+      y's own two values (the greater one where the label is predicted), as
+      a scikit-learn binary classifier does;
+    - a **dense** indicator (a 2-D ndarray, a DataFrame, a rectangular list
+      of 0/1 rows) gives a dense ndarray of shape (n_samples, n_labels) and
+      of that dtype;
+    - a **sparse** matrix or **label lists** give a CSR int64 matrix of
+      shape (n_samples, n_labels), columns in ``classes_`` order.
+
+    A label space too large for a dense (n, L) array reaches ``fit`` only as
+    a sparse matrix or label lists, so its predictions are CSR; a dense
+    ``Y`` shows the caller holds (n, L) arrays. ``predict_top_k`` answers
+    in (n, k) arrays whatever the form.
+
+    Parameters
+    ----------
+    Y : {array-like, sparse matrix}, 1-D y, or label lists
+        A target that :func:`check_targets` accepts.
+
+    Returns
+    -------
+    form : dict
+        ``{"kind": "column", "dtype": str, "values": [negative, positive]}``,
+        ``{"kind": "dense", "dtype": str}`` or ``{"kind": "sparse"}``: plain
+        JSON, saved with a model. Give it to :func:`as_prediction_form`.
+
+    Examples
+    --------
+    >>> prediction_form([[1, 0], [0, 1]])
+    {'kind': 'dense', 'dtype': 'int64'}
+    >>> prediction_form(np.array([-1, 1, 1]))
+    {'kind': 'column', 'dtype': 'int64', 'values': [-1, 1]}
+    >>> prediction_form([{"I10"}, {"J18"}])
+    {'kind': 'sparse'}
+    """
+    form = _target_form(Y, "Y")
+    if form == "lists" or sp.issparse(Y):
+        return dict(SPARSE_FORM)
+    y = np.asarray(Y)
+    if form == "matrix":
+        return {"kind": "dense", "dtype": y.dtype.name}
+    values = np.unique(y)
+    neg, pos = (0, 1) if np.isin(values, (0, 1)).all() else (values[0], values[-1])
+    return {"kind": "column", "dtype": y.dtype.name,
+            "values": [np.asarray(neg).item(), np.asarray(pos).item()]}
+
+
+def as_prediction_form(P, form):
+    """0/1 predictions (CSR) in the form of :func:`prediction_form`.
+
+    Parameters
+    ----------
+    P : scipy.sparse matrix of shape (n_samples, n_labels)
+        The predicted labels, 1 where predicted.
+    form : dict or None
+        What :func:`prediction_form` returned for the ``Y`` of ``fit``;
+        None (a model saved before the rule) is the sparse form.
+
+    Returns
+    -------
+    Y_pred : csr_matrix of int64, ndarray of shape (n_samples, n_labels), or ndarray of shape (n_samples,)
+        By the form's kind: ``"sparse"``, ``"dense"`` or ``"column"``.
+
+    Examples
+    --------
+    >>> P = sp.csr_matrix(np.array([[1], [0]]))
+    >>> as_prediction_form(P, {"kind": "column", "dtype": "int64", "values": [-1, 1]}).tolist()
+    [1, -1]
+    >>> as_prediction_form(P, {"kind": "dense", "dtype": "float64"}).tolist()
+    [[1.0], [0.0]]
+    """
+    P = sp.csr_matrix(P, dtype=np.int64)
+    kind = (form or SPARSE_FORM)["kind"]
+    if kind == "sparse":
+        P.sort_indices()
+        return P
+    dense = P.toarray()
+    if kind == "dense":
+        return dense.astype(form["dtype"])
+    neg, pos = np.asarray(form["values"], dtype=form["dtype"])
+    return np.where(dense[:, 0] != 0, pos, neg).astype(form["dtype"])
+
+
+def as_score_form(S, form, *, proba=False):
+    """Scores (n, L) in the form of :func:`prediction_form`: scikit-learn's binary shapes for a 1-D y.
+
+    Fitted on a 1-D y (one label column), ``decision_function`` answers with
+    shape (n_samples,) and ``predict_proba`` with shape (n_samples, 2), the
+    columns ``1 - p`` and ``p`` (y's negative, then its positive value), as
+    a scikit-learn binary classifier does. Every other form keeps the
+    (n_samples, n_labels) scores.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n_samples, n_labels)
+        Decision values or per-label probabilities.
+    form : dict or None
+        The estimator's ``prediction_form_``.
+    proba : bool, default=False
+        Whether ``S`` holds probabilities.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_labels), (n_samples,) or (n_samples, 2)
+
+    Examples
+    --------
+    >>> form = {"kind": "column", "dtype": "int64", "values": [0, 1]}
+    >>> as_score_form(np.array([[0.25], [0.5]]), form, proba=True).tolist()
+    [[0.75, 0.25], [0.5, 0.5]]
+    >>> as_score_form(np.array([[-2.0], [3.0]]), form).tolist()
+    [-2.0, 3.0]
+    """
+    if (form or SPARSE_FORM)["kind"] != "column":
+        return S
+    s = np.asarray(S)[:, 0]
+    return np.column_stack([1 - s, s]) if proba else s
 
 
 def _label_names_array(label_names):

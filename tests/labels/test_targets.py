@@ -107,3 +107,61 @@ def test_one_dimensional_y_binary_multiclass_and_none():
     rel = MIGRelevance().fit(TEXTS[:3], np.array([3, 5, 7]))
     np.testing.assert_array_equal(rel.classes_, [3, 5, 7])
     np.testing.assert_array_equal(rel.label_frequency_, [1, 1, 1])
+
+
+# ---------------------------------------------------------------- what predict returns
+
+
+@pytest.mark.parametrize("Y, kind, dtype", [
+    (np.array([[1, 0], [0, 1]]), "dense", "int64"),
+    (np.array([[True, False], [False, True]]), "dense", "bool"),
+    ([[1, 0], [0, 1]], "dense", "int64"),                       # a rectangular list of 0/1 rows
+    ([np.array([1, 0]), np.array([0, 1])], "dense", "int64"),   # a list of rows
+    (np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32), "dense", "float32"),
+    (sp.csr_matrix([[1, 0], [0, 1]]), "sparse", None),
+    ([{"a"}, {"b"}], "sparse", None),                           # label lists
+    ([["a"], ["a", "b"]], "sparse", None),
+])
+def test_prediction_form_follows_the_fitted_target(Y, kind, dtype):
+    from xplant._labels import as_prediction_form, prediction_form
+    form = prediction_form(Y)
+    assert form["kind"] == kind and form.get("dtype") == dtype
+    out = as_prediction_form(sp.csr_matrix([[0, 1], [1, 1]]), form)
+    if kind == "sparse":
+        assert sp.isspmatrix_csr(out) and out.dtype == np.int64
+        out = out.toarray()
+    else:
+        assert type(out) is np.ndarray and out.dtype == np.dtype(dtype)
+    assert out.tolist() == [[0, 1], [1, 1]]
+
+
+def test_one_label_column_answers_with_ys_own_values():
+    from xplant._labels import as_prediction_form, as_score_form, prediction_form
+    P = sp.csr_matrix([[1], [0], [1]])
+    for y, want in ((np.array([0, 1, 1]), [1, 0, 1]), ([0, 1, 1], [1, 0, 1]),
+                    (np.array([-1, 1, -1]), [1, -1, 1]), (np.array([2.0, 5.0]), [5.0, 2.0, 5.0]),
+                    (np.array([True, False]), [True, False, True])):
+        form = prediction_form(y)
+        out = as_prediction_form(P, form)
+        assert out.shape == (3,) and out.dtype == np.asarray(y).dtype and out.tolist() == want
+    # scores: scikit-learn's binary shapes
+    S = np.array([[0.2], [0.9], [0.5]])
+    form = prediction_form(np.array([0, 1]))
+    assert as_score_form(S, form).tolist() == [0.2, 0.9, 0.5]
+    np.testing.assert_allclose(as_score_form(S, form, proba=True), [[0.8, 0.2], [0.1, 0.9],
+                                                                    [0.5, 0.5]])
+    # every other form keeps the (n, L) scores; None (a model saved before the rule) is CSR
+    assert as_score_form(S, {"kind": "dense", "dtype": "int64"}) is S
+    assert sp.isspmatrix_csr(as_prediction_form(P, None))
+
+
+def test_a_label_space_too_large_for_a_dense_array_stays_sparse():
+    # a million labels come as a sparse matrix or label lists: predict answers in CSR
+    n_labels = 10**6
+    Y = sp.csr_matrix((np.ones(3, dtype=np.int64), [7, 7, 999_999], [0, 1, 2, 3]),
+                      shape=(3, n_labels))
+    out = FrequencyPrior().fit(["a", "b", "c"], Y).predict(["q", "r"])
+    assert sp.isspmatrix_csr(out) and out.shape == (2, n_labels)
+    assert out.indices.tolist() == [7, 7]                    # k_ = 1: the most frequent label
+    lists = FrequencyPrior().fit(["a", "b", "c"], [{"x"}, {"x"}, {"y"}]).predict(["q"])
+    assert sp.isspmatrix_csr(lists) and lists.toarray().tolist() == [[1, 0]]

@@ -108,8 +108,11 @@ def test_frequency_prior_ranking_by_hand():
     assert list(prior.classes_) == list("vwxyz")
     # 9 positives over 4 documents -> k_ = round(2.25) = 2
     assert prior.k_ == 2
-    np.testing.assert_array_equal(prior.predict(["x"]).toarray(), [[0, 1, 0, 1, 0]])
-    np.testing.assert_array_equal(prior.predict(["x"], threshold=0.5).toarray(), [[0, 1, 0, 1, 1]])
+    # a dense Y: predict answers with a dense array of Y's dtype (prediction_form)
+    pred = prior.predict(["x"])
+    assert isinstance(pred, np.ndarray) and pred.dtype == Y.dtype
+    np.testing.assert_array_equal(pred, [[0, 1, 0, 1, 0]])
+    np.testing.assert_array_equal(prior.predict(["x"], threshold=0.5), [[0, 1, 0, 1, 1]])
 
 
 def test_frequency_prior_rejects_empty_Y_and_bad_names():
@@ -254,6 +257,29 @@ def test_predict_rules():
         clf.predict(X, k=2, threshold=0.0)
 
 
+def test_predict_answers_in_the_form_of_the_fitted_target():
+    # one rule (xplant._labels.prediction_form): the same labels in the form of fit's Y
+    docs = ["a", "b", "c", "d"]
+    dense = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 1], [1, 0, 0]])
+    # frequencies 2, 1, 3 of 4 documents; k_ = round(6 / 4) = 2: labels 2 and 0
+    want = [[1, 0, 1], [1, 0, 1]]
+    out = FrequencyPrior().fit(docs, dense).predict(["q", "r"])
+    assert type(out) is np.ndarray and out.dtype == np.int64 and out.tolist() == want
+    out = FrequencyPrior().fit(docs, dense.astype(bool)).predict(["q", "r"])
+    assert out.dtype == np.bool_ and out.astype(int).tolist() == want
+    out = FrequencyPrior().fit(docs, sp.csr_matrix(dense)).predict(["q", "r"])
+    assert sp.isspmatrix_csr(out) and out.dtype == np.int64 and out.toarray().tolist() == want
+    lists = [{"x", "z"}, {"z"}, {"y", "z"}, {"x"}]
+    out = FrequencyPrior().fit(docs, lists).predict(["q", "r"])
+    assert sp.isspmatrix_csr(out) and out.toarray().tolist() == want
+    # a 1-D y gives y's own values: 3 of 4 documents carry +1, so k_ = 1 predicts it
+    y = np.array([1, -1, 1, 1])
+    out = FrequencyPrior().fit(docs, y).predict(["q", "r"])
+    assert out.shape == (2,) and out.dtype == y.dtype and out.tolist() == [1, 1]
+    out = FrequencyPrior().fit(docs, y).predict(["q", "r"], threshold=0.9)
+    assert out.tolist() == [-1, -1]
+
+
 @pytest.mark.parametrize(
     "params, match",
     [
@@ -323,3 +349,19 @@ def test_predict_top_k_helper_reads_multi_output_predict_proba():
     np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable"))
     np.testing.assert_array_equal(scores, np.take_along_axis(P, idx, 1))
     assert (scores[idx == 3] == 0).all()
+
+
+def test_frequency_prior_on_one_label_predicts_the_majority(tmp_path):
+    from xplant.linear import load_linear, save_linear
+    # one label column: k_ = round(share of positives), the majority answer
+    docs = ["a", "b", "c", "d"]
+    rare = FrequencyPrior().fit(docs, np.array([1, 0, 0, 0]))
+    assert rare.k_ == 0 and rare.predict(["q"]).tolist() == [0]
+    back = load_linear(save_linear(rare, tmp_path / "prior"))     # k_ and the 1-D form saved
+    assert back.k_ == 0 and back.predict(["q", "r"]).tolist() == [0, 0]
+    common = FrequencyPrior().fit(docs, np.array([1, 1, 1, 0]))
+    assert common.k_ == 1 and common.predict(["q"]).tolist() == [1]
+    # predict agrees with the larger of predict_proba's two columns (1 - p, p)
+    np.testing.assert_allclose(rare.predict_proba(["q"]), [[0.75, 0.25]])
+    # with several labels k_ stays at least 1
+    assert FrequencyPrior().fit(docs, np.array([[1, 0], [0, 0], [0, 0], [0, 0]])).k_ == 1

@@ -112,3 +112,20 @@ def test_missing_extra_names_the_install_command(monkeypatch, module, est, extra
     X, Y = _separable(n=20)
     with pytest.raises(ImportError, match=rf"pip install 'xplant\[{extra}\]'"):
         est.fit(X, Y)
+
+
+@pytest.mark.parametrize("module, cls, atol", [("napkinxc", NapkinXCPLT, 0.0),
+                                               ("omikuji", OmikujiTrees, 1e-6)])
+def test_tree_wrappers_pickle_through_their_own_format(module, cls, atol):
+    import pickle
+    pytest.importorskip(module)
+    X, Y = _separable()
+    est = cls(n_jobs=1).fit(X[:150], Y[:150])
+    back = pickle.loads(pickle.dumps(est))
+    # napkinXC's files are its model; Omikuji's format rounds weights in the last float32 place
+    np.testing.assert_allclose(back.predict_proba(X[150:]), est.predict_proba(X[150:]),
+                               rtol=0, atol=atol)
+    if atol == 0:
+        np.testing.assert_array_equal(back.predict_top_k(X[150:], 3)[0],
+                                      est.predict_top_k(X[150:], 3)[0])
+    assert "_native_files" not in vars(back) and "model_" in vars(est)

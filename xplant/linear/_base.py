@@ -11,7 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import check_class_names, check_indicator, check_targets, label_frequency
+from .._labels import (as_prediction_form, as_score_form, check_class_names, check_indicator, check_targets,
+                       label_frequency, prediction_form)
 from ..metrics._kernels import top_k_dense as top_k_kernel
 from ..metrics._validation import check_k as _check_k
 from ..metrics._validation import label_scores
@@ -202,7 +203,8 @@ class MultiLabelRankerMixin:
     """Top-k ranking and 0/1 prediction from a ``_scores(X)`` method.
 
     Subclasses set ``classes_``, ``n_labels_``, ``label_frequency_``,
-    ``n_train_documents_`` in ``fit``, and implement ``_validate_X(X)`` and
+    ``n_train_documents_`` and ``prediction_form_`` in ``fit`` (through
+    ``_fit_label_space``), and implement ``_validate_X(X)`` and
     ``_scores(X)`` (a dense float64 ``(n_rows, n_labels)`` block for a block
     of rows). They define ``_default_rule`` as ``("k", k)`` or
     ``("threshold", t)``.
@@ -210,14 +212,20 @@ class MultiLabelRankerMixin:
 
     def _fit_label_space(self, Y, n_samples, label_names):
         # the one target parser: a matrix, a 1-D binary y (one label column) or label lists
+        Y_given = Y
         Y, classes = check_targets(Y, n_samples=n_samples, label_names=label_names)
         check_class_names(classes)
         n_labels = Y.shape[1]
+        self.prediction_form_ = prediction_form(Y_given)   # predict answers in this Y's form
         self.classes_ = classes
         self.n_labels_ = n_labels
         self.label_frequency_ = label_frequency(Y)
         self.n_train_documents_ = int(Y.shape[0])
         return Y
+
+    def _score_form(self, S, *, proba=False):
+        """Scores in the form of the fitted target (:func:`xplant._labels.as_score_form`)."""
+        return as_score_form(S, getattr(self, "prediction_form_", None), proba=proba)
 
     def predict_top_k(self, X, k):
         """Top-``k`` labels of each document, scored in row blocks.
@@ -263,9 +271,13 @@ class MultiLabelRankerMixin:
 
         Returns
         -------
-        Y_pred : scipy.sparse.csr_matrix of shape (n_samples, n_labels), dtype int64
-            1 for predicted labels. With neither ``k`` nor ``threshold`` the
-            estimator's default rule applies (see its class docstring).
+        Y_pred : csr_matrix of int64, ndarray of shape (n_samples, n_labels), or ndarray of shape (n_samples,)
+            1 for predicted labels, in the form of the ``Y`` given to
+            ``fit`` (``prediction_form_``, :func:`xplant._labels.prediction_form`):
+            CSR for a sparse ``Y`` or label lists, a dense array of ``Y``'s
+            dtype for a dense ``Y``, ``y``'s values for a 1-D ``y``. With
+            neither ``k`` nor ``threshold`` the estimator's default rule
+            applies (see its class docstring).
 
         Raises
         ------
@@ -290,15 +302,12 @@ class MultiLabelRankerMixin:
             Y = sp.csr_matrix(
                 (np.ones(n * k, dtype=np.int64), idx.ravel(), indptr), shape=(n, self.n_labels_)
             )
-            Y.sort_indices()
-            return Y
-        parts = []
-        for rows in _row_blocks(n, self.n_labels_):
-            block = self._scores(_take_rows(X, rows))
-            parts.append(sp.csr_matrix((block >= value).astype(np.int64)))
-        if not parts:
-            return sp.csr_matrix((0, self.n_labels_), dtype=np.int64)
-        return sp.vstack(parts, format="csr")
+        else:
+            parts = [sp.csr_matrix((self._scores(_take_rows(X, rows)) >= value).astype(np.int64))
+                     for rows in _row_blocks(n, self.n_labels_)]
+            Y = (sp.vstack(parts, format="csr") if parts
+                 else sp.csr_matrix((0, self.n_labels_), dtype=np.int64))
+        return as_prediction_form(Y, getattr(self, "prediction_form_", None))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

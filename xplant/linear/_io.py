@@ -17,7 +17,6 @@ model under the final name.
 """
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +67,8 @@ def _label_space(est, arrays, prefix):
     classes = np.asarray(est.classes_)
     return {"classes": [str(c) for c in classes],
             "classes_are_indices": bool(np.issubdtype(classes.dtype, np.integer)),
-            "n_labels": int(est.n_labels_), "n_train_documents": int(est.n_train_documents_)}
+            "n_labels": int(est.n_labels_), "n_train_documents": int(est.n_train_documents_),
+            "prediction_form": getattr(est, "prediction_form_", None)}
 
 
 def _set_label_space(est, state, arrays, prefix):
@@ -82,6 +82,7 @@ def _set_label_space(est, state, arrays, prefix):
     check_class_names(est.classes_)                 # the label-name rule of fit
     est.label_frequency_ = arrays[prefix + "label_frequency"].astype(np.int64)
     est.n_train_documents_ = int(state["n_train_documents"])
+    est.prediction_form_ = state.get("prediction_form")   # absent before the rule: CSR
 
 
 def _save_step(est, arrays, prefix, folder):
@@ -125,12 +126,7 @@ def _save_step(est, arrays, prefix, folder):
     if type(est) in (NapkinXCPLT, OmikujiTrees):
         kind = "napkinxc" if type(est) is NapkinXCPLT else "omikuji"
         target = Path(folder) / (prefix + kind)
-        if kind == "napkinxc":
-            shutil.copytree(est.model_dir_, target)
-        else:
-            from .._progress import native_output
-            with native_output():
-                est.model_.save(str(target))
+        est._save_native(target)
         return {"kind": kind, "params": _json_params(est), "folder": target.name,
                 "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
     raise _cannot(est, "it is not one of the saveable kinds")
@@ -140,7 +136,7 @@ def _load_step(state, arrays, prefix, folder):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from ._ovr import OneVsRestLinear
     from ._prior import FrequencyPrior
-    from ._wrappers import NapkinXCPLT, OmikujiTrees, _import_optional, _temporary_dir
+    from ._wrappers import NapkinXCPLT, OmikujiTrees
     kind = state["kind"]
     params = dict(state["params"])
     if kind == "tfidf":
@@ -184,19 +180,8 @@ def _load_step(state, arrays, prefix, folder):
     if kind in ("napkinxc", "omikuji"):
         from .._files import check_path_name
         source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
-        if kind == "napkinxc":
-            models = _import_optional("napkinxc.models", "trees", "napkinxc")
-            est = NapkinXCPLT(**params)
-            est.model_dir_ = _temporary_dir(est, "xplant-napkinxc-")
-            shutil.copytree(source, est.model_dir_, dirs_exist_ok=True)
-            est.model_ = models.PLT(est.model_dir_)
-            est.model_.load()
-        else:
-            omikuji = _import_optional("omikuji", "trees")
-            est = OmikujiTrees(**params)
-            from .._progress import native_output
-            with native_output():
-                est.model_ = omikuji.Model.load(str(source))
+        est = (NapkinXCPLT if kind == "napkinxc" else OmikujiTrees)(**params)
+        est._load_native(source)
         _set_label_space(est, state, arrays, prefix)
         est.n_features_in_ = int(state["n_features_in"])
         return est

@@ -227,6 +227,10 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         training documents.
     n_features_in_ : int
         Number of features seen in ``fit``.
+    prediction_form_ : dict
+        The form ``predict`` answers in, that of the ``Y`` given to ``fit``
+        (:func:`xplant._labels.prediction_form`): dense, CSR, or a 1-D y's
+        values.
 
     Notes
     -----
@@ -249,7 +253,7 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     >>> clf = OneVsRestLinear(C=10.0, random_state=0).fit(X, Y)
     >>> clf.predict_top_k(np.array([[1.0, 0.0]]), 1)[0].tolist()
     [[0]]
-    >>> clf.predict(np.array([[0.0, 1.0]])).toarray().tolist()
+    >>> clf.predict(np.array([[0.0, 1.0]])).tolist()   # a dense Y: a dense answer
     [[0, 1]]
     """
 
@@ -362,10 +366,11 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples, n_labels), dtype float64
             Higher means more likely; labels never seen in training score
             ``EMPTY_LABEL_SCORE``. Dense: use ``predict_top_k`` when the
-            label count is large.
+            label count is large. Shape (n_samples,) when fitted on a 1-D
+            ``y`` (:func:`xplant._labels.as_score_form`).
         """
         check_is_fitted(self)
-        return self._scores(self._validate_X(X))
+        return self._score_form(self._scores(self._validate_X(X)))
 
     def _is_logistic(self):
         return self.loss == "logistic"
@@ -382,6 +387,9 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_labels), dtype float64
-            Independent per-label probabilities (rows need not sum to 1).
+            Independent per-label probabilities (rows need not sum to 1);
+            (n_samples, 2) when fitted on a 1-D ``y``
+            (:func:`xplant._labels.as_score_form`).
         """
-        return expit(self.decision_function(X))
+        check_is_fitted(self)
+        return self._score_form(expit(self._scores(self._validate_X(X))), proba=True)

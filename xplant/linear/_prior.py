@@ -30,11 +30,16 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Training positives per label.
     n_train_documents_ : int
         Number of training documents.
+    prediction_form_ : dict
+        As in :class:`~xplant.linear.OneVsRestLinear`.
     prior_ : ndarray of shape (n_labels,), dtype float64
         ``label_frequency_ / n_train_documents_``.
     k_ : int
         Default number of labels ``predict`` returns: the mean number of
-        labels per training document, rounded, at least 1.
+        labels per training document, rounded, at least 1. With a single
+        label (a 1-D ``y``) it is 0 or 1, the majority answer, as
+        ``DummyClassifier(strategy="prior")`` predicts (0: nothing is
+        predicted).
 
     Notes
     -----
@@ -80,7 +85,8 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         n = _n_rows(self._check_X(X, reset=True))
         Y = self._fit_label_space(Y, n, label_names)
         self.prior_ = self.label_frequency_ / float(self.n_train_documents_)
-        self.k_ = max(1, int(round(Y.nnz / self.n_train_documents_)))
+        mean = int(round(Y.nnz / self.n_train_documents_))
+        self.k_ = mean if self.n_labels_ == 1 else max(1, mean)   # one label: the majority
         return self
 
     def _check_X(self, X, reset):
@@ -88,7 +94,7 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         if getattr(X, "ndim", 1) == 1 and not isinstance(X, str) and hasattr(X, "__len__") \
                 and len(X) and all(isinstance(x, str) for x in X):
             return X                          # raw texts (list, 1-D array, Series)
-        return validate_data(self, X, accept_sparse=True, dtype=None, reset=reset,
+        return validate_data(self, X, accept_sparse="csr", dtype=None, reset=reset,
                              ensure_all_finite=True)
 
     def _validate_X(self, X):
@@ -98,7 +104,7 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         return np.tile(self.prior_, (_n_rows(X), 1))
 
     def _default_rule(self):
-        return "k", self.k_
+        return ("k", self.k_) if self.k_ else ("threshold", np.inf)   # k_ = 0: no label
 
     def predict_proba(self, X):
         """The training prior of every label, for each document.
@@ -111,12 +117,14 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_labels), dtype float64
-            Every row equals ``prior_``.
+            Every row equals ``prior_``; (n_samples, 2) when fitted on a
+            1-D ``y`` (:func:`xplant._labels.as_score_form`).
         """
         check_is_fitted(self)
-        return self._scores(self._validate_X(X))
+        return self._score_form(self._scores(self._validate_X(X)), proba=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
+        tags.classifier_tags.poor_score = True   # the same scores for every document, by design
         return tags

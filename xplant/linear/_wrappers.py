@@ -56,6 +56,40 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     def _native_top_k(self, X, k):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _save_native(self, folder):  # pragma: no cover - abstract
+        """Write the native model to ``folder`` in its library's own format."""
+        raise NotImplementedError
+
+    def _load_native(self, folder):  # pragma: no cover - abstract
+        """Set ``model_`` from a folder written by :meth:`_save_native`."""
+        raise NotImplementedError
+
+    def __getstate__(self):
+        """Pickle the native model as its library's own files (it holds C++ or Rust state)."""
+        state = dict(super().__getstate__())   # object.__getstate__ gives __dict__ itself
+        state.pop("model_dir_", None)
+        if state.pop("model_", None) is not None:
+            with tempfile.TemporaryDirectory() as tmp:
+                folder = os.path.join(tmp, "model")
+                self._save_native(folder)
+                state["_native_files"] = {
+                    os.path.relpath(os.path.join(root, name), folder): open(
+                        os.path.join(root, name), "rb").read()
+                    for root, _, names in os.walk(folder) for name in names}
+        return state
+
+    def __setstate__(self, state):
+        files = state.pop("_native_files", None)
+        super().__setstate__(state)
+        if files is not None:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, data in files.items():
+                    path = os.path.join(tmp, "model", name)
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "wb") as fh:
+                        fh.write(data)
+                self._load_native(os.path.join(tmp, "model"))
+
     def _fill(self, pairs, k):
         """(label, score) lists -> (n, k) arrays, missing labels scored 0."""
         n = len(pairs)
@@ -115,9 +149,11 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_labels), dtype float64
+            (n_samples, 2) when fitted on a 1-D ``y``
+            (:func:`xplant._labels.as_score_form`).
         """
         check_is_fitted(self)
-        return self._scores(self._validate_X(X))
+        return self._score_form(self._scores(self._validate_X(X)), proba=True)
 
 
 class NapkinXCPLT(_TreeWrapper):
@@ -156,7 +192,7 @@ class NapkinXCPLT(_TreeWrapper):
     model_ : napkinxc.models.PLT
     model_dir_ : str
         Temporary folder holding the model files.
-    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
     Notes
@@ -224,6 +260,16 @@ class NapkinXCPLT(_TreeWrapper):
     def _native_top_k(self, X, k):
         return self.model_.predict_proba(X.astype(np.float32), top_k=int(k))
 
+    def _save_native(self, folder):
+        shutil.copytree(self.model_dir_, folder, dirs_exist_ok=True)
+
+    def _load_native(self, folder):
+        models = _import_optional("napkinxc.models", "trees", "napkinxc")
+        self.model_dir_ = _temporary_dir(self, "xplant-napkinxc-")
+        shutil.copytree(folder, self.model_dir_, dirs_exist_ok=True)
+        self.model_ = models.PLT(self.model_dir_)
+        self.model_.load()
+
 
 class OmikujiTrees(_TreeWrapper):
     """Omikuji's partitioned label trees (Parabel- or Bonsai-like).
@@ -251,7 +297,7 @@ class OmikujiTrees(_TreeWrapper):
     Attributes
     ----------
     model_ : omikuji.Model
-    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
     Notes
@@ -327,6 +373,17 @@ class OmikujiTrees(_TreeWrapper):
             out.append(self.model_.predict(pairs, beam_size=int(self.beam_size), top_k=int(k)))
         return out
 
+    def _save_native(self, folder):
+        from .._progress import native_output
+        with native_output():
+            self.model_.save(str(folder))
+
+    def _load_native(self, folder):
+        omikuji = _import_optional("omikuji", "trees")
+        from .._progress import native_output
+        with native_output():
+            self.model_ = omikuji.Model.load(str(folder))
+
 
 class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """LibMultiLabel's linear one-vs-rest model (``train_1vsrest``).
@@ -349,7 +406,7 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
     ----------
     model_ : libmultilabel.linear.FlatModel
         Dense weights ``(n_features, n_labels)``, as LibMultiLabel keeps them.
-    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_
+    classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
     Notes
@@ -418,6 +475,8 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
         Returns
         -------
         scores : ndarray of shape (n_samples, n_labels), dtype float64
+            (n_samples,) when fitted on a 1-D ``y``
+            (:func:`xplant._labels.as_score_form`).
         """
         check_is_fitted(self)
-        return self._scores(self._validate_X(X))
+        return self._score_form(self._scores(self._validate_X(X)))

@@ -6,11 +6,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from skorch import NeuralNet
+from sklearn.utils.metaestimators import available_if
 from torch.utils.data import DataLoader
 
+from .._labels import prediction_form
 from ._common import (_is_lists, check_param, check_targets, deterministic_on_cpu, encode,
-                      fit_or_take_corpus, seed_everything, set_torch_threads, split_validation,
-                      to_python)
+                      fit_or_take_corpus, is_count_matrix, n_documents, seed_everything, set_torch_threads,
+                      split_validation, to_python)
 from ._data import LengthBucketSampler, positives_list, truncate
 from ._settings import (check_renamed, encoder_settings, epoch_settings, module_settings,
                         signature_defaults)
@@ -48,6 +50,27 @@ class PlantNetBase(NeuralNet):
     collate = None
     _nested = ("planter", "relevance")   # estimator-valued parameters that get_params(deep=True) opens
     _nested_defaults = {}                 # component classes that a None parameter stands for
+    _classes_1d = False                   # a 1-D multi-class y: refused (see check_targets)
+
+    def __sklearn_tags__(self):
+        """X: raw texts, a token corpus, or a non-negative document-token count matrix."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True       # counts (is_count_matrix)
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True      # a 1-D binary y is one label column
+        return tags
+
+    def _get_param_names(self):
+        """skorch's parameter names without its private ``_params_to_validate``.
+
+        skorch 1.4 lists every attribute not ending in ``_`` as a parameter,
+        its own bookkeeping set included; as a parameter it could be set to a
+        number (scikit-learn's ``check_set_params``) and break ``set_params``.
+        """
+        return [k for k in super()._get_param_names() if k != "_params_to_validate"]
 
     def _check_deprecated_params(self, **kwargs):
         """skorch's hook on ``__init__`` and ``set_params``: old names raise, naming the new one."""
@@ -151,9 +174,16 @@ class PlantNetBase(NeuralNet):
         The dev targets are checked against the training label space.
         """
         self._start_fit(resume)
-        Y, self.classes_ = check_targets(Y, len(X), label_names=label_names)
+        Y_given = Y
+        Y, self.classes_ = check_targets(Y, n_documents(X), label_names=label_names,
+                                         classes_1d=self._classes_1d)
+        self.prediction_form_ = prediction_form(Y_given)   # predict answers in this Y's form
         docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
                                                    self._max_length)
+        if is_count_matrix(X):
+            self.n_features_in_ = int(X.shape[1])    # the count matrix's columns
+        else:
+            self.__dict__.pop("n_features_in_", None)
         docs = truncate(docs, self._max_length)
         dev_docs = Yd = None
         if validation_data is not None:
@@ -197,7 +227,7 @@ class PlantNetBase(NeuralNet):
     def _train_loop(self, make_dataset, ckpt, fit):
         if ckpt is not None:
             if not ckpt["state"]["completed"]:
-                self.partial_fit(make_dataset(), None,
+                self._continue_training(make_dataset(),
                                  epochs=max(0, self.max_epochs - len(self.history)))
         elif self._uses_deepspeed():
             from .distributed import fit_deepspeed
@@ -207,7 +237,23 @@ class PlantNetBase(NeuralNet):
         elif fit is not None:
             fit(make_dataset)
         else:
-            self.partial_fit(make_dataset(), None)
+            self._continue_training(make_dataset())
+
+    def _continue_training(self, dataset, **fit_params):
+        """Train on a prepared dataset from the current state: skorch's ``partial_fit``.
+
+        The training loop of ``fit`` (and of each ``stage1_weight`` candidate);
+        ``epochs=`` limits the epochs. Users continue an interrupted fit with
+        ``fit(..., resume=True)``.
+        """
+        return NeuralNet.partial_fit(self, dataset, None, **fit_params)
+
+    @available_if(lambda self: False)
+    def partial_fit(self, X, y=None, classes=None, **fit_params):
+        """Not offered: skorch's ``partial_fit`` reads tensors, not documents.
+
+        Continue an interrupted fit with ``fit(..., resume=True)``.
+        """
 
     def build_encoder(self):
         """The backbone for the fitted MIGRelevance (the ``module__`` architecture)."""

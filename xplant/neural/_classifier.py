@@ -365,7 +365,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.estimator_type = "classifier"
-        tags.classifier_tags = ClassifierTags(multi_class=True, multi_label=True)
+        # labels are 0/1 columns; a 1-D multi-class y is refused (xplant._labels.check_targets)
+        tags.classifier_tags = ClassifierTags(multi_class=False, multi_label=True)
         tags.target_tags.required = True
         tags.target_tags.multi_output = True
         tags.input_tags.string = True
@@ -417,10 +418,16 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
 
         Parameters
         ----------
-        X : token corpus from MIGRelevance.transform, or list of str, length n
+        X : list of str, token corpus from MIGRelevance.transform, or {ndarray, sparse matrix} of shape (n, n_features)
+            Raw texts, a token corpus, or a non-negative document-token
+            count matrix read as bags of token ids, column j being id j
+            (:func:`~xplant.neural._common.is_count_matrix`; a word
+            backbone only). ``predict`` then takes the same kind of input.
         Y : {array-like, sparse matrix} of shape (n, n_labels), 1-D binary y, or label lists
             Read by :func:`xplant._labels.check_targets` (a rectangular 0/1
             array-like is a matrix; sets or rows of strings are label lists).
+            ``predict`` answers in the same form
+            (:func:`xplant._labels.prediction_form`).
         validation_data : tuple (X_dev, Y_dev) or None
             The official dev split (raw texts or a token corpus of the same
             MIGRelevance); else a seeded ``validation_fraction`` split of X.

@@ -17,7 +17,8 @@ ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kern
                "dropout", "glove", "max_length", "backbone_options")
 
 
-def check_targets(Y, n_samples, *, what="Y", label_names=None, require_positive=True):
+def check_targets(Y, n_samples, *, what="Y", label_names=None, require_positive=True,
+                  classes_1d=False):
     """Validate a multi-label target and return it as CSR float32 {0, 1}.
 
     The rule is :func:`xplant._labels.check_targets` (a rectangular 0/1
@@ -36,7 +37,8 @@ def check_targets(Y, n_samples, *, what="Y", label_names=None, require_positive=
         See :func:`xplant._labels.check_targets`.
     """
     Y, classes = _check_targets(Y, n_samples=n_samples, label_names=label_names, name=what,
-                                dtype=np.float32, require_positive=require_positive)
+                                dtype=np.float32, require_positive=require_positive,
+                                classes_1d=classes_1d)
     return Y, check_class_names(classes)
 
 
@@ -81,6 +83,25 @@ def is_token_corpus(X):
     return hasattr(X, "relevance") and hasattr(X, "docs")
 
 
+def is_count_matrix(X):
+    """Whether X is a document-token count matrix (sparse, or a numeric ndarray).
+
+    The test of :class:`~xplant.relevance.MIGRelevance`
+    (``xplant.relevance._inputs.is_count_matrix``), and such an X is read as
+    it reads one: each document is the bag of its non-zero columns, column
+    ``j`` being token id ``j`` (once per document, whatever its count). This
+    is the one numeric input of the neural estimators (scikit-learn's common
+    checks reach them through it).
+    """
+    from ..relevance._inputs import is_count_matrix as _is_matrix
+    return _is_matrix(X)
+
+
+def n_documents(X):
+    """The number of documents of X: rows of a count matrix, else its length."""
+    return X.shape[0] if is_count_matrix(X) and X.ndim else len(X)
+
+
 def check_texts(X):
     """Raw texts as a list of str, with a clear error for anything else."""
     if isinstance(X, str):
@@ -118,14 +139,25 @@ def check_fingerprint(relevance, backbone):
 
 
 def fit_or_take_corpus(X, Y, relevance_param, backbone, max_length=None):
-    """(docs, fitted MIGRelevance) from a token corpus or raw texts.
+    """(docs, fitted MIGRelevance) from a token corpus, a count matrix or raw texts.
 
     MIG is fitted on the whole training texts; the documents the network
-    reads are tokenized only up to ``max_length`` tokens.
+    reads are tokenized only up to ``max_length`` tokens. A document-token
+    count matrix (:func:`is_count_matrix`) is fitted and read by the
+    MIGRelevance itself, as its ``fit_transform`` reads one; it needs a word
+    backbone, whose vocabulary is then the matrix's columns.
     """
     if is_token_corpus(X):
         check_fingerprint(X.relevance, backbone)
         return list(X.docs), X.relevance
+    if is_count_matrix(X):
+        if backbone_kind(backbone) != "word":
+            raise ValueError(f"X is a document-token count matrix, whose columns are the token "
+                             f"ids; backbone {backbone!r} reads its own tokenizer's ids from raw "
+                             "texts. Give raw texts, or use a word backbone ('cnn' or 'bigru')")
+        from ..relevance import MIGRelevance
+        rel = clone(relevance_param) if relevance_param is not None else MIGRelevance()
+        return list(rel.fit_transform(X, Y).docs), rel
     texts = check_texts(X)
     rel = clone(relevance_param) if relevance_param is not None else default_relevance(backbone)
     rel.fit(texts, Y)
@@ -133,11 +165,15 @@ def fit_or_take_corpus(X, Y, relevance_param, backbone, max_length=None):
 
 
 def encode(X, relevance, max_length=None):
-    """Token ids for new data: a token corpus of the same MIGRelevance, or texts.
+    """Token ids for new data: a token corpus of the same MIGRelevance, a count matrix, or texts.
 
     Texts are tokenized only up to ``max_length`` tokens (the model reads no
-    more), so a very long document costs what the model reads.
+    more), so a very long document costs what the model reads. A count
+    matrix is read by ``relevance.transform``, which checks that it was
+    fitted on a matrix of as many columns.
     """
+    if is_count_matrix(X):
+        return list(relevance.transform(X).docs)
     if is_token_corpus(X):
         fp_new = getattr(X.relevance, "tokenizer_fingerprint_", None)
         fp_old = getattr(relevance, "tokenizer_fingerprint_", None)

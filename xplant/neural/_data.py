@@ -45,9 +45,13 @@ def positives_list(Y):
 
 
 def pad_batch(seqs, pad_value=0, min_len=1, dtype=torch.long):
-    """Stack variable-length 1-d arrays into a (b, max_len) tensor plus mask."""
+    """Stack variable-length 1-d arrays into a (b, max_len) tensor plus mask.
+
+    ``pad_value=None`` (a corpus without a pad id: a count matrix's) fills
+    with 0; the mask marks those places as padding.
+    """
     n = max(min_len, max((len(s) for s in seqs), default=0))
-    out = torch.full((len(seqs), n), pad_value, dtype=dtype)
+    out = torch.full((len(seqs), n), 0 if pad_value is None else pad_value, dtype=dtype)
     mask = torch.zeros((len(seqs), n), dtype=torch.bool)
     for i, s in enumerate(seqs):
         if len(s):

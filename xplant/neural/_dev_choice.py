@@ -129,13 +129,13 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
             ckpt = read_checkpoint(sub) if resume else None
         done = ckpt is not None and ckpt["state"]["completed"]
         if ckpt is None:
-            clf.partial_fit(make_dataset(), None)
+            clf._continue_training(make_dataset())
         else:
             restore_checkpoint(clf, ckpt)
             if done:                           # restored as it ended; nothing left pending
                 clf._resume_early_stopping_ = clf._resume_schedule_ = None
             else:
-                clf.partial_fit(make_dataset(), None,
+                clf._continue_training(make_dataset(),
                                 epochs=max(0, clf.max_epochs - len(clf.history)))
         if not (done or finished_training(clf)):
             # skorch swallows Ctrl-C and returns; here that would move on to

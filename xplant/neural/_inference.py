@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
+from .._labels import as_prediction_form, as_score_form
 from ._common import encode
 from ._data import pad_batch, truncate
 from ._fusion import shortlist_texts
@@ -68,11 +69,16 @@ class InferenceMixin:
         """Logits z − τ · log p (``logit_adjustment_``), shape (n_samples, n_labels), float32.
 
         With a shortlist, the fused scores of :meth:`predict_proba` (fusion
-        is defined on probabilities).
+        is defined on probabilities). Shape (n_samples,) when fitted on a
+        1-D ``y`` (:func:`xplant._labels.as_score_form`).
         """
         if getattr(self, "shortlist_", None) is not None:
-            return self.predict_proba(X)
-        return self._logits(self._docs(X))
+            return self._score_form(self._proba(X))
+        return self._score_form(self._logits(self._docs(X)))
+
+    def _score_form(self, S, *, proba=False):
+        """Scores in the form of the fitted target (:func:`xplant._labels.as_score_form`)."""
+        return as_score_form(S, getattr(self, "prediction_form_", None), proba=proba)
 
     def predict_proba(self, X):
         """Label probabilities σ(z − τ · log p), shape (n_samples, n_labels), float32.
@@ -83,8 +89,14 @@ class InferenceMixin:
         probabilities of each document's candidates; every other label
         scores strictly below the row's lowest candidate, in the
         shortlist's order, then by training frequency. Raises
-        NotFittedError before fit.
+        NotFittedError before fit. Shape (n_samples, 2), the columns
+        1 − p and p, when fitted on a 1-D ``y``
+        (:func:`xplant._labels.as_score_form`).
         """
+        return self._score_form(self._proba(X), proba=True)
+
+    def _proba(self, X):
+        """The (n_samples, n_labels) probabilities of :meth:`predict_proba`."""
         docs = self._docs(X)
         if getattr(self, "shortlist_", None) is not None:
             texts = shortlist_texts(X, docs, self.relevance_)
@@ -225,13 +237,23 @@ class InferenceMixin:
         return out
 
     def predict(self, X):
-        """Binary predictions (CSR {0,1}) by the dev-chosen rule (top-k_ or threshold_).
+        """0/1 predictions by the dev-chosen rule (top-``k_`` or ``threshold_``).
 
         The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
         the scores that break ties of saturated probabilities.
+
+        Returns
+        -------
+        Y_pred : csr_matrix of int64, ndarray of shape (n_samples, n_labels), or ndarray of shape (n_samples,)
+            In the form of the ``Y`` given to ``fit`` (``prediction_form_``,
+            :func:`xplant._labels.prediction_form`): CSR for a sparse ``Y``
+            or label lists, a dense array of ``Y``'s dtype for a dense
+            ``Y``, ``y``'s values for a 1-D ``y``.
         """
         from .. import metrics
         if self.decision == "top_k":
             top = self.predict_top_k(X, self.k_)[0]
-            return metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
-        return metrics.threshold_decision(self.predict_proba(X), self.threshold_)
+            P = metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
+        else:
+            P = metrics.threshold_decision(self._proba(X), self.threshold_)
+        return as_prediction_form(P, getattr(self, "prediction_form_", None))

@@ -160,6 +160,7 @@ def save_model(clf, path, *, overwrite=False):
             "label_frequency": clf.label_frequency_.tolist(),
             "n_train_documents": int(clf.n_train_documents_),
             "k": int(clf.k_), "threshold": float(clf.threshold_),
+            "prediction_form": getattr(clf, "prediction_form_", None),
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
             "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
             "stage1_weight_candidates": getattr(clf, "stage1_weight_candidates_", None),
@@ -256,6 +257,12 @@ def load_model(path):
     clf.n_train_documents_ = c.integer("n_train_documents", low=1)
     clf.k_ = c.integer("k", low=1, high=n_labels)
     clf.threshold_ = c.number("threshold", low=0.0, high=1.0)
+    form = config.get("prediction_form")       # absent before the rule: CSR, as then
+    if form is not None and not (isinstance(form, dict)
+                                 and form.get("kind") in ("sparse", "dense", "column")):
+        c.fail("prediction_form", "must be null or an object with kind 'sparse', 'dense' or "
+                                  "'column' (xplant._labels.prediction_form)")
+    clf.prediction_form_ = form
     clf.best_epoch_ = c.integer("best_epoch", low=0) if "best_epoch" in config else 0
     clf.relevance_ = load_relevance(path / "relevance")
     if clf.relevance_.n_labels_ != n_labels:

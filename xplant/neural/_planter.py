@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.utils.metaestimators import available_if
 from skorch.callbacks import PrintLog
 from torch.utils.data import DataLoader
 
@@ -178,6 +179,20 @@ class AttentionPlanter(PlantNetBase):
         self.checkpoint_dir = checkpoint_dir
 
     collate = Stage1Collate
+    #: a 1-D multi-class y plants one query per class, as MIGRelevance scores tokens for any labelling
+    _classes_1d = True
+
+    @available_if(lambda self: False)
+    def predict(self, X):
+        """Not offered: Stage 1 predicts no labels (skorch's ``predict`` reads tensors).
+
+        The planted attention is read with :meth:`attention`, or trained on
+        by :class:`PlantClassifier`.
+        """
+
+    @available_if(lambda self: False)
+    def predict_proba(self, X):
+        """Not offered, as :meth:`predict`."""
 
     # -- skorch ladder -----------------------------------------------------
     @property
@@ -246,9 +261,15 @@ class AttentionPlanter(PlantNetBase):
 
         Parameters
         ----------
-        X : token corpus from MIGRelevance.transform, or list of str
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels), 1-D binary y, or label lists
-            Read by :func:`xplant._labels.check_targets`.
+        X : list of str, token corpus from MIGRelevance.transform, or {ndarray, sparse matrix} of shape (n, n_features)
+            Raw texts, a token corpus, or a non-negative document-token
+            count matrix read as bags of token ids (as
+            :class:`~xplant.relevance.MIGRelevance` reads one; a word
+            backbone only).
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels), 1-D y, or label lists
+            Read by :func:`xplant._labels.check_targets`; a 1-D y of more
+            than two classes becomes one column per class, as
+            :class:`~xplant.relevance.MIGRelevance` reads it.
         validation_data : tuple (X_dev, Y_dev) or None
             Dev documents (texts or a token corpus of the same MIGRelevance)
             and labels; else a seeded ``validation_fraction`` split.
@@ -382,7 +403,7 @@ class AttentionPlanter(PlantNetBase):
         self.module_.eval()
         out = []
         for d in docs:
-            ids = torch.as_tensor(d if len(d) else np.array([self.relevance_.pad_id_]))[None]
+            ids = torch.as_tensor(d if len(d) else np.array([self.relevance_.pad_id_ or 0]))[None]
             mask = torch.ones_like(ids, dtype=torch.bool) if len(d) else torch.zeros_like(ids, dtype=torch.bool)
             s = self.module_.attention_scores(ids, mask, labels[None])[0]
             out.append(s[:, :len(d)].numpy())

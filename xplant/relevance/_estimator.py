@@ -103,6 +103,9 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
         Face tokenizer has none).
     input_kind_ : {"text", "matrix"}
         Whether the model was fitted on texts/token lists or a matrix.
+    n_features_in_ : int
+        The number of columns of a document-token matrix given to ``fit``
+        (absent for texts).
 
     See Also
     --------
@@ -218,11 +221,13 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
         self.n_train_documents_ = int(n_docs)
         self.n_labels_ = int(freq.shape[0])
         if self.input_kind_ == "matrix":
+            self.n_features_in_ = int(self.n_tokens_)   # the columns, as scikit-learn counts them
             self.vocabulary_ = {j: j for j in range(self.n_tokens_)}
             self.pad_id_ = None
             self.unk_id_ = None
             self.tokenizer_fingerprint_ = "matrix:" + str(self.n_tokens_)
         else:
+            self.__dict__.pop("n_features_in_", None)    # texts have no feature count
             self.tokenizer_fingerprint_ = tokenizer_fingerprint(
                 self.tokenizer_, self.vocabulary_, lowercase=self.lowercase
             )
@@ -447,7 +452,9 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
         if kind == "matrix":
             B = binarize_tokens(X)
             if B.shape[1] != self.n_tokens_:
-                raise ValueError(f"X has {B.shape[1]} columns; fit saw {self.n_tokens_}.")
+                raise ValueError(f"X has {B.shape[1]} features, but MIGRelevance is expecting "
+                                 f"{self.n_tokens_} features as input (the columns of fit's "
+                                 "document-token matrix).")
             seqs = [B.indices[B.indptr[i] : B.indptr[i + 1]].astype(np.int64) for i in range(B.shape[0])]
             if self.max_length is not None:
                 seqs = [s[: self.max_length] for s in seqs]

@@ -19,9 +19,19 @@ def _check_matrix(X):
     check_non_negative(A, "MIGRelevance (a document-token count matrix)")
 
 
+def is_count_matrix(X):
+    """Whether X is read as a document-token count matrix: sparse, or a numeric ndarray.
+
+    The one test, shared by MIGRelevance and the neural estimators. Such an
+    X is then checked as scikit-learn checks arrays (2-D, finite, real,
+    non-negative).
+    """
+    return sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind in "biufc")
+
+
 def _input_kind(X):
     """'matrix', 'text' or 'tokens' for an input X; raise on anything else."""
-    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind in "biufc"):
+    if is_count_matrix(X):
         _check_matrix(X)
         return "matrix"
     if isinstance(X, str):

@@ -106,7 +106,8 @@ class WordEncoder(nn.Module):
 
     def forward(self, ids, mask):
         """ids, mask: (b, n) -> H: (b, n, h) float32."""
-        x = self.dropout(self.embedding(ids))
+        # padding reads as zeros, also where the pad id is a real token (a count matrix's 0)
+        x = self.dropout(self.embedding(ids)) * mask.unsqueeze(-1)
         if self.kind == "cnn":
             h = torch.tanh(self.conv(x.transpose(1, 2))).transpose(1, 2)
         else:
