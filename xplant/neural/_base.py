@@ -98,7 +98,7 @@ class PlantNetBase(NeuralNet):
         out.update({"module__" + k: v for k, v in self._module_settings().items()})
         out.update({"criterion__" + k: v for k, v in self._criterion_defaults().items()})
         out.update({"iterator_train__" + k: v for k, v in epoch_settings(self).items()})
-        if self.optimizer in (torch.optim.AdamW,):
+        if self.optimizer is torch.optim.AdamW:        # AdamW's own default
             out.setdefault("optimizer__weight_decay", 0.01)
         out.update(self._more_resolved())
         return out
@@ -129,10 +129,17 @@ class PlantNetBase(NeuralNet):
         prefixes (``optimizer__``, ``module__``, ``callbacks__``, ...) keep
         skorch's routing.
 
+        A ``planter__*`` key while ``planter`` is None sets it on a new
+        ``AttentionPlanter()`` (the planter that None stands for), which
+        becomes the parameter.
+
         Raises
         ------
         ValueError
-            For a nested key whose estimator is None (set it first).
+            For a nested key whose estimator is None and has no default
+            (``relevance``: set it first).
+        TypeError
+            For a parameter name of an earlier release, naming its new spelling.
         """
         check_renamed(self, params)
         nested, plain = {}, {}

@@ -235,6 +235,11 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         With ``logit_adjustment="dev"`` and dev data: each τ's dev micro-F1
         (a fraction) at its best k.
     n_candidates_ : int or None
+        C, the labels per document Stage 2 scores (None: every label).
+    prediction_form_ : dict
+        The form ``predict`` answers in, read from the ``Y`` of ``fit``
+        (:func:`xplant._labels.prediction_form`): CSR for a sparse ``Y`` or
+        label lists, a dense array for a dense ``Y``, y's values for a 1-D y.
 
     Notes
     -----
