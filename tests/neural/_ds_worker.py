@@ -39,6 +39,8 @@ def main(argv=None):
     ap.add_argument("--plant", action="store_true")
     ap.add_argument("--stage1-weight", type=float, default=0.0,
                     help="0: the mechanics tests compare plain Stage 2 losses")
+    ap.add_argument("--shortlist", type=int, default=0,
+                    help="> 0: Stage 2 on this many linear-shortlist candidates, fused at 0.5")
     args = ap.parse_args(argv)
 
     import torch
@@ -66,6 +68,8 @@ def main(argv=None):
         max_epochs=args.epochs, verbose=0, random_state=0,
         callbacks__unfreeze__phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
         planter=None, stage1_weight=args.stage1_weight,
+        **({"shortlist": "linear", "n_candidates": args.shortlist, "fusion": 0.5}
+           if args.shortlist else {}),
         strategy=args.strategy if args.strategy == "skorch" else DeepSpeedStrategy(
             config={"zero_optimization": {"stage": args.zero},
                     "checkpoint_dir": args.checkpoint_dir, "resume": args.resume}))
@@ -92,6 +96,10 @@ def main(argv=None):
     if rank == 0:
         with open(args.out, "w") as f:
             json.dump(out, f)
+    if torch.distributed.is_initialized():
+        # leave no process-group thread to the interpreter's exit (see shutdown_distributed)
+        from xplant.neural.distributed import shutdown_distributed
+        shutdown_distributed()
 
 
 if __name__ == "__main__":

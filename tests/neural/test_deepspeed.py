@@ -122,3 +122,17 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
     assert idx.shape == (3, 5) and np.all(np.diff(scores, axis=1) <= 0)
     assert clf.n_labels_ == test.Y.shape[1]
     assert (out / "checkpoints" / "PlantClassifier" / "latest").read_text().strip() == "epoch_1"
+
+
+@pytest.mark.slow
+def test_shortlisted_stage2_zero2_matches_single_process(tmp_path):
+    """Candidate batches train through get_loss in the DeepSpeed loop as in skorch's.
+
+    It once aborted at process exit ("terminate called without an active
+    exception"): the gloo process group's threads were left to the
+    interpreter's exit. The worker now ends with ``shutdown_distributed``.
+    """
+    ref = _run(tmp_path, "ref_sl", "--strategy", "skorch", "--epochs", "2", "--shortlist", "5",
+               nproc=0)
+    ds = _run(tmp_path, "ds_sl", "--zero", "2", "--epochs", "2", "--shortlist", "5")
+    _assert_same_model(ref, ds)

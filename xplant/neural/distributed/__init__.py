@@ -12,8 +12,9 @@ from ._config import (DeepSpeedStrategy, default_deepspeed_config, read_config_f
                       resolve_deepspeed_config)
 from ._sampler import DistributedBucketSampler
 from ._share import broadcast_from_rank0
-from ._trainer import fit_deepspeed, import_deepspeed, init_distributed, rank_and_world
+from ._trainer import (fit_deepspeed, import_deepspeed, init_distributed, rank_and_world,
+                       shutdown_distributed)
 
 __all__ = ["DeepSpeedStrategy", "DistributedBucketSampler", "broadcast_from_rank0", "default_deepspeed_config",
            "fit_deepspeed", "import_deepspeed", "init_distributed", "rank_and_world",
-           "read_config_file", "resolve_deepspeed_config"]
+           "read_config_file", "resolve_deepspeed_config", "shutdown_distributed"]

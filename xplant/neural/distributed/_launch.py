@@ -128,11 +128,10 @@ def main(argv=None):
     if args.resume:
         cfg["resume"] = True
 
-    import torch
     from .. import AttentionPlanter, PlantClassifier
     from .._common import default_relevance
     from ._share import broadcast_from_rank0, load_saved_relevance
-    from ._trainer import init_distributed, rank_and_world
+    from ._trainer import init_distributed, rank_and_world, shutdown_distributed
     init_distributed()
     rank, world = rank_and_world()
     if rank == 0:
@@ -181,6 +180,5 @@ def main(argv=None):
                "n_train_documents": len(train.texts),
                "n_dev_documents": 0 if dev is None else len(dev.texts)}
         write_text(out / "run.json", json.dumps(run, indent=2, default=str))
-    if world > 1:
-        torch.distributed.barrier()
+    shutdown_distributed()             # no gloo thread left to the interpreter's exit
     return 0

@@ -53,6 +53,23 @@ def rank_and_world():
     return 0, 1
 
 
+def shutdown_distributed():
+    """End this process's part of the process group, if one is running (idempotent).
+
+    A gloo process group runs C++ threads of its own. Left to the
+    interpreter's exit, they are destroyed while still joinable, and the
+    process can abort after its work is done ("terminate called without an
+    active exception"), intermittently, by the order of the exit handlers.
+    A process that started the group (``xplant train``, a worker) calls this
+    last: a barrier, so no rank leaves while another still talks to it,
+    then ``destroy_process_group``.
+    """
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def init_distributed(deepspeed=None, *, shm_comm=None):
     """Start the process group from the launcher's environment (idempotent).
 
