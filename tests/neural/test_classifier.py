@@ -187,15 +187,18 @@ def test_valid_loss_is_skorchs_dev_loss_from_one_pass(shortlist, small, make_cor
     clf = small(max_epochs=3, validation_fraction=0.25, **kw).fit(texts, Y)
     assert "valid_batch_size" not in clf.history[-1, "batches", 0]   # no second dev pass
     losses, sizes = [], []
+    # the dev rows, built again (the fit released its dev split)
+    from xplant.neural._common import split_validation
+    from xplant.neural._data import TokenDataset, positives_list
+    tr, dv = split_validation(60, 0.25, clf.random_state)
+    dev = TokenDataset(clf._docs([texts[i] for i in dv]), positives_list(Y[dv]))
     clf.module_.eval()
     with torch.no_grad():                       # skorch's validation: batched, batch-size weighted
-        for x, pos in clf.get_iterator(clf.dev_dataset_, training=False):
+        for x, pos in clf.get_iterator(dev, training=False):
             losses.append(float(clf.get_loss(clf.infer(x), pos)))
             sizes.append(len(pos))
-    assert len(clf.dev_docs_) == 15
+    assert len(dv) == 15
     # label frequencies and the document count are over the 45 rows trained on, not the dev rows
-    from xplant.neural._common import split_validation
-    tr, dv = split_validation(60, 0.25, clf.random_state)
     assert clf.n_train_documents_ == len(tr) == 45
     np.testing.assert_array_equal(clf.label_frequency_, np.asarray(Y[tr].sum(0)).ravel())
     best = clf.history[clf.best_epoch_ - 1]
@@ -530,6 +533,13 @@ def test_fit_tokenizes_training_documents_only_as_far_as_the_model_reads(small, 
         seen.append(kw.get("max_length"))
         return orig(self, docs, **kw)
     monkeypatch.setattr(MIGRelevance, "tokenize", spy)
-    clf = small(module__max_length=7, max_epochs=1).fit(texts, Y)
+    lengths = []
+    orig_fit = PlantClassifier._fit_shortlist
+
+    def keep(self, *args, **kwargs):            # the fit's dev documents, before their release
+        lengths.extend(len(d) for d in self.dev_docs_)
+        return orig_fit(self, *args, **kwargs)
+    monkeypatch.setattr(PlantClassifier, "_fit_shortlist", keep)
+    small(module__max_length=7, max_epochs=1).fit(texts, Y)
     assert seen and seen[0] == 7 and set(seen) <= {7}
-    assert max(len(d) for d in clf.dev_docs_) <= 7
+    assert lengths and max(lengths) <= 7

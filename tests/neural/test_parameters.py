@@ -248,3 +248,13 @@ def test_the_planter_criterion_has_one_setting_per_name():
     assert clf.resolved_params()["criterion__gamma"] == 0.5
     assert clf.resolved_params()["module__pool_size"] == 128
     assert clf.resolved_params()["decision__max_k"] == 10
+
+
+def test_decision_settings_are_set_on_a_fitted_model_without_reinitialising(forty):
+    clf = _fit(forty)
+    weights = {k: v.clone() for k, v in clf.module_.state_dict().items()}
+    clf.set_params(decision="threshold", decision__max_k=3)
+    assert clf.decision == "threshold" and clf.get_params()["decision__max_k"] == 3
+    assert all(torch.equal(v, clf.module_.state_dict()[k]) for k, v in weights.items())
+    with pytest.raises(TypeError, match="max_k=... is now decision__max_k"):
+        clf.set_params(max_k=3)

@@ -286,6 +286,24 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
 
     #: skorch's prefixes plus ``decision__`` (the choices after training)
     prefixes_ = PlantNetBase.prefixes_ + ["decision"]
+
+    def set_params(self, **params):
+        """Set parameters (see :meth:`PlantNetBase.set_params`).
+
+        ``decision`` and the ``decision__`` settings are read when ``fit``
+        makes its choices, so setting them never re-initialises the network
+        (skorch would re-initialise a component named by a prefix).
+        """
+        own = {k: params.pop(k) for k in list(params)
+               if k == "decision" or k.startswith("decision__")}
+        if own:
+            from ._settings import check_renamed
+            check_renamed(self, own)
+            for key, value in own.items():
+                setattr(self, key, value)
+                if "__" in key:
+                    self._params_to_validate.add(key)
+        return super().set_params(**params) if params else self
     _nested_defaults = {"planter": AttentionPlanter}
     _module_defaults = CLASSIFIER_MODULE_DEFAULTS    # the module__ settings and their defaults
 
