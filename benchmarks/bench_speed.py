@@ -23,8 +23,10 @@ lives in ``xplant``):
   ``backward`` (``loss.backward()``), ``optimizer`` (the optimizer step
   and zeroing the gradients), ``data`` (batching and collation, the rest
   of the training pass), ``dev`` (dev scoring: the ``dev_score`` and
-  ``attention_ndcg`` callbacks and skorch's validation pass) and
-  ``checkpoint`` (the per-epoch checkpoint ``xplant run`` writes);
+  ``attention_ndcg`` callbacks and skorch's validation pass; for Stage 2
+  also split into the network's pass over dev, the fusion grid of α and
+  the calibration, and the dev loss) and ``checkpoint`` (the per-epoch
+  checkpoint ``xplant run`` writes);
 - ``setup``: the rest of ``fit`` before and between the stages (input
   checks, splits, building datasets and networks);
 - ``choices``: what ``fit`` chooses after training (best epoch, fusion
@@ -105,9 +107,15 @@ TABLE = (
     ("  Stage 2 optimizer /epoch", "stage2.optimizer/epoch"),
     ("  Stage 2 data, other callbacks /epoch", "stage2.data/epoch"),
     ("  Stage 2 dev scoring /epoch", "stage2.dev/epoch"),
+    ("    dev: network pass /epoch", "stage2.dev.net/epoch"),
+    ("    dev: fusion grid (alpha, calibration) /epoch", "stage2.dev.fusion/epoch"),
+    ("    dev: loss /epoch", "stage2.dev.loss/epoch"),
     ("  Stage 2 checkpoint /epoch", "stage2.checkpoint/epoch"),
     ("choices after the fit", "choices"),
+    ("  choices: network pass", "choices.net"),
+    ("  choices: fusion grid", "choices.fusion"),
     ("score dev + test", "score"),
+    ("  score: network pass", "score.net"),
     ("save", "save"),
     ("fit (wall)", "fit_wall"),
     ("total (wall)", "total_wall"),
@@ -257,6 +265,18 @@ def instrument_fit(inst, record):
     for attr in ("_choose_scoring", "_choose_decision", "_best_epoch"):
         inst.wrap(PlantClassifier, attr, "choices")
     inst.wrap(PlantClassifier, "fit", "setup")
+
+    def inside(suffix):        # a sub-part of whatever part calls it (dev scoring, choices, score)
+        def name(*args, **kwargs):
+            parent = next((p for p in reversed(timer.current())
+                           if not p.endswith((".net", ".fusion", ".loss"))), "other")
+            return f"{parent}.{suffix}"
+        return name
+
+    for attr in ("_logits", "_net_candidate_logits"):
+        inst.wrap(PlantClassifier, attr, inside("net"))
+    inst.wrap(PlantClassifier, "_best_fusion", inside("fusion"))
+    inst.wrap(PlantClassifier, "_dev_loss", inside("loss"))
     for attr in ("fit", "_fit_prepared"):
         inst.wrap(AttentionPlanter, attr, "setup")
     inst.wrap(AttentionPlanter, "_attention_ndcg", "stage1.dev")
@@ -371,6 +391,11 @@ def run_one(spec):
 def derive(record):
     """The numbers of :data:`TABLE` from one child's record (missing ones None)."""
     parts, n = record["parts"], record["n_epochs"]
+
+    def total(name):           # a part with its sub-parts ("stage2.dev" with "stage2.dev.net")
+        found = [v for k, v in parts.items() if k == name or k.startswith(name + ".")]
+        return sum(found) if found else None
+
     out = {}
     for _, key in TABLE:
         if key.startswith("epoch:"):
@@ -378,9 +403,9 @@ def derive(record):
             out[key] = statistics.median(walls) if walls else None
         elif key.endswith("/epoch"):
             s = key.split(".")[0]
-            out[key] = parts.get(key[:-6], 0.0) / n[s] if n[s] else None
-        elif key in parts:
-            out[key] = parts[key]
+            out[key] = (total(key[:-6]) or 0.0) / n[s] if n[s] else None
+        elif total(key) is not None:
+            out[key] = total(key)
         else:
             out[key] = record.get(key)
     # the rest of the training pass: callbacks of each batch go with "data"

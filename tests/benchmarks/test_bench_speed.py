@@ -59,12 +59,15 @@ def test_instrument_times_a_method_and_undoes_the_wrap():
 
 def test_derive_divides_by_epochs_and_table_gives_ratios():
     bench = _bench()
-    record = {"parts": {"stage2.forward": 6.0, "stage2.dev": 3.0, "stage2.data": 0.5,
+    record = {"parts": {"stage2.forward": 6.0, "stage2.dev": 3.0, "stage2.dev.net": 1.5,
+                        "stage2.data": 0.5,
                         "stage2.callbacks": 1.0, "mig": 2.0},
               "n_epochs": {"stage1": 0, "stage2": 3}, "epochs": {"stage1": [], "stage2": [4, 9, 5]},
               "fit_wall": 20.0, "total_wall": 30.0, "peak_rss_mb": 900.0}
     d = bench.derive(record)
-    assert d["stage2.forward/epoch"] == 2.0 and d["stage2.dev/epoch"] == 1.0
+    assert d["stage2.forward/epoch"] == 2.0
+    assert d["stage2.dev/epoch"] == 1.5 and d["stage2.dev.net/epoch"] == 0.5   # (3 + 1.5) / 3
+    assert d["stage2.dev.fusion/epoch"] == 0.0
     assert d["stage2.data/epoch"] == 0.5                 # (0.5 + 1.0) / 3: batches and callbacks
     assert d["epoch:stage2"] == 5 and d["epoch:stage1"] is None
     assert d["stage1.forward/epoch"] is None and d["mig"] == 2.0 and d["shortlist"] is None
