@@ -48,6 +48,10 @@ documents, in celex order) with the settings of docs/shortlist.md's
 converged fit (C = 1 shortlist, 100 candidates, 512 tokens,
 ``stage1_weight=0``, ``logit_adjustment="dev"``); it needs
 ``--data-home`` and is skipped, with a message, without the data.
+``eurlex-load`` (not in the default rows) only loads the three EURLEX57K
+splits whole and says whether the training split loaded within its target
+of 60 seconds (:data:`EURLEX_LOAD_TARGET`), once a test's wall-clock
+assertion.
 
 With ``--base COMMIT`` the code at that commit is checked out with ``git
 worktree add`` into a temporary folder; an untimed tiny fit per tree first
@@ -80,7 +84,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The rows this benchmark fits; the CodiEsp rows are the main job's neural rows.
-ROWS = ("plant", "plant-false", "eurlex")
+ROWS = ("plant", "plant-false", "eurlex", "eurlex-load")
+
+#: The seconds the whole EURLEX57K training split should load in (row ``eurlex-load``).
+EURLEX_LOAD_TARGET = 60.0
 
 #: Callbacks whose epoch-end work is dev scoring, and the checkpoint callback.
 DEV_CALLBACKS = ("dev_score", "attention_ndcg")
@@ -340,8 +347,31 @@ def _model(spec, checkpoint_dir):
                        random_state=0, verbose=0, params=params, checkpoint_dir=checkpoint_dir)
 
 
+def load_eurlex(spec):
+    """Row ``eurlex-load``: the seconds and peak memory of loading every EURLEX57K split whole."""
+    from xplant.datasets import load_eurlex57k
+    record, shape = {"parts": {}, "n_epochs": {"stage1": 0, "stage2": 0},
+                     "epochs": {"stage1": [], "stage2": []}}, {}
+    import xplant
+    record["xplant"] = str(Path(xplant.__file__).resolve().parent)
+    t0 = time.perf_counter()
+    for split in ("train", "dev", "test"):
+        t = time.perf_counter()
+        shape[split] = list(load_eurlex57k(split, spec["data_home"]).Y.shape)
+        record["parts"][f"load {split}"] = time.perf_counter() - t
+    record["parts"]["load"] = time.perf_counter() - t0
+    record.update(total_wall=record["parts"]["load"], peak_rss_mb=round(vm_hwm_mb(), 1),
+                  shape=shape, not_wrapped=[], best_dev=None, memory_mb={})
+    record["target"] = (f"train split under {EURLEX_LOAD_TARGET:g} s: "
+                        + ("met" if record["parts"]["load train"] < EURLEX_LOAD_TARGET
+                           else "MISSED"))
+    return record
+
+
 def run_one(spec):
     """Fit, score and save one row in this process; return its timing record."""
+    if spec["row"] == "eurlex-load":
+        return load_eurlex(spec)
     import torch
     if spec.get("threads"):
         torch.set_num_threads(spec["threads"])
@@ -477,11 +507,11 @@ def compare_table(rows_by_version):
 
 
 def _available(row, args, log):
-    if row != "eurlex":
+    if not row.startswith("eurlex"):
         return True
     home = Path(args.data_home) if args.data_home else None
     if home is None or not any((home / f"train{s}").exists() for s in (".jsonl.gz", ".jsonl", "")):
-        log(f"eurlex: skipped (no EURLEX57K under --data-home {args.data_home}; give the folder "
+        log(f"{row}: skipped (no EURLEX57K under --data-home {args.data_home}; give the folder "
             "holding train.jsonl.gz or train/)")
         return False
     return True
@@ -490,7 +520,8 @@ def _available(row, args, log):
 def _spec(row, args):
     return {"row": row, "docs": args.docs, "dev_docs": args.dev_docs,
             "eurlex_docs": args.eurlex_docs, "eurlex_dev_docs": args.eurlex_dev_docs,
-            "data_home": args.data_home, "max_epochs": args.max_epochs,
+            "data_home": args.data_home and str(Path(args.data_home).resolve()),
+            "max_epochs": args.max_epochs,
             "plant_epochs": args.plant_epochs, "patience": args.patience, "threads": args.threads}
 
 
@@ -525,6 +556,9 @@ def compare(args, log=print):
             log(f"\n## {row}  (train/dev/test shapes {shape}; epochs run {n_ep})\n")
             log(table)
             for v, recs in results.items():
+                for r in recs:
+                    if r.get("target"):
+                        log(f"{v}: target: {r['target']} ({r['parts']['load train']:.1f} s)")
                 devs = [r["best_dev"] for r in recs]
                 log(f"{v}: best dev score per repetition: "
                     f"{[round(d, 4) if d is not None else None for d in devs]}")
