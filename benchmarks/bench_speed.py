@@ -498,7 +498,8 @@ def compare_table(rows_by_version):
         for _, key in TABLE:
             vals = [r[key] for r in rows_by_version[v] if r.get(key) is not None]
             med[v][key] = statistics.median(vals) if vals else None
-    head = "| part | " + " | ".join(versions) + (" | current / base |" if len(versions) == 2 else " |")
+    ratio = " | current / base |" if len(versions) == 2 else " |"
+    head = "| part | " + " | ".join(versions) + ratio
     lines = [head, "|" + "---|" * (len(versions) + 1 + (len(versions) == 2))]
     for label, key in TABLE:
         cells = [_fmt(med[v][key]) for v in versions]

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "benchmarks" / "bench_speed.py")
+    path = ROOT / "benchmarks" / "bench_speed.py"
+    spec = importlib.util.spec_from_file_location("bench_speed", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -24,7 +25,8 @@ def _clock(times):
 
 def test_part_timer_counts_each_second_once_for_the_innermost_part():
     bench = _bench()
-    # fit opens at 0, mig at 1, tokenize at 2 .. 5, mig closes at 6, tokenize again 7 .. 9, fit ends 10
+    # fit opens at 0, mig at 1, tokenize at 2 .. 5, mig closes at 6,
+    # tokenize again 7 .. 9, fit ends at 10
     t = bench.PartTimer(clock=_clock([0, 1, 2, 5, 6, 7, 9, 10]))
     with t.part("fit"):
         with t.part("mig"):
