@@ -19,11 +19,15 @@ def restore_mode():
 @pytest.mark.parametrize("before", [False, True])
 def test_cpu_context_turns_the_mode_on_and_restores_it(restore_mode, before):
     torch.use_deterministic_algorithms(before)          # warn_only=False
+    import torch.utils.deterministic as deterministic
+    assert deterministic.fill_uninitialized_memory
     with deterministic_on_cpu("cpu"):
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.is_deterministic_algorithms_warn_only_enabled()
+        assert not deterministic.fill_uninitialized_memory   # no NaN fill of new tensors
     assert torch.are_deterministic_algorithms_enabled() is before
     assert not torch.is_deterministic_algorithms_warn_only_enabled()
+    assert deterministic.fill_uninitialized_memory               # restored
 
 
 def test_cpu_context_restores_after_an_error(restore_mode):

@@ -235,6 +235,13 @@ def deterministic_on_cpu(device):
     without one warns instead of failing), and the fit repeats exactly.
     Other devices are left as they are: GPU fits are not deterministic.
 
+    The mode also fills every new tensor with NaN by default
+    (``torch.utils.deterministic.fill_uninitialized_memory``), a guard
+    against reading memory no kernel wrote; xplant's kernels write every
+    element they read, and the fill took about a sixth of a fit's CPU time
+    (docs/benchmarks/speed.md), so it is off inside this context (restored
+    after). The fits stay deterministic: the fill never reaches a result.
+
     Parameters
     ----------
     device : str or torch.device
@@ -243,13 +250,17 @@ def deterministic_on_cpu(device):
     if torch.device(device).type != "cpu":
         yield
         return
+    import torch.utils.deterministic as deterministic
     was = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = deterministic.fill_uninitialized_memory
     torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic.fill_uninitialized_memory = False
     try:
         yield
     finally:
         torch.use_deterministic_algorithms(was, warn_only=warn_only)
+        deterministic.fill_uninitialized_memory = fill
 
 
 @contextlib.contextmanager
