@@ -1,7 +1,7 @@
 """PlantClassifier: Stage 2 of PLANT, leveraging planted attention.
 
 Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
-2410.23066, §3.2; PLANT.md §3 of this project.
+2410.23066, §3.2.
 """
 
 import numbers
@@ -103,7 +103,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     attention A = softmax(S)(H W_v), feature boosting A' = B_a + A ⊙ B_m,
     adaptive pooling, a shared head plus per-label bias, focal loss with
     label smoothing over positives and hard negatives, and progressive
-    unfreezing (PLANT.md §3).
+    unfreezing (Saha Roy et al. 2024, §3.2).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """AttentionPlanter: Stage 1 of PLANT, planting label-wise attention.
 
 Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
-2410.23066, §3.1; PLANT.md §2 of this project.
+2410.23066, §3.1.
 """
 
 import json
@@ -28,11 +28,11 @@ from .modules import PlanterNet
 
 
 def tf_relevance(docs, Y, n_tokens, top_k=50, ignore_ids=()):
-    """The ``stage1_target="tf"`` ablation target: label-conditional counts.
+    """The ``planter__target="tf"`` ablation target: label-conditional counts.
 
     r[l, t] = number of training documents with label l that contain token t
-    (n11 of PLANT.md §1, without the MI transform), top-k per label, ties to
-    the smaller token id.
+    (n11 of MIG's contingency table, :func:`xplant.relevance.mig_scores`,
+    without the MI transform), top-k per label, ties to the smaller token id.
 
     Returns
     -------
