@@ -313,12 +313,12 @@ class FusionMixin:
         from ._callbacks import score_by_name
         fixed = check_fusion(self.fusion)
         grid = FUSION_GRID if fixed == "dev" else (fixed,)
-        pairs = [(float(alpha), (float(a), float(b))) for a, b in self.calibrations_
-                 for alpha in grid]
+        calibrated = {(float(a), float(b)): sigmoid(a * s + b) for a, b in self.calibrations_}
+        pairs = [(float(alpha), ab) for ab in calibrated for alpha in grid]
 
         def score(pair):
-            (a, b), alpha = pair[1], pair[0]
-            fused = fuse(sigmoid(a * s + b), p_net, alpha)
+            alpha, ab = pair
+            fused = fuse(calibrated[ab], p_net, alpha)
             return score_by_name(self.scoring, self.dev_Y_, dense_scores(cand, fused, rank))
 
         return choose_on_dev("fusion", pairs, score, family="ranking", criterion=self.scoring,
