@@ -238,9 +238,11 @@ def deterministic_on_cpu(device):
     The mode also fills every new tensor with NaN by default
     (``torch.utils.deterministic.fill_uninitialized_memory``), a guard
     against reading memory no kernel wrote; xplant's kernels write every
-    element they read, and the fill took about a sixth of a fit's CPU time
-    (docs/benchmarks/speed.md), so it is off inside this context (restored
-    after). The fits stay deterministic: the fill never reaches a result.
+    element they read, so it is off inside this context (restored after).
+    Under torch's profiler the fill was a sixth of a fit's CPU time; on a
+    quiet machine the fit's wall time did not change measurably
+    (docs/benchmarks/speed.md). The fits stay deterministic: the fill never
+    reaches a result.
 
     Parameters
     ----------
