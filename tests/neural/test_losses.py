@@ -89,7 +89,7 @@ def test_padding_never_hides_a_positive_at_index_zero():
 
 
 def test_fused_forward_equals_the_formula():
-    """PlantNet's folded, fused forward equals PLANT.md §3 written out step by step."""
+    """PlantNet's folded, fused forward equals the paper's §3.2 formulas written out step by step."""
     from torch.nn import functional as F
     from xplant.neural.backbones import WordEncoder
     from xplant.neural.modules import PlantNet

@@ -3,7 +3,7 @@
 Both reuse the machinery of the main job (:func:`xplant.app._run.run_models`):
 the same splits for every model, anything chosen on dev, test scored once.
 
-- The switch table turns off one part of PLANT at a time (PLANT.md,
+- The switch table turns off one part of PLANT at a time (Saha Roy et al.,
   arXiv 2410.23066, Section 5): no planting (random-init attention), the
   term-frequency Stage 1 target instead of MIG, MSE instead of the
   LambdaLoss Stage 1 loss, plain BCE instead of focal loss, no hard-negative
@@ -37,7 +37,7 @@ ABLATIONS = (
     ("criterion__label_smoothing=0", "PLANT", {"criterion__label_smoothing": 0.0}),
 )
 
-#: Defaults that PLANT.md leaves open, run beside the switches so that they
+#: Defaults that the paper leaves open, run beside the switches so that they
 #: are chosen on dev (the ``dev MAP`` column), never on test: the symmetric
 #: label-smoothing form against the paper's (default), the cutoff k of
 #: Stage 1's |ΔnDCG@k| weights (default 50, MIG's whole top-50 list) at 5
@@ -54,7 +54,7 @@ DEV_CHOICES = (
 DEFAULT_SIZES = (25, 50, 100, 200, 500)
 DEFAULT_SEEDS = 3
 
-#: The EURLEX57K curve (API.md): log-spaced sizes up to the whole training
+#: The EURLEX57K curve: log-spaced sizes up to the whole training
 #: split, with ``DEFAULT_SEEDS`` seeds up to 2,802 documents and one above.
 EURLEX_SIZES = (25, 50, 165, 424, 1090, 2802, 7203, 18513, 45000)
 EURLEX_SINGLE_SEED_ABOVE = 2802
