@@ -21,7 +21,7 @@ grid) goes through :func:`choose_on_dev`, so that each choice
 import math
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: The two criterion families (see the module docstring).
 CRITERIA = {"ranking": "the dev scoring metric (MAP by default)",
@@ -50,6 +50,10 @@ class DevChoice:
         Each candidate's dev score, in candidate order; empty without dev data.
     on_dev : bool
         False when the fallback was taken (no labelled dev data).
+    kept : object
+        With ``keep=True``: what the chosen candidate's ``score`` call gave
+        beside its score (a fitted model, say); None otherwise. Not part of
+        the record.
     """
 
     name: str
@@ -58,6 +62,7 @@ class DevChoice:
     value: object
     scores: tuple = ()
     on_dev: bool = True
+    kept: object = field(default=None, compare=False, repr=False)
 
     def to_dict(self):
         """The record as JSON-ready Python (tuples become lists)."""
@@ -76,7 +81,7 @@ class DevChoice:
 
 
 def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_dev=True,
-                  warn=True):
+                  warn=True, keep=False):
     """Choose the candidate with the highest dev score.
 
     Parameters
@@ -101,6 +106,11 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
         positive label).
     warn : bool, default=True
         Warn with :class:`NoDevDataWarning` when the fallback is taken.
+    keep : bool, default=False
+        ``score(candidate)`` returns ``(score, payload)``; the chosen
+        candidate's payload is returned as ``kept``, and every other payload
+        is dropped as soon as a better one arrives (one fitted model in
+        memory at a time, not one per candidate).
 
     Returns
     -------
@@ -135,12 +145,18 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
                           "validation_fraction), or set the value yourself",
                           NoDevDataWarning, stacklevel=3)
         return DevChoice(name, family, criterion, fallback, (), False)
-    values = [float(score(c)) for c in candidates] if callable(score) else \
-        [float(s) for s in score]
+    if callable(score):
+        outs = ((score(c) if keep else (score(c), None)) for c in candidates)
+    else:
+        outs = ((v, None) for v in score)
+    values, best, kept = [], None, None
+    for value, payload in outs:                 # one payload kept: the best so far
+        values.append(float(value))
+        if math.isnan(values[-1]):
+            raise ValueError(f"a dev score of {name} is NaN: {values}")
+        if best is None or values[-1] > values[best]:      # ties keep the earlier
+            best, kept = len(values) - 1, payload
     if len(values) != len(candidates):
         raise ValueError(f"{len(values)} scores for {len(candidates)} candidates of {name}")
-    if any(math.isnan(v) for v in values):
-        raise ValueError(f"a dev score of {name} is NaN: {values}")
-    best = max(range(len(values)), key=lambda i: (values[i], -i))
     return DevChoice(name, family, criterion, candidates[best],
-                     tuple(zip(candidates, values)), True)
+                     tuple(zip(candidates, values)), True, kept)

@@ -266,7 +266,6 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     from ..model_selection import choose_on_dev
     verbose = model_args.get("verbose", 1)
     t0 = time.perf_counter()
-    kept = {}                     # the best fit so far (choose_on_dev's rule: ties keep the first)
     todo = iter(steps(candidates, f"{spec['name']}: choosing on dev",
                       verbose=verbose if grid and is_terminal() else 0))
 
@@ -278,24 +277,20 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         with step(f"{spec['name']}: dev scoring", verbose):
             dev_scores, dev_by_alpha = row_scores(model, _inputs(dv))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
-        if not kept or dev_map > kept["dev_map"]:
-            kept.update(dev_map=dev_map, model=model, dev_scores=dev_scores, cand=cand,
-                        dev_by_alpha=dev_by_alpha)
-        return dev_map
+        return dev_map, (model, dev_scores, dev_by_alpha)
 
+    # one fitted model in memory at a time: choose_on_dev keeps the best one's
     choice = choose_on_dev("grid", candidates, dev_map_of, family="ranking", criterion="map",
-                           fallback=candidates[0])
-    if kept["cand"] != choice.value:          # the fit kept must be the one chosen
-        raise RuntimeError(f"dev choice {choice.value} differs from the fit kept {kept['cand']}")
-    model, dev_scores, chosen = kept["model"], kept["dev_scores"], kept["cand"]
-    dev_by_alpha = kept["dev_by_alpha"]
+                           fallback=candidates[0], keep=True)
+    (model, dev_scores, dev_by_alpha), chosen = choice.kept, choice.value
+    dev_map = max(v for _, v in choice.scores)
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with step(f"{spec['name']}: test scoring", verbose):
         test_scores, test_by_alpha = row_scores(model, _inputs(te))
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
-    info["dev_MAP"] = float(kept["dev_map"])
+    info["dev_MAP"] = float(dev_map)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     from ..metrics import choose_rule
     rule = choose_rule(dv.Y, dev_scores)

@@ -14,8 +14,8 @@ from ._common import (_is_lists, check_param, check_targets, deterministic_on_cp
                       fit_or_take_corpus, is_count_matrix, n_documents, seed_everything, set_torch_threads,
                       split_validation, to_python)
 from ._data import LengthBucketSampler, positives_list, truncate
-from ._settings import (check_renamed, encoder_settings, epoch_settings, module_settings,
-                        signature_defaults)
+from ._settings import (check_renamed, encoder_settings, epoch_settings, merge_channel,
+                        module_settings, signature_defaults)
 from .backbones import backbone_kind, build_backbone
 
 
@@ -318,15 +318,10 @@ class PlantNetBase(NeuralNet):
         check_param("module__dropout", arch["dropout"], low=0, high=1)
         check_param("module__max_length", arch["max_length"], kind=numbers.Integral, low=1,
                     none_ok=True)
-        opt = self.get_params_for("optimizer")
+        opt = merge_channel(self, {"lr": "lr"}, "optimizer")    # lr, optimizer__lr: one setting
         if "weight_decay" in opt:
             check_param("optimizer__weight_decay", opt["weight_decay"], low=0)
         if "lr" in opt:
-            lr_default = signature_defaults(type(self)).get("lr")
-            if self.lr != lr_default and float(opt["lr"]) != float(self.lr):
-                raise ValueError(f"lr={self.lr!r} and optimizer__lr={opt['lr']!r} set one "
-                                 "setting twice; keep one (optimizer__lr replaces lr, as in "
-                                 "skorch, when lr is left at its default)")
             check_param("optimizer__lr", opt["lr"], low=0, low_open=True)
         check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
                     low_open=True, none_ok=True)

@@ -112,8 +112,9 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     rng_state = copy.deepcopy(clf.rng_.bit_generator.state)
     torch_state = torch.get_rng_state()
     key = "valid_" + clf.scoring
-    results, best = [], None
-    for w in candidates:
+    results = []
+
+    def train(w):                           # one candidate from the planted start
         clf.stage1_weight_ = float(w)
         clf.resolve_phases()                # lr=None: the rate of this weight
         clf.rng_.bit_generator.state = copy.deepcopy(rng_state)
@@ -148,15 +149,16 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
                         "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
                         "lr": clf.effective_lr()})
-        if best is None or score > best[0]:     # choose_on_dev's rule: ties keep the earlier
-            best = (score, copy.deepcopy(clf.module_.state_dict()), copy.deepcopy(clf.history))
+        return score, (copy.deepcopy(clf.module_.state_dict()), copy.deepcopy(clf.history))
+
     from ..model_selection import choose_on_dev
-    choice = choose_on_dev("stage1_weight", [float(w) for w in candidates],
-                           [r["dev_" + clf.scoring] for r in results], family="ranking",
-                           criterion=clf.scoring, fallback=STAGE1_WEIGHT_FALLBACK)
+    # one trained candidate kept at a time: choose_on_dev keeps the best one's state
+    choice = choose_on_dev("stage1_weight", [float(w) for w in candidates], train,
+                           family="ranking", criterion=clf.scoring,
+                           fallback=STAGE1_WEIGHT_FALLBACK, keep=True)
     clf.dev_choices_["stage1_weight"] = choice.to_dict()
     clf.stage1_weight_ = choice.value
-    _, state, clf.history = best                 # the state of that same candidate
+    state, clf.history = choice.kept
     clf.module_.load_state_dict(state)
     clf.resolve_phases()                    # the chosen weight's rate (lr=None)
     return results

@@ -189,9 +189,8 @@ def translate_params(cls, params):
 
 
 def _same(a, b):
-    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and not isinstance(a, bool)
-                                             and isinstance(b, (int, float))
-                                             and not isinstance(b, bool) and a == b)
+    """Equal, and no bool standing for a number (``False == 0`` in Python)."""
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
 def merge_channel(owner, named, prefix, defaults=None):

@@ -226,7 +226,6 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
     from ..metrics import mean_average_precision
     from ..model_selection import choose_on_dev
     has_dev = dev_texts is not None and dev_Y is not None and dev_Y.nnz > 0
-    kept = {}                         # the best fit so far (choose_on_dev's rule: ties keep the first)
 
     def fitted(C):
         model = make_tfidf_ovr(loss="squared_hinge", C=C, n_jobs=n_jobs,
@@ -244,15 +243,12 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
 
     def dev_map(C):
         model = fitted(C)
-        score = float(mean_average_precision(dev_Y, model.decision_function(dev_texts)))
-        if not kept or score > kept["score"]:
-            kept.update(score=score, C=C, model=model)
-        return score
+        return float(mean_average_precision(dev_Y, model.decision_function(dev_texts))), model
 
     choice = choose_on_dev("shortlist_C", list(LINEAR_C_GRID), dev_map, family="ranking",
                            criterion="map", fallback=LINEAR_C_GRID[0], has_dev=has_dev,
-                           warn=False)
-    model = kept["model"] if has_dev else fitted(choice.value)
+                           warn=False, keep=True)
+    model = choice.kept if has_dev else fitted(choice.value)
     return model, {"C": choice.value, "dev_map": dict(choice.scores), "choice": choice.to_dict()}
 
 

@@ -1,0 +1,60 @@
+"""choose_on_dev: the one rule of every choice made on dev."""
+
+import warnings
+
+import pytest
+
+from xplant.model_selection import DevChoice, NoDevDataWarning, choose_on_dev
+
+
+def test_the_best_score_wins_and_ties_keep_the_earliest():
+    c = choose_on_dev("k", [1, 2, 3, 4], [0.2, 0.5, 0.5, 0.1], family="decision",
+                      criterion="micro_f1", fallback=1)
+    assert c.value == 2 and c.on_dev and c.scores == ((1, 0.2), (2, 0.5), (3, 0.5), (4, 0.1))
+    assert c.to_dict() == {"name": "k", "family": "decision", "criterion": "micro_f1",
+                           "value": 2, "scores": [[1, 0.2], [2, 0.5], [3, 0.5], [4, 0.1]],
+                           "on_dev": True}
+
+
+def test_keep_returns_the_chosen_payload_and_drops_the_others():
+    alive = []
+
+    class Model:
+        def __init__(self, c):
+            self.c = c
+
+    def score(c):
+        alive.append(c)
+        return {"a": 0.3, "b": 0.9, "c": 0.9, "d": 0.1}[c], Model(c)
+
+    choice = choose_on_dev("grid", ["a", "b", "c", "d"], score, family="ranking",
+                           criterion="map", fallback="a", keep=True)
+    assert choice.value == "b" and choice.kept.c == "b"        # the tie at 0.9 keeps "b"
+    assert alive == ["a", "b", "c", "d"]                       # every candidate scored once
+    assert choose_on_dev("k", [1], [0.5], family="decision", criterion="micro_f1",
+                         fallback=1).kept is None
+
+
+def test_without_dev_data_the_fallback_and_one_warning():
+    with pytest.warns(NoDevDataWarning, match="k: no labelled dev data"):
+        c = choose_on_dev("k", [1, 2], lambda k: 1 / 0, family="decision",
+                          criterion="micro_f1", fallback=3, has_dev=False)
+    assert c == DevChoice("k", "decision", "micro_f1", 3, (), False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        choose_on_dev("k", [1], None, family="decision", criterion="micro_f1", fallback=1,
+                      has_dev=False, warn=False)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(family="other"), "family must be one of"),
+    (dict(candidates=[]), "no candidates"),
+    (dict(score=[0.1]), "1 scores for 2 candidates"),
+    (dict(score=[0.1, float("nan")]), "NaN"),
+])
+def test_bad_input_is_refused(kw, match):
+    args = dict(name="k", candidates=[1, 2], score=[0.1, 0.2], family="decision",
+                criterion="micro_f1", fallback=1)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        choose_on_dev(**args)
