@@ -121,7 +121,12 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
     idx, scores = clf.predict_top_k(test.texts[:3], k=5)
     assert idx.shape == (3, 5) and np.all(np.diff(scores, axis=1) <= 0)
     assert clf.n_labels_ == test.Y.shape[1]
-    assert (out / "checkpoints" / "PlantClassifier" / "latest").read_text().strip() == "epoch_1"
+    # stage1_weight="dev" (the default) trains each candidate in the one loop, with its own
+    # DeepSpeed checkpoints
+    assert clf.dev_choices_["stage1_weight"]["on_dev"]
+    for w in ("0", "0.1"):
+        folder = out / "checkpoints" / "PlantClassifier" / f"stage1_weight={w}"
+        assert (folder / "latest").read_text().strip() == "epoch_1"
 
 
 @pytest.mark.slow
@@ -136,3 +141,35 @@ def test_shortlisted_stage2_zero2_matches_single_process(tmp_path):
                nproc=0)
     ds = _run(tmp_path, "ds_sl", "--zero", "2", "--epochs", "2", "--shortlist", "5")
     _assert_same_model(ref, ds)
+
+
+@pytest.mark.slow
+def test_stage1_weight_dev_and_epoch_sampling_in_the_one_loop(tmp_path):
+    """stage1_weight="dev" and iterator_train__max_epoch_docs on two ZeRO-2 processes.
+
+    Both run in skorch's loop as on one process: 24 of the 48 training documents
+    per epoch (3 steps of 8), two Stage 2 candidates from the same start, the
+    better on dev kept. The weight-0 candidate samples nothing per rank, so it
+    is the single-process candidate to 1e-4. Rank 1 is misled (it computes
+    1 - MAP for itself): every rank still decides on rank 0's record, so both
+    ranks end with the same epochs, the same choice and the same model.
+    """
+    args = ("--epochs", "3", "--stage1-weight", "dev", "--max-epoch-docs", "24", "--patience", "2")
+    ref = _run(tmp_path, "ref_dev", "--strategy", "skorch", *args, nproc=0)
+    got = _run(tmp_path, "ds_dev", "--zero", "2", "--misled-rank1", *args)
+    assert ref["train_batch_count"] == got["train_batch_count"] == [3] * len(got["epochs"])
+    cands = got["stage1_weight_candidates"]
+    assert [c["stage1_weight"] for c in cands] == [0.0, 0.1]
+    assert cands[0]["dev_map"] == pytest.approx(ref["stage1_weight_candidates"][0]["dev_map"],
+                                                rel=1e-4)
+    assert cands[0]["best_epoch"] == ref["stage1_weight_candidates"][0]["best_epoch"]
+    assert cands[0]["epochs"] == ref["stage1_weight_candidates"][0]["epochs"]
+    # the choice is the better candidate's, recorded as every dev choice is
+    best = max(cands, key=lambda c: c["dev_map"])          # ties keep the earlier
+    choice = got["dev_choices"]["stage1_weight"]
+    assert choice["value"] == got["stage1_weight_"] == best["stage1_weight"] and choice["on_dev"]
+    assert choice["scores"] == [[c["stage1_weight"], c["dev_map"]] for c in cands]
+    assert max(v for v in got["valid_score"] if v is not None) == pytest.approx(best["dev_map"])
+    assert got["best_epoch"] == best["best_epoch"]
+    # rank 1's own reversed scores never reached a decision: both ranks ended alike
+    assert got["rank_views"][0] == got["rank_views"][1]
