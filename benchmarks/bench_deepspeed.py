@@ -8,7 +8,8 @@ documents), a small CNN PLANT with its Stage 1::
         benchmarks/bench_deepspeed.py --out ds.json
     OMP_NUM_THREADS=1 python benchmarks/bench_deepspeed.py --strategy skorch --out sk.json
 
-Rank 0 writes a JSON record: the fit's wall time (seconds, rank 0), the dev
+Rank 0 writes a JSON record: the fit's wall time (seconds, rank 0) and
+every rank's CPU time (on a shared machine the steadier figure), the dev
 MAP of every epoch, the chosen ``stage1_weight_`` and the SHA-256 of the
 test documents' ``predict_proba`` (float32 bytes), so two runs can be
 compared bit for bit. ``--stage1-weight dev`` and ``--max-epoch-docs`` try
@@ -61,12 +62,16 @@ def main(argv=None):
         module__pool_size=32, module__max_length=512, max_epochs=args.epochs, batch_size=16,
         stage1_weight=weight, verbose=0, random_state=0, strategy=strategy,
         planter=AttentionPlanter(max_epochs=args.planter_epochs, verbose=0), **extra)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     clf.fit(rel.transform(tr_texts), tr_Y, validation_data=(dv_texts, dv_Y))
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    cpus = [cpu] * world
+    if world > 1:
+        torch.distributed.all_gather_object(cpus, cpu)
     proba = clf.predict_proba(te_texts)
     proba = np.asarray(proba.toarray() if hasattr(proba, "toarray") else proba, dtype=np.float32)
     out = {"strategy": args.strategy, "world": world, "zero": args.zero, "seconds": seconds,
+           "cpu_seconds": cpus,
            "stage1_weight": args.stage1_weight, "stage1_weight_": clf.stage1_weight_,
            "max_epoch_docs": args.max_epoch_docs,
            "epochs": len(clf.history), "best_epoch": clf.best_epoch_,

@@ -44,6 +44,34 @@ def reference(tmp_path_factory):
                 nproc=0)
 
 
+@pytest.mark.parametrize("sampling", [{}, {"max_docs": 13}, {"min_docs": 40}])
+@pytest.mark.parametrize("world,accumulation", [(2, 1), (3, 2)])
+def test_ranks_share_every_global_batch_of_one_process(sampling, world, accumulation):
+    """Over the ranks and micro-steps, each optimizer step holds exactly the batch that one
+    process draws (with epoch sampling too), and the loss weights average to the batch mean."""
+    from xplant.neural._data import LengthBucketSampler
+    from xplant.neural.distributed import DistributedBucketSampler
+    lengths = np.random.default_rng(3).integers(1, 50, size=23)
+    one = LengthBucketSampler(lengths, 6, generator=np.random.default_rng(7), **sampling)
+    expected = list(one)
+    ranks = [DistributedBucketSampler(lengths, 6, world, r, accumulation=accumulation,
+                                      generator=np.random.default_rng(7), min_docs=sampling.get("min_docs"),
+                                      max_docs=sampling.get("max_docs")) for r in range(world)]
+    steps = [s.epoch_steps() for s in ranks]
+    assert [len(s) for s in ranks] == [len(expected) * accumulation] * world
+    assert len(steps[0]) == len(expected)
+    for b, batch in enumerate(expected):
+        sizes = {steps[r][b][0] for r in range(world)}
+        assert sizes == {len(batch)}
+        docs, mean = [], 0.0          # a per-document value: its length
+        for r in range(world):
+            for idx, w in steps[r][b][1]:
+                docs += idx.tolist() if w else []
+                mean += w * lengths[idx].mean() / (world * accumulation)
+        assert sorted(docs) == sorted(batch)
+        assert mean == pytest.approx(lengths[batch].mean())
+
+
 def _assert_same_model(a, b):
     assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4, abs=1e-6)
     np.testing.assert_allclose(np.array(a["proba"]), np.array(b["proba"]), atol=1e-4)
