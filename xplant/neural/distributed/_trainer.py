@@ -88,16 +88,19 @@ def _param_groups(estimator):
     return groups
 
 
-def _gather_full_state(deepspeed, module):
+def _gather_full_state(deepspeed, module, *, trained_only=False):
     """Full fp32 (master) weights of every parameter, on CPU, on every rank.
 
     Collective: all ranks must call it. Trainable parameters come from the
     optimizer's fp32 master copy (ZeRO 1-3, bf16); frozen ones from the
-    module (gathered under ZeRO-3).
+    module (gathered under ZeRO-3), unless ``trained_only`` leaves them out
+    (an LLM's frozen base weights do not change while LoRA trains).
     """
     from deepspeed.utils import safe_get_full_fp32_param
     out = {}
     for name, p in module.named_parameters():
+        if trained_only and not p.requires_grad:
+            continue
         full = safe_get_full_fp32_param(p) if p.requires_grad else None
         if full is None:
             if hasattr(p, "ds_id"):
@@ -114,12 +117,8 @@ def _gather_full_state(deepspeed, module):
 
 
 def _load_state(estimator, state, dtypes):
-    """Rebuild a plain ``module_`` (no DeepSpeed hooks) and load ``state`` into it.
-
-    The rebuild draws no number from torch's global generator (forked).
-    """
-    with torch.random.fork_rng(devices=[]):
-        estimator.initialize_module()
+    """Rebuild a plain ``module_`` (no DeepSpeed hooks) and load ``state`` into it."""
+    estimator.initialize_module()
     module = estimator.module_
     own = module.state_dict()
     aliases = set()
@@ -184,11 +183,13 @@ class EngineModule(torch.nn.Module):
 
     ``forward`` runs through the engine and returns float32 outputs (a
     bf16 network's loss and dev scores are computed in fp32, as on the
-    skorch path). ``state_dict()`` is the full fp32 state, gathered from
-    ZeRO's partitions (collective: every rank calls it, as early stopping
-    does on the same epochs everywhere). ``load_state_dict`` sets the
-    weights the fit ends with (early stopping's best epoch): they go into
-    the plain network when training ends.
+    skorch path). ``state_dict()`` is what training changes: the trained
+    parameters' full fp32 values, gathered from ZeRO's partitions, and the
+    buffers (collective: every rank calls it, as early stopping does on the
+    same epochs everywhere); frozen parameters are left out.
+    ``load_state_dict`` sets the weights the fit ends with (early
+    stopping's best epoch): they go into the plain network when training
+    ends, over the gathered full state.
     """
 
     def __init__(self, run):
@@ -201,7 +202,7 @@ class EngineModule(torch.nn.Module):
         return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()
 
     def state_dict(self, *args, **kwargs):
-        return self.run_.full_state()
+        return _gather_full_state(self.run_.deepspeed, self.engine.module, trained_only=True)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         self.run_.final_state = dict(state_dict)
@@ -361,7 +362,8 @@ class DeepSpeedRun:
         try:
             state = None
             if gather:
-                state = self.final_state if self.final_state is not None else self.full_state()
+                state = self.full_state()
+                state.update(self.final_state or {})
         finally:
             estimator._deepspeed_run_ = None
             estimator.device = self.user_device
