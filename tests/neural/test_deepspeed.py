@@ -72,6 +72,38 @@ def test_ranks_share_every_global_batch_of_one_process(sampling, world, accumula
         assert mean == pytest.approx(lengths[batch].mean())
 
 
+def test_deepspeed_callbacks_put_rank0_record_before_the_decisions(tmp_path):
+    """Rank 0's record before early stopping, DeepSpeed's checkpoint after it, in place of
+    the xplant checkpoint (which cannot hold ZeRO's partitioned optimizer)."""
+    from skorch.callbacks import EarlyStopping
+    from xplant.neural import PlantClassifier
+    from xplant.neural._checkpoint import TrainingCheckpoint
+    from xplant.neural.distributed import DeepSpeedStrategy
+    from xplant.neural.distributed._trainer import DeepSpeedCheckpoint, RankZeroRecord
+    clf = PlantClassifier(checkpoint_dir=tmp_path / "own", verbose=0,
+                          strategy=DeepSpeedStrategy(config={"checkpoint_dir": str(tmp_path / "ds")}))
+    clf.dev_docs_ = [[1, 2]]                    # as inside fit: dev data, so early stopping
+    names = [n for n, _ in clf.get_default_callbacks()]
+    cbs = dict(clf.get_default_callbacks())
+    assert names.index("dev_score") < names.index("rank0_record") < names.index("early_stopping") \
+        < names.index("checkpoint")
+    assert isinstance(cbs["rank0_record"], RankZeroRecord)
+    assert isinstance(cbs["early_stopping"], EarlyStopping)
+    assert type(cbs["checkpoint"]) is DeepSpeedCheckpoint
+    assert cbs["checkpoint"].folder == tmp_path / "ds" / "PlantClassifier"
+    skorch_names = [n for n, _ in clf.set_params(strategy="skorch").get_default_callbacks()]
+    assert "rank0_record" not in skorch_names
+    assert type(dict(clf.get_default_callbacks())["checkpoint"]) is TrainingCheckpoint
+    clf.set_params(strategy="deepspeed")            # no checkpoint_dir in the config: none
+    assert "checkpoint" not in dict(clf.get_default_callbacks())
+
+
+def test_fit_deepspeed_names_where_the_former_keywords_went():
+    from xplant.neural.distributed import fit_deepspeed
+    with pytest.raises(TypeError, match=r"config, dev_dataset.*DeepSpeedStrategy"):
+        fit_deepspeed(None, None, dev_dataset=None, config={})
+
+
 def _assert_same_model(a, b):
     assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4, abs=1e-6)
     np.testing.assert_allclose(np.array(a["proba"]), np.array(b["proba"]), atol=1e-4)

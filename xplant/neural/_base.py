@@ -318,7 +318,9 @@ class PlantNetBase(NeuralNet):
     def get_iterator(self, dataset, training=False):
         """Length-bucketed batches; ``iterator_train__min_epoch_docs`` and
         ``iterator_train__max_epoch_docs`` set the documents drawn per training
-        epoch, any other ``iterator_{train,valid}__`` key goes to the DataLoader."""
+        epoch, any other ``iterator_{train,valid}__`` key goes to the DataLoader.
+        In a DeepSpeed fit the training batches are this rank's share of each
+        global batch, one item per optimizer step."""
         epoch = epoch_settings(self) if training else {"min_epoch_docs": None,
                                                        "max_epoch_docs": None}
         loader = self.get_params_for("iterator_train" if training else "iterator_valid")
