@@ -42,6 +42,7 @@ def main(argv=None):
     ap.add_argument("--max-epoch-docs", type=int, default=None,
                     help="iterator_train__max_epoch_docs (epoch sampling)")
     ap.add_argument("--patience", type=int, default=6)
+    ap.add_argument("--accumulation", type=int, default=1, help="gradient_accumulation_steps")
     ap.add_argument("--misled-rank1", action="store_true",
                     help="rank 1 computes reversed dev scores (1 - MAP) for itself")
     ap.add_argument("--shortlist", type=int, default=0,
@@ -79,6 +80,7 @@ def main(argv=None):
            if args.shortlist else {}),
         strategy=args.strategy if args.strategy == "skorch" else DeepSpeedStrategy(
             config={"zero_optimization": {"stage": args.zero},
+                    "gradient_accumulation_steps": args.accumulation,
                     "checkpoint_dir": args.checkpoint_dir, "resume": args.resume}))
     if args.misled_rank1 and rank == 1:   # what rank 1 alone would decide on: the reverse
         from xplant.neural import _callbacks

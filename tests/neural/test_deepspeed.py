@@ -132,6 +132,16 @@ def test_zero2_two_processes_match_single_process(tmp_path, reference):
 
 
 @pytest.mark.slow
+def test_gradient_accumulation_steps_are_one_process_steps(tmp_path, reference):
+    """ZeRO-1 with 2 micro-steps on each of 2 ranks: every optimizer step is still one global
+    batch of 8 (4 micro-batches of 2), recorded once, and the model is the one-process model."""
+    got = _run(tmp_path, "gas", "--zero", "1", "--accumulation", "2", "--epochs", "3")
+    assert got["train_batch_count"] == reference["train_batch_count"] == [6, 6, 6]
+    _assert_same_model(reference, got)
+    assert got["valid_score"] == pytest.approx(reference["valid_score"])
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", ["3", "2"])
 def test_zero_resume_continues_the_loss_curve(tmp_path, reference, zero):
     """Resume reads DeepSpeed's files with torch.load(weights_only=True), ZeRO-2 and -3."""
