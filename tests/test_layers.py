@@ -9,9 +9,11 @@ The layer order (lowest first; a unit may import any unit of a lower layer):
 2. ``metrics``, ``model_selection``, ``evidence`` (spans of text).
 3. ``datasets``.
 4. ``relevance`` (MIG), ``linear`` (the linear and tree rankers).
-5. ``neural`` (PLANT: Stage 1, Stage 2, the shortlist and fusion).
-6. ``_saved`` (the one loading dispatcher of every saved kind), ``report``.
-7. ``app`` (the command line's jobs), then ``cli`` and the package root.
+5. ``fusion`` (the shortlist and the one score-fusion formula; no torch).
+6. ``unseen`` (labels never seen in training: ranking by descriptions).
+7. ``neural`` (PLANT: Stage 1, the Stage 1 → Stage 2 hand-off, Stage 2).
+8. ``_saved`` (the one loading dispatcher of every saved kind), ``report``.
+9. ``app`` (the command line's jobs), then ``cli`` and the package root.
 """
 
 import ast
@@ -28,6 +30,8 @@ LAYERS = [
     {"metrics", "model_selection", "evidence"},
     {"datasets"},
     {"relevance", "linear"},
+    {"fusion"},
+    {"unseen"},
     {"neural"},
     {"_saved", "report"},
     {"app"},

@@ -20,7 +20,7 @@ _LAZY = {
     "load_saved": "xplant._saved",
 }
 
-_SUBPACKAGES = ("datasets", "linear", "metrics", "model_selection", "neural", "relevance")
+_SUBPACKAGES = ("datasets", "fusion", "linear", "metrics", "model_selection", "neural", "relevance")
 
 __all__ = sorted(list(_LAZY) + list(_SUBPACKAGES))
 

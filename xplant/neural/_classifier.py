@@ -13,6 +13,8 @@ from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from .._labels import label_frequency, label_prior
+from ..fusion._fuse import check_fusion
+from ..fusion._shortlist import check_n_candidates, check_shortlist
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
@@ -26,7 +28,6 @@ from ._io import load_model, save_model, saved_kind
 from ._planter import AttentionPlanter
 from ._settings import CLASSIFIER_MODULE_DEFAULTS
 from ._planting import PlantingMixin
-from ._shortlist import check_fusion, check_n_candidates, check_shortlist
 from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet

@@ -146,7 +146,7 @@ class CandidateDataset(Dataset):
     docs : list of ndarray of int64
     positives : list of ndarray of int64
     candidates : list of ndarray of int64
-        Per document, from :func:`~xplant.neural._shortlist.training_candidates`.
+        Per document, from :func:`xplant.fusion.training_candidates`.
     ranking : Stage1Dataset or None
     """
 
