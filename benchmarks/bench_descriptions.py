@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from xplant.datasets import load_codiesp, load_eurlex57k
-from xplant.linear import DescriptionFusion, DescriptionRanker, make_tfidf_logistic
+from xplant.linear import make_tfidf_logistic
+from xplant.unseen import DescriptionFusion, DescriptionRanker
 from xplant.metrics import bucketed_f1, mean_average_precision, select_k, top_k_decision, xmtc_report
 
 EURLEX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"

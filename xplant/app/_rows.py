@@ -171,7 +171,7 @@ def _neural(plant, **defaults):
 
 
 def _descriptions(params, **_):
-    from ..linear import DescriptionRanker
+    from ..unseen import DescriptionRanker
     return DescriptionRanker(**params)
 
 

@@ -210,7 +210,7 @@ def _fit_with_dev(model, tr, dv, resume=False):
     kw = {}
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
-    from ..linear import DescriptionFusion, DescriptionRanker
+    from ..unseen import DescriptionFusion, DescriptionRanker
     if isinstance(final, (DescriptionRanker, DescriptionFusion)):   # rows that read label descriptions
         kw.update({k: tr[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
                                       "parent_descriptions") if tr.get(k) is not None})

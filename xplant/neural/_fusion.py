@@ -80,6 +80,7 @@ def load_shortlist(clf, folder, *, set_param=False):
         When ``fusion.json`` is missing or does not fit the model.
     """
     from sklearn.base import clone
+    from .. import unseen  # noqa: F401  (a DescriptionRanker shortlist: registers its kind)
     from ..linear import load_linear
     folder = Path(folder)
     meta_file = folder / "fusion.json"
