@@ -65,6 +65,20 @@ def test_fused_outputs_agree_and_keep_shape(fused):
     assert clf.shortlist_info_["C"] in (1.0, 10.0)
 
 
+def test_decision_function_is_the_logit_of_the_fused_probability(fused):
+    """One meaning per method: predict_proba a probability, decision_function its logit, which
+    ranks (ties too) as predict_proba and predict_top_k do."""
+    from xplant.fusion import logit, sigmoid
+    clf, texts, _ = fused
+    P, Z = clf.predict_proba(texts[:8]), clf.decision_function(texts[:8])
+    assert Z.dtype == np.float64 and np.isfinite(Z).all()
+    np.testing.assert_array_equal(Z, logit(P))
+    np.testing.assert_allclose(sigmoid(Z), P, rtol=1e-12)
+    np.testing.assert_array_equal(np.argsort(-Z, 1, kind="stable"), np.argsort(-P, 1, kind="stable"))
+    np.testing.assert_array_equal(clf.predict_top_k(texts[:8], k=7)[0],
+                                  np.argsort(-Z, 1, kind="stable")[:, :7])
+
+
 @pytest.mark.parametrize("alpha", [0.0, 1.0])
 def test_fusion_ends(fused, alpha):
     """α = 1 is the shortlist's ranking; α = 0 PLANT's own, on the candidates."""
