@@ -222,7 +222,7 @@ def test_linear_shortlist_without_vocabulary_says_why(tiny, texts):
 
 
 def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
-    from xplant.neural import _fusion
+    from xplant.neural import _shortlisted
     texts, Y = corpus
     params = dict(shortlist="linear", n_candidates=4, max_epochs=2,
                   checkpoint_dir=str(tmp_path / "ck"))
@@ -231,7 +231,7 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
 
     def refit(*a, **k):
         raise AssertionError("a resumed fit refitted the shortlist")
-    monkeypatch.setattr(_fusion, "fit_shortlist", refit)
+    monkeypatch.setattr(_shortlisted, "fit_shortlist", refit)
     again = small(**params).fit(texts, Y, resume=True)     # the fit had completed
     assert len(again.history) == len(first.history)
     assert again.shortlist_info_["C"] == first.shortlist_info_["C"]
@@ -368,7 +368,7 @@ def test_nan_parameters_are_refused(tiny, corpus):
 
 def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkeypatch):
     """k > C: the shortlist ranks k labels (not all L), and the order is predict_proba's."""
-    from xplant.neural import _fusion
+    from xplant.neural import _shortlisted
     clf, texts, Y = fused
     P = clf.predict_proba(texts[:8])
     asked = []
@@ -376,7 +376,7 @@ def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkey
     def spy(model, t, k):
         asked.append(k)
         return predict_top_k(model, t, k)
-    monkeypatch.setattr(_fusion, "rank_labels", spy)
+    monkeypatch.setattr(_shortlisted, "rank_labels", spy)
     idx, sc = clf.predict_top_k(texts[:8], k=6)
     assert asked == [6] and Y.shape[1] == 12
     np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :6])

@@ -14,7 +14,7 @@ from ._classifier import PlantClassifier, default_lr, default_phases
 from ._common import default_relevance
 from ._settings import translate_params
 from ._io import load_model, save_model
-from ._planter import AttentionPlanter, load_planting
+from ._stage1 import AttentionPlanter, load_planting
 
 __all__ = ["AttentionPlanter", "DegenerateModelWarning", "PlantClassifier", "default_lr", "default_phases",
            "default_relevance", "load_model", "load_planting", "save_model", "translate_params"]

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._labels import as_prediction_form, as_score_form
 from ._common import encode
 from ._data import pad_batch, truncate
-from ._fusion import shortlist_texts
+from ._shortlisted import shortlist_texts
 
 
 class InferenceMixin:

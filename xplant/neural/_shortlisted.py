@@ -1,5 +1,7 @@
-"""PlantClassifier's shortlist and fusion methods (the functions are :mod:`xplant.fusion`).
+"""PlantClassifier with a shortlist: its Stage 2 on candidates and its fused scores.
 
+The mixin of :class:`~xplant.neural.PlantClassifier` that calls
+:mod:`xplant.fusion` (the shortlist functions and the one fusion formula).
 Kept apart from ``_classifier.py`` so that the Stage 2 estimator stays
 readable: fitting the shortlist, scoring dev each epoch (PLANT alone for
 early stopping, the best fusion recorded), choosing α, the calibration and
@@ -112,8 +114,8 @@ def load_shortlist(clf, folder, *, set_param=False):
     return clf
 
 
-class FusionMixin:
-    """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier`."""
+class ShortlistMixin:
+    """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier` (:mod:`xplant.fusion`)."""
 
     def _uses_candidates(self):
         return getattr(self, "shortlist_", None) is not None and self.n_candidates_ < self.n_labels_

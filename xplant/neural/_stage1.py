@@ -1,4 +1,4 @@
-"""AttentionPlanter: Stage 1 of PLANT, planting label-wise attention.
+"""Stage 1 of PLANT: AttentionPlanter plants label-wise attention by learning to rank.
 
 Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 2410.23066, §3.1.
