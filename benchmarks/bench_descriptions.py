@@ -50,7 +50,10 @@ def _desc(d):
 
 
 def _scores(model, texts):
-    return model.predict_proba(texts)
+    """Probabilities where the model has them, else its ranking scores (DescriptionRanker and
+    DescriptionFusion: cosines and floor + weight · cosine, no probabilities)."""
+    return model.predict_proba(texts) if hasattr(model, "predict_proba") else \
+        model.decision_function(texts)
 
 
 def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
@@ -109,9 +112,8 @@ def run_codiesp(args, log):
         rows.append(evaluate(f"TF-IDF + LR (C={C:g}) + descriptions", DescriptionFusion(make_tfidf_logistic(C=C)),
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
-        from xplant.app._fused import shortlist_params
-        from xplant.app._rows import dataset_settings, find_row
-        from xplant.app._run import build_model as _build
+        from xplant.app import build_model as _build
+        from xplant.app import dataset_settings, find_row, shortlist_params
 
         def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, settings)
             row = find_row(name)

@@ -63,8 +63,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xplant.app._ablate import ablation_specs
-from xplant.app._run import MARKDOWN_COLUMNS, load_splits, markdown_table, run_models
+from xplant.app import MARKDOWN_COLUMNS, ablation_specs, load_splits, markdown_table, run_models
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 DATASETS = ("eurlex57k", "codiesp-D", "codiesp-P")
@@ -242,7 +241,7 @@ def run_dataset(dataset, out_dir, args, log=print):
                      isolate=not args.no_isolate, save_models=False, num_threads=args.threads,
                      splits=splits, keep_going=True, resume=args.resume, log=log,
                      record={"dataset": dataset, "split": "test", "dataset_args": data_args})
-    from xplant.app._rows import FUSED_SUFFIXES
+    from xplant.app import FUSED_SUFFIXES
     for m in res["models"]:           # a fused row has the budget of the fit it comes from
         base = next((m["name"][:-len(sfx)] for sfx in FUSED_SUFFIXES.values()
                      if m["name"].endswith(sfx)), m["name"])

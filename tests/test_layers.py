@@ -114,12 +114,7 @@ def test_no_import_cycle():
     assert not cycles, "\n".join(cycles)
 
 
-@pytest.mark.parametrize("folder", [
-    "xplant/app",
-    pytest.param("benchmarks", marks=pytest.mark.xfail(
-        strict=True, reason="the benchmarks still import the app's run internals and the "
-        "neural shortlist and fusion functions, which have no public home yet")),
-])
+@pytest.mark.parametrize("folder", ["xplant/app", "benchmarks"])
 def test_no_private_name_of_another_subpackage(folder):
     """The app and the benchmarks use each subpackage's public names only."""
     base = ROOT.parent / folder

@@ -310,8 +310,24 @@ def save_row(model, final, model_dir, rule, row=None):
     reproduces, ``<row> fused`` for a shortlisted neural fit
     (:func:`reproduced_row`).
 
-    Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
-    that cannot be stored without pickle (LibMultiLabel): its scores stand.
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        The fitted row.
+    final : estimator
+        Its last step (``model`` itself when it is no Pipeline).
+    model_dir : str or Path
+    rule : dict or None
+        The dev-chosen decision rule (:func:`xplant.linear.save_linear`'s
+        ``decision``).
+    row : str or None
+
+    Returns
+    -------
+    dict
+        ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
+        that cannot be stored without pickle (LibMultiLabel): its scores
+        stand.
     """
     path = Path(model_dir)
     if hasattr(final, "save"):

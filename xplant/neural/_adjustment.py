@@ -40,7 +40,27 @@ def check_logit_adjustment(value):
 
 
 def log_prior(label_frequency, n_documents):
-    """log p_l of :func:`xplant._labels.label_prior`, float64 of shape (n_labels,)."""
+    """log p_l of each label: the log of its smoothed training prior.
+
+    p_l = (f_l + ½) / (N + 1) (:func:`xplant._labels.label_prior`), the
+    prior that the logit adjustment z − τ · log p_l subtracts.
+
+    Parameters
+    ----------
+    label_frequency : array-like of int of shape (n_labels,)
+        Training documents of each label (a fitted ``label_frequency_``).
+    n_documents : int
+        Training documents (``n_train_documents_``).
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_labels,)
+
+    Examples
+    --------
+    >>> log_prior([0, 3], 3).round(4).tolist()
+    [-2.0794, -0.1335]
+    """
     return np.log(label_prior(label_frequency, n_documents))
 
 

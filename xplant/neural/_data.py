@@ -38,7 +38,23 @@ def truncate(docs, max_length):
 
 
 def positives_list(Y):
-    """Positive label indices per row of a CSR matrix, as int64 arrays."""
+    """Positive label indices per row of a label matrix, as int64 arrays.
+
+    Parameters
+    ----------
+    Y : {array-like, sparse matrix} of shape (n, L)
+        0/1 labels (read as CSR).
+
+    Returns
+    -------
+    list of ndarray of int64
+        One array of label columns per row, in column order.
+
+    Examples
+    --------
+    >>> [p.tolist() for p in positives_list(np.array([[0, 1, 1], [0, 0, 0]]))]
+    [[1, 2], []]
+    """
     Y = sp.csr_matrix(Y)
     return [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64)
             for i in range(Y.shape[0])]
@@ -47,8 +63,28 @@ def positives_list(Y):
 def pad_batch(seqs, pad_value=0, min_len=1, dtype=torch.long):
     """Stack variable-length 1-d arrays into a (b, max_len) tensor plus mask.
 
-    ``pad_value=None`` (a corpus without a pad id: a count matrix's) fills
-    with 0; the mask marks those places as padding.
+    Parameters
+    ----------
+    seqs : sequence of 1-d array-like
+        Token ids (or label ids) of each item.
+    pad_value : int or None, default=0
+        Fills the places past each item's length; None (a corpus without a
+        pad id: a count matrix's) fills with 0.
+    min_len : int, default=1
+        The width when every item is shorter.
+    dtype : torch.dtype, default=torch.long
+
+    Returns
+    -------
+    values : torch.Tensor of shape (b, max(min_len, longest item))
+    mask : torch.Tensor of bool of the same shape
+        True at the items' own places, False at padding.
+
+    Examples
+    --------
+    >>> ids, mask = pad_batch([[5, 6, 7], [8]], pad_value=0)
+    >>> ids.tolist(), mask.sum(1).tolist()
+    ([[5, 6, 7], [8, 0, 0]], [3, 1])
     """
     n = max(min_len, max((len(s) for s in seqs), default=0))
     out = torch.full((len(seqs), n), 0 if pad_value is None else pad_value, dtype=dtype)
