@@ -7,7 +7,7 @@ One command reproduces the results table of ``docs/results.md``:
     python benchmarks/bench_xmtc.py --smoke --output smoke-out      # ~1 minute, for tests
     python benchmarks/bench_xmtc.py --datasets codiesp-D --top-labels 45   # a smaller shape
 
-Protocol (the machinery of ``xplant run``, :func:`xplant.app._run.run_models`):
+Protocol (the machinery of ``xplant run``, :func:`xplant.app.run_models`):
 every model of a dataset sees the same official train / dev / test splits and
 the same label space; it is fitted on train in its own child process (its fit
 seconds and peak RSS are its own); anything chosen (C of the linear models,
@@ -103,7 +103,7 @@ def machine():
 def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_epochs,
                 minilm_max_length=MINILM_MAX_LENGTH, neural_max_docs=None, neural_max_length=None,
                 svm_grid=None, neural_params=None):
-    """Model specs of one dataset for :func:`xplant.app._run.run_models`.
+    """Model specs of one dataset for :func:`xplant.app.run_models`.
 
     ``neural_max_docs`` / ``neural_max_length`` budget the word-backbone
     neural rows (PLANT, ``plant=False``, the ablations): they train on the
@@ -171,7 +171,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
 
 
 def _data_args(dataset, data_home, max_docs, dev_docs=None, subset=None):
-    """Keyword arguments of :func:`xplant.app._run.load_splits` for one dataset.
+    """Keyword arguments of :func:`xplant.app.load_splits` for one dataset.
 
     ``subset``: ``{"n_labels", "n_docs", "random_state"}`` of the most
     frequent labels' subset, or None (the whole label space).

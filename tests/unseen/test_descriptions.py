@@ -188,3 +188,13 @@ def test_load_linear_names_the_subpackage_it_needs():
                          text=True, check=True, cwd=Path(__file__).parents[2]).stdout
     assert "'description_ranker' step of xplant.unseen: import xplant.unseen first" in out
     assert out.strip().endswith("DescriptionRanker")
+
+
+def test_description_fusion_cannot_be_saved_and_says_what_can(zero_shot_corpus, tmp_path):
+    """Only the ranker has a saver (save_linear, through the kind xplant.unseen registers)."""
+    from xplant.linear import save_linear
+    texts, Y, _, _, desc = zero_shot_corpus
+    f = DescriptionFusion(FrequencyPrior(), weight=1.0).fit(texts, Y, label_descriptions=desc)
+    with pytest.raises(TypeError, match="cannot save DescriptionFusion.*DescriptionRanker"):
+        save_linear(f, tmp_path / "never-written")
+    assert not (tmp_path / "never-written").exists()
