@@ -175,3 +175,15 @@ def test_bad_input_is_named(kwargs, match):
     sources = kwargs.pop("sources")
     with pytest.raises(ValueError, match=match):
         fuse(sources, **kwargs)
+
+
+def test_fusion_and_unseen_need_no_torch():
+    """A fresh interpreter imports xplant.fusion and xplant.unseen, and fuses, without torch."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys, numpy as np\n"
+            "import xplant.fusion as f, xplant.unseen\n"
+            "f.fuse([(np.ones((1, 2)), 0.5), (np.zeros((1, 2)), 0.5)])\n"
+            "assert 'torch' not in sys.modules and 'skorch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
