@@ -114,9 +114,9 @@ class InferenceMixin:
 
         Returns
         -------
-        indices : ndarray of int64 of shape (n_samples, min(k, n_labels_))
+        indices : ndarray of int64 of shape (n_samples, min(k, n_labels))
             Best first.
-        scores : ndarray of float32 of shape (n_samples, min(k, n_labels_))
+        scores : ndarray of float32 of shape (n_samples, min(k, n_labels))
             Their probabilities.
         """
         from ..metrics import top_k_indices

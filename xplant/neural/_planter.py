@@ -80,10 +80,10 @@ class AttentionPlanter(PlantNetBase):
         Ranking target; "tf" is the paper's ablation (label-conditional counts).
     stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
         The ranking loss (:func:`xplant.neural.losses.stage1_loss`): LambdaLoss
-        with |ΔnDCG@k| weights (the paper's), LambdaRank, RankNet, or the
+        with ``|ΔnDCG@k|`` weights (the paper's), LambdaRank, RankNet, or the
         squared error to the targets. Same setting as ``criterion__kind``.
     ndcg_k : int, default=50
-        Cutoff of the |ΔnDCG@k| weights (``criterion__k``) and of the dev
+        Cutoff of the ``|ΔnDCG@k|`` weights (``criterion__k``) and of the dev
         attention nDCG; 50 covers MIG's whole top-50 list (chosen on dev:
         docs/evidence.md).
     sigma : float, default=1.0
