@@ -74,7 +74,7 @@ numpydoc_xref_ignore = {
     "document", "dataset", "candidate", "arrays", "indexables", "module", "mask", "id",
     "counts", "file_format", "tokenizer",
     # symbols of shapes and sizes
-    "min", "max", "n", "m", "k", "b", "d", "y", "B", "C", "H", "L", "N", "P", "S", "T", "V", "ks",
+    "min", "max", "n", "m", "k", "b", "d", "h", "y", "B", "C", "H", "L", "N", "P", "S", "T", "V", "ks",
     "n_samples",
     "n_labels", "n_labels_", "n_docs", "n_features", "n_tokens", "n_tokens_", "n_tokens_i",
     "n_tok_i", "n_classes", "n_rows", "n_positions", "m_labels", "n_with_label",
