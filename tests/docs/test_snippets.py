@@ -3,7 +3,8 @@
 * Every ```python block of README.md and of the site's Markdown pages
   (``docs/**/*.md`` less the pages ``docs/conf.py`` excludes) runs, each page
   in a fresh namespace shared by its blocks in order, in a temporary working
-  folder, each block within ``BLOCK_BUDGET_S`` seconds. A block whose first
+  folder, each block within ``BLOCK_BUDGET_S`` seconds (marked slow: the
+  blocks fit models). A block whose first
   line is ``# needs: <what>`` is not run (it needs data or hardware outside
   the package); ``test_blocks_that_need_more_are_listed`` reports each one as
   a skip, with what it needs.
@@ -106,6 +107,7 @@ def _budget(seconds, where):
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.slow                      # the blocks fit models (a few dozen documents, one epoch)
 @pytest.mark.parametrize("page", _pages_with_python())
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                # files a block writes land in a temporary folder
