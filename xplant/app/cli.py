@@ -258,15 +258,48 @@ def build_parser():
     return p
 
 
-def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
+def build_train_parser():
+    """The parser of ``xplant train --config`` (the launcher job), which owns its arguments."""
+    from ..neural.distributed.train import build_parser as train_parser
+    return train_parser()
+
+
+def route(argv):
+    """The command an ``xplant`` command line runs: ``(name, argv)``, nothing parsed yet.
+
+    ``xplant train`` without ``--config`` is ``xplant fit``; with it, the
+    launcher job reads the arguments (``name`` is "train" and ``argv`` its
+    arguments, for :func:`build_train_parser`); every other command line is
+    returned whole, for :func:`build_parser`.
+    """
+    argv = list(argv)
     if argv[:1] == ["train"] and not any(a == "--config" or a.startswith("--config=")
                                          for a in argv[1:]):
         argv = ["fit"] + argv[1:]                # one command: train == fit without --config
     if argv[:1] == ["train"]:
+        return "train", argv[1:]
+    return "xplant", argv
+
+
+def main(argv=None):
+    """Run the ``xplant`` command line ``argv`` (default: ``sys.argv[1:]``); return its exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``xplant``, e.g. ``["run", "--quiet"]``.
+
+    Returns
+    -------
+    int
+        0 on success; 2 on bad input (the message, without a traceback, on
+        standard error) or bad arguments (argparse exits with 2).
+    """
+    name, argv = route(sys.argv[1:] if argv is None else argv)
+    if name == "train":
         # The launcher owns its arguments (deepspeed appends --local_rank).
         from ..neural.distributed.train import main as train_main
-        return train_main(argv[1:])
+        return train_main(argv)
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         import os

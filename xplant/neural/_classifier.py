@@ -87,6 +87,18 @@ def default_phases(backbone, lr):
     Word backbones (trained from scratch on a CPU): the head trains alone for
     2 epochs, then attention and encoder join at the same rate. Pretrained
     encoders follow the paper's order with smaller rates for lower layers.
+
+    Parameters
+    ----------
+    backbone : str
+        The backbone spec (``"cnn"``, ``"hf"``, ...).
+    lr : float
+        The learning rate of the head; lower groups get fractions of it.
+
+    Returns
+    -------
+    list of (int, str, float)
+        ``(epoch, group, lr)``: from ``epoch`` on, ``group`` trains at ``lr``.
     """
     if backbone_kind(backbone) == "word":
         return [(0, "head", lr), (2, "attention", lr), (2, "encoder", lr), (2, "embeddings", lr)]
@@ -152,6 +164,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         Stage 2 learning rate (AdamW), scaled per group by the unfreezing
         phases. None: :func:`default_lr`. ``optimizer__lr`` replaces it.
     max_epochs : int, default=30
+        Stage 2 epoch budget; early stopping on the dev ``scoring`` may end it sooner.
     batch_size : int, default=16
         Documents per batch (batches are bucketed by length).
     validation_fraction : float or None, default=0.1
@@ -674,10 +687,23 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
 
         See :func:`xplant.neural.save_model`. Loading runs no pickled code.
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder to write.
+        overwrite : bool, default=False
+            Replace an existing folder.
         """
         return save_model(self, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path):
-        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
+        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`).
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder :meth:`save` wrote.
+        """
         return load_model(path)

@@ -409,7 +409,9 @@ class FusionMixin:
         Parameters
         ----------
         X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
         alphas : sequence of float in [0, 1]
+            The fusion weights to score.
         logit_adjustment : float >= 0 or None, default=None
             τ of the network's logit adjustment; None: the fitted
             ``logit_adjustment_`` (0 gives the network as trained).

@@ -197,6 +197,7 @@ class LLMEncoder(nn.Module):
     lora_alpha : float, default=32
         LoRA scaling numerator (the update is scaled by alpha / r).
     lora_dropout : float, default=0.05
+        Dropout on the LoRA inputs.
     target_modules : str, list of str or None
         Modules that get adapters; None: peft's default for the model type
         (attention q/v projections for Llama and Mistral); ``"all-linear"``
