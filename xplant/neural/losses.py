@@ -1,7 +1,8 @@
 """Losses of PLANT: Stage 1 learning to rank, Stage 2 focal loss with hard negatives.
 
-Stage 1 (PLANT.md §2), for ranking items with scores s (N, C), graded
-relevance r (N, C) and a validity mask:
+Stage 1 (docs/design.md, section "Stage 1: planting attention by learning to
+rank"), for ranking items with scores s (N, C), graded relevance r (N, C)
+and a validity mask:
 
     L = Σ_{j,h: r_j > r_h} w_jh · log2(1 + exp(−σ (s_j − s_h)))
 
@@ -11,9 +12,9 @@ Wang et al. CIKM 2018), w = 1 ("ranknet"), or the authors' code
 ("lambdarank": σ = 0.5 and graded relevance). ``"mse"`` regresses scores on
 relevance scaled to [0, 1] (the paper's ablation).
 
-Stage 2 (PLANT.md §3): focal loss (Lin et al. 2017) with label smoothing
-over each document's positives ∪ its top-m hard negatives, normalised by
-the size of that set.
+Stage 2 (docs/design.md, section "Stage 2: the classifier"): focal loss
+(Lin et al. 2017) with label smoothing over each document's positives ∪ its
+top-m hard negatives, normalised by the size of that set.
 """
 
 import math
