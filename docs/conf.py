@@ -41,14 +41,9 @@ templates_path = ["_templates"]
 
 # Pages of the earlier flat layout that the page tree replaces (getting-started, guide/*,
 # benchmarks/*, design); they are not part of the site while they remain in the folder.
-SUPERSEDED_PAGES = [
-    "baselines.md", "datasets.md", "evidence.md", "metrics.md", "parameters.md", "quickstart.md",
-    "relevance.md", "reliability.md", "results.md", "scaling.md", "shortlist.md",
-    "unseen-labels.md",
-]
 exclude_patterns = ["_build", "_ext", "_templates", "Thumbs.db", ".DS_Store",
                     "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
-                    "auto_examples/*.md5", "auto_examples/*.json", *SUPERSEDED_PAGES]
+                    "auto_examples/*.md5", "auto_examples/*.json"]
 
 # -- MyST ------------------------------------------------------------------------------
 myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]

@@ -7,7 +7,7 @@
     xplant fit       fit one model and save it (dataset or your files; a row or a config)
     xplant evaluate  score a saved model on labelled data
     xplant train     the same as fit; with --config cfg.yaml, one process or many
-                     (torchrun / deepspeed launchers; see docs/scaling.md)
+                     (torchrun / deepspeed launchers; see docs/guide/scaling.md)
 """
 
 import argparse
@@ -139,7 +139,8 @@ def build_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
-                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, docs/scaling.md)")
+                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, "
+                                 "docs/guide/scaling.md)")
     from ._rows import ROWS, find_row
     r = sub.add_parser("run", help="fit PLANT and baselines on any dataset; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")

@@ -36,8 +36,8 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-#: Stage 2 learning rates of ``lr=None`` (docs/evidence.md, "The Stage 2
-#: learning rate"). A word backbone trained from scratch whose Stage 2 keeps
+#: Stage 2 learning rates of ``lr=None`` (docs/benchmarks/evidence.md, section
+#: "The Stage 2 learning rate"). A word backbone trained from scratch whose Stage 2 keeps
 #: the Stage 1 ranking loss (``stage1_weight`` > 0) trains at 1e-2: at 1e-3
 #: every such CodiEsp fit was still rising at its last epoch, and 1e-2 lifts
 #: dev MAP on CodiEsp-D (28.0 to 37.4) and CodiEsp-P (22.7 to 26.2); it is 1.5
@@ -140,7 +140,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         paper: the attention is free to drift once unfrozen). "dev" trains
         Stage 2 once per weight in {0, 0.1} from the planted state and keeps
         the better on the dev ``scoring`` (under twice the cost of a fixed
-        weight; its measurements are in docs/evidence.md).
+        weight; its measurements are in docs/benchmarks/evidence.md).
     shortlist : None, "linear" or estimator, default=None
         A cheap ranker of every label, fitted on the training rows: "linear"
         is TF-IDF + one-vs-rest squared-hinge SVM with C chosen on dev; any

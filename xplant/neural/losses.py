@@ -1,6 +1,7 @@
 """Losses of PLANT: Stage 1 learning to rank, Stage 2 focal loss with hard negatives.
 
-Stage 1 (the PLANT paper, arXiv 2410.23066), for ranking items with scores
+Stage 1 (the PLANT paper, arXiv 2410.23066; docs/design.md, section "Stage 1:
+planting attention by learning to rank"), for ranking items with scores
 s (N, C), graded relevance r (N, C) and a validity mask::
 
     L = Σ_{j,h: r_j > r_h} w_jh · log2(1 + exp(−σ (s_j − s_h)))
@@ -11,9 +12,9 @@ Wang et al. CIKM 2018), w = 1 ("ranknet"), or the authors' code
 ("lambdarank": σ = 0.5 and graded relevance). ``"mse"`` regresses scores on
 relevance scaled to [0, 1] (the paper's ablation).
 
-Stage 2 (the same paper): focal loss (Lin et al. 2017) with label smoothing
-over each document's positives ∪ its top-m hard negatives, normalised by
-the size of that set.
+Stage 1 (the PLANT paper, arXiv 2410.23066; docs/design.md, section "Stage 1:
+planting attention by learning to rank"), for ranking items with scores
+s (N, C), graded relevance r (N, C) and a validity mask::
 """
 
 import math

@@ -4,7 +4,8 @@ A document longer than the model's maximum length is cut into the fewest
 windows of at most :func:`usable_window` subword ids, all of (nearly) equal
 size; each window gets its own [CLS]/[SEP], is encoded, and the hidden
 states of the real tokens are concatenated back into one sequence
-(PLANT.md §3), so the label attention sees the whole document.
+(docs/design.md, section "Backbones"), so the label attention sees the whole
+document.
 """
 
 import os

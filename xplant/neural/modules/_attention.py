@@ -1,4 +1,5 @@
-"""Label-wise attention (PLANT.md §2-3).
+"""Label-wise attention (docs/design.md, sections "Stage 1: planting attention by
+learning to rank" and "Stage 2: the classifier").
 
 S = (E W_q)(H W_k)ᵀ / √d, one query per label; A = softmax_row(S) (H W_v).
 """
