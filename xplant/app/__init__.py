@@ -6,7 +6,7 @@ metrics and data loaders they use. Scripts import the estimators from
 :mod:`xplant` and its subpackages, and run the jobs through the ``xplant``
 command. The building blocks of ``xplant run`` that the benchmark scripts
 reuse, so that a benchmark row is computed exactly as a run's row, are
-public here (:data:`__all__`):
+public here (``__all__``):
 
 - the data: :func:`load_splits`, :func:`first_documents`;
 - the rows: :func:`find_row`, :func:`build_model`, :func:`dataset_settings`,
@@ -15,37 +15,29 @@ public here (:data:`__all__`):
 - whole runs and their tables: :func:`run_models`, :func:`ablation_specs`,
   :func:`markdown_table`, :data:`MARKDOWN_COLUMNS`.
 
-They are imported lazily: ``import xplant.app`` stays cheap.
+None of them imports torch.
 """
 
-import importlib
+from ._ablate import ablation_specs
+from ._fused import row_scores, shortlist_params
+from ._rows import FUSED_SUFFIXES, dataset_settings, find_row, save_row
+from ._run import build_model, evaluate_row, first_documents, fit_with_dev, load_splits, run_models
+from ._tables import MARKDOWN_COLUMNS, markdown_table
 
-_LAZY = {
-    "FUSED_SUFFIXES": "._rows",
-    "MARKDOWN_COLUMNS": "._tables",
-    "ablation_specs": "._ablate",
-    "build_model": "._run",
-    "dataset_settings": "._rows",
-    "evaluate_row": "._run",
-    "find_row": "._rows",
-    "first_documents": "._run",
-    "fit_with_dev": "._run",
-    "load_splits": "._run",
-    "markdown_table": "._tables",
-    "row_scores": "._fused",
-    "run_models": "._run",
-    "save_row": "._rows",
-    "shortlist_params": "._fused",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module 'xplant.app' has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__all__ = [
+    "FUSED_SUFFIXES",
+    "MARKDOWN_COLUMNS",
+    "ablation_specs",
+    "build_model",
+    "dataset_settings",
+    "evaluate_row",
+    "find_row",
+    "first_documents",
+    "fit_with_dev",
+    "load_splits",
+    "markdown_table",
+    "row_scores",
+    "run_models",
+    "save_row",
+    "shortlist_params",
+]

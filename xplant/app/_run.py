@@ -87,6 +87,9 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         applied first): every split keeps the L labels most frequent in
         train and drops the documents left without a label, and train keeps
         a seeded sample of N of its documents (None: all).
+    **source
+        For ``"user"`` and ``"xc"``: the files and how to read them (see
+        ``dataset``).
 
     Returns
     -------
@@ -154,11 +157,15 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
     epochs, plant_epochs : int
         Stage 2 and Stage 1 epochs of the neural rows.
     random_state : int, default=0
+        Seeds the model (the linear solvers' order, the networks' weights).
     verbose : int, default=1
+        0: silent; 1: the neural fits' epoch lines and progress.
     params : dict or None
         Parameters over the row's own.
     checkpoint_dir : str, Path or None
+        The neural rows' epoch checkpoints (see above).
     features : bool, default=False
+        The data are feature vectors (see above).
 
     Returns
     -------
@@ -551,6 +558,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     epochs, plant_epochs, random_state, verbose
         Passed to :func:`build_model`.
     isolate : bool, default=True
+        Fit each model in a child process, so that its fit time and peak
+        RSS are its own.
     save_models : bool, default=True
         Save models that have ``save`` to ``output_dir/models/<name>``.
     num_threads : int or None
@@ -571,6 +580,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         neural model continues from its latest epoch checkpoint
         (``checkpoints/<model>/``, written every epoch and removed once the
         model has finished).
+    log : callable, default=print
+        Receives each progress line.
 
     Returns
     -------

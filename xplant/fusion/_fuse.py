@@ -30,7 +30,8 @@ earlier formulas to the last bit (tested).
 """
 
 import numbers
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +72,8 @@ def check_fusion(fusion):
     return float(fusion)
 
 
-class Source(NamedTuple):
+@dataclass(frozen=True, eq=False)
+class Source:
     """One source of a fusion: a model's scores of some labels, its weight and calibration.
 
     A plain tuple ``(scores, weight)`` or ``(scores, weight, calibration,

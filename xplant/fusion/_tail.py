@@ -105,7 +105,9 @@ def dense_scores(candidates, cand_scores, rank):
     Parameters
     ----------
     candidates : ndarray of int64 of shape (n, C)
+        Each row's candidate labels, in the shortlist's order.
     cand_scores : ndarray of shape (n, C)
+        Their (fused) probabilities.
     rank : ndarray of int of shape (n, L)
         :func:`tail_order` of the candidates.
 
@@ -136,11 +138,13 @@ def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
     Parameters
     ----------
     candidates : ndarray of int64 of shape (n, C)
+        Each row's candidate labels, in the shortlist's order.
     cand_scores : ndarray of shape (n, C)
         The candidates' (fused) scores.
     extra : ndarray of int64 of shape (n, m) or None
         The shortlist's ranking beyond the candidates, best first.
     label_frequency : ndarray of shape (L,)
+        Training frequency of each label: the order after the extra ranking.
     k : int
         Labels per row.
 

@@ -65,6 +65,7 @@ def top_k_decision(y_score=None, k=5, *, y_top_k=None, n_labels=None):
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
         Scores (for CSR, only stored entries can be chosen).
     k : int, default=5
+        Labels predicted per row.
     y_top_k : ndarray of shape (n_samples, >=k), int, default=None
         Ranked label indices instead of scores (-1 = none); needs ``n_labels``.
     n_labels : int, default=None
@@ -112,6 +113,7 @@ def threshold_decision(y_score, threshold):
     Parameters
     ----------
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        Scores.
     threshold : float or array-like of shape (n_labels,)
         Global or per-label threshold; label l is predicted when
         ``y_score[:, l] >= threshold[l]``. Missing sparse entries never are.
@@ -143,7 +145,9 @@ def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
+        Dev scores of the model whose decision is chosen.
     ks : iterable of int, default=range(1, 11)
         Candidate values.
     metric : {"micro_f1", "macro_f1", "macro_f1_harmonic"} or callable, default="micro_f1"
@@ -217,10 +221,13 @@ def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        Dev scores of the model whose decision is chosen.
     thresholds : array-like of float, default=None
         Candidates.
     metric : {"micro_f1", "macro_f1", "macro_f1_harmonic"} or callable, default="micro_f1"
+        Maximised; a callable takes ``(y_true, y_pred)``.
     return_choice : bool, default=False
         Return the :class:`~xplant.model_selection.DevChoice` record instead
         of the threshold. Its scores hold every candidate's dev score, except
@@ -285,7 +292,9 @@ def select_label_thresholds(y_true_dev, y_score_dev, *, fallback=None):
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        Dev scores of the model whose decision is chosen.
     fallback : float, default=None
         Threshold for labels that cannot be tuned (no dev positive, or no
         positive ever scored). ``None`` uses :func:`select_threshold`'s global
@@ -329,8 +338,11 @@ def choose_rule(y_true_dev, y_score_dev, max_k=10):
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : ndarray of shape (n_samples, n_labels)
+        Dev scores of the model whose decision is chosen.
     max_k : int, default=10
+        Largest k tried.
 
     Returns
     -------

@@ -70,10 +70,12 @@ def adjust_logits(logits, log_p, tau):
     Parameters
     ----------
     logits : ndarray of shape (n_samples, n_labels) or (n_samples, C)
+        The network's logits z, of every label or of each row's candidates.
     log_p : ndarray of shape (n_labels,) or (n_samples, C)
         Log priors of the logits' labels (for candidate logits, the log
         priors gathered at each row's candidates).
     tau : float >= 0
+        τ; 0 returns the logits as they are (as float64).
 
     Returns
     -------
@@ -102,10 +104,13 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
     Parameters
     ----------
     Y_dev : sparse matrix of shape (n_dev, n_labels)
+        The dev labels.
     scores_at : callable
         ``scores_at(tau)`` gives the dev scores (n_dev, n_labels) at τ.
     grid : sequence of float >= 0
+        The τ tried.
     max_k : int
+        The largest k of the top-k rule chosen with each τ.
 
     Returns
     -------

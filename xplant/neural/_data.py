@@ -1,6 +1,7 @@
 """Datasets, batching and Stage 1 sampling for the neural estimators.
 
-Everything here works on the *token corpus* hand-off of API.md: a list of
+Everything here works on the *token corpus* hand-off (docs/design.md, section
+"The Pipeline hand-off"): a list of
 int64 arrays of token ids (one per document) plus, for training, a CSR label
 matrix. Batches are padded to the longest document of the batch only, and
 training batches group documents of similar length (bucketing), so no batch
@@ -73,6 +74,7 @@ def pad_batch(seqs, pad_value=0, min_len=1, dtype=torch.long):
     min_len : int, default=1
         The width when every item is shorter.
     dtype : torch.dtype, default=torch.long
+        The values' dtype (``torch.float`` for targets).
 
     Returns
     -------
@@ -102,6 +104,7 @@ class TokenDataset(Dataset):
     Parameters
     ----------
     docs : list of ndarray of int64
+        Token ids of each document.
     positives : list of ndarray of int64 or None
         Positive label ids per document (Stage 2 targets), never a dense
         (n, L) matrix.
@@ -120,6 +123,7 @@ class TokenDataset(Dataset):
         return self.docs[i], self.positives[i]
 
     def lengths(self):
+        """Tokens of each document: ndarray of int64 of shape (n_docs,)."""
         return np.array([len(d) for d in self.docs], dtype=np.int64)
 
 
@@ -134,6 +138,11 @@ class Stage2Collate:
     :class:`CandidateDataset` add ``"candidates"`` (b, C) to the inputs and
     give ``{"target", "keep"}`` (b, C) (plus ``"rel"``, ``"valid"`` when
     anchored) as targets.
+
+    Parameters
+    ----------
+    pad_id : int or None
+        The token id that pads the documents (the relevance's ``pad_id_``).
     """
 
     def __init__(self, pad_id):
@@ -246,12 +255,17 @@ class LengthBucketSampler(Sampler):
     Parameters
     ----------
     lengths : ndarray of int64 of shape (n_docs,)
+        Tokens of each document.
     batch_size : int
+        Documents per batch.
     shuffle : bool
+        Shuffle (training); False sorts all documents by length once and
+        batches them in that order (scoring).
     generator : numpy.random.Generator or None
         Source of randomness; the caller owns its state, so runs are
         reproducible and resumable.
     bucket_factor : int, default=20
+        Batches per length-sorted chunk.
     min_docs : int or None
         With ``shuffle``, an epoch of fewer documents than this makes
         ``ceil(min_docs / n_docs)`` passes over them (each pass in its own

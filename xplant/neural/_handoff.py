@@ -5,8 +5,8 @@ Stage 1 itself (:class:`AttentionPlanter`) is ``_stage1.py``; Stage 2
 :class:`AttentionPlanter` (or loads a saved planting) and copies its
 encoder and label attention into the Stage 2 network; ``_train_dataset``
 builds the Stage 2 items, with the planter's ranking items when
-``stage1_weight`` > 0 (docs/evidence.md) and with shortlist
-candidates when there is a shortlist (docs/shortlist.md).
+``stage1_weight`` > 0 (docs/guide/classifier.md) and with shortlist
+candidates when there is a shortlist (docs/guide/shortlist-fusion.md).
 """
 
 import os

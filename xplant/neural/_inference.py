@@ -76,6 +76,11 @@ class InferenceMixin:
         :meth:`predict_proba` does, ties included, and a probability that
         saturates at 1.0 gets a finite logit above every other.
 
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
+
         Returns
         -------
         scores : ndarray of shape (n_samples, n_labels)
@@ -103,6 +108,11 @@ class InferenceMixin:
         NotFittedError before fit. Shape (n_samples, 2), the columns
         1 − p and p, when fitted on a 1-D ``y``
         (:func:`xplant._labels.as_score_form`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
         """
         return self._score_form(self._proba(X), proba=True)
 
@@ -123,11 +133,18 @@ class InferenceMixin:
         the lower label index. k larger than the number of labels returns
         every label.
 
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
+        k : int, default=5
+            Labels per document.
+
         Returns
         -------
-        indices : ndarray of int64 of shape (n_samples, min(k, n_labels_))
+        indices : ndarray of int64 of shape (n_samples, min(k, n_labels))
             Best first.
-        scores : ndarray of float32 of shape (n_samples, min(k, n_labels_))
+        scores : ndarray of float32 of shape (n_samples, min(k, n_labels))
             Their probabilities.
         """
         from ..metrics import top_k_indices
@@ -178,7 +195,8 @@ class InferenceMixin:
         Notes
         -----
         Adjacent tokens above the cut are merged into one span and spans are
-        snapped to word boundaries (API.md "Evidence spans"). Token offsets
+        snapped to word boundaries (:func:`xplant.evidence.merge_spans`; docs/guide/evidence.md,
+        section "Spans from token weights"). Token offsets
         come from the same tokenizer the model attends over (word or
         WordPiece), so they map back to the original string, unicode
         included.
@@ -252,6 +270,11 @@ class InferenceMixin:
 
         The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
         the scores that break ties of saturated probabilities.
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
 
         Returns
         -------

@@ -120,10 +120,13 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Training documents (raw texts).
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 training labels, for the model and the label space.
         label_descriptions, label_synonyms, label_parents, parent_descriptions
             As :meth:`DescriptionRanker.fit`; ``label_descriptions`` is required.
         label_names : sequence of str, optional
+            Names of ``Y``'s columns, stored as ``classes_``.
         validation_data : tuple (X_dev, Y_dev), optional
             Needed for ``weight="dev"``; also passed to the model when its
             ``fit`` takes it.
@@ -212,6 +215,7 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Raw documents.
 
         Returns
         -------

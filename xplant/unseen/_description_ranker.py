@@ -101,6 +101,7 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         label_descriptions : sequence of str of length n_labels
             Required; ``""`` where unknown.
         label_synonyms : sequence of list of str of length n_labels, optional
+            Each label's synonyms, added to its text.
         label_parents : sequence of list of str of length n_labels, optional
             Needed for ``ancestor_depth > 0``.
         parent_descriptions : dict of str to str, optional
@@ -160,6 +161,7 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Raw documents.
 
         Returns
         -------
