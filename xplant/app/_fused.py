@@ -92,7 +92,8 @@ def row_scores(model, X):
     ----------
     model : fitted estimator or Pipeline
         The fitted row.
-    X : list of str or feature matrix
+    X : list of str or sparse matrix
+        What the model reads: texts, or an XC dataset's feature vectors.
         What the model reads.
 
     Returns

@@ -81,8 +81,9 @@ class Source:
 
     Parameters
     ----------
-    scores : array-like of shape (n_documents, c)
-        The source's raw scores; read as float64.
+    scores : array-like of shape (n_samples, m)
+        The source's raw scores of n documents and m label columns; read as
+        float64.
     weight : float or array-like, default=1.0
         w: a float, or an array that broadcasts to ``scores`` (one weight per
         label or per cell).
@@ -90,11 +91,11 @@ class Source:
         g: None keeps the scores as they are, (a, b) maps them to
         σ(a·s + b) (:func:`xplant.fusion.calibrate`).
     labels : array-like of int or None, default=None
-        Which labels the columns of ``scores`` are: None, columns 0..c−1
-        are labels 0..c−1; shape (c,), column j is label ``labels[j]`` in
-        every document (a label subset); shape (n_documents, c), column j
-        of row d is label ``labels[d, j]`` (each document's candidates).
-        Distinct within a row.
+        Which labels the columns of ``scores`` are: None, columns 0..m−1
+        are labels 0..m−1; shape (m,), column j is label ``labels[j]`` in
+        every document (a label subset); shape (n, m), column j of row d is
+        label ``labels[d, j]`` (each document's candidates). Distinct within
+        a row.
     """
 
     scores: Any
@@ -202,19 +203,20 @@ def fuse(sources, *, n_labels=None, floor=None, floor_factor=1.0, min_score=None
         The floor labels: ``"rest"``, the labels of each document that no
         source scores; an array, those label columns in every document.
         Needs ``n_labels``.
-    floor_factor : float or array-like of shape (n_documents, n_labels), default=1.0
+    floor_factor : float or array-like of shape (n_samples, n_labels), default=1.0
         t(d, l), read at the floor labels (:func:`tail_factor` for the
         tail order below the candidates).
     min_score : float > 0 or None, default=None
-        A non-floor score below it, at column j of the sources' c columns,
-        becomes ``min_score · (1 − (j + 1)/(c + 1))``: positive and in the
+        A non-floor score below it, at column j of the sources' m columns,
+        becomes ``min_score · (1 − (j + 1)/(m + 1))``: positive and in the
         sources' column order (a shortlist's order), where probabilities
         underflow to 0 (:data:`xplant.fusion.SCORE_FLOOR`). Needs sources
         that share ``labels``.
 
     Returns
     -------
-    ndarray of float64 of shape (n_documents, n_labels), or (n_documents, c) without ``n_labels``
+    ndarray of float64 of shape (n_samples, n_labels) or (n_samples, m)
+        One column per label; without ``n_labels``, the sources' m columns.
 
     Raises
     ------

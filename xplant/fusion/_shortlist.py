@@ -145,8 +145,9 @@ def rank_labels(model, texts, k):
 
     Returns
     -------
-    indices : ndarray of int64 of shape (n_texts, min(k, n_labels))
-    scores : ndarray of float64 of shape (n_texts, min(k, n_labels))
+    indices : ndarray of int64 of shape (n_samples, min(k, n_labels))
+        The labels, best first.
+    scores : ndarray of float64 of shape (n_samples, min(k, n_labels))
         The shortlist's raw scores of those labels (its probabilities, or
         decision values when it has no ``predict_proba``).
 

@@ -79,8 +79,9 @@ def adjust_logits(logits, log_p, tau):
 
     Returns
     -------
-    ndarray of float64, the shape of ``logits``. Larger for rarer labels:
-    log p < 0, so every score rises by τ · |log p|.
+    ndarray of float64
+        The shape of ``logits``. Larger for rarer labels: log p < 0, so
+        every score rises by τ · (−log p).
 
     Examples
     --------
@@ -103,7 +104,7 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
 
     Parameters
     ----------
-    Y_dev : sparse matrix of shape (n_dev, n_labels)
+    Y_dev : sparse matrix of shape (n_samples, n_labels)
         The dev labels.
     scores_at : callable
         ``scores_at(tau)`` gives the dev scores (n_dev, n_labels) at τ.
@@ -115,7 +116,9 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
     Returns
     -------
     tau : float
-    scores : ndarray of shape (n_dev, n_labels), the dev scores at τ
+        The τ chosen.
+    scores : ndarray of shape (n_samples, n_labels)
+        The dev scores at that τ.
     micro_f1 : dict of float to float
         Each τ's dev micro-F1 (a fraction) at its best k.
     """

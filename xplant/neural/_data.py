@@ -78,8 +78,10 @@ def pad_batch(seqs, pad_value=0, min_len=1, dtype=torch.long):
 
     Returns
     -------
-    values : torch.Tensor of shape (b, max(min_len, longest item))
-    mask : torch.Tensor of bool of the same shape
+    values : torch.Tensor of shape (b, n)
+        The items, padded; n is ``min_len`` or the longest item's length,
+        whichever is larger.
+    mask : torch.Tensor of bool of shape (b, n)
         True at the items' own places, False at padding.
 
     Examples
