@@ -210,13 +210,41 @@ def _candidate_thresholds(vals):
     return u
 
 
+def _exact_threshold(Y, S):
+    """The micro-F1-best threshold of the rule ``score >= t`` and its micro-F1.
+
+    Lowering t past a score that no positive holds adds only false
+    positives, so the best t is one of the positives' scores (ties: the
+    largest). For each such candidate, the positives at or above it come
+    from the sorted positive scores and the predictions from the sorted
+    scores at or above the lowest positive: one sort of those, not of every
+    entry. Without a scored positive: (inf, 0).
+    """
+    if sp.issparse(S):
+        mask = K.positive_mask_csr(S.indptr, S.indices, Y.indptr, Y.indices)
+        every, pv = S.data, S.data[mask]
+    else:
+        rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
+        every, pv = S, S[rows, Y.indices]
+    if pv.size == 0:
+        return float("inf"), 0.0
+    pv = np.sort(pv.astype(np.float64))
+    cand = np.unique(pv)[::-1]                              # from the largest
+    tp = pv.size - np.searchsorted(pv, cand, side="left")
+    above = np.sort(every[every >= pv[0]].astype(np.float64))
+    npred = above.size - np.searchsorted(above, cand, side="left")
+    f = 2.0 * tp / (npred + Y.nnz)
+    best = int(np.argmax(f))                                # ties: the larger threshold
+    return float(cand[best]), float(f[best])
+
+
 def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1", *,
                      return_choice=False):
     """Choose one global threshold on dev data.
 
     For ``metric="micro_f1"`` with ``thresholds=None`` the search is exact:
-    every distinct dev score is tried in one sorted sweep (O(m log m) for m
-    scored entries). Other metrics try ``thresholds``, or by default 101
+    every distinct dev score is tried, by sorting the scores at or above the
+    lowest positive's (O(m log m) for m scored entries at most). Other metrics try ``thresholds``, or by default 101
     quantiles of the distinct dev scores.
 
     Parameters
@@ -256,13 +284,13 @@ def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"
     S = check_scores(y_score_dev, Y.shape, "y_score_dev")
     if Y.nnz == 0:
         raise ValueError("y_true_dev has no positive label; a threshold cannot be tuned on it.")
-    vals, pos, _, _, total_pos = _scored_entries(Y, S)
     from .._choice import choose_on_dev
     name = metric if isinstance(metric, str) else "callable"
-    if metric == "micro_f1" and thresholds is None:       # exact: one sorted sweep
-        t, f = K._best_threshold_one(vals, pos, total_pos)
+    if metric == "micro_f1" and thresholds is None:       # exact
+        t, f = _exact_threshold(Y, S)
         cand, values = [float(t)], [float(f)]
     elif metric == "micro_f1":
+        vals, pos, _, _, total_pos = _scored_entries(Y, S)
         cand = np.sort(np.asarray(thresholds, dtype=np.float64).ravel())[::-1]
         order = np.argsort(-vals, kind="stable")
         sv = -vals[order]
@@ -271,6 +299,7 @@ def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"
         values = 2.0 * cum_pos[npred] / (npred + total_pos)
     else:
         fn = _metric_fn(metric)
+        vals = _scored_entries(Y, S)[0]
         cand = (
             _candidate_thresholds(vals)
             if thresholds is None
