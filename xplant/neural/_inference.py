@@ -253,6 +253,7 @@ class InferenceMixin:
             ``Y``, ``y``'s values for a 1-D ``y``.
         """
         from .. import metrics
+        check_is_fitted(self, "module_")
         rule = self._rule()
         if rule["rule"] == "top_k":
             top = self.predict_top_k(X, self.k_)[0]
