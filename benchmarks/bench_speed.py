@@ -47,7 +47,7 @@ epoch), fitted on CodiEsp-D (the bundled data; ``--docs`` keeps the first
 training documents, ``--dev-docs`` the first dev and test documents).
 ``eurlex`` is a shortlisted PLANT on a fixed EURLEX57K subset (the first
 ``--eurlex-docs`` training and ``--eurlex-dev-docs`` dev and test
-documents, in celex order) with the settings of docs/shortlist.md's
+documents, in celex order) with the settings of docs/benchmarks/shortlist.md's
 converged fit (C = 1 shortlist, 100 candidates, 512 tokens,
 ``stage1_weight=0``, ``logit_adjustment="dev"``); it needs
 ``--data-home`` and is skipped, with a message, without the data.

@@ -1,6 +1,6 @@
 """PLANT against every baseline on EURLEX57K, CodiEsp-D and CodiEsp-P.
 
-One command reproduces the results table of ``docs/results.md``:
+One command reproduces the results tables of ``docs/benchmarks/results.md``:
 
     python benchmarks/bench_xmtc.py --output bench-results          # full run
     python benchmarks/bench_xmtc.py --datasets codiesp-D --models prior,svm
@@ -45,7 +45,8 @@ document) and records it in ``bench.json``. ``--set NAME=VALUE``
 ``plant=False`` rows, e.g. ``--set stage1_weight=0`` (``plant=False`` keeps
 ``stage1_weight=0``); ``planter__<name>`` goes to the Stage 1 planter and
 ``mig__<name>`` to the MIG step (``--set mig__top_k=20``: the size of each
-label's Stage 1 target T_l): one command per switch of ``docs/evidence.md``.
+label's Stage 1 target T_l): one command per switch of
+``docs/benchmarks/evidence.md``.
 
 Output, under ``--output``: ``<dataset>/results.json``, ``per_label.npz``,
 ``report.html`` and ``f1_by_frequency.png`` (F1 against label training

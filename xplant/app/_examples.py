@@ -20,7 +20,7 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
     Returns
     -------
     list of dict
-        ``evidence.json`` documents (``docs/evidence.md``): ``{"doc_id",
+        ``evidence.json`` documents (docs/guide/cli.md, section "The run folder"): ``{"doc_id",
         "text", "gold": [labels], "codes": [{"code", "prob", "gold",
         "description", "spans"}]}``.
     """
@@ -209,7 +209,7 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
     -------
     list of dict
         Per row, the ``"zero_shot"`` record of ``results.json``
-        (``docs/evidence.md``): :func:`zero_shot_predictions`'s counts and
+        (docs/guide/cli.md, section "The run folder"): :func:`zero_shot_predictions`'s counts and
         ``"shown"``, ``"explained"`` (bool) and ``"predictions"``:
         ``[{"doc_id", "label", "label_index", "description", "rank",
         "score", "gold", "prob", "spans": [{"start", "end", "text",

@@ -4,7 +4,7 @@ A neural row trained with a shortlist (``PlantClassifier(shortlist=...)``)
 is reported three times from the same fit, never refitted: the network
 alone on its candidates (α = 0, the row itself), fused at the dev-chosen α
 (``<row> fused``) and the shortlist alone (α = 1, ``<row> fused, α=1``);
-see docs/shortlist.md. Within a run, the neural rows take the SVM row's
+see docs/guide/shortlist-fusion.md. Within a run, the neural rows take the SVM row's
 fitted model, frozen, as their shortlist (:func:`frozen_shortlist`).
 """
 

@@ -232,7 +232,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
     Returns
     -------
     results : dict
-        The content of ``results.json`` (API.md schema).
+        The content of ``results.json`` (its schema: docs/guide/cli.md,
+        section "The run folder").
 
     Raises
     ------

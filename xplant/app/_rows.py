@@ -69,7 +69,8 @@ class Row:
 
 #: Where a PLANT row of a bundled dataset's job departs from
 #: :class:`~xplant.neural.PlantClassifier`'s defaults, and why (measured in
-#: docs/evidence.md, "stage1_weight"): on CodiEsp the dev choice between 0 and
+#: docs/benchmarks/evidence.md, section "The EURLEX57K subset, CodiEsp-P, and the
+#: default that chooses on dev"): on CodiEsp the dev choice between 0 and
 #: 0.1 (the default ``stage1_weight="dev"``) took 0.1 on every CodiEsp shape;
 #: fixing it trains Stage 2 once instead of twice, which keeps the main job
 #: within its 15 minutes. A user's files and every other corpus get the
@@ -142,7 +143,8 @@ def _neural(plant, **defaults):
         params = translate_params(PlantClassifier, {**defaults, **params})
         planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                           if k.startswith("planter__")}
-        # mig__<name>: the MIG step (top_k: the size of each label's T_l, PLANT.md)
+        # mig__<name>: the MIG step (top_k: the size of each label's T_l; docs/design.md,
+        # section "Mutual information gain")
         mig_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                       if k.startswith("mig__")}
         from sklearn.pipeline import Pipeline

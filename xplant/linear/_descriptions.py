@@ -101,6 +101,7 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         label_descriptions : sequence of str of length n_labels
             Required; ``""`` where unknown.
         label_synonyms : sequence of list of str of length n_labels, optional
+            Each label's synonyms, added to its text.
         label_parents : sequence of list of str of length n_labels, optional
             Needed for ``ancestor_depth > 0``.
         parent_descriptions : dict of str to str, optional
@@ -157,6 +158,7 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Raw documents.
 
         Returns
         -------
@@ -174,6 +176,7 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Raw documents.
 
         Returns
         -------
@@ -287,10 +290,13 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Training documents (raw texts).
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 training labels, for the model and the label space.
         label_descriptions, label_synonyms, label_parents, parent_descriptions
             As :meth:`DescriptionRanker.fit`; ``label_descriptions`` is required.
         label_names : sequence of str, optional
+            Names of ``Y``'s columns, stored as ``classes_``.
         validation_data : tuple (X_dev, Y_dev), optional
             Needed for ``weight="dev"``; also passed to the model when its
             ``fit`` takes it.
@@ -376,6 +382,7 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Raw documents.
 
         Returns
         -------

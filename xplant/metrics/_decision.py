@@ -70,6 +70,7 @@ def top_k_decision(y_score=None, k=5, *, y_top_k=None, n_labels=None):
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
         Scores (for CSR, only stored entries can be chosen).
     k : int, default=5
+        Labels predicted per row.
     y_top_k : ndarray of shape (n_samples, >=k), int, default=None
         Ranked label indices instead of scores (-1 = none); needs ``n_labels``.
     n_labels : int, default=None
@@ -117,6 +118,7 @@ def threshold_decision(y_score, threshold):
     Parameters
     ----------
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        Scores.
     threshold : float or array-like of shape (n_labels,)
         Global or per-label threshold; label l is predicted when
         ``y_score[:, l] >= threshold[l]``. Missing sparse entries never are.
@@ -148,7 +150,9 @@ def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
+        Dev scores of the model whose decision is chosen.
     ks : iterable of int, default=range(1, 11)
         Candidate values.
     metric : {"micro_f1", "macro_f1", "macro_f1_harmonic"} or callable, default="micro_f1"
@@ -250,10 +254,13 @@ def select_threshold(y_true_dev, y_score_dev, thresholds=None, metric="micro_f1"
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        Dev scores of the model whose decision is chosen.
     thresholds : array-like of float, default=None
         Candidates.
     metric : {"micro_f1", "macro_f1", "macro_f1_harmonic"} or callable, default="micro_f1"
+        Maximised; a callable takes ``(y_true, y_pred)``.
     return_choice : bool, default=False
         Return the :class:`~xplant.model_selection.DevChoice` record instead
         of the threshold. Its scores hold every candidate's dev score, except
@@ -322,7 +329,9 @@ def select_label_thresholds(y_true_dev, y_score_dev, *, fallback=None, min_posit
     Parameters
     ----------
     y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True dev labels, 0/1.
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        Dev scores of the model whose decision is chosen.
     fallback : float, default=None
         Threshold for labels that are not tuned (fewer than
         ``min_positives`` dev positives, or no positive ever scored).
@@ -552,6 +561,7 @@ def choose_rule(y_true_dev, y_score_dev, max_k=10, *, rules=DECISION_RULES,
     y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels) or None
         Dev scores, on the scale the rule will read.
     max_k : int, default=10
+        Largest k of the top-k rule tried.
     rules : sequence of str, default=DECISION_RULES
         The candidates. With one rule nothing is chosen: its parameters
         are fitted on the whole dev without cross-fitting.

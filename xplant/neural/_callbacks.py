@@ -52,7 +52,8 @@ class ProgressiveUnfreezing(Callback):
     ``phases`` is a list of ``(epoch, group, lr)``: from ``epoch`` (0-based)
     on, parameter group ``group`` trains with learning rate ``lr``; a later
     phase of the same group replaces it; ``lr=0`` freezes it again. Groups
-    with no phase yet are frozen (``requires_grad=False``). PLANT.md §3.
+    with no phase yet are frozen (``requires_grad=False``); docs/design.md, section
+    "Progressive unfreezing".
     With ``phases=None`` the net's resolved ``phases_`` are used.
     """
 

@@ -37,8 +37,8 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-#: Stage 2 learning rates of ``lr=None`` (docs/evidence.md, "The Stage 2
-#: learning rate"). A word backbone trained from scratch whose Stage 2 keeps
+#: Stage 2 learning rates of ``lr=None`` (docs/benchmarks/evidence.md, section
+#: "The Stage 2 learning rate"). A word backbone trained from scratch whose Stage 2 keeps
 #: the Stage 1 ranking loss (``stage1_weight`` > 0) trains at 1e-2: at 1e-3
 #: every such CodiEsp fit was still rising at its last epoch, and 1e-2 lifts
 #: dev MAP on CodiEsp-D (28.0 to 37.4) and CodiEsp-P (22.7 to 26.2); it is 1.5
@@ -88,6 +88,18 @@ def default_phases(backbone, lr):
     Word backbones (trained from scratch on a CPU): the head trains alone for
     2 epochs, then attention and encoder join at the same rate. Pretrained
     encoders follow the paper's order with smaller rates for lower layers.
+
+    Parameters
+    ----------
+    backbone : str
+        The backbone spec (``"cnn"``, ``"hf"``, ...).
+    lr : float
+        The learning rate of the head; lower groups get fractions of it.
+
+    Returns
+    -------
+    list of (int, str, float)
+        ``(epoch, group, lr)``: from ``epoch`` on, ``group`` trains at ``lr``.
     """
     if backbone_kind(backbone) == "word":
         return [(0, "head", lr), (2, "attention", lr), (2, "encoder", lr), (2, "embeddings", lr)]
@@ -129,7 +141,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         paper: the attention is free to drift once unfrozen). "dev" trains
         Stage 2 once per weight in {0, 0.1} from the planted state and keeps
         the better on the dev ``scoring`` (under twice the cost of a fixed
-        weight; its measurements are in docs/evidence.md).
+        weight; its measurements are in docs/benchmarks/evidence.md).
     shortlist : None, "linear" or estimator, default=None
         A cheap ranker of every label, fitted on the training rows: "linear"
         is TF-IDF + one-vs-rest squared-hinge SVM with C chosen on dev; any
@@ -157,6 +169,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         Stage 2 learning rate (AdamW), scaled per group by the unfreezing
         phases. None: :func:`default_lr`. ``optimizer__lr`` replaces it.
     max_epochs : int, default=30
+        Stage 2 epoch budget; early stopping on the dev ``scoring`` may end it sooner.
     batch_size : int, default=16
         Documents per batch (batches are bucketed by length).
     validation_fraction : float or None, default=0.1
@@ -695,10 +708,23 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
 
         See :func:`xplant.neural.save_model`. Loading runs no pickled code.
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder to write.
+        overwrite : bool, default=False
+            Replace an existing folder.
         """
         return save_model(self, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path):
-        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
+        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`).
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder :meth:`save` wrote.
+        """
         return load_model(path)

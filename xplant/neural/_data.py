@@ -1,6 +1,7 @@
 """Datasets, batching and Stage 1 sampling for the neural estimators.
 
-Everything here works on the *token corpus* hand-off of API.md: a list of
+Everything here works on the *token corpus* hand-off (docs/design.md, section
+"The Pipeline hand-off"): a list of
 int64 arrays of token ids (one per document) plus, for training, a CSR label
 matrix. Batches are padded to the longest document of the batch only, and
 training batches group documents of similar length (bucketing), so no batch

@@ -254,7 +254,8 @@ class FusionMixin:
         ``valid_fused_<scoring>``). Early stopping follows PLANT's own score
         (α = 0): the fused score is at least the shortlist's alone, so while
         the network is still weak it stays flat at that level and would stop
-        the fit before the network has learnt anything (docs/shortlist.md).
+        the fit before the network has learnt anything (docs/benchmarks/shortlist.md,
+        section "What the fit chooses, measured").
         """
         shortlisted = getattr(self, "shortlist_", None) is not None and self.dev_view_ is not None
         if not shortlisted:
@@ -409,7 +410,9 @@ class FusionMixin:
         Parameters
         ----------
         X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
         alphas : sequence of float in [0, 1]
+            The fusion weights to score.
         logit_adjustment : float >= 0 or None, default=None
             τ of the network's logit adjustment; None: the fitted
             ``logit_adjustment_`` (0 gives the network as trained).

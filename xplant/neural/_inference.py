@@ -71,6 +71,11 @@ class InferenceMixin:
         With a shortlist, the fused scores of :meth:`predict_proba` (fusion
         is defined on probabilities). Shape (n_samples,) when fitted on a
         1-D ``y`` (:func:`xplant._labels.as_score_form`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
         """
         if getattr(self, "shortlist_", None) is not None:
             return self._score_form(self._proba(X))
@@ -92,6 +97,11 @@ class InferenceMixin:
         NotFittedError before fit. Shape (n_samples, 2), the columns
         1 − p and p, when fitted on a 1-D ``y``
         (:func:`xplant._labels.as_score_form`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
         """
         return self._score_form(self._proba(X), proba=True)
 
@@ -112,11 +122,18 @@ class InferenceMixin:
         the lower label index. k larger than the number of labels returns
         every label.
 
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
+        k : int, default=5
+            Labels per document.
+
         Returns
         -------
-        indices : ndarray of int64 of shape (n_samples, min(k, n_labels_))
+        indices : ndarray of int64 of shape (n_samples, min(k, n_labels))
             Best first.
-        scores : ndarray of float32 of shape (n_samples, min(k, n_labels_))
+        scores : ndarray of float32 of shape (n_samples, min(k, n_labels))
             Their probabilities.
         """
         from ..metrics import top_k_indices
@@ -167,7 +184,8 @@ class InferenceMixin:
         Notes
         -----
         Adjacent tokens above the cut are merged into one span and spans are
-        snapped to word boundaries (API.md "Evidence spans"). Token offsets
+        snapped to word boundaries (:func:`xplant.evidence.merge_spans`; docs/guide/evidence.md,
+        section "Spans from token weights"). Token offsets
         come from the same tokenizer the model attends over (word or
         WordPiece), so they map back to the original string, unicode
         included.
@@ -243,6 +261,11 @@ class InferenceMixin:
         the scores that break ties of saturated probabilities; the threshold
         rules compare :meth:`predict_proba` with ``threshold_`` or
         ``label_thresholds_`` (:func:`xplant.metrics.apply_rule`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
 
         Returns
         -------

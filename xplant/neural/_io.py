@@ -125,6 +125,7 @@ def save_model(clf, path, *, overwrite=False):
     clf : PlantClassifier
         Fitted.
     path : str or Path
+        The folder to write.
     overwrite : bool, default=False
         Replace an existing folder.
 
@@ -216,6 +217,11 @@ def load_model(path):
     Every parameter is validated exactly as ``fit`` validates it, the
     fields of ``config.json`` against each other (label names, label
     frequencies, k) and against the relevance and the weights' shapes.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder that :func:`save_model` wrote.
 
     Raises
     ------

@@ -80,12 +80,12 @@ class AttentionPlanter(PlantNetBase):
         Ranking target; "tf" is the paper's ablation (label-conditional counts).
     stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
         The ranking loss (:func:`xplant.neural.losses.stage1_loss`): LambdaLoss
-        with |ΔnDCG@k| weights (the paper's), LambdaRank, RankNet, or the
+        with ``|ΔnDCG@k|`` weights (the paper's), LambdaRank, RankNet, or the
         squared error to the targets. Same setting as ``criterion__kind``.
     ndcg_k : int, default=50
-        Cutoff of the |ΔnDCG@k| weights (``criterion__k``) and of the dev
+        Cutoff of the ``|ΔnDCG@k|`` weights (``criterion__k``) and of the dev
         attention nDCG; 50 covers MIG's whole top-50 list (chosen on dev:
-        docs/evidence.md).
+        docs/benchmarks/evidence.md, section "Ablation and low-data curve").
     sigma : float, default=1.0
         Scale of the pairwise logistic (``criterion__sigma``).
     labels_per_doc, max_relevant, n_negatives : int, default=16, 32, 32
@@ -99,6 +99,7 @@ class AttentionPlanter(PlantNetBase):
     warmup : float, default=0.1
         Share of the steps with a linear warmup.
     max_epochs : int, default=10
+        Stage 1 epoch budget.
     batch_size : int, default=16
         Documents per batch (batches are bucketed by length).
     validation_fraction : float, default=0.1
@@ -109,6 +110,7 @@ class AttentionPlanter(PlantNetBase):
         as Stage 1 targets, ranked above their MIG tokens (0: only labels
         never seen in training). See :mod:`xplant.neural._describe`.
     random_state : int, default=0
+        Seed of the dev split, the sampling and the initial weights.
     n_jobs : int or None
         torch threads inside ``fit`` (restored after it).
     strategy : "skorch", "deepspeed" or DeepSpeedStrategy, default="skorch"
@@ -286,6 +288,7 @@ class AttentionPlanter(PlantNetBase):
             and synonyms. Without it (and without synonyms) the planting is
             exactly the plain one.
         label_synonyms : sequence of list of str of length n_labels, optional
+            Each label's synonyms, planted like its description.
         label_parents : sequence of list of str of length n_labels, optional
             A label left without any target starts from the mean planted
             query of the labels sharing its nearest labelled ancestor.
@@ -390,7 +393,9 @@ class AttentionPlanter(PlantNetBase):
         Parameters
         ----------
         X : token corpus or list of str, length n
+            The documents.
         labels : array-like of int of shape (m,)
+            The label columns whose scores are returned.
 
         Returns
         -------
@@ -442,6 +447,11 @@ class AttentionPlanter(PlantNetBase):
 
 def load_planting(path):
     """Read a planting saved by :meth:`AttentionPlanter.save_planting`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder that ``save_planting`` wrote.
 
     Returns
     -------

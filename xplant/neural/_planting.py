@@ -4,8 +4,8 @@ A mixin of :class:`~xplant.neural.PlantClassifier`: ``_plant`` fits an
 :class:`AttentionPlanter` (or loads a saved planting) and copies its
 encoder and label attention into the Stage 2 network; ``_train_dataset``
 builds the Stage 2 items, with the planter's ranking items when
-``stage1_weight`` > 0 (docs/evidence.md) and with shortlist
-candidates when there is a shortlist (docs/shortlist.md).
+``stage1_weight`` > 0 (docs/guide/classifier.md) and with shortlist
+candidates when there is a shortlist (docs/guide/shortlist-fusion.md).
 """
 
 import os

@@ -28,7 +28,7 @@ def zero_shot_sections(models, source="results.json"):
     ----------
     models : list of dict
         ``results["models"]``; a row's ``zero_shot`` record is written by
-        ``xplant run`` (schema in ``docs/evidence.md``).
+        ``xplant run`` (schema in docs/guide/cli.md, section "The run folder").
     source : str
         Names the file in error messages.
 
