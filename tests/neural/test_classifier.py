@@ -35,11 +35,16 @@ def test_predict_top_k_matches_dense_ranking(fitted):
     np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-6)
 
 
-def test_predict_uses_dev_chosen_k(fitted):
+def test_predict_uses_the_dev_chosen_rule(fitted):
+    from xplant.metrics import apply_rule
     clf, texts, _ = fitted
     pred = clf.predict(texts[:5])
-    assert sp.issparse(pred)
-    assert (np.asarray(pred.sum(1)).ravel() == clf.k_).all()
+    assert sp.issparse(pred) and clf.decision_ == clf.dev_choices_["decision"]["value"]
+    if clf.decision_ == "top_k":
+        assert (np.asarray(pred.sum(1)).ravel() == clf.k_).all()
+    else:
+        want = apply_rule(clf.predict_proba(texts[:5]), clf._rule())
+        np.testing.assert_array_equal(pred.toarray(), want.toarray())
 
 
 def test_fitted_attributes(fitted):

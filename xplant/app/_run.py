@@ -1,7 +1,7 @@
 """The main job: PLANT against its baselines on CodiEsp, train -> dev -> test.
 
 Every model is fitted on the official training split, anything that needs
-choosing (epochs by early stopping, the decision rule's k and threshold) is
+choosing (epochs by early stopping, the decision rule and its k or thresholds) is
 chosen on the official dev split, and the test split is scored once. Each
 model runs in its own child process, so its fit time and peak memory are
 its own.
@@ -24,6 +24,7 @@ from .._labels import label_frequency
 from .._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
 from .._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
+from ._tables import rule_label
 
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
@@ -390,6 +391,11 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
 def evaluate_row(name, out, splits):
     """One row of a results table: the decision rule on dev, the metrics on test.
 
+    The rule is :func:`xplant.metrics.choose_rule`'s (top-k, a global
+    threshold or per-label thresholds, by cross-fitted dev micro-F1); F1
+    is reported under it, and ``micro_F1_top_k``, ``micro_F1_threshold``
+    (and their macro twins) give the two simpler rules' test F1 beside it.
+
     Parameters
     ----------
     name : str
@@ -406,26 +412,34 @@ def evaluate_row(name, out, splits):
     -------
     entry : dict
         The row of ``results.json``: name, settings, seconds, ``"metrics"``
-        (fractions), ``"k"``, ``"threshold"`` and ``out["info"]``.
+        (fractions), ``"rule"``, ``"k"``, ``"threshold"``, ``"decision"``,
+        ``"decision_choice"`` and ``out["info"]``.
     per_label : dict
-        :func:`xplant.metrics.per_label_scores` of its top-k predictions.
+        :func:`xplant.metrics.per_label_scores` of its predictions under the rule.
     """
     from .. import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     freq = label_frequency(tr.Y)
     rule = out.get("rule") or metrics.choose_rule(dv.Y, out["dev_scores"])
     k, th = rule["k"], rule["threshold"]
-    y_pred = metrics.top_k_decision(out["test_scores"], k)
+    y_pred = metrics.apply_rule(out["test_scores"], rule)
     rep = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred, label_frequency=freq,
                               n_train_documents=tr.Y.shape[0])
-    y_th = metrics.threshold_decision(out["test_scores"], th)
-    rep["micro_F1_threshold"] = float(metrics.f1_score(te.Y, y_th, average="micro"))
-    rep["macro_F1_threshold"] = float(metrics.f1_score(te.Y, y_th, average="per_label",
-                                                       labels="present"))
+    for other in ("top_k", "threshold"):      # beside it: F1 of the simpler rules
+        y_other = y_pred if other == rule["rule"] else \
+            metrics.apply_rule(out["test_scores"], dict(rule, rule=other))
+        rep[f"micro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="micro"))
+        rep[f"macro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="per_label",
+                                                          labels="present"))
     per = metrics.per_label_scores(te.Y, y_pred)
+    from .._saved import decision_record
+    choice = rule.get("choices", {}).get("decision")
     return {"name": name, "params": out["params"], "fit_seconds": out["fit_seconds"],
             "predict_seconds": out["predict_seconds"], "peak_rss_mb": out["peak_rss_mb"],
-            "metrics": rep, "k": int(k), "threshold": float(th), **out["info"]}, per
+            "metrics": rep, "rule": rule["rule"], "k": int(k), "threshold": float(th),
+            "decision": decision_record(rule),
+            "decision_choice": None if choice is None else choice.to_dict(),
+            **out["info"]}, per
 
 
 def _model_folder(name):
@@ -536,8 +550,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
     script. Every model is fitted (in a child process when ``isolate``, so its
     fit time and peak RSS are its own) on the same splits; anything chosen
-    (a grid in ``spec["grid"]``, epochs by early stopping, the top-k and
-    threshold decision rules) is chosen on dev; metrics come from
+    (a grid in ``spec["grid"]``, epochs by early stopping, the decision
+    rule and its k or thresholds) is chosen on dev; metrics come from
     :func:`xplant.metrics.xmtc_report` on test. Once the SVM row has been
     fitted and saved, the later neural rows take its model, frozen, as
     their shortlist (:func:`xplant.app._fused.frozen_shortlist`).
@@ -668,10 +682,11 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             results["models"].append(ventry)
             per_label_f1[vname] = vper.f1
             _write_part(out_dir, _model_folder(vname), key, ventry, vper)
-            log(f"{vname}: (same fit) MAP {100 * ventry['metrics']['MAP']:.1f}")
+            log(f"{vname}: (same fit) MAP {100 * ventry['metrics']['MAP']:.1f}, decision rule "
+                f"{rule_label(ventry)}")
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
-            f"{100 * entry['metrics']['MAP']:.1f}")
+            f"{100 * entry['metrics']['MAP']:.1f}, decision rule {rule_label(entry)}")
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results

@@ -5,7 +5,8 @@ A saved model is a folder:
 - ``config.json``: the format tag, the kind of model, each step's
   parameters, the label names, the TF-IDF vocabulary (one term per feature
   column, in column order) and, when the caller chose one on dev, the
-  decision rule;
+  decision rule (per-label thresholds as a list aligned with the label
+  names);
 - ``arrays.safetensors``: the numbers (IDF weights, the pruned sparse
   weight matrix in CSR parts, intercepts, label frequencies), read with
   ``safetensors.numpy``;
@@ -227,10 +228,11 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     path : str or Path
         Folder to create.
     decision : dict or None, default=None
-        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold",
-        "k": int, "threshold": float}`` (the threshold on the
-        ``predict_proba`` scale where the model has it, else on decision
-        values); ``xplant predict`` applies it.
+        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold" |
+        "per_label_threshold", "k": int, "threshold": float, "thresholds":
+        one per label or None}`` (:func:`xplant.metrics.check_rule`; the
+        thresholds on the ``predict_proba`` scale where the model has it,
+        else on decision values); ``xplant predict`` applies it.
         None: the estimator's own default rule.
     overwrite : bool, default=False
         Replace an existing folder.
@@ -245,6 +247,9 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         For an estimator that cannot be stored without pickle (another
         class, a callable parameter such as a custom tokenizer); the message
         lists the kinds that can.
+    ValueError
+        For an invalid ``decision`` (:func:`xplant.metrics.check_rule`; per-label
+        thresholds of another length than the labels).
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
@@ -267,11 +272,14 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
     if decision is not None:
-        decision = {"rule": str(decision["rule"]), "k": int(decision["k"]),
-                    "threshold": float(decision["threshold"])}
-        if decision["rule"] not in ("top_k", "threshold"):
-            raise ValueError("decision['rule'] must be 'top_k' or 'threshold'; "
-                             f"got {decision['rule']!r}")
+        from ..metrics import check_rule
+        classes = getattr(steps[-1][1], "classes_", None)
+        rule = check_rule(decision, None if classes is None else len(classes))
+        decision = {"rule": rule["rule"], "k": rule["k"], "threshold": rule["threshold"]}
+        if rule["thresholds"] is not None:      # float64 in JSON: repr round-trips exactly
+            if not np.isfinite(rule["thresholds"]).all():
+                raise ValueError("decision['thresholds'] must be finite to be saved")
+            decision["thresholds"] = rule["thresholds"].tolist()
     from .._files import atomic_folder
     with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
         arrays, described = {}, []

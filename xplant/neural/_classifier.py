@@ -15,6 +15,7 @@ from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from .._labels import label_frequency, label_prior
 from ..fusion._fuse import check_fusion
 from ..fusion._shortlist import check_n_candidates, check_shortlist
+from ..metrics import DECISION_RULES
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
@@ -158,9 +159,13 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         α of the final score α·σ(a·s + b) + (1 − α)·σ(z) of the shortlist's
         score s and the network's logit z; "dev" chooses α in {0, 0.1, ...,
         1} and the calibration (a, b) on dev.
-    decision : {"top_k", "threshold"}, default="top_k"
-        The rule of ``predict``; k (up to ``decision__max_k``) and the
-        threshold are chosen on dev.
+    decision : {"dev", "top_k", "threshold", "per_label_threshold"}, default="dev"
+        The rule of ``predict``. "dev" chooses among the three by
+        cross-fitted dev micro-F1 (:func:`xplant.metrics.choose_rule`); a
+        rule's name fixes it. Either way its parameters are fitted on dev:
+        k in 1..``decision__max_k``, the global threshold, or one threshold
+        per label (labels with fewer than 5 dev positives take the global
+        one).
     lr : float or None, default=None
         Stage 2 learning rate (AdamW), scaled per group by the unfreezing
         phases. None: :func:`default_lr`. ``optimizer__lr`` replaces it.
@@ -218,8 +223,17 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
     label_frequency_ : ndarray of int64 of shape (n_labels,)
         Training documents of each label, over the same rows (the order of
         non-candidate labels, and propensities for PSP@k scorers).
+    decision_ : str
+        The rule ``predict`` applies: "top_k", "threshold" or
+        "per_label_threshold" (``decision``, or the one chosen on dev).
     k_ : int
+        k of the top-k rule (fitted whatever the rule).
     threshold_ : float
+        The global threshold on the probability scale (fitted whatever the
+        rule; the per-label rule's fallback).
+    label_thresholds_ : ndarray of float64 of shape (n_labels,) or None
+        With the per-label rule: label l is predicted when its probability
+        is at least ``label_thresholds_[l]``; None under the other rules.
     best_epoch_ : int
     stage1_weight_ : float
         The weight Stage 2 trained with (``stage1_weight``, or the one
@@ -230,7 +244,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         ``epochs``. Saved and loaded with the model.
     dev_choices_ : dict of str to dict
         Every choice ``fit`` made on dev, by name ("epoch", "stage1_weight",
-        "fusion", "logit_adjustment", "k", "threshold"), each the record of
+        "fusion", "logit_adjustment", "decision", "k", "threshold"), each the record of
         :class:`~xplant.model_selection.DevChoice` (value, criterion family,
         metric, every candidate's dev score, ``on_dev``). Without labelled
         dev data every choice takes its fallback (``on_dev`` False) and the
@@ -274,7 +288,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
 
     def __init__(self, backbone="cnn", *, plant=True, planter=None, relevance=None,
                  stage1_weight="dev", shortlist=None, n_candidates=100, shortlist_cv=None,
-                 fusion="dev", decision="top_k", lr=None, max_epochs=30, batch_size=16,
+                 fusion="dev", decision="dev", lr=None, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="map", patience=6, random_state=0,
                  n_jobs=None, strategy="skorch", checkpoint_dir=None, **kwargs):
         kwargs = {"module": PlantNet, "criterion": PlantLoss, "optimizer": torch.optim.AdamW,
@@ -423,7 +437,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
                     low=1, none_ok=True)
         check_param("criterion__gamma", crit["gamma"], low=0)
         check_param("criterion__label_smoothing", crit["label_smoothing"], low=0, high=0.5)
-        check_param("decision", self.decision, allowed=("top_k", "threshold"))
+        check_param("decision", self.decision, allowed=("dev",) + DECISION_RULES)
         decision = decision_settings(self)
         check_param("decision__max_k", decision["max_k"], kind=numbers.Integral, low=1)
         check_logit_adjustment(decision["logit_adjustment"])
@@ -659,29 +673,36 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
                              fallback=len(self.history), has_dev=has_dev, warn=False)
 
     def _choose_decision(self, Y_train, dev_scores=None):
-        """k of the top-k rule and the global threshold, each a
-        :func:`~xplant.model_selection.choose_on_dev` decision choice (dev
-        micro-F1). Without labelled dev data: k the mean training labels per
-        document, the threshold 0.5, with a ``NoDevDataWarning``."""
+        """The decision rule and its parameters, by :func:`xplant.metrics.choose_rule`:
+        with ``decision="dev"`` the rule is a
+        :func:`~xplant.model_selection.choose_on_dev` decision choice
+        (cross-fitted dev micro-F1), else the fixed one; k and the global
+        threshold are fitted on dev either way. Without labelled dev data:
+        the rule ``decision`` names (top-k for "dev"), k the mean training
+        labels per document, the threshold 0.5 (each label's too), with the
+        fit's one ``NoDevDataWarning``."""
         from .. import metrics
         from ._settings import decision_settings
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
+        rules = DECISION_RULES if self.decision == "dev" else (self.decision,)
+        mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
+        fallback = {"rule": rules[0], "k": min(mean, self.n_labels_), "threshold": 0.5,
+                    "thresholds": np.full(self.n_labels_, 0.5)}
+        scores = None
         if has_dev:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-            max_k = int(decision_settings(self)["max_k"])
-            k = metrics.select_k(self.dev_Y_, scores, ks=range(1, max_k + 1),
-                                 return_choice=True)
-            threshold = metrics.select_threshold(self.dev_Y_, scores, return_choice=True)
-        else:
-            from ..model_selection import choose_on_dev
-            mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
-            k = choose_on_dev("k", [mean], None, family="decision", criterion="micro_f1",
-                              fallback=mean, has_dev=False, warn=False)
-            threshold = choose_on_dev("threshold", [0.5], None, family="decision",
-                                      criterion="micro_f1", fallback=0.5, has_dev=False,
-                                      warn=False)
-        self.k_, self.threshold_ = int(k.value), float(threshold.value)
-        self.dev_choices_["k"], self.dev_choices_["threshold"] = k.to_dict(), threshold.to_dict()
+        rule = metrics.choose_rule(self.dev_Y_ if has_dev else None, scores,
+                                   int(decision_settings(self)["max_k"]), rules=rules,
+                                   fallback=fallback, warn=False)
+        self.decision_, self.k_, self.threshold_ = rule["rule"], rule["k"], rule["threshold"]
+        self.label_thresholds_ = rule["thresholds"]
+        self.dev_choices_.update({n: c.to_dict() for n, c in rule["choices"].items()})
+
+    def _rule(self):
+        """The fitted rule as :func:`xplant.metrics.apply_rule` reads it."""
+        return {"rule": getattr(self, "decision_", self.decision), "k": self.k_,
+                "threshold": self.threshold_,
+                "thresholds": getattr(self, "label_thresholds_", None)}
 
     # -- persistence -------------------------------------------------------------
     def save(self, path, *, overwrite=False):

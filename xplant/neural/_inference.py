@@ -266,10 +266,12 @@ class InferenceMixin:
         return out
 
     def predict(self, X):
-        """0/1 predictions by the dev-chosen rule (top-``k_`` or ``threshold_``).
+        """0/1 predictions by the fitted rule ``decision_``.
 
         The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
-        the scores that break ties of saturated probabilities.
+        the scores that break ties of saturated probabilities; the threshold
+        rules compare :meth:`predict_proba` with ``threshold_`` or
+        ``label_thresholds_`` (:func:`xplant.metrics.apply_rule`).
 
         Parameters
         ----------
@@ -285,9 +287,11 @@ class InferenceMixin:
             ``Y``, ``y``'s values for a 1-D ``y``.
         """
         from .. import metrics
-        if self.decision == "top_k":
+        check_is_fitted(self, "module_")
+        rule = self._rule()
+        if rule["rule"] == "top_k":
             top = self.predict_top_k(X, self.k_)[0]
             P = metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
         else:
-            P = metrics.threshold_decision(self._proba(X), self.threshold_)
+            P = metrics.apply_rule(self._proba(X), rule)
         return as_prediction_form(P, getattr(self, "prediction_form_", None))
