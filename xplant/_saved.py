@@ -42,6 +42,7 @@ def load_saved(path):
         When ``config.json`` names no xplant format, or ``path`` is a part
         of a saved model (the shortlist inside a PLANT folder).
     """
+    from . import unseen  # noqa: F401  (registers DescriptionRanker's saved kind)
     from .linear._io import LINEAR_FORMAT, load_linear, read_config
     path = Path(path)
     if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder

@@ -438,7 +438,7 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
     with pytest.raises(ValueError, match="stage1_weight"):
         small(stage1_weight=-1.0).fit(texts, Y)
     # without a fitted planter (plant=False), the TF ablation still ranks by TF
-    from xplant.neural._planter import tf_relevance
+    from xplant.neural._stage1 import tf_relevance
     tf = small(max_epochs=1, plant=False, stage1_weight=0.5).set_params(planter__target="tf")
     tf.fit(texts, Y)
     docs = tf.relevance_.transform(texts).docs

@@ -180,7 +180,7 @@ def test_a_corrupt_weights_file_names_the_file(saved_kinds, kind, how, tmp_path)
 def test_a_corrupt_checkpoint_and_planting_name_the_file(tmp_path):
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
-    from xplant.neural._planter import load_planting
+    from xplant.neural._stage1 import load_planting
     (tmp_path / "p").mkdir()
     save_file({"w": torch.zeros(40)}, str(tmp_path / "p" / "planted.safetensors"))
     (tmp_path / "p" / "planting.json").write_text("{}")

@@ -254,7 +254,7 @@ def add_zero_shot(out, model, dev, test, train):
     """Each row's zero-shot record into ``out["info"]`` and its variants', in the fit's process.
 
     A row without a decision rule yet (the fused rows of a shortlisted fit)
-    gets it here, chosen on dev as :func:`xplant.app._run._evaluate` would, so
+    gets it here, chosen on dev as :func:`xplant.app.evaluate_row` would, so
     the listed predictions are those of the row's own rule. A failure is
     recorded as ``zero_shot_error`` (the report says so); the scores stand.
     """

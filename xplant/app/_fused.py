@@ -57,6 +57,19 @@ def shortlist_params(params, row, dataset):
     linear shortlist); ``shortlist=None`` turns it off, and then no
     ``n_candidates`` is added. Other rows (the description ranker, the
     linear and tree rows) are left as given.
+
+    Parameters
+    ----------
+    params : dict or None
+        The row's parameters (``--set``, a spec).
+    row : Row
+        :func:`xplant.app.find_row`'s record of the row.
+    dataset : str or None
+        The job's dataset (``"codiesp"``, ``"eurlex57k"``, ...).
+
+    Returns
+    -------
+    dict
     """
     params = dict(params or {})
     if row.shortlisted and params.get("shortlist", True) and "n_candidates" not in params:
@@ -74,6 +87,20 @@ def row_scores(model, X):
     trained (α = 0, τ = 0) and ``"shortlist"`` the shortlist alone
     (α = 1); one pass of each model, two of the network when τ > 0. Any
     other model: its ``predict_proba`` or ``decision_function``, and None.
+
+    Parameters
+    ----------
+    model : fitted estimator or Pipeline
+        The fitted row.
+    X : list of str or sparse matrix
+        What the model reads: texts, or an XC dataset's feature vectors.
+        What the model reads.
+
+    Returns
+    -------
+    scores : ndarray of float64 of shape (n, L)
+    readings : dict or None
+        ``{"alone", "fused", "shortlist": (n, L) scores}`` of a shortlisted fit.
     """
     from .._saved import score_matrix
     final = model.steps[-1][1] if hasattr(model, "steps") else model

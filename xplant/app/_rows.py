@@ -86,6 +86,7 @@ def dataset_settings(params, row, dataset):
     params : dict or None
         The row's parameters (``--set``, a spec); a value given here wins.
     row : Row
+        The row (:func:`find_row`); only PLANT rows take the settings.
     dataset : str or None
         The job's dataset (``"codiesp"``, ``"eurlex57k"``, ``"user"``, ...).
 
@@ -173,7 +174,7 @@ def _neural(plant, **defaults):
 
 
 def _descriptions(params, **_):
-    from ..linear import DescriptionRanker
+    from ..unseen import DescriptionRanker
     return DescriptionRanker(**params)
 
 
@@ -234,6 +235,15 @@ def row_names():
 
 def find_row(name):
     """The row called ``name``: its short or display name, any letter case.
+
+    Parameters
+    ----------
+    name : str
+        A short name (``"svm"``) or display name (``"TF-IDF + SVM"``).
+
+    Returns
+    -------
+    Row
 
     Raises
     ------
@@ -312,8 +322,26 @@ def save_row(model, final, model_dir, rule, row=None):
     reproduces, ``<row> fused`` for a shortlisted neural fit
     (:func:`reproduced_row`).
 
-    Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
-    that cannot be stored without pickle (LibMultiLabel): its scores stand.
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        The fitted row.
+    final : estimator
+        Its last step (``model`` itself when it is no Pipeline).
+    model_dir : str or Path
+        The folder to write (replaced when it holds a model).
+    rule : dict or None
+        The dev-chosen decision rule (:func:`xplant.linear.save_linear`'s
+        ``decision``).
+    row : str or None
+        The row's name, recorded in ``row.json``; None writes no ``row.json``.
+
+    Returns
+    -------
+    dict
+        ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
+        that cannot be stored without pickle (LibMultiLabel): its scores
+        stand.
     """
     path = Path(model_dir)
     if hasattr(final, "save"):

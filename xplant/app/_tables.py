@@ -90,8 +90,11 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
         Entries with ``name``, ``metrics`` and, with ``resources``,
         ``fit_seconds``, ``predict_seconds``/``predict_docs_per_second`` and
         ``peak_rss_mb``.
-    columns : sequence of (key, header)
+    columns : sequence of tuple
+        The metric columns, ``(key, header)``: a key of ``metrics`` and its
+        header.
     resources : bool, default=True
+        Add the fit seconds, documents per second and peak RSS columns.
 
     Returns
     -------

@@ -13,6 +13,8 @@ from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from .._labels import label_frequency, label_prior
+from ..fusion._fuse import check_fusion
+from ..fusion._shortlist import check_n_candidates, check_shortlist
 from ..metrics import DECISION_RULES
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
@@ -21,13 +23,12 @@ from ._common import check_param, to_python, torch_state_restored
 from ._adjustment import check_logit_adjustment
 from ._data import Stage2Collate, TokenDataset
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK
-from ._fusion import FusionMixin
+from ._shortlisted import ShortlistMixin
 from ._inference import InferenceMixin
 from ._io import load_model, save_model, saved_kind
-from ._planter import AttentionPlanter
+from ._stage1 import AttentionPlanter
 from ._settings import CLASSIFIER_MODULE_DEFAULTS
-from ._planting import PlantingMixin
-from ._shortlist import check_fusion, check_n_candidates, check_shortlist
+from ._handoff import PlantingMixin
 from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet
@@ -108,7 +109,7 @@ def default_phases(backbone, lr):
 
 
 @saved_kind
-class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
+class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -355,7 +356,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     def get_split_datasets(self, X, y=None, **fit_params):
         """No skorch validation pass: with dev data, :class:`DevScoring` makes
         one pass over dev per epoch and records both the dev scores and
-        ``valid_loss`` (``FusionMixin._dev_scores``)."""
+        ``valid_loss`` (``ShortlistMixin._dev_scores``)."""
         return X, None
 
     def initialize_module(self):

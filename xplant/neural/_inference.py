@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._labels import as_prediction_form, as_score_form
 from ._common import encode
 from ._data import pad_batch, truncate
-from ._fusion import shortlist_texts
+from ._shortlisted import shortlist_texts
 
 
 class InferenceMixin:
@@ -66,19 +66,30 @@ class InferenceMixin:
         return truncate(encode(X, self.relevance_, self._max_length), self._max_length)
 
     def decision_function(self, X):
-        """Logits z − τ · log p (``logit_adjustment_``), shape (n_samples, n_labels), float32.
+        """The ranking score: logits, whose σ is :meth:`predict_proba`.
 
-        With a shortlist, the fused scores of :meth:`predict_proba` (fusion
-        is defined on probabilities). Shape (n_samples,) when fitted on a
-        1-D ``y`` (:func:`xplant._labels.as_score_form`).
+        Without a shortlist, PLANT's logits z − τ · log p
+        (``logit_adjustment_``), float32. With a shortlist, logit(p) of the
+        fused probability p of :meth:`predict_proba`
+        (:func:`xplant.fusion.logit`, float64; fusion is defined on
+        probabilities): strictly increasing in p, so it ranks the labels as
+        :meth:`predict_proba` does, ties included, and a probability that
+        saturates at 1.0 gets a finite logit above every other.
 
         Parameters
         ----------
         X : list of str or token corpus
             Raw documents, or the token corpus of the fitted MIGRelevance.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_labels)
+            Shape (n_samples,) when fitted on a 1-D ``y``
+            (:func:`xplant._labels.as_score_form`).
         """
         if getattr(self, "shortlist_", None) is not None:
-            return self._score_form(self._proba(X))
+            from ..fusion import logit
+            return self._score_form(logit(self._proba(X)))
         return self._score_form(self._logits(self._docs(X)))
 
     def _score_form(self, S, *, proba=False):

@@ -101,7 +101,7 @@ def saved_kind(cls):
 def _from_json(params):
     """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
     from ..relevance import MIGRelevance
-    from ._planter import AttentionPlanter
+    from ._stage1 import AttentionPlanter
     from .distributed._config import DeepSpeedStrategy
     known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance,
              "DeepSpeedStrategy": DeepSpeedStrategy}
@@ -151,7 +151,7 @@ def save_model(clf, path, *, overwrite=False):
         save_file(state, str(tmp / "model.safetensors"))
         save_relevance(clf.relevance_, tmp / "relevance")
         if getattr(clf, "shortlist_", None) is not None:
-            from ._fusion import save_shortlist
+            from ._shortlisted import save_shortlist
             save_shortlist(clf, tmp / "shortlist")
         import importlib.metadata as md
         config = {
@@ -344,6 +344,6 @@ def load_model(path):
     clf.module_.eval()
     clf.shortlist_ = clf.fusion_weight_ = None
     if (path / "shortlist").is_dir():
-        from ._fusion import load_shortlist
+        from ._shortlisted import load_shortlist
         load_shortlist(clf, path / "shortlist", set_param=True)
     return clf

@@ -11,10 +11,6 @@ the current ranking by s ("lambda", the paper's LambdaLoss form; Burges 2010,
 Wang et al. CIKM 2018), w = 1 ("ranknet"), or the authors' code
 ("lambdarank": σ = 0.5 and graded relevance). ``"mse"`` regresses scores on
 relevance scaled to [0, 1] (the paper's ablation).
-
-Stage 1 (the PLANT paper, arXiv 2410.23066; docs/design.md, section "Stage 1:
-planting attention by learning to rank"), for ranking items with scores
-s (N, C), graded relevance r (N, C) and a validity mask::
 """
 
 import math

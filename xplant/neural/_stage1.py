@@ -1,4 +1,4 @@
-"""AttentionPlanter: Stage 1 of PLANT, planting label-wise attention.
+"""Stage 1 of PLANT: AttentionPlanter plants label-wise attention by learning to rank.
 
 Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 2410.23066, §3.1.
@@ -294,7 +294,7 @@ class AttentionPlanter(PlantNetBase):
             query of the labels sharing its nearest labelled ancestor.
         parent_descriptions : dict of str to str, optional
             Accepted for a common signature with
-            :class:`~xplant.linear.DescriptionRanker`; not used for targets.
+            :class:`~xplant.unseen.DescriptionRanker`; not used for targets.
 
         Returns
         -------

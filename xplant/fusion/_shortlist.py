@@ -1,21 +1,14 @@
-"""Shortlist and fusion for PLANT's Stage 2 (plain functions).
+"""The shortlist: a cheap ranker that proposes each document's candidate labels.
 
 A cheap model (by default TF-IDF + a one-vs-rest squared-hinge SVM) ranks
 every label for a document; PLANT attends and scores only the top C of
-them, the *candidates*, and the final score of a candidate mixes the two
-models on one calibrated scale:
-
-    p = α · σ(a·s + b) + (1 − α) · σ(z),
-
-with s the shortlist's score, (a, b) its calibration (the plain sigmoid,
-or a logistic scaling fitted on dev candidates, whichever dev prefers),
-z PLANT's logit and α the fusion weight chosen on dev. The
-design follows the field's answer to large label spaces (AttentionXML,
-LightXML, XR-Transformer: a cheap ranker proposes, the neural model scores
-the proposals; XR-Transformer and PECOS combine neural and TF-IDF
-rankers). Labels outside a document's candidates score strictly below its
-lowest candidate, ordered by the shortlist where it ranked them, then by
-training frequency.
+them, the *candidates*. The design follows the field's answer to large
+label spaces (AttentionXML, LightXML, XR-Transformer: a cheap ranker
+proposes, the neural model scores the proposals). This module fits the
+shortlist (:func:`fit_shortlist`), ranks with it (:func:`rank_labels`,
+:func:`cross_fit_ranking`) and builds the training candidates
+(:func:`training_candidates`); the scores are fused in
+:mod:`xplant.fusion._fuse`.
 """
 
 import numbers
@@ -27,15 +20,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from .._labels import label_frequency
-from ._common import check_param
+from .._params import check_param
 
 #: C grid of ``shortlist="linear"``, chosen on dev MAP (1 is LibMultiLabel's
 #: default; 10 won on CodiEsp-D dev in the fusion probe of the shortlist issue).
 LINEAR_C_GRID = (1.0, 10.0)
-
-#: Fusion weights α tried by ``fusion="dev"``: 0 is PLANT alone on its
-#: candidates, 1 the shortlist alone.
-FUSION_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
 
 
 def _final_step(estimator):
@@ -111,15 +100,6 @@ def check_n_candidates(n_candidates, n_labels):
     return int(n_candidates)
 
 
-def check_fusion(fusion):
-    """Validate ``fusion``: ``"dev"`` or a float α in [0, 1] (:func:`check_param`)."""
-    if isinstance(fusion, str):
-        check_param("fusion", fusion, allowed=("dev",))
-        return fusion
-    check_param("fusion", fusion, low=0.0, high=1.0)
-    return float(fusion)
-
-
 def takes_sparse_targets(estimator):
     """True when ``estimator`` (a Pipeline: its last step) is known to read a sparse (n, L) target.
 
@@ -147,7 +127,38 @@ def fit_ranker(estimator, texts, Y):
 
 
 def rank_labels(model, texts, k):
-    """Top-``k`` labels of each text by a fitted shortlist: ((n, k) int64, (n, k) float64)."""
+    """Top-``k`` labels of each text by a fitted shortlist, best first.
+
+    The shortlist's own ``predict_top_k`` where it has one, else its
+    ``predict_proba`` or ``decision_function`` in row blocks
+    (:func:`xplant.linear.predict_top_k`: equal scores rank the lower label
+    index first).
+
+    Parameters
+    ----------
+    model : fitted estimator or Pipeline
+        The shortlist (:func:`fit_shortlist`'s model).
+    texts : list of str
+        What the shortlist reads: raw texts.
+    k : int
+        Labels per text; clipped to the number of labels.
+
+    Returns
+    -------
+    indices : ndarray of int64 of shape (n_samples, min(k, n_labels))
+        The labels, best first.
+    scores : ndarray of float64 of shape (n_samples, min(k, n_labels))
+        The shortlist's raw scores of those labels (its probabilities, or
+        decision values when it has no ``predict_proba``).
+
+    Examples
+    --------
+    >>> from xplant.linear import FrequencyPrior
+    >>> prior = FrequencyPrior().fit(np.zeros((3, 1)), np.array([[1, 0, 1], [0, 0, 1], [0, 1, 1]]))
+    >>> idx, s = rank_labels(prior, ["any text"], 2)
+    >>> idx.tolist(), s.round(3).tolist()
+    ([[2, 0]], [[1.0, 0.333]])
+    """
     from ..linear import predict_top_k
     return predict_top_k(model, texts, int(k))
 
@@ -198,8 +209,15 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
         a ``FrozenEstimator`` of a model fitted on the same training rows
         (returned unwrapped, not refitted).
     texts : list of str
+        The training texts.
     Y : sparse matrix of shape (n, L)
-    dev_texts, dev_Y : optional dev split
+        Their labels (CSR).
+    dev_texts, dev_Y : list of str and sparse matrix, optional
+        The dev split that chooses C for ``"linear"``.
+    n_jobs : int or None, default=None
+        Threads of the linear fits.
+    random_state : int, default=0
+        Seeds the linear solver.
 
     Returns
     -------
@@ -259,6 +277,21 @@ def cross_fit_ranking(model, texts, Y, k, *, cv=3, random_state=0):
     chosen on dev) fitted on the other folds, so that training candidates
     carry the mistakes that test candidates carry.
 
+    Parameters
+    ----------
+    model : estimator
+        The shortlist; only its parameters are used (each fold fits a clone).
+    texts : list of str
+        The training texts.
+    Y : sparse matrix of shape (n, L)
+        Their labels (CSR).
+    k : int
+        Labels ranked per text.
+    cv : int, default=3
+        Folds (``KFold``, shuffled).
+    random_state : int, default=0
+        Seeds the folds.
+
     Returns
     -------
     indices : ndarray of int64 of shape (n, k)
@@ -306,161 +339,3 @@ def training_candidates(ranking, positives, n_candidates):
         neg = row[~np.isin(row, gold)][:n_neg]
         out.append(np.concatenate([gold, neg]).astype(np.int64))
     return out
-
-
-def fit_calibration(scores, is_gold):
-    """A logistic calibration σ(a·s + b) of shortlist scores, fitted on dev candidates.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (m,)
-        Shortlist scores of dev (document, candidate) pairs.
-    is_gold : ndarray of bool of shape (m,)
-
-    Returns
-    -------
-    (a, b) : tuple of float
-        ``(1, 0)`` (plain sigmoid) when the pairs hold one class only or the
-        fitted slope is not positive, so the calibration never reverses the
-        shortlist's order.
-    """
-    from sklearn.linear_model import LogisticRegression
-    s = np.asarray(scores, dtype=np.float64).reshape(-1, 1)
-    y = np.asarray(is_gold, dtype=bool).ravel()
-    if y.all() or not y.any():
-        return 1.0, 0.0
-    lr = LogisticRegression(C=1e4, max_iter=1000).fit(s, y)
-    a, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
-    return (a, b) if a > 0 else (1.0, 0.0)
-
-
-def sigmoid(x):
-    """σ(x) = 1 / (1 + exp(−x)), float64, without overflow warnings."""
-    x = np.asarray(x, dtype=np.float64)
-    return np.exp(-np.logaddexp(0.0, -x))
-
-
-def fuse(p_short, p_net, alpha):
-    """α · p_short + (1 − α) · p_net (both calibrated probabilities, same shape)."""
-    return alpha * p_short + (1.0 - alpha) * p_net
-
-
-def tail_order(candidates, extra, label_frequency):
-    """Rank of each label among a row's non-candidates, for dense outputs.
-
-    Parameters
-    ----------
-    candidates : ndarray of int64 of shape (n, C)
-    extra : ndarray of int64 of shape (n, k) or None
-        The shortlist's ranking (best first); labels in it that are not
-        candidates come first, in its order.
-    label_frequency : ndarray of shape (L,)
-        Training frequency; the remaining labels follow by decreasing
-        frequency (ties: lower index first).
-
-    Returns
-    -------
-    rank : ndarray of int32 of shape (n, L)
-        0, 1, ... over each row's non-candidates; -1 at candidates. int32
-        (keys reach 2L) keeps the (n, L) arrays of a dense output at half
-        the memory of int64: about 0.1 GB each for the 6,000 EURLEX57K test
-        documents.
-    """
-    n, L = len(candidates), len(label_frequency)
-    by_freq = np.argsort(-np.asarray(label_frequency), kind="stable")
-    key = np.empty(L, dtype=np.int32)
-    key[by_freq] = np.arange(L) + L
-    keys = np.broadcast_to(key, (n, L)).copy()
-    rows = np.arange(n)[:, None]
-    if extra is not None and extra.size:
-        keys[rows, extra] = np.arange(extra.shape[1])[None, :]
-    keys[rows, candidates] = -1
-    order = np.argsort(keys, axis=1, kind="stable")
-    rank = np.empty_like(keys)
-    rank[rows, order] = np.arange(L)[None, :] - candidates.shape[1]
-    rank[rows, candidates] = -1
-    return rank
-
-
-#: Candidate probabilities below this are floored. σ underflows to 0 at
-#: the −1000 a linear model gives labels it never saw, and no probability
-#: lies strictly below 0. A candidate at position j (0-based, of C) of its
-#: row whose score is below the floor scores ``SCORE_FLOOR · (1 − (j + 1)/(C + 1))``:
-#: positive, below every unfloored candidate, in the shortlist's order. The
-#: tail then fits strictly below the lowest candidate, and every score stays
-#: a normal float32 (at least 1e-20 / ((C + 1)(L + 1))) for C, L up to 10⁶.
-SCORE_FLOOR = 1e-20
-
-
-def _floor(cand_scores):
-    s = np.asarray(cand_scores, dtype=np.float64)
-    C = s.shape[1]
-    step = SCORE_FLOOR * (1.0 - np.arange(1, C + 1) / (C + 1.0))
-    return np.where(s < SCORE_FLOOR, step[None, :], s)
-
-
-def dense_scores(candidates, cand_scores, rank):
-    """(n, L) scores: candidates keep theirs, the rest fall strictly below each row's lowest.
-
-    ``cand_scores`` (n, C) are probabilities in [0, 1], in the
-    shortlist's order; those below :data:`SCORE_FLOOR` are floored as it
-    says. A non-candidate of tail rank r
-    (from :func:`tail_order`) scores ``low · (1 − (r + 1)/(L + 1))`` below
-    its row's lowest candidate score ``low``, so its order is kept, no
-    non-candidate ties or passes a candidate, and every score stays in
-    [0, 1].
-
-    Examples
-    --------
-    >>> cand = np.array([[2, 0]]); s = np.array([[0.9, 0.5]])
-    >>> rank = tail_order(cand, None, np.array([1, 5, 3, 0]))
-    >>> out = dense_scores(cand, s, rank)
-    >>> np.argsort(-out[0]).tolist(), bool(out[0, 1] < 0.5)
-    ([2, 0, 1, 3], True)
-    """
-    n, L = rank.shape
-    cand_scores = _floor(cand_scores)
-    low = cand_scores.min(1, keepdims=True)
-    out = low * (1.0 - (rank.astype(np.float64) + 1.0) / (L + 1.0))
-    out[np.arange(n)[:, None], candidates] = cand_scores
-    return out
-
-
-def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
-    """Top-``k`` labels and scores of each row without an (n, L) matrix.
-
-    Candidates come first by score; for ``k`` > C the rest follow the
-    shortlist's extra ranking, then training frequency, with scores below
-    the row's lowest candidate as in :func:`dense_scores` (the same
-    :data:`SCORE_FLOOR`, so the scores equal that function's).
-
-    Returns
-    -------
-    indices : ndarray of int64 of shape (n, k)
-    scores : ndarray of float64 of shape (n, k)
-    """
-    cand_scores = _floor(cand_scores)
-    n, C = cand_scores.shape
-    L = len(label_frequency)
-    order = np.argsort(-cand_scores, axis=1, kind="stable")
-    idx = np.take_along_axis(candidates, order, 1)
-    sc = np.take_along_axis(cand_scores, order, 1)
-    if k <= C:
-        return idx[:, :k].astype(np.int64), sc[:, :k]
-    by_freq = np.argsort(-np.asarray(label_frequency), kind="stable")
-    ind = np.empty((n, k), dtype=np.int64)
-    out = np.empty((n, k), dtype=np.float64)
-    for i in range(n):
-        seen = set(idx[i].tolist())
-        tail = []
-        for lab in (list(extra[i]) if extra is not None else []) + list(by_freq):
-            if len(tail) == k - C:
-                break
-            if lab not in seen:
-                seen.add(lab)
-                tail.append(lab)
-        low = sc[i, -1]
-        r = np.arange(1, len(tail) + 1, dtype=np.float64)
-        ind[i] = np.concatenate([idx[i], tail])
-        out[i] = np.concatenate([sc[i], low * (1 - r / (L + 1))])
-    return ind, out

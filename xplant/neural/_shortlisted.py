@@ -1,5 +1,7 @@
-"""PlantClassifier's shortlist and fusion methods (see ``_shortlist.py`` for the functions).
+"""PlantClassifier with a shortlist: its Stage 2 on candidates and its fused scores.
 
+The mixin of :class:`~xplant.neural.PlantClassifier` that calls
+:mod:`xplant.fusion` (the shortlist functions and the one fusion formula).
 Kept apart from ``_classifier.py`` so that the Stage 2 estimator stays
 readable: fitting the shortlist, scoring dev each epoch (PLANT alone for
 early stopping, the best fusion recorded), choosing α, the calibration and
@@ -11,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._shortlist import (FUSION_GRID, _final_step, check_fusion, cross_fit_ranking,
-                         dense_scores, fit_calibration, fit_shortlist, fuse, is_frozen,
-                         rank_labels, sigmoid, tail_order, top_k_from_candidates,
-                         training_candidates)
+from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, cross_fit_ranking,
+                      dense_scores, fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid,
+                      tail_factor, tail_order, top_k_from_candidates, training_candidates)
+from ..fusion._fuse import check_fusion
+from ..fusion._shortlist import _final_step, is_frozen
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -79,6 +82,7 @@ def load_shortlist(clf, folder, *, set_param=False):
         When ``fusion.json`` is missing or does not fit the model.
     """
     from sklearn.base import clone
+    from .. import unseen  # noqa: F401  (a DescriptionRanker shortlist: registers its kind)
     from ..linear import load_linear
     folder = Path(folder)
     meta_file = folder / "fusion.json"
@@ -110,8 +114,8 @@ def load_shortlist(clf, folder, *, set_param=False):
     return clf
 
 
-class FusionMixin:
-    """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier`."""
+class ShortlistMixin:
+    """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier` (:mod:`xplant.fusion`)."""
 
     def _uses_candidates(self):
         return getattr(self, "shortlist_", None) is not None and self.n_candidates_ < self.n_labels_
@@ -216,8 +220,7 @@ class FusionMixin:
         idx, s = rank_labels(self.shortlist_, texts, k)
         s = s[:, :C]
         if not raw:
-            a, b = self.shortlist_calibration_
-            s = sigmoid(a * s + b)
+            s = calibrate(s, self.shortlist_calibration_)
         return idx[:, :C], s, idx[:, C:]
 
     def _net_candidate_logits(self, docs, candidates, tau=None):
@@ -232,11 +235,27 @@ class FusionMixin:
             out[idx] = z.numpy()
         return out
 
-    def _fused_candidates(self, docs, texts, *, k_tail=False, top=None):
-        """(candidates, fused scores (n, C) float64, extra ranking) at ``fusion_weight_``."""
-        cand, p_short, extra = self._shortlist_view(texts, full_tail=k_tail, top=top)
-        p_net = sigmoid(self._net_candidate_logits(docs, cand))
-        return cand, fuse(p_short, p_net, self.fusion_weight_), extra
+    def _fused(self, short, net, alpha, cand, factor=None):
+        """The fused score α · g(s) + (1 − α) · σ(z) by :func:`xplant.fusion.fuse`.
+
+        ``short`` and ``net`` are the shortlist's and the network's
+        :class:`~xplant.fusion.Source` as ``(scores, calibration)`` pairs of
+        the candidates ``cand`` (n, C). Returns the (n, L) scores, the tail
+        below each row's candidates at ``factor`` (:func:`~xplant.fusion.tail_factor`),
+        or without ``factor`` the candidates' (n, C) scores. Both are floored
+        at :data:`~xplant.fusion.SCORE_FLOOR`.
+        """
+        sources = [Source(short[0], alpha, short[1], cand),
+                   Source(net[0], 1.0 - alpha, net[1], cand)]
+        if factor is None:
+            return fuse(sources, min_score=SCORE_FLOOR)
+        return fuse(sources, n_labels=self.n_labels_, floor="rest", floor_factor=factor,
+                    min_score=SCORE_FLOOR)
+
+    def _fused_candidates(self, docs, texts, *, k_tail=False, top=None, tau=None):
+        """(candidates, their raw shortlist scores, network logits at ``tau``, extra ranking)."""
+        cand, s, extra = self._shortlist_view(texts, full_tail=k_tail, top=top, raw=True)
+        return cand, s, self._net_candidate_logits(docs, cand, tau=tau), extra
 
     def _dev_scores(self):
         """Dev scores for early stopping and the dev loss, from one pass over dev.
@@ -314,13 +333,14 @@ class FusionMixin:
         from ._callbacks import score_by_name
         fixed = check_fusion(self.fusion)
         grid = FUSION_GRID if fixed == "dev" else (fixed,)
-        calibrated = {(float(a), float(b)): sigmoid(a * s + b) for a, b in self.calibrations_}
+        calibrated = {(float(a), float(b)): calibrate(s, (a, b)) for a, b in self.calibrations_}
         pairs = [(float(alpha), ab) for ab in calibrated for alpha in grid]
+        factor = tail_factor(rank)
 
         def score(pair):
             alpha, ab = pair
-            fused = fuse(calibrated[ab], p_net, alpha)
-            return score_by_name(self.scoring, self.dev_Y_, dense_scores(cand, fused, rank))
+            fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand, factor)
+            return score_by_name(self.scoring, self.dev_Y_, fused)
 
         return choose_on_dev("fusion", pairs, score, family="ranking", criterion=self.scoring,
                              fallback=None)
@@ -357,13 +377,12 @@ class FusionMixin:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
                 choice = self._best_fusion(s, sigmoid(z), cand, rank)
-                a, b = choice.value[1]
-                p_short, lp = sigmoid(a * s + b), log_p[cand]
-                alpha = choice.value[0]
+                p_short, lp = calibrate(s, choice.value[1]), log_p[cand]
+                alpha, factor = choice.value[0], tail_factor(rank)
 
                 def scores_at(t):
-                    p_net = sigmoid(adjust_logits(z, lp, t))
-                    return dense_scores(cand, fuse(p_short, p_net, alpha), rank)
+                    net = (adjust_logits(z, lp, t), (1.0, 0.0))
+                    return self._fused((p_short, None), net, alpha, cand, factor)
             else:
                 fixed = check_fusion(self.fusion)
                 choice = choose_on_dev("fusion", [None], None, family="ranking",
@@ -396,8 +415,10 @@ class FusionMixin:
 
     def _fused_dense(self, docs, texts):
         """(n, L) fused scores; non-candidates strictly below each row's candidates."""
-        cand, fused, extra = self._fused_candidates(docs, texts, k_tail=True)
-        return dense_scores(cand, fused, tail_order(cand, extra, self.label_frequency_))
+        cand, s, z, extra = self._fused_candidates(docs, texts, k_tail=True)
+        factor = tail_factor(tail_order(cand, extra, self.label_frequency_))
+        return self._fused((s, self.shortlist_calibration_), (z, (1.0, 0.0)),
+                           self.fusion_weight_, cand, factor)
 
     def fusion_scores(self, X, alphas, *, logit_adjustment=None):
         """(n, L) scores of ``X`` at several fusion weights, from one pass of each model.
@@ -432,6 +453,50 @@ class FusionMixin:
         from ._common import check_param
         for a in alphas:
             check_param("each of alphas", a, low=0.0, high=1.0)
+        src = self.fusion_sources(X, logit_adjustment=logit_adjustment)
+        cand, factor = src["candidates"], tail_factor(src["tail_rank"])
+        p_short = calibrate(src["shortlist"], src["calibration"])
+        p_net = sigmoid(src["network"])
+        return {float(a): self._fused((p_short, None), (p_net, None), float(a), cand, factor)
+                for a in alphas}
+
+    def fusion_sources(self, X, *, logit_adjustment=None):
+        """The two sources of the fused score of ``X``, and the tail order, from one pass each.
+
+        What :meth:`fusion_scores` and ``predict_proba`` mix with
+        :func:`xplant.fusion.fuse`, for other fusions of the same fit (per
+        label weights, other calibrations): the fused score of a candidate
+        is ``α · σ(a · shortlist + b) + (1 − α) · σ(network)``, and every
+        other label falls below the candidates by its ``tail_rank``
+        (:func:`xplant.fusion.tail_factor`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
+        logit_adjustment : float >= 0 or None, default=None
+            τ of the network's logits; None: the fitted ``logit_adjustment_``.
+
+        Returns
+        -------
+        dict
+            ``"candidates"`` (n, C) int64, each row's candidates in the
+            shortlist's order; ``"shortlist"`` (n, C) float64, their raw
+            shortlist scores; ``"calibration"`` (a, b), the fitted
+            ``shortlist_calibration_``; ``"network"`` (n, C) float32, the
+            network's logits at the candidates, adjusted by τ;
+            ``"tail_rank"`` (n, L) int32, :func:`xplant.fusion.tail_order`
+            of the labels outside the candidates; ``"fusion_weight"``, the
+            fitted α.
+
+        Raises
+        ------
+        ValueError
+            When the classifier has no shortlist, or ``logit_adjustment``
+            is not None or a number >= 0.
+        """
+        if getattr(self, "shortlist_", None) is None:
+            raise ValueError("fusion_sources needs a PlantClassifier fitted with a shortlist")
         if logit_adjustment is not None:
             from ._adjustment import check_logit_adjustment
             if isinstance(logit_adjustment, str):
@@ -440,14 +505,15 @@ class FusionMixin:
             logit_adjustment = check_logit_adjustment(logit_adjustment)
         docs = self._docs(X)
         texts = shortlist_texts(X, docs, self.relevance_)
-        cand, p_short, extra = self._shortlist_view(texts, full_tail=True)
-        p_net = sigmoid(self._net_candidate_logits(docs, cand, tau=logit_adjustment))
-        rank = tail_order(cand, extra, self.label_frequency_)
-        return {float(a): dense_scores(cand, fuse(p_short, p_net, float(a)), rank)
-                for a in alphas}
+        cand, s, z, extra = self._fused_candidates(docs, texts, k_tail=True, tau=logit_adjustment)
+        return {"candidates": cand, "shortlist": s, "calibration": self.shortlist_calibration_,
+                "network": z, "tail_rank": tail_order(cand, extra, self.label_frequency_),
+                "fusion_weight": self.fusion_weight_}
 
     def _fused_top_k(self, docs, texts, k):
         # the shortlist ranks k labels, not L: its first k are all a top-k reads
-        cand, fused, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_,
-                                                    top=k)
+        cand, s, z, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_,
+                                                   top=k)
+        fused = self._fused((s, self.shortlist_calibration_), (z, (1.0, 0.0)),
+                            self.fusion_weight_, cand)
         return top_k_from_candidates(cand, fused, extra, self.label_frequency_, k)

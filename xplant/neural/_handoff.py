@@ -1,6 +1,7 @@
-"""PlantClassifier's Stage 1 parts: running the planter, and keeping its loss in Stage 2.
+"""The Stage 1 → Stage 2 hand-off: PlantClassifier runs its planter and starts from it.
 
-A mixin of :class:`~xplant.neural.PlantClassifier`: ``_plant`` fits an
+Stage 1 itself (:class:`AttentionPlanter`) is ``_stage1.py``; Stage 2
+(:class:`PlantClassifier`) is ``_classifier.py``. A mixin of :class:`~xplant.neural.PlantClassifier`: ``_plant`` fits an
 :class:`AttentionPlanter` (or loads a saved planting) and copies its
 encoder and label attention into the Stage 2 network; ``_train_dataset``
 builds the Stage 2 items, with the planter's ranking items when
@@ -14,7 +15,7 @@ from sklearn.base import clone
 
 from ._settings import ARCH_DEFAULTS, epoch_settings
 from ._data import AnchoredDataset, CandidateDataset, Stage1Dataset, TokenDataset
-from ._planter import AttentionPlanter, load_planting, tf_relevance
+from ._stage1 import AttentionPlanter, load_planting, tf_relevance
 
 
 class PlantingMixin:
