@@ -312,8 +312,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         self.strategy = strategy
         self.checkpoint_dir = checkpoint_dir
 
-    #: skorch's prefixes plus ``decision__`` (the choices after training)
-    prefixes_ = PlantNetBase.prefixes_ + ["decision"]
+    #: skorch's prefixes plus ``decision__`` (the choices after training) and
+    #: ``planter__`` (the Stage 1 estimator's settings, in the constructor too)
+    prefixes_ = PlantNetBase.prefixes_ + ["decision", "planter"]
 
     def set_params(self, **params):
         """Set parameters (see :meth:`PlantNetBase.set_params`).
