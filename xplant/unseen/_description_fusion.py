@@ -6,11 +6,10 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted
 
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
-from ._description_ranker import DescriptionRanker, _check_texts
+from ._description_ranker import DescriptionRanker, _check_texts, _TextScorer
 
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
 FUSION_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -42,7 +41,7 @@ def _model_scores(model, X):
     return np.asarray(model.decision_function(X), dtype=np.float64)
 
 
-class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """A trained model for the labels it has seen, label descriptions for the rest.
 
     A model trained on ``Y`` cannot rank a label with no training positive.
@@ -262,12 +261,4 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples, n_labels), dtype float64
         """
-        check_is_fitted(self)
-        texts = self._validate_X(X)
-        return self._scores(texts) if texts else np.zeros((0, self.n_labels_))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        tags.input_tags.sparse = False
-        return tags
+        return self._text_scores(X)
