@@ -1,6 +1,7 @@
 # Two entry points, each doing its own set-up on a fresh machine:
 #   make run    set up, then run the main job on the embedded CodiEsp data
 #   make test   set up, then run the whole test suite
+#   make docs   set up, then build the documentation site into docs/_build/html
 # The virtual environment is built once; a second call only re-installs when
 # pyproject.toml changed.
 
@@ -8,9 +9,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.xplant-installed
-EXTRAS ?= neural,report,test,llm,deepspeed,trees,descriptions
+EXTRAS ?= neural,report,test,llm,deepspeed,trees,descriptions,docs
 
-.PHONY: run test test-fast setup clean
+.PHONY: run test test-fast docs setup clean
 
 setup: $(STAMP)
 
@@ -28,6 +29,10 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"
+
+# Warnings are errors and every cross-reference must resolve; the examples run.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -n docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) build *.egg-info

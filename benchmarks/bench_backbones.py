@@ -26,9 +26,8 @@ def _peak_rss_mb():
 
 
 def measure(backbone, texts, Y, args):
-    from xplant.neural import PlantClassifier
-    from xplant.neural._data import LengthBucketSampler, Stage2Collate, TokenDataset, positives_list
-    from xplant.neural._common import default_relevance
+    from xplant.neural import PlantClassifier, default_relevance
+    from xplant.neural.batching import LengthBucketSampler, Stage2Collate, TokenDataset, positives_list
     rel = default_relevance(backbone).fit(texts, Y)
     docs = [d[: args.max_length] for d in rel.tokenize(texts)]
     clf = PlantClassifier(backbone=backbone, verbose=0, module__max_length=args.max_length)

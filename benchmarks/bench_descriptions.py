@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from xplant.datasets import load_codiesp, load_eurlex57k
-from xplant.linear import DescriptionFusion, DescriptionRanker, make_tfidf_logistic
+from xplant.linear import make_tfidf_logistic
+from xplant.unseen import DescriptionFusion, DescriptionRanker
 from xplant.metrics import bucketed_f1, mean_average_precision, select_k, top_k_decision, xmtc_report
 
 EURLEX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
@@ -49,7 +50,10 @@ def _desc(d):
 
 
 def _scores(model, texts):
-    return model.predict_proba(texts)
+    """Probabilities where the model has them, else its ranking scores (DescriptionRanker and
+    DescriptionFusion: cosines and floor + weight · cosine, no probabilities)."""
+    return model.predict_proba(texts) if hasattr(model, "predict_proba") else \
+        model.decision_function(texts)
 
 
 def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
@@ -108,9 +112,8 @@ def run_codiesp(args, log):
         rows.append(evaluate(f"TF-IDF + LR (C={C:g}) + descriptions", DescriptionFusion(make_tfidf_logistic(C=C)),
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
-        from xplant.app._fused import shortlist_params
-        from xplant.app._rows import dataset_settings, find_row
-        from xplant.app._run import build_model as _build
+        from xplant.app import build_model as _build
+        from xplant.app import dataset_settings, find_row, shortlist_params
 
         def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, settings)
             row = find_row(name)

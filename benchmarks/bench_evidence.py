@@ -47,7 +47,7 @@ import torch
 def attention_spans(clf, texts, codes_by_doc, label_index, top_spans):
     """Per document, {"code", "spans"} from the model's attention for the given codes."""
     from xplant.evidence import merge_spans
-    from xplant.neural._data import pad_batch
+    from xplant.neural.batching import pad_batch
     ids_list, offsets = clf.relevance_.tokenize(texts, return_offsets=True)
     out = []
     clf.module_.eval()
@@ -69,7 +69,7 @@ def attention_spans(clf, texts, codes_by_doc, label_index, top_spans):
 def attention_similarity(clf, texts, groups):
     """Mean pairwise cosine similarity of each group's attention, averaged over groups."""
     from xplant.evidence import attention_cosine_similarity
-    from xplant.neural._data import pad_batch
+    from xplant.neural.batching import pad_batch
     ids_list = clf.relevance_.tokenize(texts)
     vals = []
     with torch.no_grad():
@@ -111,8 +111,8 @@ def main(argv=None):
     from xplant.neural import AttentionPlanter, PlantClassifier
     from xplant.relevance import MIGRelevance
 
-    from xplant.app._run import _subset
-    tr, dv, te = (_subset(load_codiesp(s, codes="D", language="es"), args.max_docs)
+    from xplant.app import first_documents
+    tr, dv, te = (first_documents(load_codiesp(s, codes="D", language="es"), args.max_docs)
                   for s in ("train", "dev", "test"))
     gold = [g for g in load_codiesp_evidence("test") if g["kind"] == "D" or g["type"] == "DIAGNOSTICO"]
     label_index = {str(c).upper(): i for i, c in enumerate(te.label_names)}

@@ -86,8 +86,8 @@ def step_cost(data_home, n_candidates=100, batch_size=16, max_length=512, reps=7
               n_vocab_docs=2000, seed=0):
     """Median seconds of the label part and the whole Stage 2 step, full vs candidates."""
     import torch
-    from xplant.neural._data import pad_batch, positives_list
-    from xplant.neural._shortlist import training_candidates
+    from xplant.fusion import training_candidates
+    from xplant.neural.batching import pad_batch, positives_list
     from xplant.neural.backbones import build_backbone
     from xplant.neural.losses import candidate_loss, plant_loss
     from xplant.neural.modules import PlantNet
@@ -172,8 +172,8 @@ def missed_by_frequency(top, Y, frequency, edges=FREQUENCY_EDGES):
 
 def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), n_jobs=None):
     """Recall@C of the linear shortlist on dev and test (gold pairs in the top C)."""
-    from xplant.app._run import load_splits
-    from xplant.neural._shortlist import LINEAR_C_GRID, fit_shortlist, rank_labels
+    from xplant.app import load_splits
+    from xplant.fusion import LINEAR_C_GRID, fit_shortlist, rank_labels
     sp_ = load_splits(dataset, data_home=data_home)
     tr, dv, te = sp_["train"], sp_["dev"], sp_["test"]
     t0 = time.perf_counter()
@@ -217,10 +217,9 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     on a completed checkpoint this re-scores a finished fit without training.
     """
     import torch
-    from xplant.app._run import _evaluate, _fit_with_dev, build_model, load_splits
-    from xplant.metrics import choose_rule
+    from xplant.app import build_model, evaluate_row, find_row, fit_with_dev, load_splits
     from xplant.linear import make_tfidf_ovr
-    from xplant.app._rows import find_row
+    from xplant.metrics import choose_rule
     torch.set_num_threads(threads)
     splits = load_splits(dataset, data_home=data_home, max_docs=max_docs)
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
@@ -235,7 +234,7 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     model = build_model(kind, epochs=max_epochs, plant_epochs=plant_epochs, random_state=seed,
                         verbose=1, params=params)
     t0 = time.perf_counter()
-    model = _fit_with_dev(model, tr, dv, resume=resume)
+    model = fit_with_dev(model, tr, dv, resume=resume)
     fit_s = time.perf_counter() - t0
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     hist = [{k: h.get(k) for k in ("epoch", "dur", "train_loss", "valid_map", "valid_fused_map",
@@ -267,7 +266,7 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
                "predict_seconds": score_s, "peak_rss_mb": None,
                "dev_scores": scored["dev"][key], "test_scores": scored["test"][key]}
         out["rule"] = choose_rule(dv.Y, out["dev_scores"])
-        rows[name], _ = _evaluate(name, out, splits)
+        rows[name], _ = evaluate_row(name, out, splits)
     planter = getattr(final, "planter_", None)
     extra_out = {"fusion_forms": fusion_forms(model, dv)} if forms else {}
     return {**extra_out, "dataset": dataset, "shape": {s: list(splits[s].Y.shape) for s in splits},
@@ -311,18 +310,15 @@ def adjusted_shortlist(model, dev, test, grid=SHORTLIST_TAU_GRID):
         ``{"tau", "dev_micro_f1": {tau: value}, "dev": (n, L) scores,
         "test": (n, L) scores}``.
     """
-    from xplant.neural._adjustment import adjust_logits, choose_logit_adjustment
-    from xplant.neural._fusion import shortlist_texts
-    from xplant.neural._shortlist import dense_scores, sigmoid, tail_order
+    from xplant.fusion import dense_scores, sigmoid
+    from xplant.neural import adjust_logits, choose_logit_adjustment, log_prior
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     a, b = final.shortlist_calibration_
-    log_p = final._log_prior()
+    log_p = log_prior(final.label_frequency_, final.n_train_documents_)
     views = {}
     for name, split in (("dev", dev), ("test", test)):
-        X = _classifier_input(model, split.texts)
-        cand, s, extra = final._shortlist_view(shortlist_texts(X, final._docs(X), final.relevance_),
-                                               full_tail=True, raw=True)
-        views[name] = (cand, a * s + b, tail_order(cand, extra, final.label_frequency_))
+        src = final.fusion_sources(_classifier_input(model, split.texts))
+        views[name] = (src["candidates"], a * src["shortlist"] + b, src["tail_rank"])
 
     def scores_at(name, tau):
         cand, z, rank = views[name]
@@ -352,10 +348,10 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
         ``{"alpha", "tau_dev", "dev_micro_f1": {tau: value}, "shortlist_tau",
         "rows": {name: {"k", metrics...}}}``, metrics as fractions.
     """
-    from xplant._saved import load_saved
-    from xplant.app._run import _evaluate, load_splits
+    from xplant import load_saved
+    from xplant.app import evaluate_row, load_splits
     from xplant.metrics import choose_rule
-    from xplant.neural._adjustment import LOGIT_ADJUSTMENT_GRID, choose_logit_adjustment
+    from xplant.neural import LOGIT_ADJUSTMENT_GRID, choose_logit_adjustment
     taus = tuple(LOGIT_ADJUSTMENT_GRID if taus is None else taus)
     splits = load_splits(dataset, data_home=data_home)
     dv, te = splits["dev"], splits["test"]
@@ -379,7 +375,7 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
                "peak_rss_mb": None, "dev_scores": scores["dev"][key],
                "test_scores": scores["test"][key]}
         out["rule"] = choose_rule(dv.Y, out["dev_scores"])
-        row, _ = _evaluate(name, out, splits)
+        row, _ = evaluate_row(name, out, splits)
         rows[name] = {"k": row["k"], **{m: row["metrics"].get(m) for m in (
             "P@1", "P@5", "nDCG@5", "MAP", "micro_F1", "macro_F1", "F1_few")}}
     return {"alpha": alpha, "tau_dev": tau, "dev_micro_f1": values, "shortlist_tau": svm["tau"],
@@ -413,18 +409,14 @@ def fusion_forms(model, split, *, cut=50):
         For each form, ``{"best": alpha (a [head, tail] pair for bucket),
         "map": its MAP on split, "grid": {alpha: MAP}}``; MAP is a fraction.
     """
+    from xplant.fusion import FUSION_GRID, dense_scores, fuse, sigmoid
     from xplant.metrics import mean_average_precision
-    from xplant.neural._fusion import shortlist_texts
-    from xplant.neural._shortlist import FUSION_GRID, dense_scores, fuse, sigmoid, tail_order
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    X = _classifier_input(model, split.texts)
-    docs = final._docs(X)
-    cand, s, extra = final._shortlist_view(shortlist_texts(X, docs, final.relevance_),
-                                           full_tail=True, raw=True)
-    a, b = final.shortlist_calibration_
-    s = a * s + b
-    z = final._net_candidate_logits(docs, cand, tau=0.0)   # as the fit chose alpha
-    rank = tail_order(cand, extra, final.label_frequency_)
+    # as the fit chose alpha: the network without its logit adjustment
+    src = final.fusion_sources(_classifier_input(model, split.texts), logit_adjustment=0.0)
+    cand, rank, z = src["candidates"], src["tail_rank"], src["network"]
+    a, b = src["calibration"]
+    s = a * src["shortlist"] + b
     p_short, p_net = sigmoid(s), sigmoid(z)
     tail = final.label_frequency_[cand] <= cut
     grid = [float(g) for g in FUSION_GRID]
@@ -432,11 +424,13 @@ def fusion_forms(model, split, *, cut=50):
     def score(cand_scores):
         return float(mean_average_precision(split.Y, dense_scores(cand, cand_scores, rank)))
 
-    out = {"single": {"grid": {g: score(fuse(p_short, p_net, g)) for g in grid}},
+    def bucket(h, t):                     # one weight per candidate: h for head labels, t for tail
+        w = np.where(tail, t, h)
+        return fuse([(p_short, w), (p_net, 1 - w)])
+
+    out = {"single": {"grid": {g: score(fuse([(p_short, g), (p_net, 1.0 - g)])) for g in grid}},
            "logit": {"grid": {g: score(sigmoid(g * s + (1 - g) * z)) for g in grid}},
-           "bucket": {"grid": {(h, t): score(np.where(tail, t, h) * p_short
-                                             + (1 - np.where(tail, t, h)) * p_net)
-                               for h in grid for t in grid}}}
+           "bucket": {"grid": {(h, t): score(bucket(h, t)) for h in grid for t in grid}}}
     for form in out.values():                 # ties keep the first (smaller alpha)
         best = max(form["grid"], key=lambda g: (form["grid"][g], -np.sum(g)))
         form["best"], form["map"] = (list(best) if isinstance(best, tuple) else best,

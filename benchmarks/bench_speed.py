@@ -47,7 +47,7 @@ epoch), fitted on CodiEsp-D (the bundled data; ``--docs`` keeps the first
 training documents, ``--dev-docs`` the first dev and test documents).
 ``eurlex`` is a shortlisted PLANT on a fixed EURLEX57K subset (the first
 ``--eurlex-docs`` training and ``--eurlex-dev-docs`` dev and test
-documents, in celex order) with the settings of docs/shortlist.md's
+documents, in celex order) with the settings of docs/benchmarks/shortlist.md's
 converged fit (C = 1 shortlist, 100 candidates, 512 tokens,
 ``stage1_weight=0``, ``logit_adjustment="dev"``); it needs
 ``--data-home`` and is skipped, with a message, without the data.
@@ -318,6 +318,28 @@ def instrument_fit(inst, record):
 
 
 # -- one fit in this process ---------------------------------------------------
+#: Where ``xplant run``'s building blocks lived before :mod:`xplant.app` made them
+#: public: a ``--base`` commit from before that reads them there.
+_BEFORE_PUBLIC_APP = {"first_documents": ("xplant.app._run", "_subset"),
+                      "load_splits": ("xplant.app._run", "load_splits"),
+                      "build_model": ("xplant.app._run", "build_model"),
+                      "find_row": ("xplant.app._rows", "find_row"),
+                      "dataset_settings": ("xplant.app._rows", "dataset_settings"),
+                      "shortlist_params": ("xplant.app._fused", "shortlist_params"),
+                      "row_scores": ("xplant.app._fused", "row_scores"),
+                      "save_row": ("xplant.app._rows", "save_row")}
+
+
+def _app(name):
+    """The building block ``name`` of ``xplant run`` (:mod:`xplant.app`), on this tree or a base's."""
+    import importlib
+    import xplant.app
+    if name in getattr(xplant.app, "__all__", ()):
+        return getattr(xplant.app, name)
+    module, attr = _BEFORE_PUBLIC_APP[name]
+    return getattr(importlib.import_module(module), attr)
+
+
 def _splits(spec):
     """Train, dev and test Bunches of a row (see the module docstring)."""
     if spec["row"] == "eurlex":
@@ -326,24 +348,20 @@ def _splits(spec):
                  "test": spec["eurlex_dev_docs"]}
         return {s: load_eurlex57k(split=s, data_home=spec["data_home"], max_docs=n)
                 for s, n in sizes.items()}
-    from xplant.app._run import _subset, load_splits
-    splits = load_splits("codiesp", codes="D", language="en")
+    splits = _app("load_splits")("codiesp", codes="D", language="en")
     sizes = {"train": spec["docs"], "dev": spec["dev_docs"], "test": spec["dev_docs"]}
-    return {s: _subset(b, sizes[s]) for s, b in splits.items()}
+    return {s: _app("first_documents")(b, sizes[s]) for s, b in splits.items()}
 
 
 def _model(spec, checkpoint_dir):
     """The row's estimator, built as ``xplant run`` builds it."""
-    from xplant.app._rows import find_row
-    from xplant.app._run import build_model
-    from xplant.app._fused import shortlist_params
-    row = find_row("plant-false" if spec["row"] == "plant-false" else "plant")
+    build_model = _app("build_model")
+    row = _app("find_row")("plant-false" if spec["row"] == "plant-false" else "plant")
     dataset = "eurlex57k" if spec["row"] == "eurlex" else "codiesp"
-    params = shortlist_params({}, row, dataset)
+    params = _app("shortlist_params")({}, row, dataset)
     try:                       # the bundled job's settings (before them, the row fixed 0.1 itself)
-        from xplant.app._rows import dataset_settings
-        params = dataset_settings(params, row, dataset)
-    except ImportError:
+        params = _app("dataset_settings")(params, row, dataset)
+    except AttributeError:
         pass
     if spec["row"] == "eurlex":
         from xplant.linear import make_tfidf_ovr
@@ -411,14 +429,15 @@ def run_one(spec):
         record["memory_mb"]["fitted"] = round(vm_hwm_mb(), 1)
         final = model.steps[-1][1] if hasattr(model, "steps") else model
         with timer.part("score"):
-            from xplant.app._fused import row_scores
+            row_scores = _app("row_scores")
             row_scores(model, dv.texts)
             row_scores(model, te.texts)
         with timer.part("save"):
-            try:                   # today: the run's row saver lives with the rows
-                from xplant.app._rows import save_row
-            except ImportError:    # a base commit before the move
-                from xplant._saved import save_row
+            try:                   # the run's row saver, public or with the rows
+                save_row = _app("save_row")
+            except AttributeError:   # a base commit from before it moved to the rows
+                from xplant import _saved
+                save_row = _saved.save_row
             save_row(model, final, Path(tmp) / "model", None)
     record["total_wall"] = time.perf_counter() - wall0
     record["peak_rss_mb"] = round(vm_hwm_mb(), 1)

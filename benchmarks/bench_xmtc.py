@@ -1,13 +1,13 @@
 """PLANT against every baseline on EURLEX57K, CodiEsp-D and CodiEsp-P.
 
-One command reproduces the results table of ``docs/results.md``:
+One command reproduces the results tables of ``docs/benchmarks/results.md``:
 
     python benchmarks/bench_xmtc.py --output bench-results          # full run
     python benchmarks/bench_xmtc.py --datasets codiesp-D --models prior,svm
     python benchmarks/bench_xmtc.py --smoke --output smoke-out      # ~1 minute, for tests
     python benchmarks/bench_xmtc.py --datasets codiesp-D --top-labels 45   # a smaller shape
 
-Protocol (the machinery of ``xplant run``, :func:`xplant.app._run.run_models`):
+Protocol (the machinery of ``xplant run``, :func:`xplant.app.run_models`):
 every model of a dataset sees the same official train / dev / test splits and
 the same label space; it is fitted on train in its own child process (its fit
 seconds and peak RSS are its own); anything chosen (C of the linear models,
@@ -45,7 +45,8 @@ document) and records it in ``bench.json``. ``--set NAME=VALUE``
 ``plant=False`` rows, e.g. ``--set stage1_weight=0`` (``plant=False`` keeps
 ``stage1_weight=0``); ``planter__<name>`` goes to the Stage 1 planter and
 ``mig__<name>`` to the MIG step (``--set mig__top_k=20``: the size of each
-label's Stage 1 target T_l): one command per switch of ``docs/evidence.md``.
+label's Stage 1 target T_l): one command per switch of
+``docs/benchmarks/evidence.md``.
 
 Output, under ``--output``: ``<dataset>/results.json``, ``per_label.npz``,
 ``report.html`` and ``f1_by_frequency.png`` (F1 against label training
@@ -63,8 +64,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xplant.app._ablate import ablation_specs
-from xplant.app._run import MARKDOWN_COLUMNS, load_splits, markdown_table, run_models
+from xplant.app import MARKDOWN_COLUMNS, ablation_specs, load_splits, markdown_table, run_models
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 DATASETS = ("eurlex57k", "codiesp-D", "codiesp-P")
@@ -104,7 +104,7 @@ def machine():
 def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_epochs,
                 minilm_max_length=MINILM_MAX_LENGTH, neural_max_docs=None, neural_max_length=None,
                 svm_grid=None, neural_params=None):
-    """Model specs of one dataset for :func:`xplant.app._run.run_models`.
+    """Model specs of one dataset for :func:`xplant.app.run_models`.
 
     ``neural_max_docs`` / ``neural_max_length`` budget the word-backbone
     neural rows (PLANT, ``plant=False``, the ablations): they train on the
@@ -172,7 +172,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
 
 
 def _data_args(dataset, data_home, max_docs, dev_docs=None, subset=None):
-    """Keyword arguments of :func:`xplant.app._run.load_splits` for one dataset.
+    """Keyword arguments of :func:`xplant.app.load_splits` for one dataset.
 
     ``subset``: ``{"n_labels", "n_docs", "random_state"}`` of the most
     frequent labels' subset, or None (the whole label space).
@@ -242,7 +242,7 @@ def run_dataset(dataset, out_dir, args, log=print):
                      isolate=not args.no_isolate, save_models=False, num_threads=args.threads,
                      splits=splits, keep_going=True, resume=args.resume, log=log,
                      record={"dataset": dataset, "split": "test", "dataset_args": data_args})
-    from xplant.app._rows import FUSED_SUFFIXES
+    from xplant.app import FUSED_SUFFIXES
     for m in res["models"]:           # a fused row has the budget of the fit it comes from
         base = next((m["name"][:-len(sfx)] for sfx in FUSED_SUFFIXES.values()
                      if m["name"].endswith(sfx)), m["name"])

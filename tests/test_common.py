@@ -1,11 +1,11 @@
-"""scikit-learn's common checks over every estimator (docs/reliability.md, "scikit-learn
-conformance").
+"""scikit-learn's common checks over every estimator (docs/guide/saving.md, section
+"scikit-learn conformance").
 
 The multi-label classifiers declare multi-label tags (``multi_label=True``,
 ``multi_class=False``), read a 1-D binary y as one label column and answer
 in the form of the target they were fitted on
-(``xplant._labels.prediction_form``; docs/reliability.md, "What predict
-returns"). The neural estimators run in tiny configurations and reach the
+(``xplant._labels.prediction_form``; docs/guide/saving.md, section
+"scikit-learn conformance"). The neural estimators run in tiny configurations and reach the
 data checks through their one numeric input, a non-negative document-token
 count matrix read as bags of token ids, as ``MIGRelevance`` reads one.
 
@@ -13,7 +13,7 @@ Every expected failure below is strict (``xfail_strict`` in pyproject.toml):
 a listed check that passes fails the run, so the lists cannot go stale.
 ``DescriptionRanker`` and ``DescriptionFusion`` need label descriptions as
 fit parameters: the checks that need no fit run in
-``tests/linear/test_descriptions.py``.
+``tests/unseen/test_descriptions.py``.
 """
 
 import importlib

@@ -16,11 +16,13 @@ _LAZY = {
     "AttentionPlanter": "xplant.neural",
     "PlantClassifier": "xplant.neural",
     "predict_top_k": "xplant.linear",
-    "DescriptionRanker": "xplant.linear",
+    "DescriptionRanker": "xplant.unseen",
+    "DescriptionFusion": "xplant.unseen",
     "load_saved": "xplant._saved",
 }
 
-_SUBPACKAGES = ("datasets", "linear", "metrics", "model_selection", "neural", "relevance")
+_SUBPACKAGES = ("datasets", "fusion", "linear", "metrics", "model_selection", "neural", "relevance",
+                "unseen")
 
 __all__ = sorted(list(_LAZY) + list(_SUBPACKAGES))
 

@@ -29,9 +29,10 @@ def load_saved(path):
         A fitted :class:`~xplant.neural.PlantClassifier`, or what
         :func:`xplant.linear.load_linear` returns.
     decision : dict
-        ``{"rule": "top_k" | "threshold", "k": int, "threshold": float}``: the
-        rule chosen on dev when the model was saved, else the model's own
-        default.
+        ``{"rule": "top_k" | "threshold" | "per_label_threshold", "k": int,
+        "threshold": float, "thresholds": ndarray of shape (n_labels,) or
+        None}`` (:func:`xplant.metrics.check_rule`): the rule chosen on dev
+        when the model was saved, else the model's own default.
 
     Raises
     ------
@@ -41,6 +42,7 @@ def load_saved(path):
         When ``config.json`` names no xplant format, or ``path`` is a part
         of a saved model (the shortlist inside a PLANT folder).
     """
+    from . import unseen  # noqa: F401  (registers DescriptionRanker's saved kind)
     from .linear._io import LINEAR_FORMAT, load_linear, read_config
     path = Path(path)
     if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
@@ -50,13 +52,20 @@ def load_saved(path):
     config = read_config(path)
     fmt = str(config.get("format"))
     if fmt == LINEAR_FORMAT:
+        from .metrics import check_rule
         model = load_linear(path)
-        decision = config.get("decision") or _default_decision(model)
-        return model, decision
+        decision = config.get("decision")
+        if decision is None:
+            return model, _default_decision(model)
+        try:
+            return model, check_rule(decision, len(label_names(model)))
+        except ValueError as exc:
+            raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
+                             "damaged or was edited by hand, save the model again") from None
     if fmt.startswith(_PLANT_PREFIX):
         from .neural import load_model
         clf = load_model(path)
-        return clf, {"rule": clf.decision, "k": int(clf.k_), "threshold": float(clf.threshold_)}
+        return clf, fitted_decision(clf)
     raise ValueError(f"{path}/config.json names format {config.get('format')!r}, which is no "
                      f"saved xplant model ({LINEAR_FORMAT!r} or {_PLANT_PREFIX}-*); pass a folder "
                      "written by xplant run or xplant fit")
@@ -76,7 +85,43 @@ def _default_decision(model):
         from scipy.special import expit
         value = float(expit(value))
     return {"rule": rule, "k": int(value) if rule == "top_k" else 1,
-            "threshold": float(value) if rule == "threshold" else 0.0}
+            "threshold": float(value) if rule == "threshold" else 0.0, "thresholds": None}
+
+
+def fitted_decision(model, default_k=10):
+    """The decision rule a fitted model applies, as :func:`load_saved` returns it.
+
+    A PlantClassifier's fitted rule (``decision_``, ``k_``, ``threshold_``,
+    ``label_thresholds_``); another model's own default rule; top-``default_k``
+    for a model with neither.
+    """
+    final = _final(model)
+    if hasattr(final, "k_") and hasattr(final, "threshold_") and hasattr(final, "decision"):
+        from .metrics import check_rule
+        return check_rule({"rule": getattr(final, "decision_", final.decision), "k": final.k_,
+                           "threshold": final.threshold_,
+                           "thresholds": getattr(final, "label_thresholds_", None)})
+    if hasattr(final, "_default_rule"):
+        return _default_decision(model)
+    return {"rule": "top_k", "k": int(default_k), "threshold": 0.5, "thresholds": None}
+
+
+def decision_record(decision):
+    """A decision rule as JSON for records (``xplant predict``, ``evaluate``, ``run``).
+
+    ``{"rule", "k", "threshold"}``; for the per-label rule also
+    ``"n_label_thresholds"`` (labels whose threshold differs from the
+    global one, which the others fall back to) and ``"label_threshold_range"``
+    ``[min, max]``. The thresholds themselves are saved with the model.
+    """
+    out = {"rule": decision["rule"], "k": int(decision["k"]),
+           "threshold": float(decision["threshold"])}
+    th = decision.get("thresholds")
+    if decision["rule"] == "per_label_threshold" and th is not None:
+        th = np.asarray(th, dtype=np.float64)
+        out["n_label_thresholds"] = int(np.sum(th != out["threshold"]))
+        out["label_threshold_range"] = [float(th.min()), float(th.max())] if th.size else []
+    return out
 
 
 def label_names(model):
@@ -138,10 +183,11 @@ def decide(model, texts, decision, scores=None, ranked=None):
     model : fitted estimator
     texts : list of str
     decision : dict
-        As returned by :func:`load_saved`.
+        As returned by :func:`load_saved` (any rule of
+        :func:`xplant.metrics.check_rule`).
     scores : ndarray of shape (n, L) or None
         :func:`score_matrix` of the texts, when already computed (the
-        threshold rule reads them).
+        threshold rules read them).
     ranked : ndarray of shape (n, >= k) or None
         :func:`ranking` of the texts, when already computed (the top-k rule
         takes its first k labels).
@@ -149,9 +195,16 @@ def decide(model, texts, decision, scores=None, ranked=None):
     Returns
     -------
     Y_pred : scipy.sparse.csr_matrix of shape (n, L), dtype int64
+
+    Raises
+    ------
+    ValueError
+        For an invalid rule, or per-label thresholds of another length than
+        the model's labels.
     """
-    from .metrics import threshold_decision, top_k_decision
+    from .metrics import apply_rule, check_rule, top_k_decision
     n_labels = len(label_names(model))
+    decision = check_rule(decision, n_labels)
     if decision["rule"] == "top_k":
         k = min(int(decision["k"]), n_labels)
         if ranked is None or ranked.shape[1] < k:
@@ -160,5 +213,5 @@ def decide(model, texts, decision, scores=None, ranked=None):
     else:
         if scores is None:
             scores = score_matrix(model, texts)
-        out = threshold_decision(scores, float(decision["threshold"]))
+        out = apply_rule(scores, decision)
     return sp.csr_matrix(out, dtype=np.int64)

@@ -150,7 +150,8 @@ def test_fit_predict_evaluate(files, tmp_path):
     assert main(["fit", "--model", "SVM", "--train", str(files["train"]), "--dev",
                  str(files["dev"]), "--output", str(model), "--quiet"]) == 0
     info = json.loads((model / "fit.json").read_text())
-    assert info["model"] == "svm" and info["decision"]["rule"] == "top_k"
+    rule = info["decision"]
+    assert info["model"] == "svm" and rule["rule"] == info["decision_choice"]["value"]
     pred = tmp_path / "pred.jsonl"
     assert main(["predict", "--model", str(model), "--input", str(files["test"]),
                  "--output", str(pred), "--top-k", "2"]) == 0
@@ -159,7 +160,14 @@ def test_fit_predict_evaluate(files, tmp_path):
     assert len(recs) == 12
     for rec, labels in zip(recs, gold):
         assert rec["top"][0]["label"] in labels            # the files' own label strings
-        assert len(rec["predicted"]) == info["decision"]["k"]
+        if rule["rule"] == "top_k":
+            assert len(rec["predicted"]) == rule["k"]
+        elif rule["rule"] == "threshold":           # every listed label at or above it, no other
+            assert all(p["threshold"] == rule["threshold"] for p in rec["passed"])
+            assert {t["label"] for t in rec["top"] if t["score"] >= rule["threshold"]} <= \
+                set(rec["predicted"])
+        assert all(p["score"] >= p["threshold"] for p in rec["passed"]
+                   if p["threshold"] is not None)
     out = tmp_path / "eval.json"
     assert main(["evaluate", "--model", str(model), "--input", str(files["test"]), "--output",
                  str(out), "--quiet"]) == 0

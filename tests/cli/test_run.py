@@ -27,7 +27,15 @@ def test_results_json_schema(smoke_run):
     assert {"dataset", "split", "created", "versions", "models"} <= set(data)
     names = [m["name"] for m in data["models"]]
     assert names == ["frequency prior", "TF-IDF + SVM", "plant=False", "plant=False fused",
-                     "plant=False fused, α=1", "PLANT", "PLANT fused", "PLANT fused, α=1"]
+                     "plant=False fused, α=1", "PLANT", "PLANT fused", "PLANT fused, α=1",
+                     "PLANT fused + descriptions"]
+    # the job's model is the row with the best dev MAP, named once
+    best = max((m for m in data["models"] if not m.get("same_as")), key=lambda m: m["dev_MAP"])
+    assert data["designated"]["name"] == best["name"]
+    assert [m["name"] for m in data["models"] if m.get("designated")] == [best["name"]]
+    desc = data["models"][-1]
+    assert desc["description_weight"] >= 0 and desc["description_seen_weight"] >= 0
+    assert desc["description_choice"]["name"] == "description_weights" and "not_saved" in desc
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
                 "k", "threshold"} <= set(m)
@@ -113,9 +121,15 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
                  "--output", str(pred), "--top-k", "4", "--evidence"]) == 0
     recs = [json.loads(l) for l in pred.read_text().splitlines()]
     assert [r["id"] for r in recs] == ["a", "b"]
-    assert len(recs[0]["top"]) == 4 and recs[0]["decision"]["rule"] == "top_k"
-    assert len(recs[0]["predicted"]) == recs[0]["decision"]["k"]
     text = "Patient with fever and cough."
+    from xplant.neural import load_model
+    clf = load_model(out / "models" / "PLANT")
+    assert len(recs[0]["top"]) == 4 and recs[0]["decision"]["rule"] == clf.decision_
+    assert recs[0]["decision"]["k"] == clf.k_
+    names = [str(c) for c in clf.classes_]
+    for rec, row in zip(recs, clf.predict([text, ""])):        # the saved model's own rule
+        assert sorted(rec["predicted"]) == sorted(names[j] for j in row.indices)
+        assert [p["label"] for p in rec["passed"]] == rec["predicted"]
     for ev in recs[0]["evidence"]:
         for s in ev["spans"]:
             assert text[s["start"]:s["end"]] == s["text"]
@@ -157,12 +171,17 @@ def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
         assert z["k"] == m["k"] and z["n_zero_shot_labels"] == zero.size > 0
         assert z["explained"] == (m["name"] not in ("frequency prior", "TF-IDF + SVM"))
         assert z["shown"] == len(z["predictions"]) == min(z["n_predictions"], 20)
+        assert z["rule"] == m["rule"]                 # the row's own rule, chosen on dev
         for p in z["predictions"]:
-            assert freq[p["label_index"]] == 0 and 1 <= p["rank"] <= m["k"]
+            assert freq[p["label_index"]] == 0 and p["rank"] >= 1
+            if m["rule"] == "top_k":
+                assert p["rank"] <= m["k"]
+            elif m["rule"] == "threshold":
+                assert p["score"] >= m["threshold"]
     from xplant.report import render_report
     text = " ".join(render_report(out).read_text(encoding="utf-8").split())
     n_none = sum(m["zero_shot"]["n_predictions"] == 0 for m in res["models"])
-    assert text.count("No zero-shot predictions in the top-k") == n_none
+    assert text.count("No zero-shot predictions") == n_none
     # scores that rank a zero-shot label first (as a fused row may): the saved
     # PLANT model's own probability and attention spans for it
     tr, te = load_codiesp("train"), load_codiesp("test")
@@ -209,8 +228,10 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["arrays.safetensors", "config.json",
                                                         "row.json"]
     model, decision = load_saved(folder)
-    # the saved rule is the run's: top-k with the dev-chosen k
-    assert decision == {"rule": "top_k", "k": lr["k"], "threshold": lr["threshold"]}
+    # the saved rule is the run's, chosen on dev
+    assert (decision["rule"], decision["k"], decision["threshold"]) == \
+        (lr["rule"], lr["k"], lr["threshold"])
+    assert lr["decision_choice"]["value"] == lr["rule"] == lr["decision"]["rule"]
     te = load_codiesp("test")
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
@@ -222,7 +243,10 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     idx, _ = predict_top_k(model, te.texts[:3], 5)
     names = [str(c) for c in model[-1].classes_]
     assert [[t["label"] for t in r["top"]] for r in recs] == [[names[j] for j in row] for row in idx]
-    assert all(len(r["predicted"]) == lr["k"] for r in recs)
+    from xplant._saved import decide
+    want = decide(model, te.texts[:3], decision)
+    assert [sorted(r["predicted"]) for r in recs] == \
+        [sorted(names[j] for j in row.indices) for row in want]
     prior, _ = load_saved(out / "models" / "frequency_prior")
     np.testing.assert_allclose(prior.predict_proba(["x"])[0],
                                np.asarray(load_codiesp("train").Y[:40].sum(0)).ravel() / 40)
@@ -303,3 +327,18 @@ def test_report_says_which_rows_repeat_and_counts_the_zero_shot_group(smoke_run,
     # the zero-shot group's size is a count, not a percentage
     n = next(m for m in res["models"] if m["name"] == "PLANT")["metrics"]["zero_n_labels"]
     assert f"<td>{n:.2f}</td>" in html and f"<td>{100 * n:.1f}</td>" not in html
+
+
+def test_designate_reads_dev_map_only():
+    """The job's model: best dev MAP, ties keep the earlier row, rows by construction
+    (same_as) are skipped, and test metrics never enter the choice."""
+    from xplant.app._run import designate
+    res = {"models": [
+        {"name": "a", "dev_MAP": 0.30, "metrics": {"MAP": 0.9}},
+        {"name": "b", "dev_MAP": 0.40, "metrics": {"MAP": 0.1}},
+        {"name": "c", "dev_MAP": 0.40, "metrics": {"MAP": 0.5}},
+        {"name": "d", "dev_MAP": 0.99, "same_as": "a", "metrics": {}}]}
+    assert designate(res) == "b"
+    assert res["designated"]["name"] == "b" and res["designated"]["dev_MAP"] == 0.40
+    assert [m["name"] for m in res["models"] if m.get("designated")] == ["b"]
+    assert designate({"models": [{"name": "a", "dev_MAP": 0.0}]}) is None

@@ -67,6 +67,31 @@ def test_tfidf_pipeline_round_trip(tmp_path, make):
     assert config["steps"][0]["terms"][back[0].vocabulary_["fever"]] == "fever"
 
 
+def test_per_label_thresholds_are_saved_and_applied(tmp_path):
+    from xplant._saved import decide, load_saved, score_matrix
+    from xplant.metrics import apply_rule
+    texts, Y = _texts()
+    pipe = make_tfidf_logistic(C=10.0, min_df=1).fit(texts[:40], Y[:40], ovr__label_names=NAMES)
+    own = np.median(pipe.predict_proba(texts[40:]), axis=0)      # splits each label's scores
+    rule = {"rule": "per_label_threshold", "k": 2, "threshold": 0.3, "thresholds": own}
+    path = save_linear(pipe, tmp_path / "m", decision=rule)
+    config = read_config(path)
+    assert config["decision"] == {"rule": "per_label_threshold", "k": 2, "threshold": 0.3,
+                                  "thresholds": own.tolist()}
+    model, back = load_saved(path)
+    np.testing.assert_array_equal(back["thresholds"], own)          # JSON floats: bit for bit
+    got = decide(model, texts[40:], back).toarray()
+    want = (score_matrix(model, texts[40:]) >= own).astype(int)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, apply_rule(pipe.predict_proba(texts[40:]), rule).toarray())
+    assert 0 < got.sum() < got.size
+    with pytest.raises(ValueError, match="length 4"):
+        save_linear(pipe, tmp_path / "bad", decision=dict(rule, thresholds=own[:3]))
+    with pytest.raises(ValueError, match="must be one of"):
+        save_linear(pipe, tmp_path / "bad", decision=dict(rule, rule="top-k"))
+    assert not (tmp_path / "bad").exists()
+
+
 def test_one_vs_rest_alone_and_class_weight(tmp_path):
     rng = np.random.default_rng(1)
     X = sp.csr_matrix(rng.random((30, 5)))

@@ -52,7 +52,7 @@ def _step_extra_bytes(clf, texts, Y, steps=3):
     tensors count.
     """
     from xplant.neural._data import CandidateDataset, Stage2Collate, TokenDataset, positives_list
-    from xplant.neural._shortlist import rank_labels, training_candidates
+    from xplant.fusion import rank_labels, training_candidates
     docs, pos = clf._docs(texts), positives_list(Y)
     if getattr(clf, "shortlist_", None) is not None:
         k = min(clf.n_labels_, clf.n_candidates_ + max(map(len, pos)))

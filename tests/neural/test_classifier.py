@@ -35,11 +35,16 @@ def test_predict_top_k_matches_dense_ranking(fitted):
     np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-6)
 
 
-def test_predict_uses_dev_chosen_k(fitted):
+def test_predict_uses_the_dev_chosen_rule(fitted):
+    from xplant.metrics import apply_rule
     clf, texts, _ = fitted
     pred = clf.predict(texts[:5])
-    assert sp.issparse(pred)
-    assert (np.asarray(pred.sum(1)).ravel() == clf.k_).all()
+    assert sp.issparse(pred) and clf.decision_ == clf.dev_choices_["decision"]["value"]
+    if clf.decision_ == "top_k":
+        assert (np.asarray(pred.sum(1)).ravel() == clf.k_).all()
+    else:
+        want = apply_rule(clf.predict_proba(texts[:5]), clf._rule())
+        np.testing.assert_array_equal(pred.toarray(), want.toarray())
 
 
 def test_fitted_attributes(fitted):
@@ -433,7 +438,7 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
     with pytest.raises(ValueError, match="stage1_weight"):
         small(stage1_weight=-1.0).fit(texts, Y)
     # without a fitted planter (plant=False), the TF ablation still ranks by TF
-    from xplant.neural._planter import tf_relevance
+    from xplant.neural._stage1 import tf_relevance
     tf = small(max_epochs=1, plant=False, stage1_weight=0.5).set_params(planter__target="tf")
     tf.fit(texts, Y)
     docs = tf.relevance_.transform(texts).docs

@@ -8,7 +8,7 @@ from xplant.relevance import MIGRelevance
 
 torch = pytest.importorskip("torch")
 
-from xplant.linear import DescriptionFusion  # noqa: E402
+from xplant.unseen import DescriptionFusion  # noqa: E402
 from xplant.neural import AttentionPlanter, PlantClassifier  # noqa: E402
 from xplant.neural._describe import (borrow_queries, description_targets, merge_targets,  # noqa: E402
                                      nearest_labelled_ancestor)

@@ -187,7 +187,7 @@ def test_fused_scores_adjust_the_network_only(small, corpus):
     raw = clf.fusion_scores(X, (0.0, 1.0), logit_adjustment=0.0)
     np.testing.assert_array_equal(at[1.0], raw[1.0])
     docs = clf._docs(X)
-    from xplant.neural._fusion import shortlist_texts
+    from xplant.neural._shortlisted import shortlist_texts
     cand, _, _ = clf._shortlist_view(shortlist_texts(X, docs, clf.relevance_))
     z = clf._net_candidate_logits(docs, cand, tau=0.0)
     np.testing.assert_allclose(np.take_along_axis(at[0.0], cand, 1),

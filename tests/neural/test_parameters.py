@@ -134,6 +134,11 @@ def test_a_model_saved_before_the_reshape_loads_and_predicts_identically():
     np.testing.assert_array_equal(scores, want["top_scores"])
     np.testing.assert_array_equal(clf.predict(texts).toarray(), want["predict"])
     assert clf.k_ == inputs["k"] and clf.fusion_weight_ == inputs["fusion_weight"]
+    # saved with the fixed decision="top_k", before the rule was chosen on dev: it applies it
+    assert clf.decision == "top_k" and clf.decision_ == "top_k" and clf.label_thresholds_ is None
+    from xplant._saved import load_saved
+    _, rule = load_saved(LEGACY / "model")
+    assert (rule["rule"], rule["k"], rule["thresholds"]) == ("top_k", inputs["k"], None)
     # its old parameter names are read in today's spelling
     params = clf.get_params(deep=False)
     assert params["criterion__gamma"] == 1.5 and params["criterion__label_smoothing"] == 0.05
@@ -206,8 +211,8 @@ def test_every_dev_choice_without_labelled_dev_data_falls_back_alike(make_corpus
         clf.fit(texts[:40], Y[:40], **fit)
     ours = [w for w in caught if issubclass(w.category, NoDevDataWarning)]
     assert len(ours) == 1                                    # one warning for all of them
-    names = {"epoch", "stage1_weight", "shortlist_C", "fusion", "logit_adjustment", "k",
-             "threshold"}
+    names = {"epoch", "stage1_weight", "shortlist_C", "fusion", "logit_adjustment", "decision",
+             "k", "threshold"}
     assert set(clf.dev_choices_) == names
     for name, record in clf.dev_choices_.items():            # the same fields, the same way
         assert set(record) == {"name", "family", "criterion", "value", "scores", "on_dev"}
@@ -216,7 +221,7 @@ def test_every_dev_choice_without_labelled_dev_data_falls_back_alike(make_corpus
     assert clf.best_epoch_ == 2 and clf.stage1_weight_ == 0.1 and clf.logit_adjustment_ == 0.0
     assert clf.fusion_weight_ == 0.5 and clf.threshold_ == 0.5
     assert clf.k_ == round(Y[:40].nnz / 40)
-
+    assert clf.decision_ == "top_k" and clf.label_thresholds_ is None    # decision="dev"
 
 def test_dev_choices_record_every_candidate_and_are_saved(make_corpus, tmp_path):
     texts, Y = make_corpus(n_docs=60, n_labels=5, seed=6)
@@ -230,6 +235,9 @@ def test_dev_choices_record_every_candidate_and_are_saved(make_corpus, tmp_path)
     assert ch["k"]["family"] == "decision" and ch["k"]["criterion"] == "micro_f1"
     best = max(s for _, s in ch["k"]["scores"])
     assert dict((c, s) for c, s in ch["k"]["scores"])[clf.k_] == best
+    assert [c for c, _ in ch["decision"]["scores"]] == ["top_k", "threshold",
+                                                        "per_label_threshold"]
+    assert ch["decision"]["value"] == clf.decision_ and ch["decision"]["family"] == "decision"
     assert ch["epoch"]["family"] == "ranking" and ch["epoch"]["criterion"] == "map"
     assert [c for c, _ in ch["epoch"]["scores"]] == [1, 2]
     assert [s for _, s in ch["epoch"]["scores"]] == [h["valid_map"] for h in clf.history]
@@ -258,3 +266,17 @@ def test_decision_settings_are_set_on_a_fitted_model_without_reinitialising(fort
     assert all(torch.equal(v, clf.module_.state_dict()[k]) for k, v in weights.items())
     with pytest.raises(TypeError, match="max_k=... is now decision__max_k"):
         clf.set_params(max_k=3)
+
+
+def test_planter_settings_in_the_constructor_reach_the_planter(forty):
+    """``PlantClassifier(planter__max_epochs=2)`` is the skorch spelling of
+    ``set_params(planter__max_epochs=2)``: it survives ``clone`` and reaches Stage 1."""
+    texts, Y = forty
+    clf = clone(PlantClassifier(max_epochs=1, verbose=0, n_jobs=1, stage1_weight=0.0,
+                                validation_fraction=None, planter__max_epochs=2))
+    clf.fit(texts, Y)
+    assert clf.planter_.max_epochs == 2 and len(clf.planter_.history) == 2
+    with pytest.raises(ValueError, match=r"planter__max_epochs=2 and planter=AttentionPlanter\("
+                                         r"max_epochs=3\)"):
+        PlantClassifier(max_epochs=1, verbose=0, validation_fraction=None,
+                        planter=AttentionPlanter(max_epochs=3), planter__max_epochs=2).fit(texts, Y)

@@ -11,8 +11,6 @@ from sklearn.pipeline import Pipeline
 from xplant.linear import make_tfidf_ovr, predict_top_k
 from xplant.metrics import get_scorer
 from xplant.neural import AttentionPlanter, PlantClassifier
-from xplant.neural._shortlist import (dense_scores, tail_order, top_k_from_candidates,
-                                      training_candidates)
 from xplant.neural.backbones import build_backbone
 from xplant.neural.modules import PlantNet
 from xplant.relevance import MIGRelevance
@@ -52,53 +50,6 @@ def test_candidate_logits_equal_full_logits(head):
     np.testing.assert_allclose(part.numpy(), full.gather(1, cand).numpy(), atol=1e-5)
 
 
-def test_gold_labels_are_always_training_candidates():
-    ranking = np.array([[5, 4, 3, 2, 1, 0], [0, 1, 2, 3, 4, 5]])
-    gold = [np.array([0, 1, 2]), np.array([5])]
-    out = training_candidates(ranking, gold, 2)
-    # more gold labels than C: all gold kept, plus max(1, C // 10) = 1 negative
-    assert out[0].tolist() == [0, 1, 2, 5]
-    assert out[1].tolist() == [5, 0]
-
-
-def test_tail_scores_below_candidates_in_shortlist_then_frequency_order():
-    cand = np.array([[3, 1], [0, 2]])
-    cs = np.array([[0.4, 0.2], [0.9, 0.7]])
-    extra = np.array([[4], [1]])
-    freq = np.array([1, 0, 9, 3, 2, 8])
-    out = dense_scores(cand, cs, tail_order(cand, extra, freq))
-    assert np.argsort(-out[0], kind="stable").tolist() == [3, 1, 4, 2, 5, 0]
-    assert np.argsort(-out[1], kind="stable").tolist() == [0, 2, 1, 5, 3, 4]
-    assert (out[0, [0, 2, 4, 5]] < 0.2).all() and (out[0, [0, 2, 4, 5]] > 0).all()
-    idx, sc = top_k_from_candidates(cand, cs, extra, freq, 5)
-    np.testing.assert_array_equal(idx, np.argsort(-out, 1, kind="stable")[:, :5])
-    np.testing.assert_allclose(sc, np.take_along_axis(out, idx, 1))
-
-
-def test_zero_candidate_scores_stay_probabilities_above_the_tail():
-    """σ(−1000) = 0 at a candidate: every score stays in [0, 1], the tail strictly below."""
-    from xplant.neural._shortlist import SCORE_FLOOR, sigmoid
-    cand = np.array([[3, 1, 0], [0, 2, 4]])
-    cs = sigmoid(np.array([[2.0, -1000.0, -1000.0], [-1000.0, 0.5, 1.0]]))
-    assert (cs == 0).sum() == 3                       # the underflow the floor is for
-    extra = np.array([[4], [1]])
-    freq = np.array([1, 0, 9, 3, 2, 8])
-    out = dense_scores(cand, cs, tail_order(cand, extra, freq))
-    assert out.min() > 0 and out.max() <= 1
-    tail = np.ones(out.shape, dtype=bool)
-    tail[np.arange(2)[:, None], cand] = False
-    for i in range(2):
-        assert out[i, tail[i]].max() < out[i, cand[i]].min()
-    # floored candidates keep the shortlist's order: positions 1 and 2 of C = 3
-    np.testing.assert_allclose(out[0, [1, 0]], [SCORE_FLOOR / 2, SCORE_FLOOR / 4], rtol=1e-12)
-    # then the tail, in the shortlist's order, then frequency: 4, then 2, 5
-    assert np.argsort(-out[0], kind="stable").tolist() == [3, 1, 0, 4, 2, 5]
-    idx, sc = top_k_from_candidates(cand, cs, extra, freq, 6)
-    np.testing.assert_array_equal(idx, np.argsort(-out, 1, kind="stable"))
-    np.testing.assert_array_equal(sc, np.take_along_axis(out, idx, 1))
-    assert np.all(sc.astype(np.float32) > 0)          # predict_proba's dtype keeps them apart from 0
-
-
 def test_fused_outputs_agree_and_keep_shape(fused):
     clf, texts, Y = fused
     P = clf.predict_proba(texts[:8])
@@ -112,6 +63,20 @@ def test_fused_outputs_agree_and_keep_shape(fused):
     # early stopping follows PLANT alone; the fused score is at least the shortlist's
     assert all(h["valid_fused_map"] >= h["valid_map"] - 1e-12 for h in clf.history)
     assert clf.shortlist_info_["C"] in (1.0, 10.0)
+
+
+def test_decision_function_is_the_logit_of_the_fused_probability(fused):
+    """One meaning per method: predict_proba a probability, decision_function its logit, which
+    ranks (ties too) as predict_proba and predict_top_k do."""
+    from xplant.fusion import logit, sigmoid
+    clf, texts, _ = fused
+    P, Z = clf.predict_proba(texts[:8]), clf.decision_function(texts[:8])
+    assert Z.dtype == np.float64 and np.isfinite(Z).all()
+    np.testing.assert_array_equal(Z, logit(P))
+    np.testing.assert_allclose(sigmoid(Z), P, rtol=1e-12)
+    np.testing.assert_array_equal(np.argsort(-Z, 1, kind="stable"), np.argsort(-P, 1, kind="stable"))
+    np.testing.assert_array_equal(clf.predict_top_k(texts[:8], k=7)[0],
+                                  np.argsort(-Z, 1, kind="stable")[:, :7])
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0])
@@ -257,7 +222,7 @@ def test_linear_shortlist_without_vocabulary_says_why(tiny, texts):
 
 
 def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
-    from xplant.neural import _fusion
+    from xplant.neural import _shortlisted
     texts, Y = corpus
     params = dict(shortlist="linear", n_candidates=4, max_epochs=2,
                   checkpoint_dir=str(tmp_path / "ck"))
@@ -266,7 +231,7 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
 
     def refit(*a, **k):
         raise AssertionError("a resumed fit refitted the shortlist")
-    monkeypatch.setattr(_fusion, "fit_shortlist", refit)
+    monkeypatch.setattr(_shortlisted, "fit_shortlist", refit)
     again = small(**params).fit(texts, Y, resume=True)     # the fit had completed
     assert len(again.history) == len(first.history)
     assert again.shortlist_info_["C"] == first.shortlist_info_["C"]
@@ -403,7 +368,7 @@ def test_nan_parameters_are_refused(tiny, corpus):
 
 def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkeypatch):
     """k > C: the shortlist ranks k labels (not all L), and the order is predict_proba's."""
-    from xplant.neural import _fusion
+    from xplant.neural import _shortlisted
     clf, texts, Y = fused
     P = clf.predict_proba(texts[:8])
     asked = []
@@ -411,7 +376,7 @@ def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkey
     def spy(model, t, k):
         asked.append(k)
         return predict_top_k(model, t, k)
-    monkeypatch.setattr(_fusion, "rank_labels", spy)
+    monkeypatch.setattr(_shortlisted, "rank_labels", spy)
     idx, sc = clf.predict_top_k(texts[:8], k=6)
     assert asked == [6] and Y.shape[1] == 12
     np.testing.assert_array_equal(idx, np.argsort(-P, 1, kind="stable")[:, :6])

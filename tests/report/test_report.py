@@ -124,7 +124,8 @@ def test_render_report_tables_escaping_and_pngs(run_dir, tmp_path_factory):
     header, *body = page.tables["results-all"]
     assert header[:4] == ["model", "P@5", "macro_f1", "evidence_f1"]
     assert [r[0] for r in body] == ["PLANT", "plant=False <i>"]
-    assert body[0][1:4] == ["41.2", "20.0", "\u2013"] and body[1][5] == "\u2013"  # missing metric, None threshold
+    assert body[0][1:4] == ["41.2", "20.0", "\u2013"] and body[1][6] == "\u2013"  # missing metric, None threshold
+    assert header[4:7] == ["rule", "k", "threshold"] and body[0][4] == "top_k"   # no rule: top-k
     # compact table: the headline columns present in the run, percent
     assert page.tables["results"][0] == ["model", "P@5", "fit s"]
     assert page.tables["results"][1][:2] == ["PLANT", "41.2"]
@@ -278,7 +279,7 @@ def test_zero_shot_section_lists_the_prediction_escaped(run_dir):
     text = " ".join(raw.split())
     assert ("7 zero-shot predictions in the top-k (k = 3) over 4 documents, 1 correct; the first "
             "1 are listed (at most 20 per row).") in text
-    assert ("No zero-shot predictions in the top-k (k = 3; 2 labels have no training document)."
+    assert ("No zero-shot predictions in the top-k (k = 3); 2 labels have no training document."
             in text)
     assert "predates the listing" not in text
 

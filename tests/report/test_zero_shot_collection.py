@@ -56,6 +56,24 @@ def test_matches_brute_force_on_random_scores():
     assert _pairs(rec) == want and rec["n_predictions"] == len(want)
 
 
+def test_a_threshold_rule_lists_the_zero_shot_labels_it_predicts_by_hand():
+    rule = {"rule": "threshold", "k": 2, "threshold": 0.5}
+    rec = zero_shot_predictions(S, rule, FREQ, GOLD)
+    # scores >= 0.5 of labels 1, 3, 4: doc 0 label 1 (.8, rank 2), doc 1 labels 3 (.9, rank 1)
+    # and 4 (.8, rank 2), doc 2 labels 1 (.5, rank 2) and 4 (.5, rank 4): ties, lower index first
+    assert _pairs(rec) == [(0, 1, 2, .8, True), (1, 3, 1, .9, False), (1, 4, 2, .8, True),
+                           (2, 1, 2, .5, False), (2, 4, 4, .5, False)]
+    assert (rec["rule"], rec["k"], rec["n_predictions"], rec["n_documents"]) == \
+        ("threshold", 2, 5, 3)
+    # per-label thresholds: only label 4 passes its own 0.8; the sparse form drops no entry here
+    own = dict(rule, rule="per_label_threshold", thresholds=[.5, .95, .5, .95, .8])
+    for scores in (S, sp.csr_matrix(S)):
+        assert _pairs(zero_shot_predictions(scores, own, FREQ, GOLD)) == [(1, 4, 2, .8, True)]
+    # the top-k rule as a dict is the int k
+    assert _pairs(zero_shot_predictions(S, dict(rule, rule="top_k"), FREQ, GOLD)) == \
+        _pairs(zero_shot_predictions(S, 2, FREQ, GOLD))
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="k must be a positive integer"):
         zero_shot_predictions(S, 0, FREQ)

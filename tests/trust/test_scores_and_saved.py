@@ -112,8 +112,7 @@ def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_pat
         clf.module_.label_bias.copy_(torch.tensor([20.0, 30.0, -5.0, -5.0]))
     z = np.array([20.0, 30.0], dtype=np.float32)
     assert (torch.sigmoid(torch.from_numpy(z)).numpy() == 1.0).all()   # σ ties in float32
-    clf.set_params(decision="top_k")
-    clf.k_ = 1
+    clf.decision_, clf.k_ = "top_k", 1                  # the fitted rule: top-1
     docs = ["fever since monday"]
     assert clf.decision_function(docs)[0, :2].tolist() == [20.0, 30.0]
     idx, p = clf.predict_top_k(docs, 1)
@@ -181,7 +180,7 @@ def test_a_corrupt_weights_file_names_the_file(saved_kinds, kind, how, tmp_path)
 def test_a_corrupt_checkpoint_and_planting_name_the_file(tmp_path):
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
-    from xplant.neural._planter import load_planting
+    from xplant.neural._stage1 import load_planting
     (tmp_path / "p").mkdir()
     save_file({"w": torch.zeros(40)}, str(tmp_path / "p" / "planted.safetensors"))
     (tmp_path / "p" / "planting.json").write_text("{}")

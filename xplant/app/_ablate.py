@@ -1,6 +1,6 @@
 """``xplant ablate``: PLANT's switches on CodiEsp, and the low-data curve.
 
-Both reuse the machinery of the main job (:func:`xplant.app._run.run_models`):
+Both reuse the machinery of the main job (:func:`xplant.app.run_models`):
 the same splits for every model, anything chosen on dev, test scored once.
 
 - The switch table turns off one part of PLANT at a time (Saha Roy et al.,
@@ -69,7 +69,7 @@ ABLATION_COLUMNS = (("dev_MAP", "dev MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5")
 
 
 def ablation_specs(prefix="", dev_choices=False):
-    """Model specs of :data:`ABLATIONS` for :func:`xplant.app._run.run_models`.
+    """Model specs of :data:`ABLATIONS` for :func:`xplant.app.run_models`.
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         Keep only the first documents of each split (a smoke run).
     dev_docs : int or None
         Choose epochs and decision rules on a fixed random subset of this
-        many dev documents (see :func:`xplant.app._run.load_splits`); the test
+        many dev documents (see :func:`xplant.app.load_splits`); the test
         split stays whole. For EURLEX57K on a CPU, where a pass over the
         6,000 dev documents every epoch costs more than training on a small
         subset. None: all of dev.
@@ -187,7 +187,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     resume : bool, default=False
         Continue an interrupted run in ``output_dir``: finished fits are kept
         and neural fits continue from their last epoch checkpoint (see
-        :func:`xplant.app._run.run_models`).
+        :func:`xplant.app.run_models`).
     overwrite : bool, default=False
         Remove an earlier run's files in ``output_dir`` first
         (:func:`xplant._files.prepare_run_folder`).

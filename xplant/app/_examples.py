@@ -20,7 +20,7 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
     Returns
     -------
     list of dict
-        ``evidence.json`` documents (``docs/evidence.md``): ``{"doc_id",
+        ``evidence.json`` documents (docs/guide/cli.md, section "The run folder"): ``{"doc_id",
         "text", "gold": [labels], "codes": [{"code", "prob", "gold",
         "description", "spans"}]}``.
     """
@@ -75,15 +75,19 @@ ZERO_SHOT_SHOWN = 20
 
 def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
                           max_predictions=ZERO_SHOT_SHOWN):
-    """The labels never seen in training that each document ranks within its top k.
+    """The labels never seen in training that each document predicts.
 
     Parameters
     ----------
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
         The row's scores of the evaluated documents.
-    k : int
-        The row's decision rule, top-k (chosen on dev); ranks ``1..k``
-        count, ties to the lower label index (:func:`xplant.metrics.top_k_indices`).
+    k : int or dict
+        The row's decision rule (chosen on dev): an int is the top-k rule,
+        ranks ``1..k`` counting, ties to the lower label index
+        (:func:`xplant.metrics.top_k_indices`); a dict is any rule of
+        :func:`xplant.metrics.check_rule`, applied by
+        :func:`xplant.metrics.apply_rule`. A prediction's rank is its place
+        in the document's ranking either way.
     train_frequency : array-like of int of shape (n_labels,), or the training indicator matrix
         Zero-shot labels are those with no training positive
         (:func:`xplant.model_selection.zero_shot_labels`, the group of the
@@ -96,8 +100,9 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
     Returns
     -------
     dict
-        ``"k"``, ``"n_zero_shot_labels"``, ``"n_predictions"`` (every
-        (document, zero-shot label) pair in a top k), ``"n_documents"``
+        ``"rule"``, ``"k"`` (the rule's k), ``"n_zero_shot_labels"``,
+        ``"n_predictions"`` (every predicted (document, zero-shot label)
+        pair), ``"n_documents"``
         (documents with at least one), ``"n_correct"`` (None without
         ``y_true``), ``"max_listed"`` (``max_predictions``) and
         ``"predictions"``: the first ``max_predictions``
@@ -107,8 +112,8 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
     Raises
     ------
     ValueError
-        If ``k`` or ``max_predictions`` is not a positive integer (0 allowed
-        for ``max_predictions``), or the shapes disagree.
+        If ``k`` is neither a positive integer nor a rule, ``max_predictions``
+        is not a non-negative integer, or the shapes disagree.
 
     Examples
     --------
@@ -122,10 +127,10 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
     """
     import numpy as np
     import scipy.sparse as sp
-    from ..metrics import top_k_indices
-    from ..metrics import check_k
+    from ..metrics import apply_rule, check_k, check_rule, top_k_indices
     from ..model_selection import zero_shot_labels
-    k = check_k(k, "k")
+    rule = None if not isinstance(k, dict) or k.get("rule") == "top_k" else k
+    k = check_k(k["k"] if isinstance(k, dict) else k, "k")
     if isinstance(max_predictions, bool) or not isinstance(max_predictions, int) \
             or max_predictions < 0:
         raise ValueError(f"max_predictions must be a non-negative int, got {max_predictions!r}")
@@ -138,30 +143,50 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
                          f"{getattr(y_score, 'shape', None)}")
     is_zero = np.zeros(n_labels, dtype=bool)
     is_zero[zero] = True
-    top = top_k_indices(y_score, min(k, n_labels))
-    doc, pos = np.nonzero((top >= 0) & is_zero[np.maximum(top, 0)])   # row-major: doc, rank
-    labels = top[doc, pos]
+    dense = not sp.issparse(y_score)
+    n_docs = y_score.shape[0]
+    if rule is None:
+        top = top_k_indices(y_score, min(k, n_labels))
+        doc, pos = np.nonzero((top >= 0) & is_zero[np.maximum(top, 0)])   # row-major: doc, rank
+        labels = top[doc, pos]
+    else:
+        rule = check_rule(rule, n_labels)
+        P = apply_rule(y_score, rule).tocoo()
+        keep = is_zero[P.col]
+        doc, labels = P.row[keep], P.col[keep]
+        vals = (np.asarray(y_score[doc, labels]).ravel() if dense else
+                np.asarray(sp.csr_matrix(y_score)[doc, labels]).ravel())
+        order = np.lexsort((labels, -vals, doc))         # each document best first
+        doc, labels = doc[order], labels[order]
+        pos = None
     gold = None
     if y_true is not None:
         Y = sp.csr_matrix(y_true)
-        if Y.shape[1] != n_labels or Y.shape[0] != top.shape[0]:
-            raise ValueError(f"y_true has shape {Y.shape}, expected {(top.shape[0], n_labels)}")
+        if Y.shape[1] != n_labels or Y.shape[0] != n_docs:
+            raise ValueError(f"y_true has shape {Y.shape}, expected {(n_docs, n_labels)}")
         gold = np.asarray(Y[doc, labels]).ravel() != 0 if doc.size else np.zeros(0, bool)
-    dense = not sp.issparse(y_score)
     preds = []
     for t in range(min(max_predictions, doc.size)):
         i, j = int(doc[t]), int(labels[t])
-        score = y_score[i, j] if dense else y_score[i].toarray()[0, j]
-        preds.append({"doc": i, "label_index": j, "rank": int(pos[t]) + 1,
-                      "score": float(score), "gold": None if gold is None else bool(gold[t])})
-    return {"k": k, "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
+        row = np.asarray(y_score[i]).ravel() if dense else y_score[i].toarray()[0]
+        if pos is not None:
+            rank = int(pos[t]) + 1
+        else:        # its place in the ranking: higher scores, then equal ones of lower index
+            stored = np.ones(n_labels, bool) if dense else np.isin(
+                np.arange(n_labels), sp.csr_matrix(y_score[i]).indices)
+            rank = 1 + int(np.sum(stored & (row > row[j]))) + \
+                int(np.sum(stored[:j] & (row[:j] == row[j])))
+        preds.append({"doc": i, "label_index": j, "rank": rank,
+                      "score": float(row[j]), "gold": None if gold is None else bool(gold[t])})
+    return {"rule": "top_k" if rule is None else rule["rule"], "k": k,
+            "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
             "n_documents": int(np.unique(doc).size),
             "n_correct": None if gold is None else int(gold.sum()),
             "max_listed": max_predictions, "predictions": preds}
 
 
 def zero_shot_rows(entries, model, test, train, *, top_spans=3):
-    """Each row's zero-shot predictions (in its top k) with their evidence spans.
+    """Each row's zero-shot predictions (under its decision rule) with their evidence spans.
 
     One ``explain`` call for the rows of one fit (a shortlisted neural fit
     yields three rows); a model without ``explain``, or documents without
@@ -169,8 +194,9 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
 
     Parameters
     ----------
-    entries : list of (test scores, k)
-        One per row, the scores the row is evaluated on and its top-k rule.
+    entries : list of (test scores, rule)
+        One per row, the scores the row is evaluated on and its decision
+        rule (k of the top-k rule, or a rule dict: :func:`zero_shot_predictions`).
     model : fitted estimator
         Its ``explain(texts, top_spans=, labels=)`` gives the spans, if it has one.
     test, train : Bunch
@@ -183,7 +209,7 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
     -------
     list of dict
         Per row, the ``"zero_shot"`` record of ``results.json``
-        (``docs/evidence.md``): :func:`zero_shot_predictions`'s counts and
+        (docs/guide/cli.md, section "The run folder"): :func:`zero_shot_predictions`'s counts and
         ``"shown"``, ``"explained"`` (bool) and ``"predictions"``:
         ``[{"doc_id", "label", "label_index", "description", "rank",
         "score", "gold", "prob", "spans": [{"start", "end", "text",
@@ -228,8 +254,8 @@ def add_zero_shot(out, model, dev, test, train):
     """Each row's zero-shot record into ``out["info"]`` and its variants', in the fit's process.
 
     A row without a decision rule yet (the fused rows of a shortlisted fit)
-    gets it here, chosen on dev as :func:`xplant.app._run._evaluate` would, so
-    the listed predictions are those of the row's own top k. A failure is
+    gets it here, chosen on dev as :func:`xplant.app.evaluate_row` would, so
+    the listed predictions are those of the row's own rule. A failure is
     recorded as ``zero_shot_error`` (the report says so); the scores stand.
     """
     from ..metrics import choose_rule
@@ -238,7 +264,7 @@ def add_zero_shot(out, model, dev, test, train):
         if row.get("rule") is None:
             row["rule"] = choose_rule(dev.Y, row["dev_scores"])
     try:
-        records = zero_shot_rows([(r["test_scores"], r["rule"]["k"]) for r in rows], model,
+        records = zero_shot_rows([(r["test_scores"], r["rule"]) for r in rows], model,
                                  test, train)
     except Exception as exc:
         for row in rows:

@@ -110,8 +110,12 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
         if "not_saved" in out["info"]:
             raise TypeError(f"{row.display} was fitted but cannot be saved: "
                             f"{out['info']['not_saved']}")
+        from .._saved import decision_record
+        choice = out["rule"].get("choices", {}).get("decision")
         info = {"model": row.name, "display": row.display, "params": out["params"],
-                "decision": out["rule"], **out["info"], "saved_to": str(output),
+                "decision": decision_record(out["rule"]),
+                "decision_choice": None if choice is None else choice.to_dict(),
+                **out["info"], "saved_to": str(output),
                 "fit_seconds": out["fit_seconds"]}
         write_text(tmp / "fit.json", json.dumps(info, indent=1, default=float))
         replace_folder(tmp, output)
@@ -168,9 +172,9 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         misses.
     """
     from .._files import check_output, write_text
-    from .._saved import decide, label_names, load_saved, ranking_scores
+    from .._saved import decide, decision_record, label_names, load_saved, ranking_scores
     from ._sources import _check_file, _read_user, check_split, file_record
-    from ._tables import format_table
+    from ._tables import format_table, rule_label
     from ..metrics import xmtc_report
     path = _check_file(input_path, "--input")
     if output:
@@ -203,12 +207,13 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     from ._rows import saved_row
     report = {"model": str(Path(model_dir).resolve()), "row": saved_row(model_dir),
               "input": file_record(path),
-              "n_documents": n, "decision": decision, "unknown_labels": unknown,
+              "n_documents": n, "decision": decision_record(decision), "unknown_labels": unknown,
               "metrics": metrics}
-    log(f"{path}: {n} documents, decision {decision['rule']}"
+    log(f"{path}: {n} documents, decision rule {rule_label(decision)}"
         f" (k={decision['k']}, threshold={decision['threshold']:.3g}); percent:\n")
     log(format_table([{"name": report["row"] or Path(model_dir).name, "metrics": metrics,
-                       "k": decision["k"], "fit_seconds": 0.0}]))
+                       "rule": decision["rule"], "k": decision["k"],
+                       "threshold": decision["threshold"], "fit_seconds": 0.0}]))
     if output:
         write_text(output, json.dumps(report, indent=1, default=float))
         log(f"wrote {output}")

@@ -190,9 +190,11 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if results.get("optimistic"):
         log("\nDev split (percent; OPTIMISTIC: dev also chose epochs, C and the decision rule); "
-            "F1 with top-k, k chosen on dev by micro-F1:\n")
+            "F1 under each row's rule (top-k, a global threshold or per-label thresholds, "
+            "chosen on dev by cross-fitted micro-F1):\n")
     else:
-        log("\nTest split (percent); F1 with top-k, k chosen on dev by micro-F1:\n")
+        log("\nTest split (percent); F1 under each row's rule (top-k, a global threshold or "
+            "per-label thresholds, chosen on dev by cross-fitted micro-F1):\n")
     log(format_table(results["models"]))
     log(f"\nwrote {out_dir / 'results.json'} in {results['wall_seconds']:.0f} s")
     if report:
@@ -230,7 +232,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
     Returns
     -------
     results : dict
-        The content of ``results.json`` (API.md schema).
+        The content of ``results.json`` (its schema: docs/guide/cli.md,
+        section "The run folder").
 
     Raises
     ------

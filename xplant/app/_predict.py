@@ -86,13 +86,19 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         model or input folder; its folder is created if needed.
     fmt : {"jsonl", "codiesp"}
         ``jsonl``: per document ``{"id", "top": [{"label", "score"}],
-        "predicted": [labels], "decision": {"rule", "k", "threshold",
-        "scale"}, "evidence"?}``. Every score of a record is on the scale the
-        decision rule reads (``decision.scale``: ``"probability"`` where the
-        model has probabilities, else ``"decision_function"``), so the
-        printed threshold applies to the printed scores; ``top`` and
-        ``predicted`` are best first, in the model's ranking (ties of
-        saturated probabilities broken by the logits). ``codiesp``: the
+        "predicted": [labels], "passed": [{"label", "score", "threshold"}],
+        "decision": {"rule", "k", "threshold", "scale", ...}, "evidence"?}``.
+        ``passed`` holds each predicted label with its score and the
+        threshold it passed: the global one, or the label's own under the
+        per-label rule; null under the top-k rule, which passes the k best.
+        ``decision`` is :func:`xplant._saved.decision_record` (the per-label
+        rule adds how many labels have a threshold of their own and their
+        range). Every score of a record is on the scale the decision rule
+        reads (``decision.scale``: ``"probability"`` where the model has
+        probabilities, else ``"decision_function"``), so the printed
+        thresholds apply to the printed scores; ``top``, ``predicted`` and
+        ``passed`` are best first, in the model's ranking (ties of saturated
+        probabilities broken by the logits). ``codiesp``: the
         official CodiEsp-D/P submission TSV (``articleID<TAB>code``, codes
         lower-case, ranked best first, the top ``top_k`` of each document);
         it needs a model with label names.
@@ -130,15 +136,13 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from .._saved import _final, decide, label_names, load_saved, ranking, score_matrix, \
-        score_scale
+    from .._saved import _final, decide, decision_record, fitted_decision, label_names, \
+        load_saved, ranking, score_matrix, score_scale
     if isinstance(model, (str, Path)):
         clf, decision = load_saved(model)
     else:
         clf = model
-        decision = {"rule": getattr(clf, "decision", "top_k"),
-                    "k": int(getattr(clf, "k_", top_k)),
-                    "threshold": float(getattr(clf, "threshold_", 0.5))}
+        decision = fitted_decision(clf, default_k=top_k)
     if evidence and not hasattr(clf, "explain"):
         raise ValueError(f"evidence spans need a neural model with attention (PLANT, "
                          f"plant=False); {type(clf).__name__} has none: drop --evidence")
@@ -155,7 +159,10 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
                         fh.write(f"{doc_id}\t{codes[j]}\n")
         return len(ids)
     scores = score_matrix(clf, texts)               # the scale the decision rule reads
-    rule = dict(decision, scale=score_scale(clf))
+    rule = dict(decision_record(decision), scale=score_scale(clf))
+    passed_at = (None if decision["rule"] == "top_k" else decision["thresholds"]
+                 if decision["rule"] == "per_label_threshold"
+                 else np.full(len(names), decision["threshold"]))
     # one ranking orders both lists (and is the top-k rule): deep enough for every predicted label
     idx = ranking(clf, texts, max(top_k, int(decision["k"]) if decision["rule"] == "top_k" else 1))
     pred = decide(clf, texts, decision, scores=scores, ranked=idx)
@@ -173,6 +180,9 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
                    "top": [{"label": names[j], "score": float(scores[i, j])}
                            for j in ranked[:top_k]],
                    "predicted": [names[j] for j in best_first],
+                   "passed": [{"label": names[j], "score": float(scores[i, j]),
+                               "threshold": None if passed_at is None else float(passed_at[j])}
+                              for j in best_first],
                    "decision": rule}
             if ex is not None:
                 rec["evidence"] = [{"label": str(l["label"]), "spans": l["spans"]}

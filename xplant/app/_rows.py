@@ -69,7 +69,8 @@ class Row:
 
 #: Where a PLANT row of a bundled dataset's job departs from
 #: :class:`~xplant.neural.PlantClassifier`'s defaults, and why (measured in
-#: docs/evidence.md, "stage1_weight"): on CodiEsp the dev choice between 0 and
+#: docs/benchmarks/evidence.md, section "The EURLEX57K subset, CodiEsp-P, and the
+#: default that chooses on dev"): on CodiEsp the dev choice between 0 and
 #: 0.1 (the default ``stage1_weight="dev"``) took 0.1 on every CodiEsp shape;
 #: fixing it trains Stage 2 once instead of twice, which keeps the main job
 #: within its 15 minutes. A user's files and every other corpus get the
@@ -85,6 +86,7 @@ def dataset_settings(params, row, dataset):
     params : dict or None
         The row's parameters (``--set``, a spec); a value given here wins.
     row : Row
+        The row (:func:`find_row`); only PLANT rows take the settings.
     dataset : str or None
         The job's dataset (``"codiesp"``, ``"eurlex57k"``, ``"user"``, ...).
 
@@ -142,7 +144,8 @@ def _neural(plant, **defaults):
         params = translate_params(PlantClassifier, {**defaults, **params})
         planter_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                           if k.startswith("planter__")}
-        # mig__<name>: the MIG step (top_k: the size of each label's T_l, PLANT.md)
+        # mig__<name>: the MIG step (top_k: the size of each label's T_l; docs/design.md,
+        # section "Mutual information gain")
         mig_params = {k.split("__", 1)[1]: params.pop(k) for k in list(params)
                       if k.startswith("mig__")}
         from sklearn.pipeline import Pipeline
@@ -171,7 +174,7 @@ def _neural(plant, **defaults):
 
 
 def _descriptions(params, **_):
-    from ..linear import DescriptionRanker
+    from ..unseen import DescriptionRanker
     return DescriptionRanker(**params)
 
 
@@ -201,7 +204,8 @@ ROWS = [
 
 #: The suffixes of the rows a shortlisted neural fit adds beside its own row
 #: (its own row is the network alone on its candidates, α = 0).
-FUSED_SUFFIXES = {"fused": " fused", "shortlist": " fused, α=1"}
+FUSED_SUFFIXES = {"fused": " fused", "shortlist": " fused, α=1",
+                  "descriptions": " fused + descriptions"}
 
 
 def register_row(row):
@@ -232,6 +236,15 @@ def row_names():
 
 def find_row(name):
     """The row called ``name``: its short or display name, any letter case.
+
+    Parameters
+    ----------
+    name : str
+        A short name (``"svm"``) or display name (``"TF-IDF + SVM"``).
+
+    Returns
+    -------
+    Row
 
     Raises
     ------
@@ -310,8 +323,26 @@ def save_row(model, final, model_dir, rule, row=None):
     reproduces, ``<row> fused`` for a shortlisted neural fit
     (:func:`reproduced_row`).
 
-    Returns ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
-    that cannot be stored without pickle (LibMultiLabel): its scores stand.
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        The fitted row.
+    final : estimator
+        Its last step (``model`` itself when it is no Pipeline).
+    model_dir : str or Path
+        The folder to write (replaced when it holds a model).
+    rule : dict or None
+        The dev-chosen decision rule (:func:`xplant.linear.save_linear`'s
+        ``decision``).
+    row : str or None
+        The row's name, recorded in ``row.json``; None writes no ``row.json``.
+
+    Returns
+    -------
+    dict
+        ``{"saved_to": path}``, or ``{"not_saved": reason}`` for a model
+        that cannot be stored without pickle (LibMultiLabel): its scores
+        stand.
     """
     path = Path(model_dir)
     if hasattr(final, "save"):

@@ -1,7 +1,7 @@
 """The main job: PLANT against its baselines on CodiEsp, train -> dev -> test.
 
 Every model is fitted on the official training split, anything that needs
-choosing (epochs by early stopping, the decision rule's k and threshold) is
+choosing (epochs by early stopping, the decision rule and its k or thresholds) is
 chosen on the official dev split, and the test split is scored once. Each
 model runs in its own child process, so its fit time and peak memory are
 its own.
@@ -24,6 +24,7 @@ from .._labels import label_frequency
 from .._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
 from .._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
+from ._tables import rule_label
 
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
@@ -87,6 +88,9 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         applied first): every split keeps the L labels most frequent in
         train and drops the documents left without a label, and train keeps
         a seeded sample of N of its documents (None: all).
+    **source
+        For ``"user"`` and ``"xc"``: the files and how to read them (see
+        ``dataset``).
 
     Returns
     -------
@@ -100,11 +104,11 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
                                  "max_docs": max_docs, **source})
     elif dataset == "mimic":
         from ..datasets import load_mimic
-        splits = {s: _subset(load_mimic(data_home, split=s), max_docs)
+        splits = {s: first_documents(load_mimic(data_home, split=s), max_docs)
                   for s in ("train", "dev", "test")}
     elif dataset == "codiesp":
-        splits = {s: _subset(load_codiesp(split=s, codes=codes, language=language,
-                                          data_home=data_home), max_docs)
+        splits = {s: first_documents(load_codiesp(split=s, codes=codes, language=language,
+                                                  data_home=data_home), max_docs)
                   for s in ("train", "dev", "test")}
     elif dataset == "eurlex57k":
         splits = {s: load_eurlex57k(split=s, data_home=data_home, max_docs=max_docs)
@@ -146,6 +150,33 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
     backbone's tokenizer. ``features=True``: the data are feature
     vectors (an XC-format dataset), so the linear and tree rows take them
     without TF-IDF and a row that needs text is an error.
+
+    Parameters
+    ----------
+    name : str
+        A row's short or display name (:func:`xplant.app.find_row`).
+    epochs, plant_epochs : int
+        Stage 2 and Stage 1 epochs of the neural rows.
+    random_state : int, default=0
+        Seeds the model (the linear solvers' order, the networks' weights).
+    verbose : int, default=1
+        0: silent; 1: the neural fits' epoch lines and progress.
+    params : dict or None
+        Parameters over the row's own.
+    checkpoint_dir : str, Path or None
+        The neural rows' epoch checkpoints (see above).
+    features : bool, default=False
+        The data are feature vectors (see above).
+
+    Returns
+    -------
+    estimator or Pipeline
+        Unfitted.
+
+    Raises
+    ------
+    ValueError
+        For an unknown row, or a text row on feature vectors.
     """
     from ._rows import find_row
     row = find_row(name)
@@ -188,7 +219,22 @@ def _keep_labels(bunch, cols):
     return out
 
 
-def _subset(bunch, n):
+def first_documents(bunch, n):
+    """The first ``n`` documents of a split (a smoke run's data), or the split itself.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        A split of :func:`load_splits` (``Y`` and per-document fields).
+    n : int or None
+        Documents kept; None keeps them all.
+
+    Returns
+    -------
+    Bunch
+        Its per-document fields cut to the first ``min(n, n_documents)``
+        rows, ``label_frequency`` recounted.
+    """
     if n is None:
         return bunch
     return _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
@@ -199,18 +245,33 @@ def _inputs(bunch):
     return bunch.texts if bunch.get("texts") is not None else bunch.X
 
 
-def _fit_with_dev(model, tr, dv, resume=False):
-    """Fit on train with the label names; neural models also get the dev split (early stopping),
-    the description rows the label descriptions, synonyms and parents.
+def fit_with_dev(model, tr, dv, resume=False):
+    """Fit a row's model as ``xplant run`` does: on train, with dev where the model takes it.
 
-    ``resume``: a neural model with a ``checkpoint_dir`` continues from its
-    latest checkpoint there.
+    Every model gets the label names; neural models also the dev split
+    (early stopping and their dev choices), the description rows the label
+    descriptions, synonyms and parents.
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        Unfitted (:func:`build_model`).
+    tr, dv : Bunch
+        The train and dev splits of :func:`load_splits`.
+    resume : bool, default=False
+        A neural model with a ``checkpoint_dir`` continues from its latest
+        checkpoint there.
+
+    Returns
+    -------
+    estimator
+        ``model``, fitted.
     """
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     kw = {}
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
-    from ..linear import DescriptionFusion, DescriptionRanker
+    from ..unseen import DescriptionFusion, DescriptionRanker
     if isinstance(final, (DescriptionRanker, DescriptionFusion)):   # rows that read label descriptions
         kw.update({k: tr[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
                                       "parent_descriptions") if tr.get(k) is not None})
@@ -247,7 +308,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     from sklearn.model_selection import ParameterGrid
     from ..metrics import mean_average_precision
     splits = load_splits(**data_args)
-    tr, dv, te = _subset(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
+    tr, dv, te = first_documents(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
@@ -273,7 +334,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         next(todo, None)
         with step(f"{spec['name']}: fit{' ' + str(cand) if cand else ''}",
                   verbose if not grid or not is_terminal() else 0, announce=True):
-            model = _fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
+            model = fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
         with step(f"{spec['name']}: dev scoring", verbose):
             dev_scores, dev_by_alpha = row_scores(model, _inputs(dv))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
@@ -322,29 +383,67 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         from ._fused import fusion_rows
         fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
+        if row.planted:                    # PLANT's model: the description source joins it
+            from ._fused import description_variant
+            with step(f"{spec['name']}: fused + descriptions (weights on dev)", verbose):
+                description_variant(out, model, splits["train"], dv, te)
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     return out
 
 
-def _evaluate(name, out, splits):
-    """Decision rule on dev, metrics on test, for one model."""
+def evaluate_row(name, out, splits):
+    """One row of a results table: the decision rule on dev, the metrics on test.
+
+    The rule is :func:`xplant.metrics.choose_rule`'s (top-k, a global
+    threshold or per-label thresholds, by cross-fitted dev micro-F1); F1
+    is reported under it, and ``micro_F1_top_k``, ``micro_F1_threshold``
+    (and their macro twins) give the two simpler rules' test F1 beside it.
+
+    Parameters
+    ----------
+    name : str
+        The row's name.
+    out : dict
+        The fitted row: ``"dev_scores"`` and ``"test_scores"`` (n, L),
+        ``"rule"`` (a :func:`xplant.metrics.choose_rule` record, or None to
+        choose it here on the dev scores), ``"params"``, ``"info"``,
+        ``"fit_seconds"``, ``"predict_seconds"``, ``"peak_rss_mb"``.
+    splits : dict
+        ``{"train", "dev", "test"}`` of :func:`load_splits`.
+
+    Returns
+    -------
+    entry : dict
+        The row of ``results.json``: name, settings, seconds, ``"metrics"``
+        (fractions), ``"rule"``, ``"k"``, ``"threshold"``, ``"decision"``,
+        ``"decision_choice"`` and ``out["info"]``.
+    per_label : dict
+        :func:`xplant.metrics.per_label_scores` of its predictions under the rule.
+    """
     from .. import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     freq = label_frequency(tr.Y)
     rule = out.get("rule") or metrics.choose_rule(dv.Y, out["dev_scores"])
     k, th = rule["k"], rule["threshold"]
-    y_pred = metrics.top_k_decision(out["test_scores"], k)
+    y_pred = metrics.apply_rule(out["test_scores"], rule)
     rep = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred, label_frequency=freq,
                               n_train_documents=tr.Y.shape[0])
-    y_th = metrics.threshold_decision(out["test_scores"], th)
-    rep["micro_F1_threshold"] = float(metrics.f1_score(te.Y, y_th, average="micro"))
-    rep["macro_F1_threshold"] = float(metrics.f1_score(te.Y, y_th, average="per_label",
-                                                       labels="present"))
+    for other in ("top_k", "threshold"):      # beside it: F1 of the simpler rules
+        y_other = y_pred if other == rule["rule"] else \
+            metrics.apply_rule(out["test_scores"], dict(rule, rule=other))
+        rep[f"micro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="micro"))
+        rep[f"macro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="per_label",
+                                                          labels="present"))
     per = metrics.per_label_scores(te.Y, y_pred)
+    from .._saved import decision_record
+    choice = rule.get("choices", {}).get("decision")
     return {"name": name, "params": out["params"], "fit_seconds": out["fit_seconds"],
             "predict_seconds": out["predict_seconds"], "peak_rss_mb": out["peak_rss_mb"],
-            "metrics": rep, "k": int(k), "threshold": float(th), **out["info"]}, per
+            "metrics": rep, "rule": rule["rule"], "k": int(k), "threshold": float(th),
+            "decision": decision_record(rule),
+            "decision_choice": None if choice is None else choice.to_dict(),
+            **out["info"]}, per
 
 
 def _model_folder(name):
@@ -438,6 +537,38 @@ def _read_part(out_dir, folder, key):
     return (saved["entry"], per) if saved.get("key") == key else None
 
 
+def designate(results):
+    """Mark the run's model: the row with the best dev MAP, chosen before test is read.
+
+    Every row's ``dev_MAP`` is its own dev scores' MAP (the fused rows'
+    too), so the choice reads dev alone; ties keep the earlier row. The
+    chosen entry gets ``"designated": True`` and ``results["designated"]``
+    names it. A run without dev MAP (no labelled dev data) designates none.
+
+    Parameters
+    ----------
+    results : dict
+        ``results.json``'s content, with ``"models"``.
+
+    Returns
+    -------
+    str or None
+        The designated row's name.
+    """
+    scored = [m for m in results.get("models", ()) if m.get("dev_MAP") is not None
+              and not m.get("same_as")]
+    for m in results.get("models", ()):
+        m.pop("designated", None)
+    if not scored or not any(m["dev_MAP"] > 0 for m in scored):
+        results["designated"] = None
+        return None
+    best = max(scored, key=lambda m: m["dev_MAP"])      # max keeps the first of ties
+    best["designated"] = True
+    results["designated"] = {"name": best["name"], "dev_MAP": float(best["dev_MAP"]),
+                             "rule": "the row with the best dev MAP (chosen on dev alone)"}
+    return best["name"]
+
+
 def _read_fused_parts(out_dir, name, key):
     """The fused rows of a shortlisted fit finished in an earlier run: [(name, part)]."""
     from ._rows import FUSED_SUFFIXES
@@ -455,8 +586,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
     script. Every model is fitted (in a child process when ``isolate``, so its
     fit time and peak RSS are its own) on the same splits; anything chosen
-    (a grid in ``spec["grid"]``, epochs by early stopping, the top-k and
-    threshold decision rules) is chosen on dev; metrics come from
+    (a grid in ``spec["grid"]``, epochs by early stopping, the decision
+    rule and its k or thresholds) is chosen on dev; metrics come from
     :func:`xplant.metrics.xmtc_report` on test. Once the SVM row has been
     fitted and saved, the later neural rows take its model, frozen, as
     their shortlist (:func:`xplant.app._fused.frozen_shortlist`).
@@ -477,6 +608,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     epochs, plant_epochs, random_state, verbose
         Passed to :func:`build_model`.
     isolate : bool, default=True
+        Fit each model in a child process, so that its fit time and peak
+        RSS are its own.
     save_models : bool, default=True
         Save models that have ``save`` to ``output_dir/models/<name>``.
     num_threads : int or None
@@ -497,6 +630,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         neural model continues from its latest epoch checkpoint
         (``checkpoints/<model>/``, written every epoch and removed once the
         model has finished).
+    log : callable, default=print
+        Receives each progress line.
 
     Returns
     -------
@@ -566,7 +701,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             log(f"{name}: FAILED ({type(exc).__name__}: {exc})")
             results.setdefault("failed", []).append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
             continue
-        entry, per = _evaluate(name, out, splits)
+        entry, per = evaluate_row(name, out, splits)
         shared = shared_shortlist(entry, spec, has_text) or shared
         entry["predict_docs_per_second"] = n_test / max(entry["predict_seconds"], 1e-9)
         results["models"].append(entry)
@@ -578,15 +713,17 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         _write_part(out_dir, folder, key, entry, per)
         for var in out.get("variants", ()):         # the fused rows of a shortlisted fit
             vname = name + var["suffix"]
-            ventry, vper = _evaluate(vname, {**out, **var, "rule": var.get("rule")}, splits)
+            ventry, vper = evaluate_row(vname, {**out, **var, "rule": var.get("rule")}, splits)
             ventry["predict_docs_per_second"] = entry["predict_docs_per_second"]
             results["models"].append(ventry)
             per_label_f1[vname] = vper.f1
             _write_part(out_dir, _model_folder(vname), key, ventry, vper)
-            log(f"{vname}: (same fit) MAP {100 * ventry['metrics']['MAP']:.1f}")
+            log(f"{vname}: (same fit) MAP {100 * ventry['metrics']['MAP']:.1f}, decision rule "
+                f"{rule_label(ventry)}")
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
-            f"{100 * entry['metrics']['MAP']:.1f}")
+            f"{100 * entry['metrics']['MAP']:.1f}, decision rule {rule_label(entry)}")
+    designate(results)
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results

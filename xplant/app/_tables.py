@@ -19,29 +19,57 @@ def _cell(key, v, missing):
     return f"{int(v)}" if key in COUNT_COLUMNS else f"{100 * v:.1f}"
 
 
+def rule_label(entry):
+    """A results entry's decision rule in a few characters: ``top-3``, ``>=0.42``, ``per-label``.
+
+    An entry without ``rule`` (written before the rule was chosen on dev)
+    used the top-k rule.
+
+    Examples
+    --------
+    >>> rule_label({"rule": "threshold", "k": 2, "threshold": 0.4213})
+    '>=0.421'
+    >>> rule_label({"k": 3})
+    'top-3'
+    """
+    rule = entry.get("rule") or "top_k"
+    if rule == "top_k":
+        return f"top-{entry['k']}"
+    if rule == "threshold":
+        return f">={entry['threshold']:.3g}"
+    return "per-label"
+
+
 def format_table(models):
     """A plain-text table of the models' test metrics (percent; counts as integers) and fit time.
 
+    The ``rule`` column is each row's decision rule (:func:`rule_label`),
+    under which its F1 columns are computed.
+
     A row that is another row by construction (``same_as``, e.g. the α = 1
     row of a fit whose shortlist is the run's SVM) is printed once, as
-    ``<name>  = <that row>`` under the table.
+    ``<name>  = <that row>`` under the table. The run's model (the row
+    with the best dev MAP, ``"designated"``) is marked ``*`` and a line
+    under the table says so.
     """
-    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["k", "fit s"]
+    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["rule", "fit s"]
     rows = []
     for m in models:
         if m.get("same_as"):
             continue
-        r = [m["name"]]
+        r = [m["name"] + (" *" if m.get("designated") else "")]
         for key, _ in TABLE_COLUMNS:
             r.append(_cell(key, m["metrics"].get(key, float("nan")), "nan"))
-        r += [str(m["k"]), f"{m['fit_seconds']:.0f}"]
+        r += [rule_label(m), f"{m['fit_seconds']:.0f}"]
         rows.append(r)
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
     same = [f"{m['name'].ljust(widths[0])}  = {m['same_as']}" for m in models if m.get("same_as")]
+    mark = (["* the job's model: the row with the best dev MAP, chosen before test is read"]
+            if any(m.get("designated") for m in models) else [])
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
-                     + same)
+                     + same + mark)
 
 
 #: Columns of the benchmark's Markdown table: (metric key, header).
@@ -66,8 +94,11 @@ def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):
         Entries with ``name``, ``metrics`` and, with ``resources``,
         ``fit_seconds``, ``predict_seconds``/``predict_docs_per_second`` and
         ``peak_rss_mb``.
-    columns : sequence of (key, header)
+    columns : sequence of tuple
+        The metric columns, ``(key, header)``: a key of ``metrics`` and its
+        header.
     resources : bool, default=True
+        Add the fit seconds, documents per second and peak RSS columns.
 
     Returns
     -------

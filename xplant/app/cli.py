@@ -7,7 +7,7 @@
     xplant fit       fit one model and save it (dataset or your files; a row or a config)
     xplant evaluate  score a saved model on labelled data
     xplant train     the same as fit; with --config cfg.yaml, one process or many
-                     (torchrun / deepspeed launchers; see docs/scaling.md)
+                     (torchrun / deepspeed launchers; see docs/guide/scaling.md)
 """
 
 import argparse
@@ -139,7 +139,8 @@ def build_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
-                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, docs/scaling.md)")
+                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, "
+                                 "docs/guide/scaling.md)")
     from ._rows import ROWS, find_row
     r = sub.add_parser("run", help="fit PLANT and baselines on any dataset; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
@@ -258,15 +259,48 @@ def build_parser():
     return p
 
 
-def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
+def build_train_parser():
+    """The parser of ``xplant train --config`` (the launcher job), which owns its arguments."""
+    from ..neural.distributed.train import build_parser as train_parser
+    return train_parser()
+
+
+def route(argv):
+    """The command an ``xplant`` command line runs: ``(name, argv)``, nothing parsed yet.
+
+    ``xplant train`` without ``--config`` is ``xplant fit``; with it, the
+    launcher job reads the arguments (``name`` is "train" and ``argv`` its
+    arguments, for :func:`build_train_parser`); every other command line is
+    returned whole, for :func:`build_parser`.
+    """
+    argv = list(argv)
     if argv[:1] == ["train"] and not any(a == "--config" or a.startswith("--config=")
                                          for a in argv[1:]):
         argv = ["fit"] + argv[1:]                # one command: train == fit without --config
     if argv[:1] == ["train"]:
+        return "train", argv[1:]
+    return "xplant", argv
+
+
+def main(argv=None):
+    """Run the ``xplant`` command line ``argv`` (default: ``sys.argv[1:]``); return its exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``xplant``, e.g. ``["run", "--quiet"]``.
+
+    Returns
+    -------
+    int
+        0 on success; 2 on bad input (the message, without a traceback, on
+        standard error) or bad arguments (argparse exits with 2).
+    """
+    name, argv = route(sys.argv[1:] if argv is None else argv)
+    if name == "train":
         # The launcher owns its arguments (deepspeed appends --local_rank).
         from ..neural.distributed.train import main as train_main
-        return train_main(argv[1:])
+        return train_main(argv)
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):
         import os

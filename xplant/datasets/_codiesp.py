@@ -195,6 +195,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     Parameters
     ----------
     split : {"train", "dev", "test"}, default="train"
+        The official split to load.
     codes : {"D", "P", "DP"}, default="D"
         Diagnoses, procedures, or both.
     language : {"en", "es"}, default="en"
@@ -221,7 +222,9 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     -------
     Bunch
         texts : list of str, length n_docs
+            The documents, in the order of ``ids``.
         Y : csr_matrix of shape (n_docs, n_labels), int64 {0, 1}
+            Each document's codes.
         label_names : ndarray of str of shape (n_labels,)
             Upper-case codes as written by CodiEsp (``"N44.8"``,
             ``"BW03ZZZ"``). The label space is the union over all three
@@ -238,7 +241,8 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
             Index of the nearest ancestor that is a label, or -1.
         parent_descriptions : dict of str to str
             Descriptions of the ancestors that are not labels.
-        ids : ndarray of str, the clinical case ids
+        ids : ndarray of str
+            The clinical case ids.
         label_frequency : ndarray of int64 of shape (n_labels,)
             Positives per label in this split.
         record : dict
@@ -361,6 +365,7 @@ def load_codiesp_evidence(split="train", data_home=None):
     Parameters
     ----------
     split : {"train", "dev", "test"}, default="train"
+        The official split whose evidence to load.
     data_home : str or Path, optional
         An official distribution folder; by default the bundled copy.
 

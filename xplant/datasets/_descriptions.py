@@ -45,6 +45,7 @@ def align_descriptions(label_names, source, prefix_fallback=True, systems=None, 
     Parameters
     ----------
     label_names : sequence of str of shape (n_labels,)
+        The label space: one code per column, as the loaders write them.
     source : mapping or object with ``get(code)``, or a list of them
         ``get`` returns ``(description, synonyms, parents)`` or None. A list
         gives one source per code system, indexed by ``systems``.
@@ -60,16 +61,22 @@ def align_descriptions(label_names, source, prefix_fallback=True, systems=None, 
     Returns
     -------
     Bunch
-        label_descriptions : ndarray of object (str) of shape (n_labels,), ``""`` where unknown
+        label_descriptions : ndarray of object (str) of shape (n_labels,)
+            Each label's description, ``""`` where unknown.
         label_synonyms : list of list of str
+            Each label's synonyms.
         label_parents : list of list of str
+            Each label's parent codes, which need not be labels.
         label_ancestor : ndarray of int64 of shape (n_labels,)
             Index of the nearest ancestor that is a label (breadth first,
             ties by the lower index), or -1.
         parent_descriptions : dict of str to str
             Descriptions of the ancestors met on the way, labels or not.
         n_exact, n_prefix_fallback, n_described : int
-        coverage : float, share of labels with a non-empty description
+            Labels described by their own entry, by the entry of their
+            longest existing prefix, and in all.
+        coverage : float
+            Share of labels with a non-empty description.
 
     Examples
     --------

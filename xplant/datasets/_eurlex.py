@@ -109,6 +109,7 @@ def load_eurlex57k(
     Parameters
     ----------
     split : {"train", "dev", "test"}, default="train"
+        The official split to load.
     data_home : str or Path
         Required: the corpus is not shipped with xplant. A folder with
         ``{split}.jsonl.gz`` (or ``.jsonl``) files, or ``{split}/`` folders
@@ -121,6 +122,7 @@ def load_eurlex57k(
         Keep only the first ``max_docs`` documents of the split (by
         celex_id). The label space is still that of the whole distribution.
     return_X_y : bool, default=False
+        Return ``(texts, Y)`` only.
 
     Returns
     -------

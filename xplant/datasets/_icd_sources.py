@@ -28,6 +28,7 @@ def icd_prefixes(code, system):
         Upper-case code as the loaders write it (dotted for ICD-10-CM and
         ICD-9-CM).
     system : {"ICD10-DIAG", "ICD10-PROC", "ICD9-DIAG", "ICD9-PROC"}
+        The code system of ``code``, which decides how it shortens.
 
     Returns
     -------

@@ -28,13 +28,19 @@ def align_label_space(model_labels, Y, labels):
         Y : csr_matrix of shape (n_docs, n_model_labels + n_unknown), int64
             Columns ``[0, n_model_labels)`` follow ``model_labels``; the
             unknown labels follow, in the order of ``labels``.
-        label_names : ndarray of str, ``model_labels`` then the unknown labels
-        n_known : int, ``n_model_labels``
-        unknown_labels : ndarray of str, labels of ``Y`` unknown to the model
-            that have at least one positive
-        n_unknown_positives : int, positives that the model cannot predict
+        label_names : ndarray of str
+            ``model_labels``, then the unknown labels.
+        n_known : int
+            ``n_model_labels``.
+        unknown_labels : ndarray of str
+            Labels of ``Y`` unknown to the model that have at least one
+            positive.
+        n_unknown_positives : int
+            Positives that the model cannot predict.
         n_docs_with_unknown : int
-        unseen_model_labels : int, model labels absent from ``labels``
+            Documents with at least one such positive.
+        unseen_model_labels : int
+            Model labels absent from ``labels``.
 
     Raises
     ------

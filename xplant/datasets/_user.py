@@ -67,6 +67,16 @@ def read_text_file(path):
     The same decoding as every other reader: UTF-8, a leading byte-order
     mark dropped, line ends kept.
 
+    Parameters
+    ----------
+    path : str or Path
+        The file to read.
+
+    Returns
+    -------
+    str
+        The decoded text.
+
     Raises
     ------
     ValueError
@@ -194,6 +204,7 @@ def check_document_ids(ids, wheres, path):
     Parameters
     ----------
     ids : list of str
+        The document ids, in file order.
     wheres : list of str
         Where each id was read ("<file>, line <n>"), for the messages.
     path : str or Path
@@ -316,6 +327,8 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
     sep, upper
         As for :func:`read_labelled_texts`.
     format : {"auto", "jsonl", "tsv"}
+        The file's format; ``"auto"`` tells it by the extension (``.jsonl``, ``.ndjson``,
+        ``.tsv``, optionally gzipped).
     positional : callable or None
         ``positional(row index)`` is the id of a row without one; default
         ``"<file name>:<row>"``.

@@ -32,12 +32,14 @@ def load_xc(path, header="auto", n_features=None, n_labels=None, return_X_y=Fals
     Parameters
     ----------
     path : str or Path
+        The file to read.
     header : {"auto", True, False}, default="auto"
         Whether the first line is ``n_docs n_features n_labels``. ``"auto"``:
         yes when it is three integers without ``:``.
     n_features, n_labels : int, optional
         Sizes to use without a header (default: largest index + 1).
     return_X_y : bool, default=False
+        Return ``(X, Y)`` only.
 
     Returns
     -------
@@ -158,8 +160,11 @@ def dump_xc(path, X, Y):
     Parameters
     ----------
     path : str or Path
+        The file to write (replaced if it exists).
     X : {ndarray, sparse matrix} of shape (n_docs, n_features)
+        Feature values; zeros are not written.
     Y : {ndarray, sparse matrix} of shape (n_docs, n_labels), values 0/1
+        Label indicator matrix; each row's positive columns are written as its labels.
 
     Notes
     -----

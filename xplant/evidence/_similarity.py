@@ -97,6 +97,7 @@ def related_rare_label_groups(label_names, label_frequency, *, prefix_len=3, max
     Parameters
     ----------
     label_names : sequence of str of shape (n_labels,)
+        Names of the columns, used in the returned groups.
     label_frequency : array-like of int of shape (n_labels,)
         Training positives per label (``label_frequency_``).
     prefix_len : int, default=3

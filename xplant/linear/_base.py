@@ -239,10 +239,10 @@ class MultiLabelRankerMixin:
 
         Returns
         -------
-        indices : ndarray of shape (n_samples, min(k, n_labels_)), dtype int64
+        indices : ndarray of shape (n_samples, min(k, n_labels)), dtype int64
             Label columns by decreasing score; equal scores rank the lower
             label index first.
-        scores : ndarray of shape (n_samples, min(k, n_labels_)), dtype float64
+        scores : ndarray of shape (n_samples, min(k, n_labels)), dtype float64
             The matching scores (the scale of ``decision_function``, or of
             ``predict_proba`` for models without one).
         """

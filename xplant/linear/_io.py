@@ -5,7 +5,8 @@ A saved model is a folder:
 - ``config.json``: the format tag, the kind of model, each step's
   parameters, the label names, the TF-IDF vocabulary (one term per feature
   column, in column order) and, when the caller chose one on dev, the
-  decision rule;
+  decision rule (per-label thresholds as a list aligned with the label
+  names);
 - ``arrays.safetensors``: the numbers (IDF weights, the pruned sparse
   weight matrix in CSR parts, intercepts, label frequencies), read with
   ``safetensors.numpy``;
@@ -29,10 +30,46 @@ LINEAR_FORMAT = "xplant-linear-1"
 
 _JSON_TYPES = (int, float, str, bool, type(None))
 
+#: Step kinds of other subpackages saved in this format, each registered by its
+#: subpackage with :func:`register_step` (so this module never imports them): kind ->
+#: (class, save, load).
+_STEPS = {}
+#: Where a step kind of another subpackage is registered: loading one before that
+#: subpackage is imported names it.
+_REGISTERED_IN = {"description_ranker": "xplant.unseen"}
+
+
+class _NotRegistered(ValueError):
+    """A step kind of a subpackage not imported yet (its message says which)."""
+
+
+def register_step(kind, cls, save, load):
+    """Save and load ``cls`` as a step of this format, under ``kind`` in ``config.json``.
+
+    For rankers of other subpackages (:class:`xplant.unseen.DescriptionRanker`),
+    which register themselves when imported; :func:`xplant.load_saved`
+    imports them all.
+
+    Parameters
+    ----------
+    kind : str
+        The step's ``"kind"`` in ``config.json``; a saved model names it, so
+        it never changes.
+    cls : type
+        The estimator class (exactly this class, not subclasses).
+    save : callable
+        ``save(est, arrays, prefix, folder)``: the step's JSON fields
+        (without ``"kind"``), its arrays put into ``arrays`` under ``prefix``.
+    load : callable
+        ``load(state, arrays, prefix, folder)``: the fitted estimator.
+    """
+    _STEPS[kind] = (cls, save, load)
+
 
 def _saveable_kinds():
-    return ("FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker, or a Pipeline of a "
-            "TfidfVectorizer and one of them (make_tfidf_ovr, make_tfidf_logistic)")
+    others = "".join(f", {cls.__name__}" for cls, _, _ in _STEPS.values())
+    return (f"FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees{others}, or a Pipeline "
+            "of a TfidfVectorizer and one of them (make_tfidf_ovr, make_tfidf_logistic)")
 
 
 def _cannot(obj, why):
@@ -113,16 +150,9 @@ def _save_step(est, arrays, prefix, folder):
         arrays[prefix + "n_iter"] = np.asarray(est.n_iter_, dtype=np.int64)
         return {"kind": "one_vs_rest", "params": _json_params(est), "shape": list(W.shape),
                 "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
-    from ._descriptions import DescriptionRanker
-    if type(est) is DescriptionRanker:     # its fitted TF-IDF, label texts and their vectors
-        L = sp.csr_matrix(est.label_matrix_)
-        for part in ("data", "indices", "indptr"):
-            arrays[prefix + "label_matrix." + part] = getattr(L, part).astype(
-                np.float64 if part == "data" else np.int64)
-        return {"kind": "description_ranker", "params": _json_params(est, skip=("vectorizer",)),
-                "vectorizer": _save_step(est.vectorizer_, arrays, prefix + "vectorizer.", folder),
-                "label_texts": list(est.label_texts_), "shape": list(L.shape), "k": int(est.k_),
-                **_label_space(est, arrays, prefix)}
+    for kind, (cls, save, _) in _STEPS.items():
+        if type(est) is cls:
+            return {"kind": kind, **save(est, arrays, prefix, folder)}
     if type(est) in (NapkinXCPLT, OmikujiTrees):
         kind = "napkinxc" if type(est) is NapkinXCPLT else "omikuji"
         target = Path(folder) / (prefix + kind)
@@ -166,17 +196,12 @@ def _load_step(state, arrays, prefix, folder):
         est.n_iter_ = arrays[prefix + "n_iter"]
         est.n_features_in_ = int(state["n_features_in"])
         return est
-    if kind == "description_ranker":
-        from ._descriptions import DescriptionRanker
-        est = DescriptionRanker(**params)
-        _set_label_space(est, state, arrays, prefix)
-        est.vectorizer_ = _load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder)
-        est.label_texts_ = list(state["label_texts"])
-        est.label_matrix_ = sp.csr_matrix(
-            (arrays[prefix + "label_matrix.data"], arrays[prefix + "label_matrix.indices"],
-             arrays[prefix + "label_matrix.indptr"]), shape=tuple(state["shape"]))
-        est.k_ = int(state["k"])
-        return est
+    if kind in _STEPS:
+        return _STEPS[kind][2](state, arrays, prefix, folder)
+    if kind in _REGISTERED_IN:
+        raise _NotRegistered(f"{folder} holds a {kind!r} step of {_REGISTERED_IN[kind]}: import "
+                             f"{_REGISTERED_IN[kind]} first, or load any saved model with "
+                             "xplant.load_saved")
     if kind in ("napkinxc", "omikuji"):
         from .._files import check_path_name
         source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
@@ -195,7 +220,7 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     Parameters
     ----------
     estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
-        Fitted (a DescriptionRanker keeps its fitted TF-IDF; a custom
+        Fitted (a :class:`~xplant.unseen.DescriptionRanker` keeps its fitted TF-IDF; a custom
         ``vectorizer`` parameter is not stored). A Pipeline may hold a ``TfidfVectorizer`` (with built-in
         analyzer, no callables) followed by one of the others, as made by
         :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic` or ``xplant
@@ -203,10 +228,11 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     path : str or Path
         Folder to create.
     decision : dict or None, default=None
-        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold",
-        "k": int, "threshold": float}`` (the threshold on the
-        ``predict_proba`` scale where the model has it, else on decision
-        values); ``xplant predict`` applies it.
+        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold" |
+        "per_label_threshold", "k": int, "threshold": float, "thresholds":
+        one per label or None}`` (:func:`xplant.metrics.check_rule`; the
+        thresholds on the ``predict_proba`` scale where the model has it,
+        else on decision values); ``xplant predict`` applies it.
         None: the estimator's own default rule.
     overwrite : bool, default=False
         Replace an existing folder.
@@ -221,6 +247,9 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         For an estimator that cannot be stored without pickle (another
         class, a callable parameter such as a custom tokenizer); the message
         lists the kinds that can.
+    ValueError
+        For an invalid ``decision`` (:func:`xplant.metrics.check_rule`; per-label
+        thresholds of another length than the labels).
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
@@ -243,11 +272,14 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
     if decision is not None:
-        decision = {"rule": str(decision["rule"]), "k": int(decision["k"]),
-                    "threshold": float(decision["threshold"])}
-        if decision["rule"] not in ("top_k", "threshold"):
-            raise ValueError("decision['rule'] must be 'top_k' or 'threshold'; "
-                             f"got {decision['rule']!r}")
+        from ..metrics import check_rule
+        classes = getattr(steps[-1][1], "classes_", None)
+        rule = check_rule(decision, None if classes is None else len(classes))
+        decision = {"rule": rule["rule"], "k": rule["k"], "threshold": rule["threshold"]}
+        if rule["thresholds"] is not None:      # float64 in JSON: repr round-trips exactly
+            if not np.isfinite(rule["thresholds"]).all():
+                raise ValueError("decision['thresholds'] must be finite to be saved")
+            decision["thresholds"] = rule["thresholds"].tolist()
     from .._files import atomic_folder
     with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
         arrays, described = {}, []
@@ -300,16 +332,19 @@ def load_linear(path):
 
     Returns
     -------
-    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees or Pipeline
+    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
         As saved. The dev-chosen decision rule, if any, is returned by
-        :func:`read_config` under ``"decision"``.
+        :func:`read_config` under ``"decision"``. A DescriptionRanker loads
+        once :mod:`xplant.unseen` is imported (:func:`xplant.load_saved`
+        imports it).
 
     Raises
     ------
     FileNotFoundError
         When ``path`` is not a saved model folder.
     ValueError
-        When the folder holds another format.
+        When the folder holds another format, or a DescriptionRanker before
+        :mod:`xplant.unseen` is imported.
     ImportError
         For a tree model whose library is not installed.
     """
@@ -327,6 +362,8 @@ def load_linear(path):
             est = _load_step(s, arrays, f"{i}.", path)
             if hasattr(est, "_parameter_constraints"):
                 est._validate_params()            # exactly what fit checks
+        except _NotRegistered:
+            raise
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"{where}: {type(exc).__name__}: {exc}; the file is damaged or was "
                              "edited by hand, save the model again") from None

@@ -16,10 +16,6 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     frequencies by lower label index. A label with no training positive
     scores 0. It is the floor any real model must clear.
 
-    Parameters
-    ----------
-    None.
-
     Attributes
     ----------
     classes_ : ndarray of shape (n_labels,)

@@ -115,12 +115,12 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        indices : ndarray of shape (n_samples, min(k, n_labels_)), dtype int64
+        indices : ndarray of shape (n_samples, min(k, n_labels)), dtype int64
             Labels by decreasing probability. Labels the search did not reach
             score 0 and fill the list by decreasing training frequency (the
             frequency prior; equal frequencies: lower index first), as do
             ties between reached labels.
-        scores : ndarray of shape (n_samples, min(k, n_labels_)), dtype float64
+        scores : ndarray of shape (n_samples, min(k, n_labels)), dtype float64
             Estimated probabilities.
         """
         check_is_fitted(self)
@@ -229,9 +229,11 @@ class NapkinXCPLT(_TreeWrapper):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training features (a TF-IDF matrix, say).
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
             0/1 label indicators.
         label_names : sequence of n_labels names, default=None
+            Names of ``Y``'s columns, stored as ``classes_``.
 
         Returns
         -------
@@ -329,9 +331,11 @@ class OmikujiTrees(_TreeWrapper):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training features (a TF-IDF matrix, say).
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
             0/1 label indicators.
         label_names : sequence of n_labels names, default=None
+            Names of ``Y``'s columns, stored as ``classes_``.
 
         Returns
         -------
@@ -428,9 +432,11 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training features (a TF-IDF matrix, say).
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
             0/1 label indicators.
         label_names : sequence of n_labels names, default=None
+            Names of ``Y``'s columns, stored as ``classes_``.
 
         Returns
         -------
@@ -471,6 +477,7 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Features, as in ``fit``.
 
         Returns
         -------

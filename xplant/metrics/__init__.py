@@ -19,6 +19,9 @@ from ._classification import (
     tail_f1,
 )
 from ._decision import (
+    DECISION_RULES,
+    apply_rule,
+    check_rule,
     choose_rule,
     select_k,
     select_label_thresholds,
@@ -68,6 +71,9 @@ __all__ = [
     "recall_at_k",
     "recall_score",
     "roc_auc",
+    "DECISION_RULES",
+    "apply_rule",
+    "check_rule",
     "choose_rule",
     "select_k",
     "select_label_thresholds",

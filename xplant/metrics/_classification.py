@@ -170,6 +170,7 @@ def f1_score(
     y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
         True and predicted labels, 0/1.
     average : {"micro", "per_label", "harmonic"}, default="micro"
+        The averaging (above).
     labels : {"present", "train", "all"} or array-like, default=None
         Labels averaged over. ``"present"``: at least one positive in
         ``y_true``; ``"train"``: ``label_frequency > 0``; ``"all"``: every
@@ -214,6 +215,28 @@ def precision_score(
 ):
     """Micro or macro (``"per_label"``) precision; same conventions as :func:`f1_score`.
 
+    Parameters
+    ----------
+    y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True and predicted labels, 0/1.
+    average : {"micro", "per_label"}, default="micro"
+        One ratio over all counts, or the mean of the per-label ratios.
+    labels : {"present", "train", "all"} or array-like, default=None
+        Labels averaged over, as in :func:`f1_score`.
+    label_frequency : array-like of shape (n_labels,), default=None
+        Training positives per label; needed for ``labels="train"``.
+    zero_division : float in [0, 1] or np.nan, default=0.0
+        Value of a ratio whose denominator is 0, as in :func:`f1_score`.
+
+    Returns
+    -------
+    score : float
+
+    Raises
+    ------
+    ValueError
+        As :func:`f1_score`.
+
     Examples
     --------
     >>> import numpy as np
@@ -231,6 +254,28 @@ def recall_score(
     y_true, y_pred, *, average="micro", labels=None, label_frequency=None, zero_division=0.0
 ):
     """Micro or macro (``"per_label"``) recall; same conventions as :func:`f1_score`.
+
+    Parameters
+    ----------
+    y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True and predicted labels, 0/1.
+    average : {"micro", "per_label"}, default="micro"
+        One ratio over all counts, or the mean of the per-label ratios.
+    labels : {"present", "train", "all"} or array-like, default=None
+        Labels averaged over, as in :func:`f1_score`.
+    label_frequency : array-like of shape (n_labels,), default=None
+        Training positives per label; needed for ``labels="train"``.
+    zero_division : float in [0, 1] or np.nan, default=0.0
+        Value of a ratio whose denominator is 0, as in :func:`f1_score`.
+
+    Returns
+    -------
+    score : float
+
+    Raises
+    ------
+    ValueError
+        As :func:`f1_score`.
 
     Examples
     --------
@@ -251,7 +296,9 @@ def per_label_scores(y_true, y_pred, *, zero_division=0.0):
     Parameters
     ----------
     y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True and predicted labels, 0/1.
     zero_division : float in [0, 1] or np.nan, default=0.0
+        Value of a ratio whose denominator is 0, as in :func:`f1_score`.
 
     Returns
     -------
@@ -348,6 +395,7 @@ def roc_auc(y_true, y_score, *, average="macro"):
         Scores. For CSR, missing entries are one tie group below every stored
         score (as ``-inf``); the matrix is never densified.
     average : {"macro", "micro"}, default="macro"
+        Mean of the per-label AUCs, or one AUC over all (row, label) pairs (above).
 
     Returns
     -------
@@ -415,6 +463,7 @@ def bucketed_f1(
     Parameters
     ----------
     y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True and predicted labels, 0/1.
     label_frequency : array-like of shape (n_labels,)
         Training positives per label (e.g. the estimator's ``label_frequency_``).
     edges : sequence of int, default=(0, 5, 10, 50)
@@ -422,7 +471,9 @@ def bucketed_f1(
     labels : {"present", "train", "all"} or array-like, default="present"
         Label policy inside each bucket, as in :func:`f1_score`.
     average : {"per_label", "harmonic", "micro"}, default="per_label"
+        Averaging inside each bucket, as in :func:`f1_score`.
     zero_division : float in [0, 1] or np.nan, default=0.0
+        Value of a ratio whose denominator is 0, as in :func:`f1_score`.
 
     Returns
     -------
@@ -486,13 +537,17 @@ def tail_f1(
     Parameters
     ----------
     y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True and predicted labels, 0/1.
     label_frequency : array-like of shape (n_labels,)
         Training positives per label.
     min_frequency, max_frequency : int, default=1, 50
         Inclusive frequency range.
     labels : {"present", "train", "all"} or array-like, default="present"
+        Label policy inside the range, as in :func:`f1_score`.
     average : {"per_label", "harmonic", "micro"}, default="per_label"
+        Averaging over the range's labels, as in :func:`f1_score`.
     zero_division : float in [0, 1] or np.nan, default=0.0
+        Value of a ratio whose denominator is 0, as in :func:`f1_score`.
 
     Returns
     -------

@@ -33,6 +33,7 @@ def group_ranking_metrics(y_true, y_score=None, labels=None, *, k=5, y_top_k=Non
     Parameters
     ----------
     y_true : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True labels, 0/1.
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
         Needed for the group-restricted ranking.
     labels : array-like of int, or bool mask of shape (n_labels,)
@@ -40,6 +41,7 @@ def group_ranking_metrics(y_true, y_score=None, labels=None, *, k=5, y_top_k=Non
         :func:`xplant.model_selection.zero_shot_labels` of the training
         frequencies).
     k : int, default=5
+        Cut-off of the three metrics.
     y_top_k : ndarray of shape (n_samples, >=k), int, default=None
         Instead of ``y_score``: the full ranking's top labels. Only
         ``R@k_full`` can then be computed; the restricted metrics are NaN.
@@ -62,7 +64,7 @@ def group_ranking_metrics(y_true, y_score=None, labels=None, *, k=5, y_top_k=Non
     -----
     One implementation for every table: it calls :func:`recall_at_k` and
     :func:`ndcg_at_k` on the group's columns, so the conventions (ties broken
-    by lower index, 1/|y| recall) are those of the full metrics.
+    by lower index, ``1/|y|`` recall) are those of the full metrics.
 
     Examples
     --------

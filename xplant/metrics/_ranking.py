@@ -211,7 +211,7 @@ def _discount(k):
 
 
 def _idcg(n_true, k):
-    """Ideal DCG of each row: the discounts of its first min(k, |y|) positions."""
+    """Ideal DCG of each row: the discounts of its first ``min(k, |y|)`` positions."""
     m = np.minimum(n_true, k).astype(np.int64)
     return np.concatenate([[0.0], np.cumsum(_discount(int(m.max(initial=0))))])[m]
 
@@ -307,7 +307,7 @@ def recall_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_
 
 
 def r_precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_rows="skip"):
-    """R-precision at k: hits in the top k divided by min(k, |y|).
+    """R-precision at k: hits in the top k divided by ``min(k, |y|)``.
 
     .. math:: RP@k = \\frac{1}{n} \\sum_i \\frac{1}{\\min(k, |y_i|)} \\sum_{r=1}^{k} y_{i, \\pi_i(r)}
 
@@ -340,7 +340,7 @@ def ndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_ro
         DCG@k = \\sum_{r=1}^{k} \\frac{y_{\\pi(r)}}{\\log_2(r + 1)}, \\quad
         nDCG@k = \\frac{DCG@k}{\\sum_{r=1}^{\\min(k, |y|)} 1 / \\log_2(r + 1)}
 
-    The ideal DCG runs over min(k, |y|) positions (Järvelin & Kekäläinen,
+    The ideal DCG runs over ``min(k, |y|)`` positions (Järvelin & Kekäläinen,
     2002; the XMTC convention), so a document with one label ranked first
     scores 1. With ``ties="average"`` and ``empty_rows="zero"`` it equals
     :func:`sklearn.metrics.ndcg_score`.

@@ -44,15 +44,19 @@ def xmtc_report(
     Parameters
     ----------
     y_true : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        True labels, 0/1.
     y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
+        Scores, for the ranking keys.
     y_top_k : ndarray of shape (n_samples, >=max(ks)), int, default=None
         Ranked label indices instead of scores (-1 = none).
     y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels), default=None
+        0/1 predictions of the chosen decision rule, for the F1 keys.
     label_frequency : array-like of shape (n_labels,), default=None
         Training positives per label.
     n_train_documents : int, default=None
         Number of training documents (for PSP).
     ks : tuple of int, default=(1, 3, 5)
+        Cut-offs of the ranking keys.
     A, B : float, default=0.55, 1.5
         Propensity parameters (:func:`inverse_propensity`).
 

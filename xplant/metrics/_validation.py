@@ -13,6 +13,20 @@ EMPTY_ROWS = ("skip", "zero")
 def check_k(k, name="k", n_labels=None):
     """The one check of a cut-off ``k``: a positive integer (numpy ones too), at most ``n_labels``.
 
+    Parameters
+    ----------
+    k : int
+        The cut-off to check.
+    name : str, default="k"
+        The parameter's name in the error message.
+    n_labels : int, optional
+        The number of labels, the largest valid ``k``.
+
+    Returns
+    -------
+    int
+        ``k`` as a Python int.
+
     Raises
     ------
     ValueError

@@ -24,6 +24,7 @@ def label_frequency_buckets(Y_train, edges=(0, 1, 5, 10, 50)):
     Parameters
     ----------
     Y_train : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
+        Training label indicator matrix, or the training positives per label.
     edges : sequence of int, default=(0, 1, 5, 10, 50)
         Increasing upper bounds, each inclusive. The first bucket holds counts
         ``<= edges[0]``, bucket i holds ``edges[i-1] < count <= edges[i]``, and
@@ -56,6 +57,18 @@ def label_frequency_buckets(Y_train, edges=(0, 1, 5, 10, 50)):
 def frequent_labels(Y_train, threshold=50):
     """Labels with more than ``threshold`` training positives (Chalkidis et al. 2019).
 
+    Parameters
+    ----------
+    Y_train : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
+        Training label indicator matrix, or the training positives per label.
+    threshold : int, default=50
+        Labels with more positives than this are frequent.
+
+    Returns
+    -------
+    ndarray of int64
+        The frequent labels' column indices, ascending.
+
     Examples
     --------
     >>> frequent_labels(np.array([0, 51, 50])).tolist()
@@ -69,6 +82,20 @@ def few_shot_labels(Y_train, max_count=50, min_count=1):
 
     Default: 1 to 50, the few-shot group of Chalkidis et al. 2019.
 
+    Parameters
+    ----------
+    Y_train : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
+        Training label indicator matrix, or the training positives per label.
+    max_count : int, default=50
+        Most training positives of a few-shot label.
+    min_count : int, default=1
+        Fewest training positives of a few-shot label.
+
+    Returns
+    -------
+    ndarray of int64
+        The few-shot labels' column indices, ascending.
+
     Examples
     --------
     >>> few_shot_labels(np.array([0, 1, 50, 51])).tolist()
@@ -80,6 +107,16 @@ def few_shot_labels(Y_train, max_count=50, min_count=1):
 
 def zero_shot_labels(Y_train):
     """Labels with no training positive (they occur only in evaluation data).
+
+    Parameters
+    ----------
+    Y_train : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
+        Training label indicator matrix, or the training positives per label.
+
+    Returns
+    -------
+    ndarray of int64
+        The zero-shot labels' column indices, ascending.
 
     Examples
     --------

@@ -173,7 +173,18 @@ class IterativeStratifiedKFold(BaseCrossValidator):
         self.random_state = random_state
 
     def get_n_splits(self, X=None, y=None, groups=None):
-        """Return the number of folds, ``n_splits``."""
+        """Return the number of folds, ``n_splits``.
+
+        Parameters
+        ----------
+        X, y, groups : object, optional
+            Ignored; present for scikit-learn's splitter interface.
+
+        Returns
+        -------
+        int
+            ``n_splits``.
+        """
         return self.n_splits
 
     def _folds(self, X, y):
@@ -198,7 +209,8 @@ class IterativeStratifiedKFold(BaseCrossValidator):
             Only its length is used.
         y : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_labels)
             The label indicator matrix, values 0/1.
-        groups : ignored
+        groups : object, optional
+            Ignored; present for scikit-learn's splitter interface.
 
         Yields
         ------

@@ -24,6 +24,7 @@ def nested_subsamples(n, sizes, random_state=None):
         Subset sizes, each in [1, n], strictly increasing (PLANT's curve uses
         25, 50, 165, 424, 1090, 2802, ...).
     random_state : int, RandomState instance or None, default=None
+        Seed of the draw; the same seed gives the same subsets.
 
     Returns
     -------

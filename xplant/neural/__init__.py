@@ -9,12 +9,15 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("xplant.neural needs torch and skorch: pip install 'xplant[neural]'") from exc
 
+from ._adjustment import LOGIT_ADJUSTMENT_GRID, adjust_logits, choose_logit_adjustment, log_prior
 from ._callbacks import DegenerateModelWarning
 from ._classifier import PlantClassifier, default_lr, default_phases
 from ._common import default_relevance
 from ._settings import translate_params
 from ._io import load_model, save_model
-from ._planter import AttentionPlanter, load_planting
+from ._stage1 import AttentionPlanter, load_planting
 
-__all__ = ["AttentionPlanter", "DegenerateModelWarning", "PlantClassifier", "default_lr", "default_phases",
-           "default_relevance", "load_model", "load_planting", "save_model", "translate_params"]
+__all__ = ["AttentionPlanter", "DegenerateModelWarning", "LOGIT_ADJUSTMENT_GRID", "PlantClassifier",
+           "adjust_logits", "choose_logit_adjustment", "default_lr", "default_phases",
+           "default_relevance", "load_model", "load_planting", "log_prior", "save_model",
+           "translate_params"]

@@ -40,7 +40,27 @@ def check_logit_adjustment(value):
 
 
 def log_prior(label_frequency, n_documents):
-    """log p_l of :func:`xplant._labels.label_prior`, float64 of shape (n_labels,)."""
+    """log p_l of each label: the log of its smoothed training prior.
+
+    p_l = (f_l + ½) / (N + 1) (:func:`xplant._labels.label_prior`), the
+    prior that the logit adjustment z − τ · log p_l subtracts.
+
+    Parameters
+    ----------
+    label_frequency : array-like of int of shape (n_labels,)
+        Training documents of each label (a fitted ``label_frequency_``).
+    n_documents : int
+        Training documents (``n_train_documents_``).
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_labels,)
+
+    Examples
+    --------
+    >>> log_prior([0, 3], 3).round(4).tolist()
+    [-2.0794, -0.1335]
+    """
     return np.log(label_prior(label_frequency, n_documents))
 
 
@@ -50,15 +70,18 @@ def adjust_logits(logits, log_p, tau):
     Parameters
     ----------
     logits : ndarray of shape (n_samples, n_labels) or (n_samples, C)
+        The network's logits z, of every label or of each row's candidates.
     log_p : ndarray of shape (n_labels,) or (n_samples, C)
         Log priors of the logits' labels (for candidate logits, the log
         priors gathered at each row's candidates).
     tau : float >= 0
+        τ; 0 returns the logits as they are (as float64).
 
     Returns
     -------
-    ndarray of float64, the shape of ``logits``. Larger for rarer labels:
-    log p < 0, so every score rises by τ · |log p|.
+    ndarray of float64
+        The shape of ``logits``. Larger for rarer labels: log p < 0, so
+        every score rises by τ · (−log p).
 
     Examples
     --------
@@ -81,16 +104,21 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
 
     Parameters
     ----------
-    Y_dev : sparse matrix of shape (n_dev, n_labels)
+    Y_dev : sparse matrix of shape (n_samples, n_labels)
+        The dev labels.
     scores_at : callable
         ``scores_at(tau)`` gives the dev scores (n_dev, n_labels) at τ.
     grid : sequence of float >= 0
+        The τ tried.
     max_k : int
+        The largest k of the top-k rule chosen with each τ.
 
     Returns
     -------
     tau : float
-    scores : ndarray of shape (n_dev, n_labels), the dev scores at τ
+        The τ chosen.
+    scores : ndarray of shape (n_samples, n_labels)
+        The dev scores at that τ.
     micro_f1 : dict of float to float
         Each τ's dev micro-F1 (a fraction) at its best k.
     """

@@ -304,6 +304,11 @@ class PlantNetBase(NeuralNet):
         Its keyword arguments are the ``optimizer__`` parameters (AdamW's
         own defaults otherwise, ``weight_decay=0.01``); ``optimizer__lr``
         replaces :meth:`effective_lr`, as in skorch.
+
+        Parameters
+        ----------
+        params : iterable of Tensor or of dict
+            The parameters to optimize, or torch parameter groups.
         """
         kwargs = self.get_params_for("optimizer")
         kwargs.pop("lr", None)                 # effective_lr reads it
@@ -341,7 +346,15 @@ class PlantNetBase(NeuralNet):
         return float(self.get_params_for("optimizer").get("lr", self.lr))
 
     def check_shared_params(self, int_params=(), *, lr_none_ok=False):
-        """Validate the parameters both estimators have; raise ValueError naming the fix."""
+        """Validate the parameters both estimators have; raise ValueError naming the fix.
+
+        Parameters
+        ----------
+        int_params : tuple of str, default=()
+            Further parameters that must be positive integers.
+        lr_none_ok : bool, default=False
+            Accept ``lr=None`` (the classifier's default learning rate).
+        """
         from .distributed._config import check_strategy
         backbone_kind(self.backbone)
         check_strategy(self.strategy)

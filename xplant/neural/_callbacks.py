@@ -53,7 +53,8 @@ class ProgressiveUnfreezing(Callback):
     on, parameter group ``group`` trains with learning rate ``lr``; a later
     phase of the same group replaces it; ``lr=0`` freezes it again. Groups
     with no phase yet are frozen (``requires_grad=False``; at learning rate 0
-    in a DeepSpeed fit, whose ZeRO fixes the trained parameters).
+    in a DeepSpeed fit, whose ZeRO fixes the trained parameters);
+    docs/design.md, section "Progressive unfreezing".
     With ``phases=None`` the net's resolved ``phases_`` are used.
     """
 

@@ -13,6 +13,9 @@ from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 
 from .._labels import label_frequency, label_prior
+from ..fusion._fuse import check_fusion
+from ..fusion._shortlist import check_n_candidates, check_shortlist
+from ..metrics import DECISION_RULES
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
@@ -20,13 +23,12 @@ from ._common import check_param, to_python, torch_state_restored
 from ._adjustment import check_logit_adjustment
 from ._data import Stage2Collate, TokenDataset
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK
-from ._fusion import FusionMixin
+from ._shortlisted import ShortlistMixin
 from ._inference import InferenceMixin
 from ._io import load_model, save_model, saved_kind
-from ._planter import AttentionPlanter
+from ._stage1 import AttentionPlanter
 from ._settings import CLASSIFIER_MODULE_DEFAULTS
-from ._planting import PlantingMixin
-from ._shortlist import check_fusion, check_n_candidates, check_shortlist
+from ._handoff import PlantingMixin
 from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet
@@ -36,8 +38,8 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-#: Stage 2 learning rates of ``lr=None`` (docs/evidence.md, "The Stage 2
-#: learning rate"). A word backbone trained from scratch whose Stage 2 keeps
+#: Stage 2 learning rates of ``lr=None`` (docs/benchmarks/evidence.md, section
+#: "The Stage 2 learning rate"). A word backbone trained from scratch whose Stage 2 keeps
 #: the Stage 1 ranking loss (``stage1_weight`` > 0) trains at 1e-2: at 1e-3
 #: every such CodiEsp fit was still rising at its last epoch, and 1e-2 lifts
 #: dev MAP on CodiEsp-D (28.0 to 37.4) and CodiEsp-P (22.7 to 26.2); it is 1.5
@@ -87,6 +89,18 @@ def default_phases(backbone, lr):
     Word backbones (trained from scratch on a CPU): the head trains alone for
     2 epochs, then attention and encoder join at the same rate. Pretrained
     encoders follow the paper's order with smaller rates for lower layers.
+
+    Parameters
+    ----------
+    backbone : str
+        The backbone spec (``"cnn"``, ``"hf"``, ...).
+    lr : float
+        The learning rate of the head; lower groups get fractions of it.
+
+    Returns
+    -------
+    list of (int, str, float)
+        ``(epoch, group, lr)``: from ``epoch`` on, ``group`` trains at ``lr``.
     """
     if backbone_kind(backbone) == "word":
         return [(0, "head", lr), (2, "attention", lr), (2, "encoder", lr), (2, "embeddings", lr)]
@@ -95,7 +109,7 @@ def default_phases(backbone, lr):
 
 
 @saved_kind
-class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
+class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -118,8 +132,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         Stage 1: an unfitted planter (cloned and fitted inside ``fit``; its
         ``module__`` architecture is the classifier's, and setting it apart
         raises), a folder saved by :meth:`AttentionPlanter.save_planting` to
-        reuse, or None for ``AttentionPlanter()``.
-        ``set_params(planter__max_epochs=3)`` reaches it.
+        reuse, or None for ``AttentionPlanter()``; ``planter__max_epochs=3`` reaches it.
     relevance : MIGRelevance or None, default=None
         Fitted inside ``fit`` when X is raw text (None: ``MIGRelevance()``
         with the backbone's tokenizer); unused for a token corpus.
@@ -128,7 +141,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         paper: the attention is free to drift once unfrozen). "dev" trains
         Stage 2 once per weight in {0, 0.1} from the planted state and keeps
         the better on the dev ``scoring`` (under twice the cost of a fixed
-        weight; its measurements are in docs/evidence.md).
+        weight; its measurements are in docs/benchmarks/evidence.md).
     shortlist : None, "linear" or estimator, default=None
         A cheap ranker of every label, fitted on the training rows: "linear"
         is TF-IDF + one-vs-rest squared-hinge SVM with C chosen on dev; any
@@ -145,13 +158,18 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         α of the final score α·σ(a·s + b) + (1 − α)·σ(z) of the shortlist's
         score s and the network's logit z; "dev" chooses α in {0, 0.1, ...,
         1} and the calibration (a, b) on dev.
-    decision : {"top_k", "threshold"}, default="top_k"
-        The rule of ``predict``; k (up to ``decision__max_k``) and the
-        threshold are chosen on dev.
+    decision : {"dev", "top_k", "threshold", "per_label_threshold"}, default="dev"
+        The rule of ``predict``. "dev" chooses among the three by
+        cross-fitted dev micro-F1 (:func:`xplant.metrics.choose_rule`); a
+        rule's name fixes it. Either way its parameters are fitted on dev:
+        k in 1..``decision__max_k``, the global threshold, or one threshold
+        per label (labels with fewer than 5 dev positives take the global
+        one).
     lr : float or None, default=None
         Stage 2 learning rate (AdamW), scaled per group by the unfreezing
         phases. None: :func:`default_lr`. ``optimizer__lr`` replaces it.
     max_epochs : int, default=30
+        Stage 2 epoch budget; early stopping on the dev ``scoring`` may end it sooner.
     batch_size : int, default=16
         Documents per batch (batches are bucketed by length).
     validation_fraction : float or None, default=0.1
@@ -173,24 +191,15 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         Folder of an atomic checkpoint after every epoch (and of the fitted
         shortlist); ``fit(..., resume=True)`` continues from it.
     **kwargs
-        skorch's own (``device="cpu"``, ``verbose=1``, ``callbacks``, ...)
-        and the prefixed settings (:mod:`xplant.neural._settings`):
-        ``module__`` (:class:`~xplant.neural.modules.PlantNet` and its
-        backbone: ``embedding_dim`` 100, ``hidden_dim`` 128,
-        ``attention_dim`` 128, ``kernel_size`` 5, ``dropout`` 0.2, ``glove``
-        False (GloVe 6B 50d, needs ``embedding_dim=50``), ``backbone_options``
-        (dict of :class:`~xplant.neural.backbones.LLMEncoder` arguments),
-        ``max_length`` 4096 (first tokens kept per document), ``pool_size``
-        128, ``head`` "shared" or "labelwise"); ``criterion__``
-        (:class:`~xplant.neural.losses.PlantLoss`: ``loss`` "focal" or
-        "bce", ``gamma`` 2.0, ``label_smoothing`` 0.1, ``smoothing_form``
-        "paper" or "symmetric", ``hard_negatives`` 1000 or None);
-        ``optimizer__`` (``weight_decay`` 0.01); ``iterator_train__``
-        (``min_epoch_docs``, ``max_epoch_docs``: documents drawn per epoch);
-        ``callbacks__unfreeze__phases`` (list of (epoch, group, lr); None:
-        :func:`default_phases`); ``decision__`` (``max_k`` 10;
-        ``logit_adjustment`` τ >= 0 or "dev", the post-hoc z − τ·log p_l of
-        Menon et al., ICLR 2021, chosen by dev micro-F1).
+        skorch's own (``device``, ``verbose``, ``callbacks``, ...) and the
+        prefixed settings, each listed with its default in
+        docs/guide/classifier.md: ``module__`` (:class:`~xplant.neural.modules.PlantNet`
+        and its backbone: ``embedding_dim``, ``max_length``, ``pool_size``, ``head``, ...),
+        ``criterion__`` (:class:`~xplant.neural.losses.PlantLoss`: ``gamma``,
+        ``label_smoothing``, ``hard_negatives``, ...), ``optimizer__``,
+        ``iterator_train__`` (``min_epoch_docs``, ``max_epoch_docs``),
+        ``callbacks__unfreeze__phases``, ``decision__`` (``max_k``,
+        ``logit_adjustment``) and ``planter__`` (the planter's own settings).
 
     Attributes
     ----------
@@ -204,8 +213,17 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     label_frequency_ : ndarray of int64 of shape (n_labels,)
         Training documents of each label, over the same rows (the order of
         non-candidate labels, and propensities for PSP@k scorers).
+    decision_ : str
+        The rule ``predict`` applies: "top_k", "threshold" or
+        "per_label_threshold" (``decision``, or the one chosen on dev).
     k_ : int
+        k of the top-k rule (fitted whatever the rule).
     threshold_ : float
+        The global threshold on the probability scale (fitted whatever the
+        rule; the per-label rule's fallback).
+    label_thresholds_ : ndarray of float64 of shape (n_labels,) or None
+        With the per-label rule: label l is predicted when its probability
+        is at least ``label_thresholds_[l]``; None under the other rules.
     best_epoch_ : int
     stage1_weight_ : float
         The weight Stage 2 trained with (``stage1_weight``, or the one
@@ -216,7 +234,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         ``epochs``. Saved and loaded with the model.
     dev_choices_ : dict of str to dict
         Every choice ``fit`` made on dev, by name ("epoch", "stage1_weight",
-        "fusion", "logit_adjustment", "k", "threshold"), each the record of
+        "fusion", "logit_adjustment", "decision", "k", "threshold"), each the record of
         :class:`~xplant.model_selection.DevChoice` (value, criterion family,
         metric, every candidate's dev score, ``on_dev``). Without labelled
         dev data every choice takes its fallback (``on_dev`` False) and the
@@ -260,7 +278,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
 
     def __init__(self, backbone="cnn", *, plant=True, planter=None, relevance=None,
                  stage1_weight="dev", shortlist=None, n_candidates=100, shortlist_cv=None,
-                 fusion="dev", decision="top_k", lr=None, max_epochs=30, batch_size=16,
+                 fusion="dev", decision="dev", lr=None, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="map", patience=6, random_state=0,
                  n_jobs=None, strategy="skorch", checkpoint_dir=None, **kwargs):
         kwargs = {"module": PlantNet, "criterion": PlantLoss, "optimizer": torch.optim.AdamW,
@@ -284,8 +302,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
         self.strategy = strategy
         self.checkpoint_dir = checkpoint_dir
 
-    #: skorch's prefixes plus ``decision__`` (the choices after training)
-    prefixes_ = PlantNetBase.prefixes_ + ["decision"]
+    #: skorch's prefixes plus ``decision__`` (the choices after training) and
+    #: ``planter__`` (the Stage 1 estimator's settings, in the constructor too)
+    prefixes_ = PlantNetBase.prefixes_ + ["decision", "planter"]
 
     def set_params(self, **params):
         """Set parameters (see :meth:`PlantNetBase.set_params`).
@@ -328,7 +347,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
     def get_split_datasets(self, X, y=None, **fit_params):
         """No skorch validation pass: with dev data, :class:`DevScoring` makes
         one pass over dev per epoch and records both the dev scores and
-        ``valid_loss`` (``FusionMixin._dev_scores``)."""
+        ``valid_loss`` (``ShortlistMixin._dev_scores``)."""
         return X, None
 
     def initialize_module(self):
@@ -409,7 +428,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
                     low=1, none_ok=True)
         check_param("criterion__gamma", crit["gamma"], low=0)
         check_param("criterion__label_smoothing", crit["label_smoothing"], low=0, high=0.5)
-        check_param("decision", self.decision, allowed=("top_k", "threshold"))
+        check_param("decision", self.decision, allowed=("dev",) + DECISION_RULES)
         decision = decision_settings(self)
         check_param("decision__max_k", decision["max_k"], kind=numbers.Integral, low=1)
         check_logit_adjustment(decision["logit_adjustment"])
@@ -645,39 +664,59 @@ class PlantClassifier(PlantingMixin, InferenceMixin, FusionMixin, PlantNetBase):
                              fallback=len(self.history), has_dev=has_dev, warn=False)
 
     def _choose_decision(self, Y_train, dev_scores=None):
-        """k of the top-k rule and the global threshold, each a
-        :func:`~xplant.model_selection.choose_on_dev` decision choice (dev
-        micro-F1). Without labelled dev data: k the mean training labels per
-        document, the threshold 0.5, with a ``NoDevDataWarning``."""
+        """The decision rule and its parameters, by :func:`xplant.metrics.choose_rule`:
+        with ``decision="dev"`` the rule is a
+        :func:`~xplant.model_selection.choose_on_dev` decision choice
+        (cross-fitted dev micro-F1), else the fixed one; k and the global
+        threshold are fitted on dev either way. Without labelled dev data:
+        the rule ``decision`` names (top-k for "dev"), k the mean training
+        labels per document, the threshold 0.5 (each label's too), with the
+        fit's one ``NoDevDataWarning``."""
         from .. import metrics
         from ._settings import decision_settings
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
+        rules = DECISION_RULES if self.decision == "dev" else (self.decision,)
+        mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
+        fallback = {"rule": rules[0], "k": min(mean, self.n_labels_), "threshold": 0.5,
+                    "thresholds": np.full(self.n_labels_, 0.5)}
+        scores = None
         if has_dev:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-            max_k = int(decision_settings(self)["max_k"])
-            k = metrics.select_k(self.dev_Y_, scores, ks=range(1, max_k + 1),
-                                 return_choice=True)
-            threshold = metrics.select_threshold(self.dev_Y_, scores, return_choice=True)
-        else:
-            from ..model_selection import choose_on_dev
-            mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
-            k = choose_on_dev("k", [mean], None, family="decision", criterion="micro_f1",
-                              fallback=mean, has_dev=False, warn=False)
-            threshold = choose_on_dev("threshold", [0.5], None, family="decision",
-                                      criterion="micro_f1", fallback=0.5, has_dev=False,
-                                      warn=False)
-        self.k_, self.threshold_ = int(k.value), float(threshold.value)
-        self.dev_choices_["k"], self.dev_choices_["threshold"] = k.to_dict(), threshold.to_dict()
+        rule = metrics.choose_rule(self.dev_Y_ if has_dev else None, scores,
+                                   int(decision_settings(self)["max_k"]), rules=rules,
+                                   fallback=fallback, warn=False)
+        self.decision_, self.k_, self.threshold_ = rule["rule"], rule["k"], rule["threshold"]
+        self.label_thresholds_ = rule["thresholds"]
+        self.dev_choices_.update({n: c.to_dict() for n, c in rule["choices"].items()})
+
+    def _rule(self):
+        """The fitted rule as :func:`xplant.metrics.apply_rule` reads it."""
+        return {"rule": getattr(self, "decision_", self.decision), "k": self.k_,
+                "threshold": self.threshold_,
+                "thresholds": getattr(self, "label_thresholds_", None)}
 
     # -- persistence -------------------------------------------------------------
     def save(self, path, *, overwrite=False):
         """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
 
         See :func:`xplant.neural.save_model`. Loading runs no pickled code.
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder to write.
+        overwrite : bool, default=False
+            Replace an existing folder.
         """
         return save_model(self, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path):
-        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`)."""
+        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`).
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder :meth:`save` wrote.
+        """
         return load_model(path)

@@ -1,7 +1,6 @@
 """Input handling shared by AttentionPlanter and PlantClassifier."""
 
 import contextlib
-import numbers
 import os
 
 import numpy as np
@@ -10,7 +9,7 @@ from sklearn.base import clone
 
 from .._labels import check_class_names
 from .._labels import check_targets as _check_targets
-from .._params import to_python  # noqa: F401  (re-exported for the neural modules)
+from .._params import check_param, to_python  # noqa: F401  (re-exported for the neural modules)
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
@@ -192,27 +191,6 @@ def split_validation(n, fraction, random_state):
     if n - n_dev < 1:
         raise ValueError(f"validation_fraction={fraction} leaves no training documents out of {n}")
     return np.sort(perm[n_dev:]), np.sort(perm[:n_dev])
-
-
-def check_param(name, value, *, kind=numbers.Real, low=None, high=None, allowed=None,
-                low_open=False, none_ok=False):
-    """Raise a ValueError naming the parameter and its allowed values."""
-    if value is None and none_ok:
-        return
-    if allowed is not None:
-        if value not in allowed:
-            raise ValueError(f"{name}={value!r} is not allowed; use one of {list(allowed)}")
-        return
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise ValueError(f"{name} must be a {'integer' if kind is numbers.Integral else 'number'}, "
-                         f"got {value!r}")
-    if value != value:                 # NaN passes every range comparison
-        raise ValueError(f"{name} is NaN; give a number")
-    if low is not None and (value <= low if low_open else value < low):
-        raise ValueError(f"{name}={value!r} is out of range; it must be "
-                         f"{'>' if low_open else '>='} {low}")
-    if high is not None and value > high:
-        raise ValueError(f"{name}={value!r} is out of range; it must be <= {high}")
 
 
 def set_torch_threads(n_jobs):

@@ -1,6 +1,7 @@
 """Datasets, batching and Stage 1 sampling for the neural estimators.
 
-Everything here works on the *token corpus* hand-off of API.md: a list of
+Everything here works on the *token corpus* hand-off (docs/design.md, section
+"The Pipeline hand-off"): a list of
 int64 arrays of token ids (one per document) plus, for training, a CSR label
 matrix. Batches are padded to the longest document of the batch only, and
 training batches group documents of similar length (bucketing), so no batch
@@ -38,7 +39,23 @@ def truncate(docs, max_length):
 
 
 def positives_list(Y):
-    """Positive label indices per row of a CSR matrix, as int64 arrays."""
+    """Positive label indices per row of a label matrix, as int64 arrays.
+
+    Parameters
+    ----------
+    Y : {array-like, sparse matrix} of shape (n, L)
+        0/1 labels (read as CSR).
+
+    Returns
+    -------
+    list of ndarray of int64
+        One array of label columns per row, in column order.
+
+    Examples
+    --------
+    >>> [p.tolist() for p in positives_list(np.array([[0, 1, 1], [0, 0, 0]]))]
+    [[1, 2], []]
+    """
     Y = sp.csr_matrix(Y)
     return [Y.indices[Y.indptr[i]:Y.indptr[i + 1]].astype(np.int64)
             for i in range(Y.shape[0])]
@@ -47,8 +64,31 @@ def positives_list(Y):
 def pad_batch(seqs, pad_value=0, min_len=1, dtype=torch.long):
     """Stack variable-length 1-d arrays into a (b, max_len) tensor plus mask.
 
-    ``pad_value=None`` (a corpus without a pad id: a count matrix's) fills
-    with 0; the mask marks those places as padding.
+    Parameters
+    ----------
+    seqs : sequence of 1-d array-like
+        Token ids (or label ids) of each item.
+    pad_value : int or None, default=0
+        Fills the places past each item's length; None (a corpus without a
+        pad id: a count matrix's) fills with 0.
+    min_len : int, default=1
+        The width when every item is shorter.
+    dtype : torch.dtype, default=torch.long
+        The values' dtype (``torch.float`` for targets).
+
+    Returns
+    -------
+    values : torch.Tensor of shape (b, n)
+        The items, padded; n is ``min_len`` or the longest item's length,
+        whichever is larger.
+    mask : torch.Tensor of bool of shape (b, n)
+        True at the items' own places, False at padding.
+
+    Examples
+    --------
+    >>> ids, mask = pad_batch([[5, 6, 7], [8]], pad_value=0)
+    >>> ids.tolist(), mask.sum(1).tolist()
+    ([[5, 6, 7], [8, 0, 0]], [3, 1])
     """
     n = max(min_len, max((len(s) for s in seqs), default=0))
     out = torch.full((len(seqs), n), 0 if pad_value is None else pad_value, dtype=dtype)
@@ -66,6 +106,7 @@ class TokenDataset(Dataset):
     Parameters
     ----------
     docs : list of ndarray of int64
+        Token ids of each document.
     positives : list of ndarray of int64 or None
         Positive label ids per document (Stage 2 targets), never a dense
         (n, L) matrix.
@@ -84,6 +125,7 @@ class TokenDataset(Dataset):
         return self.docs[i], self.positives[i]
 
     def lengths(self):
+        """Tokens of each document: ndarray of int64 of shape (n_docs,)."""
         return np.array([len(d) for d in self.docs], dtype=np.int64)
 
 
@@ -98,6 +140,11 @@ class Stage2Collate:
     :class:`CandidateDataset` add ``"candidates"`` (b, C) to the inputs and
     give ``{"target", "keep"}`` (b, C) (plus ``"rel"``, ``"valid"`` when
     anchored) as targets.
+
+    Parameters
+    ----------
+    pad_id : int or None
+        The token id that pads the documents (the relevance's ``pad_id_``).
     """
 
     def __init__(self, pad_id):
@@ -146,7 +193,7 @@ class CandidateDataset(Dataset):
     docs : list of ndarray of int64
     positives : list of ndarray of int64
     candidates : list of ndarray of int64
-        Per document, from :func:`~xplant.neural._shortlist.training_candidates`.
+        Per document, from :func:`xplant.fusion.training_candidates`.
     ranking : Stage1Dataset or None
     """
 
@@ -210,12 +257,17 @@ class LengthBucketSampler(Sampler):
     Parameters
     ----------
     lengths : ndarray of int64 of shape (n_docs,)
+        Tokens of each document.
     batch_size : int
+        Documents per batch.
     shuffle : bool
+        Shuffle (training); False sorts all documents by length once and
+        batches them in that order (scoring).
     generator : numpy.random.Generator or None
         Source of randomness; the caller owns its state, so runs are
         reproducible and resumable.
     bucket_factor : int, default=20
+        Batches per length-sorted chunk.
     min_docs : int or None
         With ``shuffle``, an epoch of fewer documents than this makes
         ``ceil(min_docs / n_docs)`` passes over them (each pass in its own

@@ -1,8 +1,8 @@
 """``stage1_weight="dev"``: Stage 2 once per candidate weight, from the same planted start.
 
 PlantClassifier's kept Stage 1 loss (``stage1_weight``) helps on some
-corpora and hurts on others (``docs/evidence.md``, "PLANT's defaults across
-corpus shapes"), so it can be chosen on the dev split inside ``fit``: Stage 1
+corpora and hurts on others (docs/benchmarks/evidence.md, section "PLANT's
+defaults across corpus shapes"), so it can be chosen on the dev split inside ``fit``: Stage 1
 runs once, then Stage 2 trains once per candidate, each from the planted
 weights, the same optimizer start, the same sampling seed and its own early
 stopping; the candidate with the best dev score (the early-stopping
@@ -20,7 +20,7 @@ from ._checkpoint import finished_training, read_checkpoint, restore_checkpoint
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
 #: default 0.1. Two, so that the fit costs less than twice a fixed-weight
 #: fit (one Stage 1, two Stage 2); 1 was never ahead of 0.1 on dev
-#: (``docs/evidence.md``, "PLANT's defaults across corpus shapes").
+#: (docs/benchmarks/evidence.md, section "PLANT's defaults across corpus shapes").
 STAGE1_WEIGHT_CANDIDATES = (0.0, 0.1)
 
 #: The weight ``stage1_weight="dev"`` falls back to where it cannot choose

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._labels import as_prediction_form, as_score_form
 from ._common import encode
 from ._data import pad_batch, truncate
-from ._fusion import shortlist_texts
+from ._shortlisted import shortlist_texts
 
 
 class InferenceMixin:
@@ -66,14 +66,30 @@ class InferenceMixin:
         return truncate(encode(X, self.relevance_, self._max_length), self._max_length)
 
     def decision_function(self, X):
-        """Logits z − τ · log p (``logit_adjustment_``), shape (n_samples, n_labels), float32.
+        """The ranking score: logits, whose σ is :meth:`predict_proba`.
 
-        With a shortlist, the fused scores of :meth:`predict_proba` (fusion
-        is defined on probabilities). Shape (n_samples,) when fitted on a
-        1-D ``y`` (:func:`xplant._labels.as_score_form`).
+        Without a shortlist, PLANT's logits z − τ · log p
+        (``logit_adjustment_``), float32. With a shortlist, logit(p) of the
+        fused probability p of :meth:`predict_proba`
+        (:func:`xplant.fusion.logit`, float64; fusion is defined on
+        probabilities): strictly increasing in p, so it ranks the labels as
+        :meth:`predict_proba` does, ties included, and a probability that
+        saturates at 1.0 gets a finite logit above every other.
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_labels)
+            Shape (n_samples,) when fitted on a 1-D ``y``
+            (:func:`xplant._labels.as_score_form`).
         """
         if getattr(self, "shortlist_", None) is not None:
-            return self._score_form(self._proba(X))
+            from ..fusion import logit
+            return self._score_form(logit(self._proba(X)))
         return self._score_form(self._logits(self._docs(X)))
 
     def _score_form(self, S, *, proba=False):
@@ -92,6 +108,11 @@ class InferenceMixin:
         NotFittedError before fit. Shape (n_samples, 2), the columns
         1 − p and p, when fitted on a 1-D ``y``
         (:func:`xplant._labels.as_score_form`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
         """
         return self._score_form(self._proba(X), proba=True)
 
@@ -112,11 +133,18 @@ class InferenceMixin:
         the lower label index. k larger than the number of labels returns
         every label.
 
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
+        k : int, default=5
+            Labels per document.
+
         Returns
         -------
-        indices : ndarray of int64 of shape (n_samples, min(k, n_labels_))
+        indices : ndarray of int64 of shape (n_samples, min(k, n_labels))
             Best first.
-        scores : ndarray of float32 of shape (n_samples, min(k, n_labels_))
+        scores : ndarray of float32 of shape (n_samples, min(k, n_labels))
             Their probabilities.
         """
         from ..metrics import top_k_indices
@@ -167,7 +195,8 @@ class InferenceMixin:
         Notes
         -----
         Adjacent tokens above the cut are merged into one span and spans are
-        snapped to word boundaries (API.md "Evidence spans"). Token offsets
+        snapped to word boundaries (:func:`xplant.evidence.merge_spans`; docs/guide/evidence.md,
+        section "Spans from token weights"). Token offsets
         come from the same tokenizer the model attends over (word or
         WordPiece), so they map back to the original string, unicode
         included.
@@ -237,10 +266,17 @@ class InferenceMixin:
         return out
 
     def predict(self, X):
-        """0/1 predictions by the dev-chosen rule (top-``k_`` or ``threshold_``).
+        """0/1 predictions by the fitted rule ``decision_``.
 
         The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
-        the scores that break ties of saturated probabilities.
+        the scores that break ties of saturated probabilities; the threshold
+        rules compare :meth:`predict_proba` with ``threshold_`` or
+        ``label_thresholds_`` (:func:`xplant.metrics.apply_rule`).
+
+        Parameters
+        ----------
+        X : list of str or token corpus
+            Raw documents, or the token corpus of the fitted MIGRelevance.
 
         Returns
         -------
@@ -251,9 +287,11 @@ class InferenceMixin:
             ``Y``, ``y``'s values for a 1-D ``y``.
         """
         from .. import metrics
-        if self.decision == "top_k":
+        check_is_fitted(self, "module_")
+        rule = self._rule()
+        if rule["rule"] == "top_k":
             top = self.predict_top_k(X, self.k_)[0]
             P = metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
         else:
-            P = metrics.threshold_decision(self._proba(X), self.threshold_)
+            P = metrics.apply_rule(self._proba(X), rule)
         return as_prediction_form(P, getattr(self, "prediction_form_", None))

@@ -4,7 +4,9 @@ A saved model is a folder:
 
 - ``model.safetensors``: the network's state dict;
 - ``config.json``: the estimator's parameters, label names, label
-  frequencies, the dev-chosen k and threshold, package versions;
+  frequencies, the decision rule (``rule``) with its dev-fitted k,
+  threshold and per-label thresholds (``label_thresholds``: one per label,
+  aligned with ``classes``, or null), package versions;
 - ``relevance/``: the fitted MIGRelevance (see
   :func:`xplant.relevance.save_relevance`);
 - ``shortlist/``: with a shortlist, the fitted shortlist model (see
@@ -99,7 +101,7 @@ def saved_kind(cls):
 def _from_json(params):
     """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
     from ..relevance import MIGRelevance
-    from ._planter import AttentionPlanter
+    from ._stage1 import AttentionPlanter
     from .distributed._config import DeepSpeedStrategy
     known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance,
              "DeepSpeedStrategy": DeepSpeedStrategy}
@@ -123,6 +125,7 @@ def save_model(clf, path, *, overwrite=False):
     clf : PlantClassifier
         Fitted.
     path : str or Path
+        The folder to write.
     overwrite : bool, default=False
         Replace an existing folder.
 
@@ -148,7 +151,7 @@ def save_model(clf, path, *, overwrite=False):
         save_file(state, str(tmp / "model.safetensors"))
         save_relevance(clf.relevance_, tmp / "relevance")
         if getattr(clf, "shortlist_", None) is not None:
-            from ._fusion import save_shortlist
+            from ._shortlisted import save_shortlist
             save_shortlist(clf, tmp / "shortlist")
         import importlib.metadata as md
         config = {
@@ -159,7 +162,12 @@ def save_model(clf, path, *, overwrite=False):
             "n_labels": int(clf.n_labels_),
             "label_frequency": clf.label_frequency_.tolist(),
             "n_train_documents": int(clf.n_train_documents_),
+            "rule": str(clf._rule()["rule"]),
             "k": int(clf.k_), "threshold": float(clf.threshold_),
+            # float64 in JSON: repr round-trips each threshold exactly
+            "label_thresholds": (None if getattr(clf, "label_thresholds_", None) is None
+                                 else [_json_value(float(t), "label_thresholds")
+                                       for t in clf.label_thresholds_]),
             "prediction_form": getattr(clf, "prediction_form_", None),
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
             "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
@@ -183,12 +191,37 @@ def _has(pkg):
         return False
 
 
+def _load_rule(clf, config, c, n_labels):
+    """``decision_`` and ``label_thresholds_`` from ``config.json``: a model saved
+    before the rule was chosen on dev applies its fixed ``decision`` parameter."""
+    from ..metrics import DECISION_RULES
+    rule = config.get("rule", clf.decision)
+    if rule not in DECISION_RULES:
+        c.fail("rule", f"must be one of {list(DECISION_RULES)}")
+    thresholds = config.get("label_thresholds")
+    if rule == "per_label_threshold":
+        values = c.get("label_thresholds", list, f"a list of {n_labels} thresholds")
+        if len(values) != n_labels or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) \
+                or not np.isfinite(np.asarray(values, dtype=np.float64)).all():
+            c.fail("label_thresholds", f"must hold {n_labels} finite numbers, one per label")
+        thresholds = np.asarray(values, dtype=np.float64)
+    elif thresholds is not None:
+        c.fail("label_thresholds", f"must be null under the rule {rule!r}")
+    clf.decision_, clf.label_thresholds_ = rule, thresholds
+
+
 def load_model(path):
     """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
 
     Every parameter is validated exactly as ``fit`` validates it, the
     fields of ``config.json`` against each other (label names, label
     frequencies, k) and against the relevance and the weights' shapes.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder that :func:`save_model` wrote.
 
     Raises
     ------
@@ -257,6 +290,7 @@ def load_model(path):
     clf.n_train_documents_ = c.integer("n_train_documents", low=1)
     clf.k_ = c.integer("k", low=1, high=n_labels)
     clf.threshold_ = c.number("threshold", low=0.0, high=1.0)
+    _load_rule(clf, config, c, n_labels)
     form = config.get("prediction_form")       # absent before the rule: CSR, as then
     if form is not None and not (isinstance(form, dict)
                                  and form.get("kind") in ("sparse", "dense", "column")):
@@ -310,6 +344,6 @@ def load_model(path):
     clf.module_.eval()
     clf.shortlist_ = clf.fusion_weight_ = None
     if (path / "shortlist").is_dir():
-        from ._fusion import load_shortlist
+        from ._shortlisted import load_shortlist
         load_shortlist(clf, path / "shortlist", set_param=True)
     return clf

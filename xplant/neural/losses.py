@@ -1,19 +1,16 @@
 """Losses of PLANT: Stage 1 learning to rank, Stage 2 focal loss with hard negatives.
 
-Stage 1 (PLANT.md §2), for ranking items with scores s (N, C), graded
-relevance r (N, C) and a validity mask:
+Stage 1 (the PLANT paper, arXiv 2410.23066; docs/design.md, section "Stage 1:
+planting attention by learning to rank"), for ranking items with scores
+s (N, C), graded relevance r (N, C) and a validity mask::
 
     L = Σ_{j,h: r_j > r_h} w_jh · log2(1 + exp(−σ (s_j − s_h)))
 
-with w_jh = |ΔnDCG@k|_jh, the change of nDCG@k when j and h swap places in
+with ``w_jh = |ΔnDCG@k|_jh``, the change of nDCG@k when j and h swap places in
 the current ranking by s ("lambda", the paper's LambdaLoss form; Burges 2010,
 Wang et al. CIKM 2018), w = 1 ("ranknet"), or the authors' code
 ("lambdarank": σ = 0.5 and graded relevance). ``"mse"`` regresses scores on
 relevance scaled to [0, 1] (the paper's ablation).
-
-Stage 2 (PLANT.md §3): focal loss (Lin et al. 2017) with label smoothing
-over each document's positives ∪ its top-m hard negatives, normalised by
-the size of that set.
 """
 
 import math
@@ -21,6 +18,8 @@ import math
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+__all__ = ["PlantLoss", "Stage1Loss"]
 
 STAGE1_LOSSES = ("lambda", "lambdarank", "ranknet", "mse")
 
@@ -75,7 +74,7 @@ def stage1_loss(s, rel, valid, *, kind="lambda", k=15, sigma=1.0):
     valid : bool tensor (N, C)
     kind : {"lambda", "lambdarank", "ranknet", "mse"}
     k : int
-        nDCG cutoff of the |ΔnDCG@k| weights.
+        nDCG cutoff of the ``|ΔnDCG@k|`` weights.
     sigma : float
         σ of the logistic; the authors' code ("lambdarank") uses 0.5.
 
@@ -122,7 +121,7 @@ class Stage1Loss(nn.Module):
     kind : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
         The planter's ``stage1_loss``.
     k : int, default=15
-        nDCG@k cutoff of the |ΔnDCG@k| weights (the planter's ``ndcg_k``).
+        nDCG@k cutoff of the ``|ΔnDCG@k|`` weights (the planter's ``ndcg_k``).
     sigma : float > 0, default=1.0
         Scale of the pairwise logistic (the planter's ``sigma``).
     """
@@ -132,6 +131,18 @@ class Stage1Loss(nn.Module):
         self.kind, self.k, self.sigma = kind, k, sigma
 
     def forward(self, s, target):
+        """The loss of one batch: a scalar tensor (mean over the items with a pair).
+
+        Parameters
+        ----------
+        s : Tensor of shape (N, C)
+            Attention scores of each item's C candidate tokens (an item is
+            one (document, label) pair).
+        target : tuple of (Tensor, Tensor)
+            ``(rel, valid)``: the candidates' graded relevance, float of
+            shape (N, C) (MIG in bits, 0 for sampled negatives), and the
+            bool mask of shape (N, C) of the candidates that exist.
+        """
         rel, valid = target
         return stage1_loss(s, rel, valid, kind=self.kind, k=self.k, sigma=self.sigma)
 
@@ -270,6 +281,18 @@ class PlantLoss(nn.Module):
         self.smoothing_form, self.hard_negatives = smoothing_form, hard_negatives
 
     def forward(self, logits, positives):
+        """The loss of one batch: a scalar tensor (mean over documents).
+
+        Parameters
+        ----------
+        logits : Tensor of shape (b, L) or (b, C)
+            Logits of every label, or of each document's C shortlist
+            candidates.
+        positives : Tensor of shape (b, P), or dict
+            Each document's positive label ids, -1 padded; with a shortlist,
+            ``{"target": float (b, C) 0/1, "keep": bool (b, C)}``, the
+            candidates' targets and the mask of real (not padding) candidates.
+        """
         if isinstance(positives, dict):      # shortlist candidates: (b, C) logits
             return candidate_loss(logits, positives["target"], positives["keep"],
                                   loss=self.loss, gamma=self.gamma,

@@ -78,19 +78,19 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
     ----------
     vocabulary_ : dict of str -> int
         Token to id. For a document-token matrix input: column j -> j.
-    relevance_ : csr_matrix of shape (n_labels_, n_tokens_), float64
+    relevance_ : csr_matrix of shape (n_labels, n_tokens), float64
         Each label's top-k tokens with their MIG in bits (normalized when
         asked), sorted column indices. Pad, unk and special-token columns are
         empty.
-    document_frequency_ : ndarray of shape (n_tokens_,), int64
+    document_frequency_ : ndarray of shape (n_tokens,), int64
         Training documents holding each id.
-    label_frequency_ : ndarray of shape (n_labels_,), int64
+    label_frequency_ : ndarray of shape (n_labels,), int64
         Training positives per label.
     n_train_documents_ : int
     n_labels_ : int
     n_tokens_ : int
         Vocabulary size V (the id space, special ids included).
-    classes_ : ndarray of shape (n_labels_,)
+    classes_ : ndarray of shape (n_labels,)
         Label names: ``label_names`` of ``fit`` (``classes`` of
         ``partial_fit``), else the sorted labels of label lists (as
         ``MultiLabelBinarizer``), else 0..L-1.
@@ -303,7 +303,16 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None, *, label_names=None):
         """Fit, then return the training documents as a :class:`TokenCorpus`.
 
-        Tokenizes once. Same parameters as :meth:`fit`.
+        Tokenizes once.
+
+        Parameters
+        ----------
+        X : list of str, list of list of str, or {array-like, sparse matrix} of shape (n_docs, V)
+            The training documents, as for :meth:`fit`.
+        y : {array-like, sparse matrix} of shape (n_docs, L), 1-D y, or label lists
+            The training labels, as for :meth:`fit`.
+        label_names : array-like of shape (L,), default=None
+            Label names, as for :meth:`fit`.
 
         Returns
         -------
@@ -334,6 +343,7 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
             One shard. Needs a fixed vocabulary: a Hugging Face tokenizer, the
             ``vocabulary`` parameter, or a matrix (its columns).
         Y : {array-like, sparse matrix} of shape (n_docs, L), or list of label lists
+            The shard's labels, read as ``fit`` reads ``y``.
         classes : array-like of shape (L,), default=None
             Label names; required on the first call unless ``n_labels`` is
             given (and required for label lists). Ignored afterwards unless it
@@ -470,6 +480,7 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         texts : list of str
+            Raw documents.
         return_offsets : bool, default=False
             Also return each token's ``[start, end)`` offsets into its text.
         max_length : int or None, default=None

@@ -89,6 +89,11 @@ def load_relevance(path):
     Every parameter is validated as ``fit`` validates it, and the arrays
     against the saved shape (label and vocabulary sizes, CSR structure).
 
+    Parameters
+    ----------
+    path : str or Path
+        The folder that :func:`save_relevance` wrote.
+
     Returns
     -------
     MIGRelevance

@@ -51,7 +51,8 @@ def mig_cell(n11, df, freq, n, norm, tab):
 
         N·MI = Σ_ab xlogx(n_ab) − Σ_a xlogx(n_a·) − Σ_b xlogx(n_·b) + xlogx(N),
 
-    which equals Σ_ab n_ab log2(n_ab N / (n_a· n_·b)) (PLANT.md Sec. 1).
+    which equals Σ_ab n_ab log2(n_ab N / (n_a· n_·b)) (docs/design.md, section
+    "Mutual information gain").
     Tables whose counts factorise (n11·N = df·freq, e.g. a token in every
     document or a label on every document) give exactly 0.
 

@@ -287,12 +287,12 @@ def mig_scores(X, Y, *, top_k=None, positive_only=True, normalize=None, n_jobs=N
     """Exact mutual information gain (MIG) between every token and label, in bits.
 
     For token t and label l, the 2x2 table of document counts is
-    n11 = (BᵀY)[t, l], n1. = df(t), n.1 = freq(l), N = n_docs, and
+    n11 = (BᵀY)[t, l], n1. = df(t), n.1 = freq(l), N = n_docs, and::
 
         MIG[l, t] = sum_ab (n_ab / N) log2(n_ab N / (n_a. n_.b)),  0 log 0 = 0,
 
-    exact, with no smoothing (PLANT, arXiv 2410.23066, Sec. 3; xplant's
-    PLANT.md Sec. 1).
+    exact, with no smoothing (PLANT, arXiv 2410.23066, Sec. 3; docs/design.md,
+    section "Mutual information gain").
 
     Parameters
     ----------
@@ -346,7 +346,7 @@ def mig_scores(X, Y, *, top_k=None, positive_only=True, normalize=None, n_jobs=N
     The product's counts are int32 (they never exceed N; int64 from 2**31
     documents) and every product of counts is formed in int64. The MI is
     computed in float64 from a table of x·log2(x) over counts, as
-    N·MI = Σ xlogx(n_ab) − Σ xlogx(n_a·) − Σ xlogx(n_·b) + xlogx(N); factorising
+    ``N·MI = Σ xlogx(n_ab) − Σ xlogx(n_a·) − Σ xlogx(n_·b) + xlogx(N)``; factorising
     tables give exactly 0. Agreement with ``sklearn.metrics.mutual_info_score``
     is tested to 1e-12.
 

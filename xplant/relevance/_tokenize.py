@@ -227,6 +227,20 @@ def resolve_tokenizer(spec):
 def word_tokens(text, lowercase):
     """Word tokens of ``text`` (regex ``\\w+``, on its NFC form), lowercased one by one.
 
+    Parameters
+    ----------
+    text : str
+        The document.
+    lowercase : bool
+        Lowercase each token after matching.
+
+    Returns
+    -------
+    list of str
+        The tokens, in text order.
+
+    Examples
+    --------
     >>> word_tokens("Héllo, WORLD_1 x", True)
     ['héllo', 'world_1', 'x']
     >>> word_tokens("na\u0301usea", True) == ["náusea"]

@@ -33,10 +33,12 @@ def f1_by_frequency(train_frequency, support, f1_by_model):
     Parameters
     ----------
     train_frequency : array-like of int of shape (n_labels,)
+        Training positives per label; it decides each label's frequency bucket.
     support : array-like of int of shape (n_labels,)
         Positives in the evaluated split. Only labels with ``support > 0``
         are averaged, as in the macro-F1 of the tables (Edin et al. 2023).
     f1_by_model : mapping of str to array-like of shape (n_labels,)
+        Per-label F1 of each model, by model name.
 
     Returns
     -------

@@ -27,6 +27,7 @@ def save_per_label(path, *, train_frequency, support, f1, label_names=None):
         Model name (as in ``results.json``) -> per-label F1 under the
         primary decision rule, in [0, 1].
     label_names : array-like of str of shape (n_labels,), optional
+        Names of the columns, saved beside the scores.
 
     Returns
     -------
@@ -87,6 +88,7 @@ def load_per_label(path):
     Parameters
     ----------
     path : str or Path
+        The ``per_label.npz`` file to read.
 
     Returns
     -------

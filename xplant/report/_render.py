@@ -58,7 +58,7 @@ td:nth-child(3) { text-align: left; }
 
 <h2>Results</h2>
 {% if optimistic %}<p class="warn"><b>Optimistic:</b> {{ optimistic }}</p>{% endif %}
-<p>Percent{% if split %}, {{ split }} split{% endif %}. F1 uses top-k, k chosen on dev by micro-F1.</p>
+<p>Percent{% if split %}, {{ split }} split{% endif %}. F1 uses each row's decision rule (column rule): top-k, a global threshold or per-label thresholds, chosen on dev by cross-fitted micro-F1.</p>
 <table id="results">
 <thead><tr><th>model</th>{% for h in headline_names %}<th>{{ h }}</th>{% endfor %}<th>fit s</th></tr></thead>
 <tbody>
@@ -67,9 +67,9 @@ td:nth-child(3) { text-align: left; }
 </table>
 <details><summary>All metrics ({{ metric_names|length }} columns, percent), decision rules, time and memory</summary>
 <div class="wide"><table id="results-all">
-<thead><tr><th>model</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}<th>k</th><th>threshold</th><th>fit s</th><th>predict s</th><th>peak RSS MB</th></tr></thead>
+<thead><tr><th>model</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}<th>rule</th><th>k</th><th>threshold</th><th>fit s</th><th>predict s</th><th>peak RSS MB</th></tr></thead>
 <tbody>
-{% for row in rows %}<tr><td>{{ row.name }}</td>{% for v in row.metrics %}<td>{{ v }}</td>{% endfor %}<td>{{ row.k }}</td><td>{{ row.threshold }}</td><td>{{ row.fit_seconds }}</td><td>{{ row.predict_seconds }}</td><td>{{ row.peak_rss_mb }}</td></tr>
+{% for row in rows %}<tr><td>{{ row.name }}</td>{% for v in row.metrics %}<td>{{ v }}</td>{% endfor %}<td>{{ row.rule }}</td><td>{{ row.k }}</td><td>{{ row.threshold }}</td><td>{{ row.fit_seconds }}</td><td>{{ row.predict_seconds }}</td><td>{{ row.peak_rss_mb }}</td></tr>
 {% endfor %}</tbody>
 </table></div>
 {% for row in rows %}{% if row.params %}<details><summary>{{ row.name }}: parameters</summary><pre>{{ row.params }}</pre></details>{% endif %}{% endfor %}
@@ -105,11 +105,11 @@ td:nth-child(3) { text-align: left; }
 
 <h2>Zero-shot predictions: labels never seen in training</h2>
 {% if zero_shot_recorded %}
-<p>For each row, the {{ split or "test" }} documents' labels with no training document that the row ranked within its top k (its decision rule, k chosen on dev), in document order; a run lists a bounded number per row (20 by default) and counts them all. &#10003;: the label is gold for the document. Score: the row's own score, which ranked the label; probability: the network's own, for the label. Evidence: the spans the network's attention points at for the label (<code>explain</code>), as character offsets [start, end) into the document.</p>
+<p>For each row, the {{ split or "test" }} documents' labels with no training document that the row predicted under its decision rule (chosen on dev), in document order; a run lists a bounded number per row (20 by default) and counts them all. &#10003;: the label is gold for the document. Score: the row's own score, which ranked the label; probability: the network's own, for the label. Evidence: the spans the network's attention points at for the label (<code>explain</code>), as character offsets [start, end) into the document.</p>
 {% for z in zero_shot %}<h3>{{ z.name }}</h3>
 {% if z.status == "missing" %}<p class="zero-shot-note">No zero-shot record for this row{% if z.error %} ({{ z.error }}){% endif %}.</p>
-{% elif z.status == "none" %}<p class="zero-shot-note">No zero-shot predictions in the top-k (k = {{ z.k }}; {{ z.n_zero_shot_labels }} labels have no training document).</p>
-{% else %}<p class="zero-shot-note">{{ z.n_predictions }} zero-shot predictions in the top-k (k = {{ z.k }}) over {{ z.n_documents }} documents, {{ z.n_correct }} correct; {% if z.shown < z.n_predictions %}the first {{ z.shown }} are listed (at most {{ z.max_listed }} per row){% else %}all are listed{% endif %}.{% if not z.explained %} No evidence spans: this row's model has no <code>explain</code>.{% endif %}</p>
+{% elif z.status == "none" %}<p class="zero-shot-note">No zero-shot predictions {{ z.where }}; {{ z.n_zero_shot_labels }} labels have no training document.</p>
+{% else %}<p class="zero-shot-note">{{ z.n_predictions }} zero-shot predictions {{ z.where }} over {{ z.n_documents }} documents, {{ z.n_correct }} correct; {% if z.shown < z.n_predictions %}the first {{ z.shown }} are listed (at most {{ z.max_listed }} per row){% else %}all are listed{% endif %}.{% if not z.explained %} No evidence spans: this row's model has no <code>explain</code>.{% endif %}</p>
 <table class="zero-shot" id="zero-shot-{{ loop.index0 }}"><thead><tr><th>document</th><th>label</th><th>description</th><th>gold</th><th>rank</th><th>score</th><th>probability</th><th>evidence spans [start, end) (weight)</th></tr></thead><tbody>
 {% for r in z.rows %}<tr{% if r.hit %} class="zs-hit"{% endif %}><td>{{ r.doc_id }}</td><td>{{ r.label }}</td><td>{{ r.description }}</td><td>{{ r.gold }}</td><td>{{ r.rank }}</td><td>{{ r.score }}</td><td>{{ r.prob }}</td><td>{% for s in r.spans %}[{{ s.start }}, {{ s.end }}) &ldquo;{{ s.text }}&rdquo; ({{ s.weight }}){% if not loop.last %}; {% endif %}{% endfor %}</td></tr>
 {% endfor %}</tbody></table>
@@ -296,7 +296,7 @@ def render_report(run_dir, *, out=None, examples=None, overwrite=False):
         Each row's ``zero_shot`` record in ``results.json`` (its predictions
         of labels never seen in training, with their evidence spans) is
         listed; a folder without any renders with a note. Schemas in
-        ``docs/evidence.md``.
+        docs/guide/cli.md, section "The run folder".
     out : str or Path, optional
         Folder for ``report.html``, ``f1_by_frequency.png`` and
         ``similarity.png``; created if needed. Default: ``run_dir``, whose
@@ -361,6 +361,7 @@ def render_report(run_dir, *, out=None, examples=None, overwrite=False):
             "headline": [_pct(m.get("metrics", {}).get(k)) for k, _ in headline],
             "metrics": [_fmt(m.get("metrics", {}).get(k), 2) if _is_count(k)
                         else _pct(m.get("metrics", {}).get(k)) for k in metric_names],
+            "rule": m.get("rule") or "top_k",          # entries written before: top-k
             "k": _fmt(m.get("k")),
             "threshold": _fmt(m.get("threshold")),
             "fit_seconds": _fmt(m.get("fit_seconds"), 1),

@@ -28,7 +28,7 @@ def zero_shot_sections(models, source="results.json"):
     ----------
     models : list of dict
         ``results["models"]``; a row's ``zero_shot`` record is written by
-        ``xplant run`` (schema in ``docs/evidence.md``).
+        ``xplant run`` (schema in docs/guide/cli.md, section "The run folder").
     source : str
         Names the file in error messages.
 
@@ -77,7 +77,10 @@ def zero_shot_sections(models, source="results.json"):
                          "spans": [_check_span(s, f"{where}.predictions[{j}]")
                                    for s in p.get("spans", [])]})
         n = counts["n_predictions"] if counts["n_predictions"] is not None else len(rows)
+        rule = rec.get("rule") or "top_k"           # records written before: the top-k rule
         sections.append({"name": m["name"], "status": "listed" if n else "none", "rows": rows,
+                         "where": (f"in the top-k (k = {counts['k']})" if rule == "top_k"
+                                   else f"under the {str(rule).replace('_', '-')} rule"),
                          "explained": bool(rec.get("explained", False)),
                          "shown": len(rows), "n_predictions": n,
                          **{key: "\u2013" if v is None else v for key, v in counts.items()

@@ -13,11 +13,19 @@ from ._word import WordEncoder, glove_matrix
 from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path, usable_window
 from ._llm import LLMEncoder, load_llm_tokenizer, resolve_llm_path
 
+#: The word-level backbones, trained from scratch (optionally from GloVe).
 WORD_BACKBONES = ("cnn", "bigru")
 
 
 def backbone_kind(spec):
-    """'word', 'hf' or 'llm' for a backbone spec, or raise ValueError."""
+    """'word', 'hf' or 'llm' for a backbone spec, or raise ValueError.
+
+    Parameters
+    ----------
+    spec : str
+        ``"cnn"``, ``"bigru"``, ``"hf"``, ``"minilm"``, ``"hf:<folder>"`` or
+        ``"llm:<folder>"``.
+    """
     if not isinstance(spec, str):
         raise ValueError(f"backbone must be a string, got {type(spec).__name__}")
     if spec in WORD_BACKBONES:
@@ -34,8 +42,28 @@ def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel
                    dropout=0.2, glove=False, max_window=None, lora=None):
     """Instantiate the backbone named by ``spec`` for a fitted MIGRelevance.
 
-    ``lora`` (a dict or None) holds extra keyword arguments of
-    :class:`LLMEncoder`; it applies to ``"llm:"`` backbones only.
+    Parameters
+    ----------
+    spec : str
+        The backbone (:func:`backbone_kind`).
+    relevance : MIGRelevance
+        Fitted; its vocabulary and pad id size a word backbone.
+    embedding_dim, hidden_dim, kernel_size : int, default=100, 128, 5
+        Word backbones: embedding size, hidden size h, CNN window.
+    dropout : float, default=0.2
+        Word backbones: dropout rate.
+    glove : bool, default=False
+        Word backbones: start the embeddings from GloVe 6B (needs
+        ``embedding_dim=50``).
+    max_window : int, optional
+        Pretrained backbones: the most ids per encoder window.
+    lora : dict, optional
+        Extra keyword arguments of :class:`LLMEncoder`; ``"llm:"`` backbones only.
+
+    Returns
+    -------
+    nn.Module
+        The backbone: ``forward(ids, mask) -> H`` (b, n, h).
     """
     kind = backbone_kind(spec)
     if lora is not None and (kind != "llm" or not isinstance(lora, dict)):

@@ -4,7 +4,8 @@ A document longer than the model's maximum length is cut into the fewest
 windows of at most :func:`usable_window` subword ids, all of (nearly) equal
 size; each window gets its own [CLS]/[SEP], is encoded, and the hidden
 states of the real tokens are concatenated back into one sequence
-(PLANT.md §3), so the label attention sees the whole document.
+(docs/design.md, section "Backbones"), so the label attention sees the whole
+document.
 """
 
 import os
@@ -37,6 +38,15 @@ def default_pretrained_path():
 def resolve_hf_path(spec):
     """Map ``"hf"``, ``"minilm"`` or ``"hf:<folder>"`` to a local folder.
 
+    Parameters
+    ----------
+    spec : str
+        The backbone spec; ``"hf"`` and ``"minilm"`` name the bundled MiniLM-L6.
+
+    Returns
+    -------
+    Path
+
     Raises
     ------
     FileNotFoundError
@@ -55,7 +65,13 @@ def resolve_hf_path(spec):
 
 
 def load_hf_tokenizer(spec):
-    """The fast tokenizer of a backbone spec's local folder, loaded offline."""
+    """The fast tokenizer of a backbone spec's local folder, loaded offline.
+
+    Parameters
+    ----------
+    spec : str
+        ``"hf"``, ``"minilm"`` or ``"hf:<folder>"`` (:func:`resolve_hf_path`).
+    """
     from ...relevance._tokenize import load_hf_tokenizer as load_folder
     return load_folder(resolve_hf_path(spec))
 
@@ -72,6 +88,7 @@ def usable_window(config, embeddings=None):
     Parameters
     ----------
     config : transformers.PretrainedConfig
+        The model's configuration.
     embeddings : torch.nn.Module or None
         The model's embeddings module; RoBERTa-style ones carry a
         ``padding_idx`` attribute (their position ids are counted from it).
@@ -138,6 +155,13 @@ class HFEncoder(nn.Module):
         cost grows with the square of the window. ``mask`` must be a prefix
         mask (real ids first), as :class:`xplant.neural._data.Stage2Collate`
         builds it.
+
+        Parameters
+        ----------
+        ids : LongTensor of shape (b, n)
+            Token ids.
+        mask : BoolTensor of shape (b, n)
+            True at real (not padding) tokens.
         """
         b, n = ids.shape
         lengths = mask.sum(1)

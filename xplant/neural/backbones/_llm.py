@@ -1,6 +1,7 @@
 """Decoder LLM backbones (Llama, Mistral, Phi, ...) with LoRA and optional NF4.
 
-PLANT.md §3: the token representations H are the LLM's last hidden states;
+docs/design.md, section "Backbones": the token representations H are the LLM's
+last hidden states;
 the base model stays frozen and is adapted with LoRA (Hu et al. 2021, r = 16
 in the PLANT paper), optionally over a 4-bit NormalFloat base (QLoRA,
 Dettmers et al. 2023).
@@ -182,7 +183,8 @@ class LLMEncoder(nn.Module):
     """A frozen decoder LLM adapted with LoRA, applied in windows.
 
     H = the last hidden states of the base model (``AutoModel``, without the
-    LM head), as float32 (PLANT.md §3). Only the LoRA matrices train.
+    LM head), as float32 (docs/design.md, section "Backbones"). Only the LoRA
+    matrices train.
 
     Parameters
     ----------
@@ -197,6 +199,7 @@ class LLMEncoder(nn.Module):
     lora_alpha : float, default=32
         LoRA scaling numerator (the update is scaled by alpha / r).
     lora_dropout : float, default=0.05
+        Dropout on the LoRA inputs.
     target_modules : str, list of str or None
         Modules that get adapters; None: peft's default for the model type
         (attention q/v projections for Llama and Mistral); ``"all-linear"``

@@ -74,13 +74,17 @@ class WordEncoder(nn.Module):
     n_tokens : int
         Vocabulary size V (ids 0..V-1).
     pad_id : int
+        The padding id; its embedding stays zero.
     kind : {"cnn", "bigru"}
+        A one-layer CNN or a bidirectional GRU.
     embedding_dim : int
+        Size of the token embeddings.
     hidden_dim : int
         Size h of the hidden states (for BiGRU, h/2 per direction).
     kernel_size : int
         CNN window (odd).
     dropout : float
+        Dropout rate on the embeddings and the hidden states.
     embedding_weights : ndarray of shape (V, embedding_dim) or None
         Initial embedding rows (GloVe).
     """
@@ -105,7 +109,15 @@ class WordEncoder(nn.Module):
             raise ValueError(f"unknown word backbone {kind!r}")
 
     def forward(self, ids, mask):
-        """ids, mask: (b, n) -> H: (b, n, h) float32."""
+        """ids, mask: (b, n) -> H: (b, n, h) float32.
+
+        Parameters
+        ----------
+        ids : LongTensor of shape (b, n)
+            Token ids.
+        mask : BoolTensor of shape (b, n)
+            True at real (not padding) tokens.
+        """
         # padding reads as zeros, also where the pad id is a real token (a count matrix's 0)
         x = self.dropout(self.embedding(ids)) * mask.unsqueeze(-1)
         if self.kind == "cnn":

@@ -122,6 +122,15 @@ def _merge(base, over):
 def read_config_file(path):
     """Read a JSON or YAML (``.yaml``/``.yml``) file into a dict.
 
+    Parameters
+    ----------
+    path : str or Path
+        The file to read.
+
+    Returns
+    -------
+    dict
+
     Raises
     ------
     FileNotFoundError

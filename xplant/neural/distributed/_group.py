@@ -53,6 +53,7 @@ def init_distributed(deepspeed=None, *, shm_comm=None):
     Parameters
     ----------
     deepspeed : module or None
+        The imported ``deepspeed`` package; None imports it.
     shm_comm : bool or None
         On CPU, DeepSpeed compiles a shared-memory all-reduce op (minutes,
         once, then cached). None builds it only for several processes;

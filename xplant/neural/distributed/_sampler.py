@@ -29,12 +29,15 @@ class DistributedBucketSampler(Sampler):
     Parameters
     ----------
     lengths : ndarray of int64 of shape (n_docs,)
+        Token count of each document; batches group similar lengths.
     batch_size : int
         Global batch: documents per optimizer step over all ranks.
     num_replicas, rank : int
+        Number of processes, and this process's rank in [0, num_replicas).
     accumulation : int, default=1
         Micro-steps per optimizer step (gradient accumulation).
     shuffle : bool, default=True
+        Draw the batches in a seeded random order (training); False gives a fixed order.
     generator : numpy.random.Generator or None
         Must be in the same state on every rank.
     min_docs, max_docs : int or None

@@ -1,4 +1,5 @@
-"""Label-wise attention (PLANT.md §2-3).
+"""Label-wise attention (docs/design.md, sections "Stage 1: planting attention by
+learning to rank" and "Stage 2: the classifier").
 
 S = (E W_q)(H W_k)ᵀ / √d, one query per label; A = softmax_row(S) (H W_v).
 """
@@ -15,6 +16,7 @@ class LabelAttention(nn.Module):
     Parameters
     ----------
     n_labels : int
+        L, the number of label queries.
     hidden_size : int
         h, the size of the backbone's hidden states.
     attention_dim : int
@@ -29,16 +31,36 @@ class LabelAttention(nn.Module):
         self.scale = 1.0 / math.sqrt(attention_dim)
 
     def keys(self, H):
-        """H (b, n, h) -> K (b, n, d)."""
+        """Keys K (b, n, d) of the tokens.
+
+        Parameters
+        ----------
+        H : Tensor of shape (b, n, h)
+            The backbone's hidden states.
+        """
         return self.key(H)
 
     def queries(self, labels=None):
-        """(L, d) queries for all labels, or (..., d) for an index tensor."""
+        """Queries (L, d) of all labels, or (..., d) of the labels of an index tensor.
+
+        Parameters
+        ----------
+        labels : LongTensor, optional
+            Label ids, of any shape; None: every label.
+        """
         E = self.label_queries if labels is None else self.label_queries[labels]
         return self.query(E)
 
     def scores(self, K, labels=None):
-        """Scores S (b, L', n) of the given labels (all by default) over positions."""
+        """Scores S (b, L', n) of the given labels (all by default) over positions.
+
+        Parameters
+        ----------
+        K : Tensor of shape (b, n, d)
+            The tokens' keys (:meth:`keys`).
+        labels : LongTensor of shape (L',) or (b, L'), optional
+            Label ids, shared by the batch or per document; None: every label.
+        """
         Q = self.queries(labels)
         if Q.dim() == 2:
             return torch.einsum("ld,bnd->bln", Q, K) * self.scale
@@ -50,8 +72,11 @@ class LabelAttention(nn.Module):
         Parameters
         ----------
         K : tensor (b, n, d)
+            The tokens' keys (:meth:`keys`).
         doc_index, label_index : long tensors (N,)
+            The document (row of ``K``) and the label of each ranking item.
         positions : long tensor (N, C)
+            The token positions of each item's C candidates.
 
         Returns
         -------

@@ -12,7 +12,17 @@ from ._attention import LabelAttention, masked_softmax
 
 
 class PlanterNet(nn.Module):
-    """Backbone + label attention, scoring ranking candidates (Stage 1)."""
+    """Backbone + label attention, scoring ranking candidates (Stage 1).
+
+    Parameters
+    ----------
+    encoder : nn.Module
+        The backbone, with a ``hidden_size`` h.
+    n_labels : int
+        L.
+    attention_dim : int, default=128
+        d of the label queries and token keys.
+    """
 
     def __init__(self, encoder, n_labels, attention_dim=128):
         super().__init__()
@@ -20,12 +30,27 @@ class PlanterNet(nn.Module):
         self.attention = LabelAttention(n_labels, encoder.hidden_size, attention_dim)
 
     def forward(self, batch):
-        """Scores (N, C) of the candidate positions of each item of a Stage1Batch."""
+        """Scores (N, C) of the candidate positions of each ranking item.
+
+        Parameters
+        ----------
+        batch : Stage1Batch
+            Token ``ids`` and ``mask`` (b, n), and the items' ``doc_index``,
+            ``label_index`` (N,) and candidate ``positions`` (N, C).
+        """
         K = self.attention.keys(self.encoder(batch.ids, batch.mask))
         return self.attention.scores_at(K, batch.doc_index, batch.label_index, batch.positions)
 
     def attention_scores(self, ids, mask, labels):
-        """Raw attention scores (b, m, n) for a (b, m) tensor of label ids."""
+        """Raw attention scores (b, m, n) of the given labels.
+
+        Parameters
+        ----------
+        ids, mask : Tensor of shape (b, n)
+            Token ids and the mask of real (not padding) tokens.
+        labels : LongTensor of shape (b, m)
+            Label ids per document.
+        """
         K = self.attention.keys(self.encoder(ids, mask))
         return self.attention.scores(K, labels)
 
@@ -121,6 +146,11 @@ class PlantNet(nn.Module):
 
         Its encoder states are zero, so it gets one fixed representation: the
         model's prior prediction, the same for every empty document.
+
+        Parameters
+        ----------
+        mask : BoolTensor of shape (b, n)
+            The mask of real tokens; a copy is changed, never ``mask``.
         """
         empty = ~mask.any(1)
         if empty.any():
@@ -140,6 +170,15 @@ class PlantNet(nn.Module):
         ``doc_index``, ``label_index`` (N,) and ``positions`` (N, C)) it
         returns ``(logits, s)``, where s (N, C) are the raw attention scores
         at those positions, from the same encoder pass.
+
+        Parameters
+        ----------
+        ids, mask : Tensor of shape (b, n)
+            Token ids and the mask of real (not padding) tokens.
+        rank : Stage1Batch, optional
+            Ranking items of the same documents (above).
+        candidates : LongTensor of shape (b, C), optional
+            Label ids scored per document (above); None: every label.
         """
         H = self.encoder(ids, mask)
         K = self.attention.keys(H)
@@ -182,7 +221,15 @@ class PlantNet(nn.Module):
         return logit + self.label_bias[candidates]
 
     def attention_weights(self, ids, mask, labels):
-        """Attention distributions softmax(S) (b, m, n) of the given labels (explanations)."""
+        """Attention distributions softmax(S) (b, m, n) of the given labels (explanations).
+
+        Parameters
+        ----------
+        ids, mask : Tensor of shape (b, n)
+            Token ids and the mask of real (not padding) tokens.
+        labels : LongTensor of shape (m,) or (b, m)
+            Label ids, shared by the batch or per document.
+        """
         H = self.encoder(ids, mask)
         K = self.attention.keys(H)
         return masked_softmax(self.attention.scores(K, labels), self.attention_mask(mask))

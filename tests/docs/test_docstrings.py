@@ -1,0 +1,135 @@
+"""Every public name has a numpydoc docstring that describes every parameter.
+
+Public names are those of every ``__all__`` of a public xplant module, as the
+API reference lists them (``docs/_ext/xplant_api.py``). For a class: the
+parameters of its ``__init__`` (in the class docstring, scikit-learn style)
+and of every method its API page shows; for a function: its parameters. A
+parameter counts as described when the Parameters (or Other Parameters)
+section names it with a non-empty description: a type alone is not enough.
+A documented parameter that the signature lacks (and no ``**kwargs`` takes)
+is an offender too; parameters whose name starts with ``_`` are private. Constants need a ``#:`` comment where they are defined.
+"""
+
+import dataclasses
+import inspect
+import warnings
+
+from numpydoc.docscrape import NumpyDocString
+
+
+def _parameters(func):
+    """Names the docstring must describe: ``x``, ``*args``, ``**kwargs`` (no self/cls)."""
+    names, var_keyword = [], False
+    method = "." in getattr(func, "__qualname__", "")       # defined in a class
+    for i, p in enumerate(inspect.signature(func).parameters.values()):
+        if (method and i == 0 and p.name in ("self", "cls")) or p.name.startswith("_"):
+            continue                            # the instance, and private knobs of tests
+        if p.kind is p.VAR_POSITIONAL:
+            names.append("*" + p.name)
+        elif p.kind is p.VAR_KEYWORD:
+            names.append("**" + p.name)
+            var_keyword = True
+        else:
+            names.append(p.name)
+    return names, var_keyword
+
+
+def _described(doc, sections=("Parameters", "Other Parameters")):
+    """{parameter name: has a description} of a docstring's Parameters sections."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # numpydoc warns on unknown sections
+        parsed = NumpyDocString(inspect.cleandoc(doc))
+    out = {}
+    for p in [p for section in sections for p in parsed[section]]:
+        described = bool("".join(p.desc).strip())
+        for name in p.name.split(","):
+            name = name.strip()
+            if name:
+                out[name] = out.get(name, False) or described
+    return out
+
+
+def check_docstring(label, doc, func, dataclass=False):
+    """The offences of one docstring against the signature of ``func``.
+
+    A dataclass's fields are its parameters and its attributes: either
+    section may describe them.
+    """
+    if not (doc or "").strip():
+        return [f"{label}: no docstring"]
+    names, var_keyword = _parameters(func) if func is not None else ([], False)
+    described = _described(doc, ("Parameters", "Other Parameters")
+                           + (("Attributes",) if dataclass else ()))
+    problems = []
+    for name in names:
+        key = name if name in described else name.lstrip("*")
+        if key not in described:
+            problems.append(f"{label}: parameter {name} is not documented")
+        elif not described[key]:
+            problems.append(f"{label}: parameter {name} has a type but no description")
+    plain = {n.lstrip("*") for n in names}
+    for name in described:
+        if name.lstrip("*") not in plain and not var_keyword:
+            problems.append(f"{label}: documents {name}, which the signature lacks")
+    return problems
+
+
+def offenders(xplant_api):
+    problems = []
+    for entry in xplant_api.documented_entries():
+        label = entry.fullname
+        if entry.kind == "data":
+            if not entry.doc:
+                problems.append(f"{label}: no '#:' comment where it is defined")
+        elif entry.kind == "function":
+            problems += check_docstring(label, entry.obj.__doc__, entry.obj)
+        else:
+            cls = entry.obj
+            init = xplant_api.own_init(cls)
+            doc = cls.__doc__
+            if init is not None and "Parameters" not in (doc or "") and init.__doc__:
+                doc = init.__doc__            # parameters documented on __init__ itself
+            problems += check_docstring(label, doc, init, dataclasses.is_dataclass(cls))
+            for name in xplant_api.api_methods(cls):
+                raw = inspect.getattr_static(cls, name)
+                func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+                problems += check_docstring(f"{label}.{name}", func.__doc__,
+                                            getattr(cls, name) if isinstance(raw, classmethod) else func)
+    return problems
+
+
+def test_every_public_parameter_is_described(xplant_api):
+    problems = offenders(xplant_api)
+    assert not problems, f"{len(problems)} docstring offences:\n" + "\n".join(problems)
+
+
+def test_the_check_finds_missing_and_bare_parameters():
+    def f(a, b, *args, c=1, **kwargs):
+        """Summary.
+
+        Parameters
+        ----------
+        a : int
+            Described.
+        b : int
+        ghost : str
+            Not in the signature, but ``**kwargs`` takes it.
+        """
+
+    problems = check_docstring("f", f.__doc__, f)
+    assert problems == ["f: parameter b has a type but no description",
+                        "f: parameter *args is not documented",
+                        "f: parameter c is not documented",
+                        "f: parameter **kwargs is not documented"]
+
+    def g(a):
+        """Summary.
+
+        Parameters
+        ----------
+        a, b : int
+            Both described; ``b`` is not a parameter.
+        """
+
+    assert check_docstring("g", g.__doc__, g) == ["g: documents b, which the signature lacks"]
+    assert check_docstring("h", None, g) == ["h: no docstring"]

@@ -1,0 +1,137 @@
+"""PlantClassifier's decision rule: chosen on dev, kept, saved, applied by predict."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xplant.metrics import DECISION_RULES, apply_rule, select_label_thresholds
+from xplant.neural import PlantClassifier, load_model
+
+
+@pytest.fixture(scope="module")
+def chosen(small, make_corpus):
+    texts, Y = make_corpus(n_docs=90, n_labels=6, seed=7)
+    clf = small(max_epochs=2).fit(texts[:60], Y[:60], validation_data=(texts[60:], Y[60:]),
+                                  label_names=[f"C{j}" for j in range(6)])
+    return clf, texts, Y
+
+
+def _own_thresholds(clf, texts):
+    """Per-label thresholds that split these texts: each label's median probability."""
+    return np.median(clf.predict_proba(texts).astype(np.float64), axis=0)
+
+
+def _expected(clf, texts):
+    """predict's answer, from predict_proba and predict_top_k under the fitted rule."""
+    if clf.decision_ == "top_k":
+        top = clf.predict_top_k(texts, clf.k_)[0]
+        P = np.zeros((len(texts), clf.n_labels_), int)
+        np.put_along_axis(P, top, 1, axis=1)
+        return P
+    return apply_rule(clf.predict_proba(texts), clf._rule()).toarray()
+
+
+def test_the_rule_is_chosen_on_dev_and_applied_by_predict(chosen):
+    clf, texts, _ = chosen
+    assert clf.decision == "dev" and clf.decision_ in DECISION_RULES
+    rec = clf.dev_choices_["decision"]
+    assert rec["value"] == clf.decision_ and rec["on_dev"] is True
+    assert rec["family"] == "decision" and rec["criterion"] == "micro_f1"
+    scores = dict((r, s) for r, s in rec["scores"])
+    assert list(scores) == list(DECISION_RULES)
+    assert scores[clf.decision_] == max(scores.values())
+    assert (clf.label_thresholds_ is None) == (clf.decision_ != "per_label_threshold")
+    np.testing.assert_array_equal(clf.predict(texts[:20]).toarray(), _expected(clf, texts[:20]))
+
+
+@pytest.mark.parametrize("rule", DECISION_RULES)
+def test_each_rule_survives_save_and_load(chosen, tmp_path, rule):
+    clf, texts, _ = chosen
+    kept = clf.decision_, clf.label_thresholds_
+    own = _own_thresholds(clf, texts[60:])
+    try:
+        clf.decision_ = rule
+        clf.label_thresholds_ = own if rule == "per_label_threshold" else None
+        want = _expected(clf, texts[60:])
+        np.testing.assert_array_equal(clf.predict(texts[60:]).toarray(), want)
+        again = load_model(clf.save(tmp_path / "m"))
+        config = json.loads((tmp_path / "m" / "config.json").read_text())
+    finally:
+        clf.decision_, clf.label_thresholds_ = kept
+    assert config["rule"] == rule and again.decision_ == rule
+    if rule == "per_label_threshold":       # JSON floats: each threshold back bit for bit
+        assert config["label_thresholds"] == own.tolist()
+        np.testing.assert_array_equal(again.label_thresholds_, own)
+        assert 0 < want.sum() < want.size                  # the thresholds decide something
+    else:
+        assert config["label_thresholds"] is None and again.label_thresholds_ is None
+    np.testing.assert_array_equal(again.predict(texts[60:]).toarray(), want)
+
+
+def test_a_fixed_per_label_rule_is_fitted_on_dev(small, make_corpus):
+    texts, Y = make_corpus(n_docs=90, n_labels=6, seed=7)
+    clf = small(max_epochs=2, decision="per_label_threshold").fit(
+        texts[:60], Y[:60], validation_data=(texts[60:], Y[60:]))
+    assert clf.decision_ == "per_label_threshold" and "decision" not in clf.dev_choices_
+    dev = clf.predict_proba(texts[60:]).astype(np.float64)
+    want = select_label_thresholds(Y[60:], dev, fallback=clf.threshold_, min_positives=5)
+    np.testing.assert_allclose(clf.label_thresholds_, want, rtol=1e-6)
+    few = np.asarray(sp.csr_matrix(Y[60:]).sum(0)).ravel() < 5
+    assert (clf.label_thresholds_[few] == clf.threshold_).all()     # the documented fallback
+
+
+def test_an_unknown_rule_is_refused_before_fitting(small, make_corpus):
+    texts, Y = make_corpus(n_docs=20, n_labels=4, seed=1)
+    clf = small(decision="top-k")
+    with pytest.raises(ValueError, match="decision.*per_label_threshold"):
+        clf.fit(texts, Y)
+    assert not hasattr(clf, "module_")
+
+
+def test_without_dev_data_the_rule_falls_back_with_the_fits_one_warning(small, make_corpus):
+    from xplant.model_selection import NoDevDataWarning
+    texts, Y = make_corpus(n_docs=30, n_labels=4, seed=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = small(max_epochs=1, stage1_weight=0.0, validation_fraction=None).fit(texts, Y)
+    ours = [w for w in caught if issubclass(w.category, NoDevDataWarning)]
+    assert len(ours) == 1 and "decision='top_k'" in str(ours[0].message)
+    assert clf.decision_ == "top_k" and clf.label_thresholds_ is None
+    assert clf.dev_choices_["decision"]["on_dev"] is False
+    assert clf.k_ == max(1, round(sp.csr_matrix(Y).nnz / len(texts)))
+
+
+def test_the_predict_record_shows_each_label_with_the_threshold_it_passed(chosen, tmp_path):
+    from xplant.app._predict import predict_file
+    clf, texts, _ = chosen
+    kept = clf.decision_, clf.label_thresholds_
+    own = _own_thresholds(clf, texts[60:])
+    try:
+        clf.decision_, clf.label_thresholds_ = "per_label_threshold", own
+        folder = clf.save(tmp_path / "m")
+    finally:
+        clf.decision_, clf.label_thresholds_ = kept
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
+                             for i, t in enumerate(texts[60:])), encoding="utf-8")
+    predict_file(folder, notes, tmp_path / "pred.jsonl", top_k=6)
+    recs = [json.loads(line) for line in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    P = load_model(folder).predict_proba(texts[60:])
+    names = [f"C{j}" for j in range(6)]
+    n_passed = 0
+    for i, rec in enumerate(recs):
+        d = rec["decision"]
+        assert d["rule"] == "per_label_threshold" and d["scale"] == "probability"
+        assert d["n_label_thresholds"] == int(np.sum(own != clf.threshold_))
+        assert d["label_threshold_range"] == [own.min(), own.max()]
+        assert [p["label"] for p in rec["passed"]] == rec["predicted"]
+        want = {names[j] for j in range(6) if P[i, j] >= own[j]}
+        assert set(rec["predicted"]) == want
+        for p in rec["passed"]:
+            j = names.index(p["label"])
+            assert p["threshold"] == own[j] and p["score"] == float(P[i, j]) >= own[j]
+        n_passed += len(rec["passed"])
+    assert 0 < n_passed < 6 * len(recs)

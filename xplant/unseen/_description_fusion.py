@@ -1,0 +1,264 @@
+"""DescriptionFusion: a trained model for the labels it has seen, descriptions for the rest."""
+
+import inspect
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+
+from ..fusion import Source, fuse
+from ..linear._base import MultiLabelRankerMixin
+from ._description_ranker import DescriptionRanker, _check_texts, _TextScorer
+
+#: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
+FUSION_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+#: The weight ``weight="dev"`` takes without labelled dev data (with a
+#: ``NoDevDataWarning``): the description cosine added to the floor as it is.
+FALLBACK_WEIGHT = 1.0
+#: Weights of the description score added to the seen labels' scores, tried on dev by
+#: ``DescriptionFusion(seen_weight="dev")`` together with :data:`FUSION_WEIGHTS` (their product).
+SEEN_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
+#: The seen-label weight ``seen_weight="dev"`` takes without labelled dev data:
+#: the seen labels keep the model's scores.
+FALLBACK_SEEN_WEIGHT = 0.0
+
+
+def _accepts(estimator, name):
+    """Whether ``estimator.fit`` takes keyword ``name`` (a Pipeline: its last step)."""
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    try:
+        params = inspect.signature(final.fit).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _model_scores(model, X):
+    """The model's scores of every label: its probabilities, else its decision values."""
+    if hasattr(model, "predict_proba"):
+        return np.asarray(model.predict_proba(X), dtype=np.float64)
+    return np.asarray(model.decision_function(X), dtype=np.float64)
+
+
+class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+    """A trained model for the labels it has seen, label descriptions for the rest.
+
+    A model trained on ``Y`` cannot rank a label with no training positive.
+    This meta-estimator fits it together with a :class:`DescriptionRanker`
+    and scores every label with no training positive by
+    ``m + weight * cosine(document, description)``, where ``m`` is the
+    document's lowest score among the seen labels; a seen label scores the
+    model's score (``predict_proba``, else ``decision_function``, so margins
+    work too) plus ``seen_weight * cosine``. The two weights put the scales
+    side by side and are chosen together on dev MAP; with ``weight=0`` the
+    unseen labels rank last, with ``seen_weight=0`` the seen labels keep
+    the model's order. The formula is a member of :func:`xplant.fusion.fuse`
+    with three sources: the model on the seen labels (weight 1), the
+    cosines on the seen labels (``seen_weight``) and on the unseen ones
+    (``weight``), the unseen labels being the floor labels.
+
+    The fused scores rank the labels but are no probabilities (an unseen
+    label's reaches 1 + ``weight``), so the estimator offers
+    :meth:`decision_function` and no ``predict_proba`` (docs/metrics.md,
+    "Scores"). Its constructor follows scikit-learn's meta-estimators
+    (``VotingClassifier``, ``StackingClassifier``): the unfitted
+    ``estimator`` is stored, and its fitted clone is ``estimator_``.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        The trained model (for example ``make_tfidf_logistic()`` or a
+        ``MIGRelevance`` → ``PlantClassifier`` Pipeline); cloned in ``fit``.
+        When its ``fit`` (a Pipeline's last step's) takes
+        ``label_descriptions`` and the other description parameters, they
+        are passed on (PLANT plants the unseen labels' attention from them).
+    ranker : DescriptionRanker or None, default=None
+        Cloned in ``fit``; None means ``DescriptionRanker()``.
+    weight : float or "dev", default="dev"
+        Scale of the description scores; ``"dev"`` picks the best of
+        :data:`FUSION_WEIGHTS` on ``validation_data`` by MAP (ties: the
+        smaller weight), a ranking choice of
+        :func:`~xplant.model_selection.choose_on_dev`; without labelled dev
+        data :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``.
+    seen_weight : float or "dev", default="dev"
+        Scale of the description scores added to the seen labels' scores;
+        ``"dev"`` picks it from :data:`SEEN_WEIGHTS` together with
+        ``weight`` (every pair of the two grids when both are ``"dev"``) by
+        dev MAP, in the same choice (ties: the earlier pair, smaller weights
+        first); without labelled dev data :data:`FALLBACK_SEEN_WEIGHT`.
+
+    Attributes
+    ----------
+    estimator_ : fitted estimator
+    ranker_ : DescriptionRanker
+    weight_ : float
+        The unseen labels' weight used.
+    seen_weight_ : float
+        The seen labels' weight used.
+    unseen_ : ndarray of int64
+        Labels with no training positive, scored by the descriptions.
+    dev_map_ : dict of tuple (float, float) to float
+        Dev MAP of each ``(weight, seen_weight)`` pair tried (empty when
+        neither is ``"dev"``).
+    dev_choice_ : dict
+        With a ``"dev"`` weight: the choice's record
+        (:class:`~xplant.model_selection.DevChoice`, named
+        ``"description_weights"``, its value ``{"weight", "seen_weight"}``).
+    classes_, n_labels_, label_frequency_, n_train_documents_, k_
+
+    Notes
+    -----
+    A document's seen labels keep their order; unseen ones are interleaved
+    by ``weight * cosine``. The weight is chosen on the dev split's own
+    unseen labels (labels absent from training that occur in dev), never on
+    test.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from xplant.linear import FrequencyPrior
+    >>> texts = ["chest pain and fever", "broken left arm", "fever and cough"]
+    >>> Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]])
+    >>> f = DescriptionFusion(FrequencyPrior(), weight=1.0).fit(
+    ...     texts, Y, label_descriptions=["fever", "fracture of arm", "cough"])
+    >>> f.unseen_.tolist(), f.predict_top_k(["a dry cough"], 2)[0].tolist()
+    ([2], [[2, 0]])
+    """
+
+    def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev"):
+        self.estimator = estimator
+        self.ranker = ranker
+        self.weight = weight
+        self.seen_weight = seen_weight
+
+    def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
+            parent_descriptions=None, label_names=None, validation_data=None, **fit_params):
+        """Fit the model and the ranker; choose the weight on dev.
+
+        Parameters
+        ----------
+        X : sequence of str of length n_samples
+            Training documents (raw texts).
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            0/1 training labels, for the model and the label space.
+        label_descriptions, label_synonyms, label_parents, parent_descriptions
+            As :meth:`DescriptionRanker.fit`; ``label_descriptions`` is required.
+        label_names : sequence of str, optional
+            Names of ``Y``'s columns, stored as ``classes_``.
+        validation_data : tuple (X_dev, Y_dev), optional
+            Needed for ``weight="dev"``; also passed to the model when its
+            ``fit`` takes it.
+        **fit_params
+            Passed to the model's ``fit`` as they are (for a Pipeline,
+            ``<step>__<param>``).
+
+        Returns
+        -------
+        self : DescriptionFusion
+
+        Raises
+        ------
+        ValueError
+            A negative weight; and the ranker's errors.
+
+        Warns
+        -----
+        NoDevDataWarning
+            ``weight="dev"`` without labelled ``validation_data``: the weight
+            is :data:`FALLBACK_WEIGHT`.
+        """
+        texts = _check_texts(X)
+        self._fit_label_space(Y, len(texts), label_names)
+        for name in ("weight", "seen_weight"):
+            value = getattr(self, name)
+            if not isinstance(value, str) and isinstance(value, numbers.Real) and value >= 0:
+                continue
+            if value != "dev":
+                raise ValueError(f"{name} must be 'dev' or a non-negative number; got {value!r}")
+        desc = dict(label_descriptions=label_descriptions, label_synonyms=label_synonyms,
+                    label_parents=label_parents, parent_descriptions=parent_descriptions)
+        self.ranker_ = clone(self.ranker) if self.ranker is not None else DescriptionRanker()
+        self.ranker_.fit(texts, Y, label_names=label_names, **desc)
+        self.estimator_ = clone(self.estimator)
+        params = dict(fit_params)
+        prefix = self.estimator_.steps[-1][0] + "__" if hasattr(self.estimator_, "steps") else ""
+        for name, value in list(desc.items()) + [("validation_data", validation_data),
+                                                 ("label_names", label_names)]:
+            if value is not None and _accepts(self.estimator_, name):
+                params[prefix + name] = value
+        self.estimator_.fit(texts, Y, **params)
+        self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
+        self.k_ = max(1, int(round(sp.csr_matrix(Y).nnz / max(1, self.n_train_documents_))))
+        self.dev_map_ = {}
+        grid = {"weight": list(FUSION_WEIGHTS) if self.weight == "dev" else [float(self.weight)],
+                "seen_weight": (list(SEEN_WEIGHTS) if self.seen_weight == "dev"
+                                else [float(self.seen_weight)])}
+        if "dev" in (self.weight, self.seen_weight):
+            from sklearn.model_selection import ParameterGrid
+            from ..metrics import mean_average_precision
+            from ..model_selection import choose_on_dev
+            has_dev = validation_data is not None and sp.csr_matrix(validation_data[1]).nnz > 0
+            if has_dev:
+                Xd, Yd = validation_data
+                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
+            # smaller weights first, so that ties keep the smaller pair
+            pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
+            fallback = {"weight": FALLBACK_WEIGHT if self.weight == "dev" else grid["weight"][0],
+                        "seen_weight": (FALLBACK_SEEN_WEIGHT if self.seen_weight == "dev"
+                                        else grid["seen_weight"][0])}
+            choice = choose_on_dev(
+                "description_weights", pairs,
+                lambda c: mean_average_precision(Yd, self._fuse(base, cos, c["weight"],
+                                                                c["seen_weight"])),
+                family="ranking", criterion="map", fallback=fallback, has_dev=has_dev)
+            self.dev_map_ = {(float(c["weight"]), float(c["seen_weight"])): v
+                             for c, v in choice.scores}
+            self.dev_choice_ = choice.to_dict()
+            self.weight_ = float(choice.value["weight"])
+            self.seen_weight_ = float(choice.value["seen_weight"])
+        else:
+            self.weight_, self.seen_weight_ = float(self.weight), float(self.seen_weight)
+        return self
+
+    def _fuse(self, base, cos, weight, seen_weight=0.0):
+        """:func:`xplant.fusion.fuse` of the model's scores on the seen labels (plus the
+        cosines weighted by ``seen_weight``) and the weighted cosines on the unseen
+        ones, which start from each document's floor."""
+        seen = np.setdiff1d(np.arange(self.n_labels_), self.unseen_)
+        base, cos = np.asarray(base, dtype=np.float64), np.asarray(cos, dtype=np.float64)
+        sources = [Source(base[:, seen], 1.0, None, seen)]
+        if seen_weight:
+            sources.append(Source(cos[:, seen], seen_weight, None, seen))
+        if self.unseen_.size:
+            sources.append(Source(cos[:, self.unseen_], weight, None, self.unseen_))
+        return fuse(sources, n_labels=self.n_labels_, floor=self.unseen_)
+
+    def _validate_X(self, X):
+        return _check_texts(X)
+
+    def _scores(self, X):
+        X = list(X)
+        return self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X), self.weight_,
+                          self.seen_weight_)
+
+    def _default_rule(self):
+        return "k", self.k_
+
+    def decision_function(self, X):
+        """Fused scores: the model's plus ``seen_weight_ * cosine`` for seen labels,
+        ``m + weight_ * cosine`` for unseen ones.
+
+        The ranking score (:meth:`predict_top_k` ranks by it); not a
+        probability. ``m`` is the document's lowest seen-label score.
+
+        Parameters
+        ----------
+        X : sequence of str of length n_samples
+            Raw documents.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_labels), dtype float64
+        """
+        return self._text_scores(X)
