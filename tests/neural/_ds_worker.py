@@ -37,8 +37,14 @@ def main(argv=None):
     ap.add_argument("--checkpoint-dir", default=None)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--plant", action="store_true")
-    ap.add_argument("--stage1-weight", type=float, default=0.0,
-                    help="0: the mechanics tests compare plain Stage 2 losses")
+    ap.add_argument("--stage1-weight", default="0",
+                    help='0: the mechanics tests compare plain Stage 2 losses; "dev": the choice')
+    ap.add_argument("--max-epoch-docs", type=int, default=None,
+                    help="iterator_train__max_epoch_docs (epoch sampling)")
+    ap.add_argument("--patience", type=int, default=6)
+    ap.add_argument("--accumulation", type=int, default=1, help="gradient_accumulation_steps")
+    ap.add_argument("--misled-rank1", action="store_true",
+                    help="rank 1 computes reversed dev scores (1 - MAP) for itself")
     ap.add_argument("--shortlist", type=int, default=0,
                     help="> 0: Stage 2 on this many linear-shortlist candidates, fused at 0.5")
     args = ap.parse_args(argv)
@@ -67,16 +73,22 @@ def main(argv=None):
         module__pool_size=8, module__dropout=0.0, criterion__hard_negatives=None, lr=lr, batch_size=8,
         max_epochs=args.epochs, verbose=0, random_state=0,
         callbacks__unfreeze__phases=[(0, "head", lr), (0, "attention", lr), (0, "encoder", lr), (0, "embeddings", lr)],
-        planter=None, stage1_weight=args.stage1_weight,
+        planter=None, patience=args.patience,
+        stage1_weight=args.stage1_weight if args.stage1_weight == "dev" else float(args.stage1_weight),
+        **({} if args.max_epoch_docs is None else {"iterator_train__max_epoch_docs": args.max_epoch_docs}),
         **({"shortlist": "linear", "n_candidates": args.shortlist, "fusion": 0.5}
            if args.shortlist else {}),
         strategy=args.strategy if args.strategy == "skorch" else DeepSpeedStrategy(
             config={"zero_optimization": {"stage": args.zero},
+                    "gradient_accumulation_steps": args.accumulation,
                     "checkpoint_dir": args.checkpoint_dir, "resume": args.resume}))
-    from xplant.neural.distributed import _trainer
-    loss_passes = []
-    own_pass = _trainer._dev_loss
-    _trainer._dev_loss = lambda *a, **k: loss_passes.append(1) or own_pass(*a, **k)
+    if args.misled_rank1 and rank == 1:   # what rank 1 alone would decide on: the reverse
+        from xplant.neural import _callbacks
+        own_score = _callbacks.score_by_name
+        _callbacks.score_by_name = lambda *a: 1.0 - own_score(*a)
+    loss_passes = []                      # skorch's own validation pass: none for the classifier
+    own_pass = PlantClassifier.validation_step
+    PlantClassifier.validation_step = lambda *a, **k: loss_passes.append(1) or own_pass(*a, **k)
     clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))
     fps = [None] * world
     if world > 1:
@@ -84,10 +96,23 @@ def main(argv=None):
     else:
         fps = [fp]
     proba = clf.predict_proba(corpus)
+    view = [clf.stage1_weight_, clf.best_epoch_, [h.get("valid_map") for h in clf.history],
+            hashlib.sha256(proba.tobytes()).hexdigest()]
+    views = [None] * world
+    if world > 1:                         # what every rank ended with
+        torch.distributed.all_gather_object(views, view)
+    else:
+        views = [view]
     out = {"world": world, "train_loss": [h["train_loss"] for h in clf.history],
            "epochs": [h["epoch"] for h in clf.history],
            "valid_score": [h.get("valid_map") for h in clf.history], "relevance_fingerprints": fps,
+           "rank_views": views,
            "valid_loss": [h.get("valid_loss") for h in clf.history],
+           "train_batch_count": [h["train_batch_count"] for h in clf.history],
+           "stage1_weight_": clf.stage1_weight_,
+           "stage1_weight_candidates": clf.stage1_weight_candidates_,
+           "best_epoch": clf.best_epoch_,
+           "dev_choices": clf.dev_choices_,
            "dev_loss_passes": len(loss_passes),
            "proba": proba.tolist(),
            "params": {k: v.detach().double().sum().item() for k, v in clf.module_.state_dict().items()},

@@ -514,21 +514,6 @@ def test_min_epoch_docs_gives_small_sets_more_steps_per_epoch(make_corpus, small
         small(iterator_train__min_epoch_docs=0).fit(texts, Y)
 
 
-def test_deepspeed_loop_uses_the_anchored_loss(make_corpus, small):
-    """The DeepSpeed trainer's loss on an anchored batch is the estimator's get_loss."""
-    pytest.importorskip("deepspeed")
-    from xplant.neural.distributed._trainer import _train_loss
-    texts, Y = make_corpus(n_docs=40)
-    clf = small(max_epochs=1, stage1_weight=0.5).fit(texts, Y)
-    clf.module_.eval()
-    ds = clf._train_dataset(clf.relevance_.transform(texts).docs, [Y[i].indices for i in range(40)], Y)
-    x, y = next(iter(clf.get_iterator(ds, training=False)))
-    with torch.no_grad():
-        y_pred = clf.infer(x)
-        assert float(_train_loss(clf, y_pred, y)) == pytest.approx(float(clf.get_loss(y_pred, y)))
-        assert float(_train_loss(clf, y_pred, y)) > float(clf.criterion_(y_pred[0], y[0]))
-
-
 def test_fit_tokenizes_training_documents_only_as_far_as_the_model_reads(small, make_corpus,
                                                                         monkeypatch):
     """MIG sees whole documents; the network's own token ids stop at max_length."""

@@ -44,6 +44,66 @@ def reference(tmp_path_factory):
                 nproc=0)
 
 
+@pytest.mark.parametrize("sampling", [{}, {"max_docs": 13}, {"min_docs": 40}])
+@pytest.mark.parametrize("world,accumulation", [(2, 1), (3, 2)])
+def test_ranks_share_every_global_batch_of_one_process(sampling, world, accumulation):
+    """Over the ranks and micro-steps, each optimizer step holds exactly the batch that one
+    process draws (with epoch sampling too), and the loss weights average to the batch mean."""
+    from xplant.neural._data import LengthBucketSampler
+    from xplant.neural.distributed import DistributedBucketSampler
+    lengths = np.random.default_rng(3).integers(1, 50, size=23)
+    one = LengthBucketSampler(lengths, 6, generator=np.random.default_rng(7), **sampling)
+    expected = list(one)
+    ranks = [DistributedBucketSampler(lengths, 6, world, r, accumulation=accumulation,
+                                      generator=np.random.default_rng(7), min_docs=sampling.get("min_docs"),
+                                      max_docs=sampling.get("max_docs")) for r in range(world)]
+    steps = [s.epoch_steps() for s in ranks]
+    assert [len(s) for s in ranks] == [len(expected) * accumulation] * world
+    assert len(steps[0]) == len(expected)
+    for b, batch in enumerate(expected):
+        sizes = {steps[r][b][0] for r in range(world)}
+        assert sizes == {len(batch)}
+        docs, mean = [], 0.0          # a per-document value: its length
+        for r in range(world):
+            for idx, w in steps[r][b][1]:
+                docs += idx.tolist() if w else []
+                mean += w * lengths[idx].mean() / (world * accumulation)
+        assert sorted(docs) == sorted(batch)
+        assert mean == pytest.approx(lengths[batch].mean())
+
+
+def test_deepspeed_callbacks_put_rank0_record_before_the_decisions(tmp_path):
+    """Rank 0's record before early stopping, DeepSpeed's checkpoint after it, in place of
+    the xplant checkpoint (which cannot hold ZeRO's partitioned optimizer)."""
+    from skorch.callbacks import EarlyStopping
+    from xplant.neural import PlantClassifier
+    from xplant.neural._checkpoint import TrainingCheckpoint
+    from xplant.neural.distributed import DeepSpeedStrategy
+    from xplant.neural.distributed._trainer import DeepSpeedCheckpoint, RankZeroRecord
+    clf = PlantClassifier(checkpoint_dir=tmp_path / "own", verbose=0,
+                          strategy=DeepSpeedStrategy(config={"checkpoint_dir": str(tmp_path / "ds")}))
+    clf.dev_docs_ = [[1, 2]]                    # as inside fit: dev data, so early stopping
+    names = [n for n, _ in clf.get_default_callbacks()]
+    cbs = dict(clf.get_default_callbacks())
+    assert names.index("dev_score") < names.index("rank0_record") < names.index("early_stopping") \
+        < names.index("checkpoint")
+    assert isinstance(cbs["rank0_record"], RankZeroRecord)
+    assert isinstance(cbs["early_stopping"], EarlyStopping)
+    assert type(cbs["checkpoint"]) is DeepSpeedCheckpoint
+    assert cbs["checkpoint"].folder == tmp_path / "ds" / "PlantClassifier"
+    skorch_names = [n for n, _ in clf.set_params(strategy="skorch").get_default_callbacks()]
+    assert "rank0_record" not in skorch_names
+    assert type(dict(clf.get_default_callbacks())["checkpoint"]) is TrainingCheckpoint
+    clf.set_params(strategy="deepspeed")            # no checkpoint_dir in the config: none
+    assert "checkpoint" not in dict(clf.get_default_callbacks())
+
+
+def test_fit_deepspeed_names_where_the_former_keywords_went():
+    from xplant.neural.distributed import fit_deepspeed
+    with pytest.raises(TypeError, match=r"config, dev_dataset.*DeepSpeedStrategy"):
+        fit_deepspeed(None, None, dev_dataset=None, config={})
+
+
 def _assert_same_model(a, b):
     assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4, abs=1e-6)
     np.testing.assert_allclose(np.array(a["proba"]), np.array(b["proba"]), atol=1e-4)
@@ -69,6 +129,16 @@ def test_zero2_two_processes_match_single_process(tmp_path, reference):
     assert got["dev_loss_passes"] == 0
     # gathered back into a plain module: prediction needs no DeepSpeed
     assert got["module_type"] == "PlantNet" and not got["param_has_ds"]
+
+
+@pytest.mark.slow
+def test_gradient_accumulation_steps_are_one_process_steps(tmp_path, reference):
+    """ZeRO-1 with 2 micro-steps on each of 2 ranks: every optimizer step is still one global
+    batch of 8 (4 micro-batches of 2), recorded once, and the model is the one-process model."""
+    got = _run(tmp_path, "gas", "--zero", "1", "--accumulation", "2", "--epochs", "3")
+    assert got["train_batch_count"] == reference["train_batch_count"] == [6, 6, 6]
+    _assert_same_model(reference, got)
+    assert got["valid_score"] == pytest.approx(reference["valid_score"])
 
 
 @pytest.mark.slow
@@ -121,7 +191,12 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
     idx, scores = clf.predict_top_k(test.texts[:3], k=5)
     assert idx.shape == (3, 5) and np.all(np.diff(scores, axis=1) <= 0)
     assert clf.n_labels_ == test.Y.shape[1]
-    assert (out / "checkpoints" / "PlantClassifier" / "latest").read_text().strip() == "epoch_1"
+    # stage1_weight="dev" (the default) trains each candidate in the one loop, with its own
+    # DeepSpeed checkpoints
+    assert clf.dev_choices_["stage1_weight"]["on_dev"]
+    for w in ("0", "0.1"):
+        folder = out / "checkpoints" / "PlantClassifier" / f"stage1_weight={w}"
+        assert (folder / "latest").read_text().strip() == "epoch_1"
 
 
 @pytest.mark.slow
@@ -136,3 +211,35 @@ def test_shortlisted_stage2_zero2_matches_single_process(tmp_path):
                nproc=0)
     ds = _run(tmp_path, "ds_sl", "--zero", "2", "--epochs", "2", "--shortlist", "5")
     _assert_same_model(ref, ds)
+
+
+@pytest.mark.slow
+def test_stage1_weight_dev_and_epoch_sampling_in_the_one_loop(tmp_path):
+    """stage1_weight="dev" and iterator_train__max_epoch_docs on two ZeRO-2 processes.
+
+    Both run in skorch's loop as on one process: 24 of the 48 training documents
+    per epoch (3 steps of 8), two Stage 2 candidates from the same start, the
+    better on dev kept. The weight-0 candidate samples nothing per rank, so it
+    is the single-process candidate to 1e-4. Rank 1 is misled (it computes
+    1 - MAP for itself): every rank still decides on rank 0's record, so both
+    ranks end with the same epochs, the same choice and the same model.
+    """
+    args = ("--epochs", "3", "--stage1-weight", "dev", "--max-epoch-docs", "24", "--patience", "2")
+    ref = _run(tmp_path, "ref_dev", "--strategy", "skorch", *args, nproc=0)
+    got = _run(tmp_path, "ds_dev", "--zero", "2", "--misled-rank1", *args)
+    assert ref["train_batch_count"] == got["train_batch_count"] == [3] * len(got["epochs"])
+    cands = got["stage1_weight_candidates"]
+    assert [c["stage1_weight"] for c in cands] == [0.0, 0.1]
+    assert cands[0]["dev_map"] == pytest.approx(ref["stage1_weight_candidates"][0]["dev_map"],
+                                                rel=1e-4)
+    assert cands[0]["best_epoch"] == ref["stage1_weight_candidates"][0]["best_epoch"]
+    assert cands[0]["epochs"] == ref["stage1_weight_candidates"][0]["epochs"]
+    # the choice is the better candidate's, recorded as every dev choice is
+    best = max(cands, key=lambda c: c["dev_map"])          # ties keep the earlier
+    choice = got["dev_choices"]["stage1_weight"]
+    assert choice["value"] == got["stage1_weight_"] == best["stage1_weight"] and choice["on_dev"]
+    assert choice["scores"] == [[c["stage1_weight"], c["dev_map"]] for c in cands]
+    assert max(v for v in got["valid_score"] if v is not None) == pytest.approx(best["dev_map"])
+    assert got["best_epoch"] == best["best_epoch"]
+    # rank 1's own reversed scores never reached a decision: both ranks ended alike
+    assert got["rank_views"][0] == got["rank_views"][1]

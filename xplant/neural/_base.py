@@ -172,6 +172,9 @@ class PlantNetBase(NeuralNet):
                              "and strategy='skorch'")
         set_torch_threads(self.n_jobs)
         self.rng_ = seed_everything(self.random_state)
+        if self._uses_deepspeed():     # the process group first: callbacks depend on the rank
+            from .distributed import init_distributed
+            init_distributed()
 
     def _prepare_fit(self, X, Y, validation_data, *, resume=False, label_names=None):
         """The start of ``fit`` for both estimators: one check of each input, one split.
@@ -236,11 +239,6 @@ class PlantNetBase(NeuralNet):
             if not ckpt["state"]["completed"]:
                 self._continue_training(make_dataset(),
                                  epochs=max(0, self.max_epochs - len(self.history)))
-        elif self._uses_deepspeed():
-            from .distributed import fit_deepspeed
-            from .distributed._config import deepspeed_config_of
-            fit_deepspeed(self, make_dataset(), self.dev_dataset_,
-                          config=deepspeed_config_of(self.strategy))
         elif fit is not None:
             fit(make_dataset)
         else:
@@ -251,9 +249,41 @@ class PlantNetBase(NeuralNet):
 
         The training loop of ``fit`` (and of each ``stage1_weight`` candidate);
         ``epochs=`` limits the epochs. Users continue an interrupted fit with
-        ``fit(..., resume=True)``.
+        ``fit(..., resume=True)``. With a DeepSpeed ``strategy`` the same
+        loop runs with DeepSpeed's step (:func:`~xplant.neural.distributed.fit_deepspeed`).
         """
+        if self._uses_deepspeed():
+            from .distributed import fit_deepspeed
+            return fit_deepspeed(self, dataset, **fit_params)
         return NeuralNet.partial_fit(self, dataset, None, **fit_params)
+
+    # -- the DeepSpeed strategy's hooks in skorch's loop (xplant.neural.distributed) -------
+    #: the running :class:`~xplant.neural.distributed._trainer.DeepSpeedRun` while a
+    #: DeepSpeed fit trains; None otherwise
+    _deepspeed_run_ = None
+
+    def train_step(self, batch, **fit_params):
+        """skorch's optimizer step; in a DeepSpeed fit, the engine's backward and step."""
+        if self._deepspeed_run_ is not None:
+            return self._deepspeed_run_.train_step(self, batch, **fit_params)
+        return super().train_step(batch, **fit_params)
+
+    def get_default_callbacks(self):
+        """The estimator's callbacks; a DeepSpeed fit adds rank 0's epoch record and
+        DeepSpeed's checkpoints (:func:`~xplant.neural.distributed._trainer.deepspeed_callbacks`)."""
+        callbacks = super().get_default_callbacks()
+        if self._uses_deepspeed():
+            from .distributed._trainer import deepspeed_callbacks
+            callbacks = deepspeed_callbacks(self, callbacks)
+        return callbacks
+
+    def _freezes_by_requires_grad(self):
+        """Whether a frozen parameter group may stop computing gradients (``requires_grad``).
+
+        Not in a DeepSpeed fit: ZeRO fixes the trained parameters when the
+        engine is built, so a frozen group trains at learning rate 0 there.
+        """
+        return self._deepspeed_run_ is None
 
     @available_if(lambda self: False)
     def partial_fit(self, X, y=None, classes=None, **fit_params):
@@ -293,17 +323,23 @@ class PlantNetBase(NeuralNet):
     def get_iterator(self, dataset, training=False):
         """Length-bucketed batches; ``iterator_train__min_epoch_docs`` and
         ``iterator_train__max_epoch_docs`` set the documents drawn per training
-        epoch, any other ``iterator_{train,valid}__`` key goes to the DataLoader."""
+        epoch, any other ``iterator_{train,valid}__`` key goes to the DataLoader.
+        In a DeepSpeed fit the training batches are this rank's share of each
+        global batch, one item per optimizer step."""
         epoch = epoch_settings(self) if training else {"min_epoch_docs": None,
                                                        "max_epoch_docs": None}
         loader = self.get_params_for("iterator_train" if training else "iterator_valid")
         for key in epoch:
             loader.pop(key, None)
+        collate = self.collate(self.relevance_.pad_id_)
+        if training and self._deepspeed_run_ is not None:    # each rank its shard of every batch
+            return self._deepspeed_run_.train_batches(self, dataset, collate,
+                                                      min_docs=epoch["min_epoch_docs"],
+                                                      max_docs=epoch["max_epoch_docs"], **loader)
         sampler = LengthBucketSampler(dataset.lengths(), self.batch_size, shuffle=training,
                                       generator=self.rng_, min_docs=epoch["min_epoch_docs"],
                                       max_docs=epoch["max_epoch_docs"])
-        return DataLoader(dataset, batch_sampler=sampler,
-                          collate_fn=self.collate(self.relevance_.pad_id_), **loader)
+        return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate, **loader)
 
     def effective_lr(self):
         """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``."""
@@ -342,10 +378,6 @@ class PlantNetBase(NeuralNet):
         for name, value in epoch.items():
             check_param("iterator_train__" + name, value, kind=numbers.Integral, low=1,
                         none_ok=True)
-            if value is not None and self._uses_deepspeed():
-                raise ValueError(f"iterator_train__{name} needs the skorch loop (the DeepSpeed "
-                                 f"loop makes one pass per epoch); leave it unset with "
-                                 f"strategy={self.strategy!r}")
         if None not in epoch.values() and epoch["max_epoch_docs"] < epoch["min_epoch_docs"]:
             raise ValueError(f"iterator_train__max_epoch_docs={epoch['max_epoch_docs']} is below "
                              f"iterator_train__min_epoch_docs={epoch['min_epoch_docs']}; make "

@@ -52,8 +52,9 @@ class ProgressiveUnfreezing(Callback):
     ``phases`` is a list of ``(epoch, group, lr)``: from ``epoch`` (0-based)
     on, parameter group ``group`` trains with learning rate ``lr``; a later
     phase of the same group replaces it; ``lr=0`` freezes it again. Groups
-    with no phase yet are frozen (``requires_grad=False``); docs/design.md, section
-    "Progressive unfreezing".
+    with no phase yet are frozen (``requires_grad=False``; at learning rate 0
+    in a DeepSpeed fit, whose ZeRO fixes the trained parameters);
+    docs/design.md, section "Progressive unfreezing".
     With ``phases=None`` the net's resolved ``phases_`` are used.
     """
 
@@ -67,11 +68,13 @@ class ProgressiveUnfreezing(Callback):
         for start, group, lr in sorted(phases, key=lambda p: p[0]):
             if start <= epoch:
                 active[group] = lr
-        named = dict(net.module_.named_parameters())
+        # under DeepSpeed a frozen group keeps its gradients and trains at lr 0
+        by_grad = net._freezes_by_requires_grad()
+        named = dict(net.module_.named_parameters()) if by_grad else {}
         for g in net.optimizer_.param_groups:
             lr = float(active.get(g["name"], 0.0))     # a numpy scalar from a grid is fine
             g["lr"] = lr
-            for n in g["param_names"]:
+            for n in g["param_names"] if by_grad else ():
                 named[n].requires_grad_(lr > 0)
         net.history.record("trainable_groups", sorted(k for k, v in active.items() if v > 0))
 

@@ -100,6 +100,33 @@ def join_optimizer_state(tensors, rest):
     return {"state": state, "param_groups": groups}
 
 
+def callback_states(net):
+    """The training state that lives in the callbacks: (early stopping, its best weights, schedule).
+
+    Returns
+    -------
+    early_stopping : dict or None
+        Early stopping's counters (``misses``, ``best_epoch``,
+        ``dynamic_threshold``, ``has_best_weights``), None before it ran.
+    best : dict of str to Tensor or None
+        Its best epoch's weights (``load_best``).
+    schedule : dict or None
+        The warmup-cosine schedule's ``base`` learning rates and ``step``.
+    """
+    es = _early_stopping(net)
+    es_state = best = None
+    if es is not None and hasattr(es, "misses_"):
+        best = getattr(es, "best_model_weights_", None)
+        es_state = {"misses": int(es.misses_), "best_epoch": int(getattr(es, "best_epoch_", 0)),
+                    "dynamic_threshold": float(es.dynamic_threshold_)
+                    if es.dynamic_threshold_ is not None else None,
+                    "has_best_weights": best is not None}
+    sched = _schedule(net)
+    sched_state = ({"base": list(sched.base_), "step": int(sched.step_)}
+                   if sched is not None and hasattr(sched, "step_") else None)
+    return es_state, best, sched_state
+
+
 def write_checkpoint(net, folder, *, completed=False):
     """Write ``net``'s training state as the new latest checkpoint in ``folder``.
 
@@ -127,18 +154,9 @@ def write_checkpoint(net, folder, *, completed=False):
         opt_tensors, opt_rest = split_optimizer_state(net.optimizer_.state_dict())
         save_file(opt_tensors, str(tmp / "optimizer.safetensors"))
         save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
-        es = _early_stopping(net)
-        es_state = None
-        if es is not None and hasattr(es, "misses_"):
-            es_state = {"misses": int(es.misses_), "best_epoch": int(getattr(es, "best_epoch_", 0)),
-                        "dynamic_threshold": float(es.dynamic_threshold_)
-                        if es.dynamic_threshold_ is not None else None,
-                        "has_best_weights": getattr(es, "best_model_weights_", None) is not None}
-            if es_state["has_best_weights"]:
-                save_file(_tensors(es.best_model_weights_), str(tmp / "best.safetensors"))
-        sched = _schedule(net)
-        sched_state = ({"base": list(sched.base_), "step": int(sched.step_)}
-                       if sched is not None and hasattr(sched, "step_") else None)
+        es_state, best, sched_state = callback_states(net)
+        if best is not None:
+            save_file(_tensors(best), str(tmp / "best.safetensors"))
         state = {"format": _FORMAT, "epoch": epoch, "completed": bool(completed),
                  "n_labels": int(net.n_labels_), "n_train": int(getattr(net, "n_fit_train_", -1)),
                  "history": net.history.to_list(), "optimizer": opt_rest,
@@ -298,9 +316,14 @@ class TrainingCheckpoint(Callback):
             write_checkpoint(net, self.folder, completed=True)
 
 
+def stopped_early(net):
+    """True when early stopping ended the training (``patience`` epochs without progress)."""
+    es = _early_stopping(net)
+    return es is not None and getattr(es, "misses_", 0) >= es.patience
+
+
 def finished_training(net):
     """True when training ended by early stopping or after ``max_epochs`` full epochs."""
-    es = _early_stopping(net)
-    if es is not None and getattr(es, "misses_", 0) >= es.patience:
+    if stopped_early(net):
         return True
     return len(net.history) >= net.max_epochs and "train_loss" in net.history[-1]

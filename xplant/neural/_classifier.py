@@ -550,7 +550,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         self.planter_ = None
         from ._dev_choice import STAGE1_WEIGHT_FALLBACK, resolve_stage1_weight
         weight = resolve_stage1_weight(self.stage1_weight, dev_Y=Yd if dev_docs is not None
-                                       else None, strategy=self.strategy)
+                                       else None)
         if weight is None:                  # "dev" without labelled dev data
             from ..model_selection import choose_on_dev
             self.dev_choices_["stage1_weight"] = choose_on_dev(

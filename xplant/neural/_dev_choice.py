@@ -10,14 +10,12 @@ stopping; the candidate with the best dev score (the early-stopping
 """
 
 import copy
-import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from ._checkpoint import finished_training, read_checkpoint, restore_checkpoint
-from .distributed._config import uses_deepspeed
 
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
 #: default 0.1. Two, so that the fit costs less than twice a fixed-weight
@@ -25,13 +23,12 @@ from .distributed._config import uses_deepspeed
 #: (docs/benchmarks/evidence.md, section "PLANT's defaults across corpus shapes").
 STAGE1_WEIGHT_CANDIDATES = (0.0, 0.1)
 
-#: The weight ``stage1_weight="dev"`` falls back to, with a warning, where it
-#: cannot choose (no labelled dev data, or ``strategy="deepspeed"``): 0.1,
-#: the choice on every CodiEsp shape measured.
+#: The weight ``stage1_weight="dev"`` falls back to where it cannot choose
+#: (no labelled dev data): 0.1, the choice on every CodiEsp shape measured.
 STAGE1_WEIGHT_FALLBACK = 0.1
 
 
-def resolve_stage1_weight(stage1_weight, *, dev_Y, strategy):
+def resolve_stage1_weight(stage1_weight, *, dev_Y):
     """The fixed weight to train with, or "dev" where the choice on dev can run.
 
     Parameters
@@ -39,7 +36,6 @@ def resolve_stage1_weight(stage1_weight, *, dev_Y, strategy):
     stage1_weight : float or "dev"
     dev_Y : sparse matrix of shape (n_dev, n_labels) or None
         The dev targets of the fit (None: no dev data).
-    strategy : str or DeepSpeedStrategy
 
     Returns
     -------
@@ -47,22 +43,11 @@ def resolve_stage1_weight(stage1_weight, *, dev_Y, strategy):
         None: ``"dev"`` without labelled dev data; the fit then takes
         :data:`STAGE1_WEIGHT_FALLBACK` as a fallback of
         :func:`~xplant.model_selection.choose_on_dev`.
-
-    Warns
-    -----
-    UserWarning
-        With a DeepSpeed strategy, which trains one Stage 2: the fit uses
-        :data:`STAGE1_WEIGHT_FALLBACK`.
     """
     if stage1_weight != "dev":
         return float(stage1_weight)
     if dev_Y is None or not dev_Y.nnz:
         return None                     # the fit records the fallback with the other choices
-    if uses_deepspeed(strategy):
-        warnings.warn(f'stage1_weight="dev" with strategy={strategy!r}: the DeepSpeed loop '
-                      f'trains one Stage 2; using stage1_weight={STAGE1_WEIGHT_FALLBACK}. Give a '
-                      "number to choose it yourself", UserWarning, stacklevel=3)
-        return STAGE1_WEIGHT_FALLBACK
     return "dev"
 
 
@@ -73,15 +58,18 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     ----------
     clf : PlantClassifier
         Initialized and planted (its ``module_`` holds the Stage 2 start),
-        with dev data (``dev_docs_``) and ``strategy="skorch"``.
+        with dev data (``dev_docs_``); any ``strategy`` (each candidate trains
+        through ``_continue_training``).
     make_dataset : callable
         ``make_dataset()`` builds the Stage 2 training dataset for the
         current ``clf.stage1_weight_`` (ranking items only when it is > 0).
     candidates : sequence of float, default=STAGE1_WEIGHT_CANDIDATES
     resume : bool, default=False
-        With a ``checkpoint_dir``, each candidate checkpoints into its own
-        subfolder ``stage1_weight=<w>``; ``resume`` continues each from
-        there (a completed candidate is restored, not trained again).
+        With a checkpoint (``checkpoint_dir``, or a DeepSpeed config's),
+        each candidate checkpoints into its own subfolder
+        ``stage1_weight=<w>`` of the checkpoint's folder; ``resume``
+        continues each from there (a completed candidate is restored, not
+        trained again; DeepSpeed reads its config's ``resume`` instead).
 
     Returns
     -------
@@ -124,9 +112,9 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         clf.module_.load_state_dict(start)
         clf.initialize_optimizer()
         ckpt = None
-        if clf.checkpoint_dir is not None:        # each candidate its own checkpoints
-            sub = Path(clf.checkpoint_dir) / f"stage1_weight={w:g}"
-            dict(clf.callbacks_)["checkpoint"].folder = sub
+        saver = dict(clf.callbacks_).get("checkpoint")
+        if saver is not None:                     # each candidate its own checkpoints
+            saver.folder = sub = Path(saver.folder) / f"stage1_weight={w:g}"
             ckpt = read_checkpoint(sub) if resume else None
         done = ckpt is not None and ckpt["state"]["completed"]
         if ckpt is None:

@@ -131,7 +131,7 @@ def main(argv=None):
     from .. import AttentionPlanter, PlantClassifier
     from .._common import default_relevance
     from ._share import broadcast_from_rank0, load_saved_relevance
-    from ._trainer import init_distributed, rank_and_world, shutdown_distributed
+    from ._group import init_distributed, rank_and_world, shutdown_distributed
     init_distributed()
     rank, world = rank_and_world()
     if rank == 0:

@@ -40,6 +40,9 @@ class DistributedBucketSampler(Sampler):
         Draw the batches in a seeded random order (training); False gives a fixed order.
     generator : numpy.random.Generator or None
         Must be in the same state on every rank.
+    min_docs, max_docs : int or None
+        Documents drawn per epoch, as :class:`~xplant.neural._data.LengthBucketSampler`
+        draws them (``iterator_train__min_epoch_docs``, ``max_epoch_docs``).
 
     Examples
     --------
@@ -54,7 +57,7 @@ class DistributedBucketSampler(Sampler):
     """
 
     def __init__(self, lengths, batch_size, num_replicas, rank, *, accumulation=1, shuffle=True,
-                 generator=None):
+                 generator=None, min_docs=None, max_docs=None):
         if not 0 <= rank < num_replicas:
             raise ValueError(f"rank {rank} is outside 0..{num_replicas - 1}")
         self.lengths = np.asarray(lengths)
@@ -64,30 +67,47 @@ class DistributedBucketSampler(Sampler):
         self.accumulation = int(accumulation)
         self.shuffle = shuffle
         self.generator = generator if generator is not None else np.random.default_rng(0)
+        self.min_docs, self.max_docs = min_docs, max_docs
+
+    def _global_sampler(self):
+        return LengthBucketSampler(self.lengths, self.batch_size, shuffle=self.shuffle,
+                                   generator=self.generator, min_docs=self.min_docs,
+                                   max_docs=self.max_docs)
 
     def global_batches(self):
         """The global batches of one epoch (advances the generator when shuffling)."""
-        return LengthBucketSampler(self.lengths, self.batch_size, shuffle=self.shuffle,
-                                   generator=self.generator)._batches()
+        return self._global_sampler()._batches()
 
-    def epoch_plan(self):
-        """(indices, loss weight) of this rank's micro-batches for one epoch, in order."""
-        plan = []
+    def epoch_steps(self):
+        """This rank's part of every optimizer step of one epoch.
+
+        Returns
+        -------
+        list of (int, list of (ndarray, float))
+            Per global batch: its number of documents, and this rank's
+            ``accumulation`` micro-batches as (indices, loss weight).
+        """
+        steps = []
         n_chunks = self.num_replicas * self.accumulation
         for batch in self.global_batches():
             chunks = np.array_split(np.asarray(batch), n_chunks)
+            mine = []
             for m in range(self.accumulation):
                 c = chunks[m * self.num_replicas + self.rank]
                 if len(c) == 0:
-                    plan.append((np.asarray(batch[:1]), 0.0))
+                    mine.append((np.asarray(batch[:1]), 0.0))
                 else:
-                    plan.append((c, len(c) * n_chunks / len(batch)))
-        return plan
+                    mine.append((c, len(c) * n_chunks / len(batch)))
+            steps.append((len(batch), mine))
+        return steps
+
+    def epoch_plan(self):
+        """(indices, loss weight) of this rank's micro-batches for one epoch, in order."""
+        return [micro for _, chunks in self.epoch_steps() for micro in chunks]
 
     def __iter__(self):
         for idx, _ in self.epoch_plan():
             yield idx.tolist()
 
     def __len__(self):
-        n = len(self.lengths)
-        return ((n + self.batch_size - 1) // self.batch_size) * self.accumulation
+        return len(self._global_sampler()) * self.accumulation

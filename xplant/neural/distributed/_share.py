@@ -4,7 +4,7 @@ from pathlib import Path
 
 import torch
 
-from ._trainer import rank_and_world
+from ._group import rank_and_world
 
 
 def broadcast_from_rank0(make=None, *, path=None):

@@ -1,119 +1,63 @@
-"""Training a PLANT estimator's network on DeepSpeed (ZeRO 0-3).
+"""DeepSpeed (ZeRO 0-3) inside skorch's own training loop.
 
-The estimator keeps its own pieces: the network ``module_``, the criterion
-``criterion_``, the optimizer's named parameter groups and learning rates,
-its learning-rate callbacks (progressive unfreezing, warmup + cosine), dev
-scoring and early stopping. DeepSpeed replaces skorch's loop: data
-parallelism, ZeRO partitioning, bf16, offload, gradient accumulation and
-checkpoints.
+A DeepSpeed fit runs the same ``NeuralNet.partial_fit`` as a skorch fit:
+the same epochs, callbacks (progressive unfreezing, warmup and cosine
+decay, dev scoring, early stopping, the finite-loss guard), history and
+dev choices. What changes is handed over through the estimator's skorch
+hooks (:class:`~xplant.neural._base.PlantNetBase`) to a
+:class:`DeepSpeedRun` while one trains:
+
+- ``train_step``: the engine's ``backward`` and ``step`` over this rank's
+  micro-batches of one global batch (:meth:`DeepSpeedRun.train_step`);
+- ``get_iterator(training=True)``: the global batches of
+  :class:`DistributedBucketSampler`, each rank its shard
+  (:meth:`DeepSpeedRun.train_batches`);
+- ``get_default_callbacks``: rank 0's record of every epoch, DeepSpeed's
+  own checkpoints, progress output on rank 0 only
+  (:func:`deepspeed_callbacks`);
+- ``module_`` and ``optimizer_`` are the engine's while it trains
+  (:class:`EngineModule`, the engine's optimizer, whose per-group learning
+  rates the callbacks set as they set the torch optimizer's).
+
+At the end the full fp32 weights are gathered into a plain ``module_``.
 """
 
 import copy
 import logging
-import math
-import os
 import re
 import shutil
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
-from skorch.callbacks import EarlyStopping
+from skorch import NeuralNet
+from skorch.callbacks import Callback, PrintLog, ProgressBar
 from skorch.history import History
 from torch.utils.data import DataLoader
 
-from .._callbacks import ProgressiveUnfreezing, WarmupCosine
-from ._config import resolve_deepspeed_config
+from .._checkpoint import TrainingCheckpoint, callback_states, stopped_early
+from .._common import to_python
+from ._config import deepspeed_config_of, resolve_deepspeed_config
+from ._group import import_deepspeed, init_distributed, rank_and_world
 from ._sampler import DistributedBucketSampler
+from ._share import broadcast_from_rank0
 
 logger = logging.getLogger("xplant.neural.distributed")
 
 XPLANT_KEYS = ("checkpoint_dir", "resume")
 
 
-def import_deepspeed():
-    """Import deepspeed, or raise an ImportError naming the extra to install."""
-    try:
-        import deepspeed
-    except ImportError as exc:
-        raise ImportError("strategy='deepspeed' needs DeepSpeed: pip install 'xplant[deepspeed]' "
-                          "(on a CPU-only machine also set DS_ACCELERATOR=cpu)") from exc
-    return deepspeed
+def deepspeed_options(strategy):
+    """What a DeepSpeed ``strategy`` parameter asks for: (config, checkpoint folder, resume).
 
-
-def is_distributed():
-    return torch.distributed.is_available() and torch.distributed.is_initialized()
-
-
-def rank_and_world():
-    """(rank, world size); (0, 1) outside a distributed job."""
-    if is_distributed():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
-
-
-def shutdown_distributed():
-    """End this process's part of the process group, if one is running (idempotent).
-
-    A gloo process group runs C++ threads of its own. Left to the
-    interpreter's exit, they are destroyed while still joinable, and the
-    process can abort after its work is done ("terminate called without an
-    active exception"), intermittently, by the order of the exit handlers.
-    A process that started the group (``xplant train``, a worker) calls this
-    last: a barrier, so no rank leaves while another still talks to it,
-    then ``destroy_process_group``.
+    The config is :func:`resolve_deepspeed_config` of the strategy's
+    overrides without xplant's two keys ``checkpoint_dir`` (None: no
+    checkpoints) and ``resume`` (default False), which are returned beside it.
     """
-    import torch.distributed as dist
-    if dist.is_available() and dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
-
-
-def init_distributed(deepspeed=None, *, shm_comm=None):
-    """Start the process group from the launcher's environment (idempotent).
-
-    Works under ``deepspeed`` (``--num_gpus``, ``--hostfile``), ``torchrun``
-    and a plain single process (a 1-process group on a free local port).
-    The backend is the accelerator's: NCCL on CUDA, gloo on CPU.
-
-    Parameters
-    ----------
-    deepspeed : module or None
-        The imported ``deepspeed`` package; None imports it.
-    shm_comm : bool or None
-        On CPU, DeepSpeed compiles a shared-memory all-reduce op (minutes,
-        once, then cached). None builds it only for several processes;
-        False never (gloo alone).
-    """
-    ds = deepspeed or import_deepspeed()
-    if is_distributed():
-        return
-    if shm_comm is None:
-        shm_comm = int(os.environ.get("WORLD_SIZE", "1")) > 1
-    if not shm_comm:
-        import deepspeed.ops
-        deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
-    if "RANK" not in os.environ:
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        if "MASTER_PORT" not in os.environ:
-            import socket
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                os.environ["MASTER_PORT"] = str(s.getsockname()[1])
-        os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
-    from deepspeed.accelerator import get_accelerator
-    acc = get_accelerator()
-    if acc.device_name() != "cpu":
-        acc.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-    ds.init_distributed(dist_backend=acc.communication_backend_name(), verbose=False)
-
-
-def _find_callback(estimator, kind):
-    for _, cb in estimator._default_callbacks:
-        if isinstance(cb, kind):
-            return cb
-    return None
+    cfg = resolve_deepspeed_config(deepspeed_config_of(strategy))
+    checkpoint_dir, resume = cfg.get("checkpoint_dir"), bool(cfg.get("resume", False))
+    for k in XPLANT_KEYS:
+        cfg.pop(k, None)
+    return cfg, checkpoint_dir, resume
 
 
 def _batch_config(cfg, batch_size, world):
@@ -134,46 +78,6 @@ def _batch_config(cfg, batch_size, world):
     return batch_size, gas
 
 
-def _move(x, device):
-    if x is None:
-        return None
-    if isinstance(x, dict):
-        return {k: _move(v, device) for k, v in x.items()}
-    if isinstance(x, (tuple, list)):
-        return type(x)(_move(v, device) for v in x)
-    return x.to(device)
-
-
-def _forward(engine, x):
-    return engine(**x) if isinstance(x, dict) else engine(x)
-
-
-def _train_loss(estimator, y_pred, y):
-    """The training loss; ``(logits, ranking scores)`` with ``stage1_weight`` > 0.
-
-    Shortlist batches (targets as a dict of candidate targets) go through
-    ``get_loss`` too.
-    """
-    if isinstance(y, dict):
-        y_pred = tuple(t.float() for t in y_pred) if isinstance(y_pred, tuple) else y_pred.float()
-        return estimator.get_loss(y_pred, y, training=True)
-    if isinstance(y_pred, tuple):
-        return estimator.get_loss(tuple(t.float() for t in y_pred), y, training=True)
-    return estimator.criterion_(y_pred.float(), y)
-
-
-class _ListSampler:
-    def __init__(self, batches):
-        self.batches = batches
-
-    def __iter__(self):
-        for b in self.batches:
-            yield b.tolist()
-
-    def __len__(self):
-        return len(self.batches)
-
-
 def _param_groups(estimator):
     """The estimator's optimizer groups as fresh dicts (params, lr, name, ...)."""
     groups = []
@@ -184,16 +88,19 @@ def _param_groups(estimator):
     return groups
 
 
-def _gather_full_state(deepspeed, module):
+def _gather_full_state(deepspeed, module, *, trained_only=False):
     """Full fp32 (master) weights of every parameter, on CPU, on every rank.
 
     Collective: all ranks must call it. Trainable parameters come from the
     optimizer's fp32 master copy (ZeRO 1-3, bf16); frozen ones from the
-    module (gathered under ZeRO-3).
+    module (gathered under ZeRO-3), unless ``trained_only`` leaves them out
+    (an LLM's frozen base weights do not change while LoRA trains).
     """
     from deepspeed.utils import safe_get_full_fp32_param
     out = {}
     for name, p in module.named_parameters():
+        if trained_only and not p.requires_grad:
+            continue
         full = safe_get_full_fp32_param(p) if p.requires_grad else None
         if full is None:
             if hasattr(p, "ds_id"):
@@ -206,20 +113,6 @@ def _gather_full_state(deepspeed, module):
     for name, b in module.named_buffers():
         if name in persistent:
             out[name] = b.detach().to("cpu").clone()
-    return out
-
-
-def _trainable_state(deepspeed, module):
-    """Full fp32 copies of the trainable parameters (for the best epoch)."""
-    from deepspeed.utils import safe_get_full_fp32_param
-    out = {}
-    for name, p in module.named_parameters():
-        if not p.requires_grad:
-            continue
-        full = safe_get_full_fp32_param(p)
-        if full is None:
-            full = p.data
-        out[name] = full.detach().to("cpu", torch.float32).clone()
     return out
 
 
@@ -245,265 +138,395 @@ def _load_state(estimator, state, dtypes):
     estimator.initialize_optimizer()
 
 
-def fit_deepspeed(estimator, train_dataset, dev_dataset=None, *, config=None, checkpoint_dir=None,
-                  resume=False):
-    """Train an initialised PLANT estimator's network with DeepSpeed.
+class StepBatch:
+    """One optimizer step of one rank: its micro-batches and the global batch's size.
 
-    Called by ``PlantClassifier.fit`` and ``AttentionPlanter.fit`` with
-    ``strategy="deepspeed"`` in place of skorch's loop, after the estimator
-    has built ``module_``, ``criterion_`` and ``optimizer_``. Every rank runs
-    it with the same estimator parameters and data (each rank then trains
-    on its own shard of every global batch; :class:`DistributedBucketSampler`).
+    ``micro`` holds ``((X, y), loss weight)`` per accumulation micro-step
+    (weights of :class:`DistributedBucketSampler`); ``len()`` is the number
+    of documents of the global batch, which skorch records as the step's
+    ``train_batch_size``.
+    """
+
+    def __init__(self, micro, n_docs):
+        self.micro = micro
+        self.n_docs = int(n_docs)
+
+    def __len__(self):
+        return self.n_docs
+
+
+class StepBatches:
+    """The training iterator of a DeepSpeed fit: one :class:`StepBatch` per optimizer step.
+
+    skorch's loop walks it once per epoch; every walk draws the epoch's
+    global batches from the sampler (same on every rank) and loads this
+    rank's micro-batches with a DataLoader (``iterator_train__`` keys).
+    """
+
+    def __init__(self, dataset, sampler, collate, **loader):
+        self.dataset, self.sampler, self.collate, self.loader = dataset, sampler, collate, loader
+
+    def __iter__(self):
+        steps = self.sampler.epoch_steps()
+        micro = [idx.tolist() for _, chunks in steps for idx, _ in chunks]
+        batches = iter(DataLoader(self.dataset, batch_sampler=micro, collate_fn=self.collate,
+                                  **self.loader))
+        for n_docs, chunks in steps:
+            yield StepBatch([(next(batches), w) for _, w in chunks], n_docs)
+
+    def __len__(self):
+        return len(self.sampler) // self.sampler.accumulation
+
+
+class EngineModule(torch.nn.Module):
+    """The estimator's ``module_`` while a DeepSpeed fit trains: its network behind the engine.
+
+    ``forward`` runs through the engine and returns float32 outputs (a
+    bf16 network's loss and dev scores are computed in fp32, as on the
+    skorch path). ``state_dict()`` is what training changes: the trained
+    parameters' full fp32 values, gathered from ZeRO's partitions, and the
+    buffers (collective: every rank calls it, as early stopping does on the
+    same epochs everywhere); frozen parameters are left out.
+    ``load_state_dict`` sets the weights the fit ends with (early
+    stopping's best epoch): they go into the plain network when training
+    ends, over the gathered full state.
+    """
+
+    def __init__(self, run):
+        super().__init__()
+        self.engine = run.engine
+        self.run_ = run
+
+    def forward(self, *args, **kwargs):
+        out = self.engine(*args, **kwargs)
+        return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()
+
+    def state_dict(self, *args, **kwargs):
+        return _gather_full_state(self.run_.deepspeed, self.engine.module, trained_only=True)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        self.run_.final_state = dict(state_dict)
+        return torch.nn.modules.module._IncompatibleKeys([], [])
+
+
+class DeepSpeedRun:
+    """One DeepSpeed training call of an estimator: the engine and what the hooks need.
+
+    Built by :func:`fit_deepspeed` from the estimator's initialised
+    ``module_`` and optimizer groups; while it lives, ``estimator.module_``
+    is an :class:`EngineModule`, ``estimator.optimizer_`` the engine's
+    optimizer and ``estimator.device`` the engine's device.
+    """
+
+    def __init__(self, estimator, deepspeed):
+        self.deepspeed = deepspeed
+        cfg, _, self.resume = deepspeed_options(estimator.strategy)
+        self.rank, self.world = rank_and_world()
+        self.batch_size, self.gas = _batch_config(cfg, estimator.batch_size, self.world)
+        opt = cfg.get("optimizer")
+        if opt is not None:
+            params = opt.setdefault("params", {})
+            params.setdefault("lr", estimator.effective_lr())
+            # the estimator's optimizer__weight_decay, else AdamW's default 0.01 as on the skorch path
+            params.setdefault("weight_decay",
+                              float(estimator.get_params_for("optimizer").get("weight_decay", 0.01)))
+        module = estimator.module_
+        self.dtypes = {k: v.dtype for k, v in module.state_dict().items()}
+        if opt is not None:
+            engine, _, _, _ = deepspeed.initialize(model=module, config=cfg,
+                                                   model_parameters=_param_groups(estimator))
+        else:
+            engine, _, _, _ = deepspeed.initialize(model=module, optimizer=estimator.optimizer_,
+                                                   config=cfg)
+        self.engine = engine
+        self.sampler = self.sampler_state = self.final_state = self.saved_epoch = None
+        self.user_device, self.user_optimizer = estimator.device, estimator.optimizer_
+        estimator.device = str(engine.device)
+        estimator.module_ = EngineModule(self)
+        estimator.optimizer_ = engine.optimizer
+        estimator._deepspeed_run_ = self
+
+    # -- the hooks of skorch's loop ------------------------------------------------
+    def train_batches(self, estimator, dataset, collate, *, min_docs=None, max_docs=None,
+                      **loader):
+        """``get_iterator(dataset, training=True)``: this rank's share of every global batch.
+
+        The global batches are drawn as a one-process fit draws them
+        (length buckets, ``iterator_train__min_epoch_docs`` and
+        ``max_epoch_docs``), from a copy of ``rng_`` that is the same on
+        every rank (each rank's own ``rng_`` also samples the documents of
+        its shard).
+        """
+        self.sampler = DistributedBucketSampler(
+            dataset.lengths(), self.batch_size, self.world, self.rank, accumulation=self.gas,
+            shuffle=True, generator=copy.deepcopy(estimator.rng_), min_docs=min_docs,
+            max_docs=max_docs)
+        if self.sampler_state is not None:            # resumed
+            self.sampler.generator.bit_generator.state = self.sampler_state
+        return StepBatches(dataset, self.sampler, collate, **loader)
+
+    def train_step(self, estimator, batch, **fit_params):
+        """One optimizer step: ``engine.backward`` and ``engine.step`` per micro-batch.
+
+        Each micro-batch's loss is the estimator's ``get_loss``, weighted so
+        that the data-parallel mean gradient is the gradient of the global
+        batch's mean loss; the returned ``loss`` is that global mean (the
+        same on every rank), which skorch records as the step's
+        ``train_loss``.
+        """
+        estimator._set_training(True)
+        total, y_pred = 0.0, None
+        for (Xi, yi), weight in batch.micro:
+            y_pred = estimator.infer(Xi, **fit_params)
+            loss = estimator.get_loss(y_pred, yi, X=Xi, training=True)
+            self.engine.backward(loss * weight)
+            self.engine.step()
+            total += float(loss.detach()) * weight / (self.world * self.gas)
+        loss = torch.tensor([total], dtype=torch.float64, device=self.engine.device)
+        if self.world > 1:
+            torch.distributed.all_reduce(loss)
+        return {"loss": loss[0], "y_pred": y_pred}
+
+    def full_state(self):
+        """The network's full fp32 state on CPU (collective)."""
+        return _gather_full_state(self.deepspeed, self.engine.module)
+
+    # -- checkpoints ------------------------------------------------------------------
+    def save(self, estimator, folder):
+        """DeepSpeed's ``save_checkpoint`` into ``folder/epoch_<n>`` (the older ones removed).
+
+        The client state holds what the skorch path's checkpoint holds
+        beside the weights and the optimizer: the history, the numpy and
+        torch generators, the sampler's generator, early stopping's counters
+        and best weights, the warmup schedule, and whether early stopping
+        ended the training.
+        """
+        folder = Path(folder)
+        epoch = len(estimator.history)
+        es_state, best, schedule = callback_states(estimator)
+        # plain Python and tensors only: the reader unpickles nothing else
+        client = to_python({"history": estimator.history.to_list(), "epoch": epoch,
+                            "stopped_early": stopped_early(estimator),
+                            "rng": estimator.rng_.bit_generator.state,
+                            "sampler_rng": (None if self.sampler is None
+                                            else self.sampler.generator.bit_generator.state),
+                            "early_stopping": es_state, "schedule": schedule})
+        client.update(torch_rng=torch.get_rng_state(), best=best)
+        tag = f"epoch_{epoch}"
+        self.engine.save_checkpoint(str(folder), tag=tag, client_state=client)
+        self.saved_epoch = epoch
+        if self.world > 1:
+            torch.distributed.barrier()
+        if self.rank == 0:
+            for old in folder.glob("epoch_*"):
+                if old.name != tag and old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+
+    def load(self, estimator, folder):
+        """Load the latest checkpoint of ``folder``; return the epochs left to train.
+
+        Those are ``max_epochs`` less the epochs done, none after early
+        stopping ended the training.
+
+        Raises
+        ------
+        ValueError
+            When ``latest`` does not name an ``epoch_<n>`` folder beside it.
+        """
+        folder = Path(folder)
+        tag = (folder / "latest").read_text().strip()
+        if not re.fullmatch(r"epoch_[0-9]+", tag) or not (folder / tag).is_dir():
+            raise ValueError(f"{folder / 'latest'} must name a checkpoint folder epoch_<N> "
+                             f"beside it, got {tag[:80]!r}; delete the checkpoint folder to start over")
+        _read_checkpoints_without_pickle(self.engine)
+        _, client = self.engine.load_checkpoint(str(folder), tag=tag)
+        estimator.history = History(client["history"])
+        estimator.rng_.bit_generator.state = client["rng"]
+        torch.set_rng_state(client["torch_rng"])
+        self.sampler_state, self.saved_epoch = client["sampler_rng"], client["epoch"]
+        # handed to early stopping and the schedule when training begins (TrainingCheckpoint)
+        estimator._resume_early_stopping_ = (client["early_stopping"], client["best"])
+        estimator._resume_schedule_ = client["schedule"]
+        if self.rank == 0:
+            logger.info("resumed from %s at epoch %d", folder, client["epoch"])
+        return 0 if client["stopped_early"] else max(0, estimator.max_epochs - len(estimator.history))
+
+    # -- the end ----------------------------------------------------------------------
+    def close(self, estimator, *, gather=True):
+        """Give the estimator back its own device and a plain ``module_``.
+
+        With ``gather`` (training ended) the module holds the full fp32
+        weights (early stopping's best ones where it restored them) on every
+        rank; without (an error), it is the engine's network as it stands.
+        """
+        try:
+            state = None
+            if gather:
+                state = self.full_state()
+                state.update(self.final_state or {})
+        finally:
+            estimator._deepspeed_run_ = None
+            estimator.device = self.user_device
+            estimator.module_ = self.engine.module
+            estimator.optimizer_ = self.user_optimizer
+            if hasattr(self.engine, "destroy"):
+                self.engine.destroy()
+            self.engine = None
+        if state is not None:
+            _load_state(estimator, state, self.dtypes)
+
+
+def fit_deepspeed(estimator, dataset, **fit_params):
+    """Train an initialised PLANT estimator's network on DeepSpeed, in skorch's own loop.
+
+    What ``_continue_training`` (every fit's training call, each
+    ``stage1_weight="dev"`` candidate's included) runs with a DeepSpeed
+    ``strategy``: the engine is built from the estimator's ``module_`` and
+    optimizer groups, then skorch's ``partial_fit`` trains with the
+    estimator's hooks handing the step, the batches and the callbacks to a
+    :class:`DeepSpeedRun`. Every rank runs it with the same parameters and
+    data and trains on its own shard of every global batch.
 
     Parameters
     ----------
     estimator : PlantClassifier or AttentionPlanter
-        Initialised (``initialize()`` done). Its ``batch_size`` is the global
-        batch (documents per optimizer step over all ranks and
-        accumulation micro-steps), so a run on N processes takes the same
-        steps as one process.
-    train_dataset : TokenDataset or Stage1Dataset
-        Batched by ``estimator.get_iterator``'s collate function.
-    dev_dataset : dataset or None
-        Scored after each epoch (``valid_loss``) on every rank, together
-        with the estimator's dev callbacks (``valid_<scoring>`` or
-        ``valid_attention_ndcg``) and early stopping.
-    config : dict, str, Path or None
-        DeepSpeed config overrides (see :func:`resolve_deepspeed_config`).
-        Two xplant keys are read and removed: ``checkpoint_dir`` and
-        ``resume``, used when the arguments below are None/False.
-    checkpoint_dir : str or Path or None
-        Where DeepSpeed's own ``save_checkpoint`` writes after each epoch
-        (in a sub-folder named after the estimator's class; the previous
-        epoch's checkpoint is removed).
-    resume : bool, default=False
-        Load the latest checkpoint there (weights, optimizer, epoch,
-        history, sampler state) and continue to ``max_epochs``.
+        Initialised (``initialize()`` done), with a DeepSpeed ``strategy``.
+        Its ``batch_size`` is the global batch (documents per optimizer step
+        over all ranks and accumulation micro-steps), so a run on N
+        processes takes the same steps as one process.
+    dataset : TokenDataset, CandidateDataset, AnchoredDataset or Stage1Dataset
+        The training dataset (batched by ``estimator.get_iterator``).
+    **fit_params
+        skorch's ``partial_fit`` keywords (``epochs``).
 
     Returns
     -------
     estimator
         With ``module_`` a plain ``torch.nn.Module`` on ``estimator.device``
         holding the full fp32 weights on every rank (ZeRO-3 partitions
-        gathered), so prediction and saving need no DeepSpeed, and
-        ``history`` holding ``train_loss`` (and dev entries) per epoch as
-        skorch records them.
+        gathered; early stopping's best epoch where it stopped), so
+        prediction and saving need no DeepSpeed, and ``history`` as a skorch
+        fit records it.
 
     Raises
     ------
     ImportError
         When deepspeed is not installed.
+    TypeError
+        For the keywords of the former loop (``dev_dataset``, ``config``,
+        ``checkpoint_dir``, ``resume``): they come from the estimator now.
     ValueError
-        When the global batch is not a multiple of accumulation x world size.
+        When the global batch is not a multiple of accumulation x world
+        size, or a checkpoint's ``latest`` names no ``epoch_<n>`` folder.
     FloatingPointError
-        On a non-finite training loss.
-    FileNotFoundError
-        ``resume=True`` without a checkpoint to resume from.
+        On a non-finite training loss (the estimator's ``FiniteLossGuard``).
 
     Notes
     -----
+    The strategy's config may name a ``checkpoint_dir``: DeepSpeed's own
+    checkpoint is then written after every epoch under
+    ``<checkpoint_dir>/<EstimatorClass>`` (each ``stage1_weight="dev"``
+    candidate in its own ``stage1_weight=<w>`` folder below), and with
+    ``resume: true`` a fit continues from the latest one there (one that
+    ended is not trained again; none yet: from the start).
+
     Progressive unfreezing: ZeRO fixes the set of trained parameters when
     the engine is built, so a group not yet unfrozen trains with learning
     rate 0 (its weights do not move) instead of ``requires_grad=False``;
     AdamW's moment estimates of that group do see its gradients meanwhile.
     With all phases starting together the result equals the skorch path.
-    The dev set is scored on every rank (replicated), which ZeRO-3 needs
-    (every rank joins each forward) and keeps early stopping identical on
-    all ranks.
     """
+    former = sorted(set(fit_params) & {"dev_dataset", "config", "checkpoint_dir", "resume"})
+    if former:
+        raise TypeError(f"fit_deepspeed takes no {', '.join(former)} any more: the estimator's "
+                        "dev data and strategy=DeepSpeedStrategy(config={..., 'checkpoint_dir': "
+                        "..., 'resume': ...}) give them")
     deepspeed = import_deepspeed()
     init_distributed(deepspeed)
-    rank, world = rank_and_world()
-    cfg = resolve_deepspeed_config(config)
-    if checkpoint_dir is None:
-        checkpoint_dir = cfg.get("checkpoint_dir")
-    resume = resume or bool(cfg.get("resume", False))
-    for k in XPLANT_KEYS:
-        cfg.pop(k, None)
-    batch_size, gas = _batch_config(cfg, estimator.batch_size, world)
-    opt = cfg.get("optimizer")
-    if opt is not None:
-        params = opt.setdefault("params", {})
-        params.setdefault("lr", estimator.effective_lr())
-        # the estimator's optimizer__weight_decay, else AdamW's default 0.01 as in the skorch loop
-        params.setdefault("weight_decay",
-                          float(estimator.get_params_for("optimizer").get("weight_decay", 0.01)))
-    verbose = bool(getattr(estimator, "verbose", 0)) and rank == 0
-
-    module = estimator.module_
-    dtypes = {k: v.dtype for k, v in module.state_dict().items()}
-    groups = _param_groups(estimator)
-    names = [g.get("name", str(i)) for i, g in enumerate(groups)]
-    if opt is not None:
-        engine, optimizer, _, _ = deepspeed.initialize(model=module, model_parameters=groups,
-                                                       config=cfg)
-    else:
-        engine, optimizer, _, _ = deepspeed.initialize(model=module,
-                                                       optimizer=estimator.optimizer_, config=cfg)
-    device = engine.device
-    user_device = estimator.device
-    estimator.device = str(device)
-
-    collate = estimator.get_iterator(train_dataset, training=False).collate_fn
-    sampler = DistributedBucketSampler(train_dataset.lengths(), batch_size, world, rank,
-                                       accumulation=gas, shuffle=True,
-                                       generator=copy.deepcopy(estimator.rng_))
-    phases = _find_callback(estimator, ProgressiveUnfreezing)
-    warm = _find_callback(estimator, WarmupCosine)
-    stopper = _find_callback(estimator, EarlyStopping)
-    dev_cbs = [cb for _, cb in estimator._default_callbacks
-               if type(cb).__name__ in ("DevScoring", "AttentionNDCG")]
-    # PlantClassifier's dev scoring also gives valid_loss from the same logits
-    # (_dev_scores): a loss pass of its own would read dev twice per epoch
-    loss_pass = not (hasattr(estimator, "_dev_scores")
-                     and any(type(cb).__name__ == "DevScoring" for cb in dev_cbs))
-    base_lrs = [g["lr"] for g in groups]
-    n_steps = math.ceil(len(train_dataset) / batch_size)
-    if warm is not None:
-        warm.total_ = max(1, n_steps * estimator.max_epochs)
-
-    history = History()
-    start_epoch, step = 0, 0
-    best = {"score": None, "epoch": None, "misses": 0, "state": None}
-    ckpt_root = None if checkpoint_dir is None else Path(checkpoint_dir) / type(estimator).__name__
-    if resume:
-        if ckpt_root is None or not (ckpt_root / "latest").is_file():
-            raise FileNotFoundError(f"resume=True but there is no DeepSpeed checkpoint under "
-                                    f"{ckpt_root}; train once with checkpoint_dir set first")
-        tag = (ckpt_root / "latest").read_text().strip()
-        if not re.fullmatch(r"epoch_[0-9]+", tag) or not (ckpt_root / tag).is_dir():
-            raise ValueError(f"{ckpt_root / 'latest'} must name a checkpoint folder epoch_<N> "
-                             f"beside it, got {tag[:80]!r}; delete the checkpoint folder to start over")
-        _read_checkpoints_without_pickle(engine)
-        _, client = engine.load_checkpoint(str(ckpt_root), tag=tag)
-        history = History(client["history"])
-        start_epoch, step = client["epoch"], client["step"]
-        sampler.generator.bit_generator.state = client["sampler_rng"]
-        estimator.rng_.bit_generator.state = client["rng"]
-        best = client["best"]
-        if rank == 0:
-            logger.info("resumed from %s at epoch %d", ckpt_root, start_epoch)
-    estimator.history = history
-
-    def set_lrs(epoch, step):
-        lrs = list(base_lrs)
-        if phases is not None:
-            active = {}
-            plan = phases.phases if phases.phases is not None else estimator.phases_
-            for start, group, lr in sorted(plan, key=lambda p: p[0]):
-                if start <= epoch:
-                    active[group] = lr
-            lrs = [active.get(n, 0.0) for n in names]
-        if warm is not None:
-            f = warm.factor(step)
-            lrs = [lr * f for lr in lrs]
-        for g, lr in zip(engine.optimizer.param_groups, lrs):
-            g["lr"] = lr
-        return lrs
-
+    run = DeepSpeedRun(estimator, deepspeed)
     try:
-        stop = False
-        for epoch in range(start_epoch, estimator.max_epochs):
-            if stop:
-                break
-            t0 = time.time()
-            history.new_epoch()
-            history.record("epoch", epoch + 1)
-            if phases is not None:
-                lrs = set_lrs(epoch, step)
-                history.record("trainable_groups", sorted(n for n, lr in zip(names, lrs) if lr > 0))
-            plan = sampler.epoch_plan()
-            loader = DataLoader(train_dataset, batch_sampler=_ListSampler([p[0] for p in plan]),
-                                collate_fn=collate)
-            engine.train()
-            bar = None
-            if verbose:
-                from tqdm.auto import tqdm
-                bar = tqdm(total=len(plan) // gas, desc=f"epoch {epoch + 1}", leave=False)
-            acc, losses, sizes = 0.0, [], []
-            for i, ((x, y), (idx, w)) in enumerate(zip(loader, plan)):
-                if warm is not None and i % gas == 0:
-                    set_lrs(epoch, step)
-                x, y = _move(x, device), _move(y, device)
-                y_pred = _forward(engine, x)
-                loss = _train_loss(estimator, y_pred, y)
-                engine.backward(loss * w)
-                engine.step()
-                acc += float(loss.detach()) * w / (world * gas)
-                if (i + 1) % gas == 0:
-                    t = torch.tensor([acc], dtype=torch.float64, device=device)
-                    if world > 1:
-                        torch.distributed.all_reduce(t)
-                    value = float(t.item())
-                    if not math.isfinite(value):
-                        raise FloatingPointError(
-                            f"non-finite training loss at epoch {epoch + 1}, step {step + 1}; lower "
-                            "the learning rate or check the inputs. The last checkpoint (if any) is kept.")
-                    n_batch = min(batch_size, len(train_dataset) - (i // gas) * batch_size)
-                    history.new_batch()
-                    history.record_batch("train_loss", value)
-                    history.record_batch("train_batch_size", n_batch)
-                    losses.append(value)
-                    sizes.append(n_batch)
-                    acc = 0.0
-                    step += 1
-                    if bar is not None:
-                        bar.update(1)
-                        bar.set_postfix(loss=f"{value:.4f}")
-            if bar is not None:
-                bar.close()
-            history.record("train_loss", float(np.average(losses, weights=sizes)))
-            if dev_dataset is not None:
-                engine.eval()
-                if loss_pass:
-                    history.record("valid_loss", _dev_loss(engine, estimator, dev_dataset, device))
-                for cb in dev_cbs:
-                    cb.on_epoch_end(estimator)
-                engine.train()
-            if stopper is not None and dev_dataset is not None:
-                score = history[-1].get(stopper.monitor)
-                if score is not None:
-                    improved = (best["score"] is None or
-                                _improved(score, best["score"], stopper))
-                    if improved:
-                        best.update(score=score, epoch=epoch + 1, misses=0,
-                                    state=_trainable_state(deepspeed, engine.module)
-                                    if stopper.load_best else None)
-                    else:
-                        best["misses"] += 1
-                    history.record(stopper.monitor + "_best", bool(improved))
-                    stop = best["misses"] >= stopper.patience
-            history.record("dur", time.time() - t0)
-            if verbose:
-                row = history[-1]
-                keys = [k for k in ("train_loss", "valid_loss", *(k for k in row if k.startswith("valid_")
-                                                                  and not k.endswith("_best")))]
-                msg = "  ".join(f"{k}={row[k]:.4f}" for k in dict.fromkeys(keys) if k in row)
-                logger.info("epoch %d  %s  dur=%.1fs", epoch + 1, msg, row["dur"])
-            if ckpt_root is not None:
-                client = {"history": list(history), "epoch": epoch + 1, "step": step,
-                          "sampler_rng": sampler.generator.bit_generator.state,
-                          "rng": estimator.rng_.bit_generator.state, "best": best}
-                tag = f"epoch_{epoch + 1}"
-                engine.save_checkpoint(str(ckpt_root), tag=tag, client_state=client)
-                if world > 1:
-                    torch.distributed.barrier()
-                if rank == 0:
-                    for old in ckpt_root.glob("epoch_*"):
-                        if old.name != tag and old.is_dir():
-                            shutil.rmtree(old, ignore_errors=True)
-        state = _gather_full_state(deepspeed, engine.module)
-        if best["state"] is not None and best["epoch"] != len(history):
-            state.update(best["state"])
-    finally:
-        estimator.device = user_device
-    if hasattr(engine, "destroy"):
-        engine.destroy()
-    del engine, optimizer
-    _load_state(estimator, state, dtypes)
+        ckpt = dict(estimator.callbacks_).get("checkpoint")
+        if run.resume and isinstance(ckpt, DeepSpeedCheckpoint) and \
+                (Path(ckpt.folder) / "latest").is_file():
+            fit_params["epochs"] = run.load(estimator, ckpt.folder)
+        NeuralNet.partial_fit(estimator, dataset, None, **fit_params)
+    except BaseException:
+        run.close(estimator, gather=False)
+        raise
+    run.close(estimator)
     return estimator
 
 
+# -- callbacks of a DeepSpeed fit ---------------------------------------------------------
+class RankZeroRecord(Callback):
+    """Every rank keeps rank 0's record of each epoch (dev scores, losses, timing).
+
+    Placed before early stopping and the checkpoint, so that the decisions
+    that read the epoch's record (early stopping, the best epoch, the
+    ``stage1_weight`` choice) are rank 0's on every rank and the ranks
+    never diverge, whatever each rank computed for itself.
+    """
+
+    def on_epoch_end(self, net, **kwargs):
+        if rank_and_world()[1] == 1:
+            return
+        own = {k: v for k, v in net.history[-1].items() if k != "batches"}
+        for key, value in broadcast_from_rank0(lambda: own).items():
+            net.history.record(key, value)
+
+
+class DeepSpeedCheckpoint(TrainingCheckpoint):
+    """DeepSpeed's own checkpoint after every epoch and after early stopping's last one.
+
+    Written by :meth:`DeepSpeedRun.save` into ``folder``; resuming hands
+    early stopping and the schedule their state back as
+    :class:`~xplant.neural._checkpoint.TrainingCheckpoint` does.
+    """
+
+    def on_epoch_end(self, net, **kwargs):
+        net._deepspeed_run_.save(net, self.folder)
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        run = net._deepspeed_run_          # early stopping's last epoch is not saved yet
+        if stopped_early(net) and run.saved_epoch != len(net.history):
+            run.save(net, self.folder)
+
+
+def deepspeed_callbacks(estimator, callbacks):
+    """The estimator's default callbacks as a DeepSpeed fit runs them.
+
+    - :class:`RankZeroRecord` goes before early stopping (at the end
+      without one);
+    - the checkpoint is :class:`DeepSpeedCheckpoint` in
+      ``<checkpoint_dir>/<EstimatorClass>`` when the strategy's config
+      names a ``checkpoint_dir``, after early stopping; an xplant
+      checkpoint cannot hold ZeRO's partitioned optimizer, so the
+      estimator's own ``checkpoint_dir`` writes none under DeepSpeed;
+    - progress bars and epoch tables are printed by rank 0 only.
+
+    Parameters
+    ----------
+    estimator : PlantNetBase
+    callbacks : list of (name, callback)
+
+    Returns
+    -------
+    list of (name, callback)
+    """
+    _, folder, _ = deepspeed_options(estimator.strategy)
+    rank = rank_and_world()[0]
+    out = [(name, cb) for name, cb in callbacks if name != "checkpoint"
+           and not (rank and isinstance(cb, (ProgressBar, PrintLog)))]
+    names = [name for name, _ in out]
+    at = names.index("early_stopping") if "early_stopping" in names else len(out)
+    out.insert(at, ("rank0_record", RankZeroRecord()))
+    if folder is not None:
+        out.insert(at + 1 + ("early_stopping" in names),
+                   ("checkpoint", DeepSpeedCheckpoint(Path(folder) / type(estimator).__name__)))
+    return out
+
+
+# -- reading checkpoints without pickle ---------------------------------------------------
 def _deepspeed_checkpoint_types():
     """The few non-tensor types a DeepSpeed checkpoint of this trainer holds."""
     import collections
@@ -540,23 +563,3 @@ def _read_checkpoints_without_pickle(engine):
         with torch.serialization.safe_globals(types):
             return torch.load(path, map_location=map_location, weights_only=True)
     engine.checkpoint_engine.load = load
-
-
-def _improved(score, best, stopper):
-    """skorch's EarlyStopping rule (threshold, relative or absolute)."""
-    change = stopper.threshold * best if stopper.threshold_mode == "rel" else stopper.threshold
-    if stopper.lower_is_better:
-        return score < best - change
-    return score > best + change
-
-
-@torch.no_grad()
-def _dev_loss(engine, estimator, dataset, device):
-    total, n = 0.0, 0
-    for x, y in estimator.get_iterator(dataset, training=False):
-        x, y = _move(x, device), _move(y, device)
-        loss = estimator.criterion_(_forward(engine, x).float(), y)
-        b = len(x["ids"]) if isinstance(x, dict) else len(x)
-        total += float(loss) * b
-        n += b
-    return total / max(n, 1)
