@@ -61,7 +61,11 @@ def test_fused_outputs_agree_and_keep_shape(fused):
     assert 0.0 <= clf.fusion_weight_ <= 1.0
     assert {"valid_fusion_weight", "valid_fused_map", "valid_map"} <= set(clf.history[-1])
     # early stopping follows PLANT alone; the fused score is at least the shortlist's
-    assert all(h["valid_fused_map"] >= h["valid_map"] - 1e-12 for h in clf.history)
+    # the α is chosen once, after the fit: recorded on the last row only, as fusion_weight_
+    assert [("valid_fusion_weight" in h) for h in clf.history][:-1] == [False] * (len(clf.history) - 1)
+    assert clf.history[-1, "valid_fusion_weight"] == clf.fusion_weight_
+    assert clf.history[-1, "valid_fused_map"] == max(v for _, v in
+                                                     clf.dev_choices_["fusion"]["scores"])
     assert clf.shortlist_info_["C"] in (1.0, 10.0)
 
 

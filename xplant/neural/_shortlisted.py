@@ -268,8 +268,9 @@ class ShortlistMixin:
         labels (positives and hard negatives); with ``n_candidates`` < L it is
         over each document's test-time candidates.
 
-        With a shortlist, the history also records the α best on dev at this
-        epoch and its fused score (``valid_fusion_weight``,
+        With a shortlist, no α is swept here (nothing per epoch is chosen
+        with it): the α chosen after the fit and its fused score are
+        recorded on the history's last row (``valid_fusion_weight``,
         ``valid_fused_<scoring>``). Early stopping follows PLANT's own score
         (α = 0): the fused score is at least the shortlist's alone, so while
         the network is still weak it stays flat at that level and would stop
@@ -287,11 +288,7 @@ class ShortlistMixin:
         else:
             z = self._net_candidate_logits(self.dev_docs_, cand)
             loss = self._dev_loss(z, cand)
-        p_net = sigmoid(z)
-        choice = self._best_fusion(s, p_net, cand, rank)
-        self.history.record("valid_fusion_weight", choice.value[0])
-        self.history.record("valid_fused_" + self.scoring, max(v for _, v in choice.scores))
-        return dense_scores(cand, p_net, rank), loss
+        return dense_scores(cand, sigmoid(z), rank), loss
 
     def _dev_loss(self, logits, candidates=None):
         """Mean Stage 2 loss over the dev documents (float).
@@ -354,7 +351,8 @@ class ShortlistMixin:
         """α and the calibration, then τ, once more on dev after the best epoch is restored.
 
         With a shortlist, α and the calibration are chosen at τ = 0 by the
-        dev ``scoring`` metric (as every epoch did); then the logit
+        dev ``scoring`` metric (recorded on the history's last row as
+        ``valid_fusion_weight`` and ``valid_fused_<scoring>``); then the logit
         adjustment τ by :func:`choose_logit_adjustment`, from one pass of
         the network over dev. Each is a :func:`~xplant.model_selection.choose_on_dev`
         choice recorded in ``dev_choices_``; without labelled dev data each
@@ -377,6 +375,10 @@ class ShortlistMixin:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
                 choice = self._best_fusion(s, sigmoid(z), cand, rank)
+                if len(self.history):
+                    self.history.record("valid_fusion_weight", choice.value[0])
+                    self.history.record("valid_fused_" + self.scoring,
+                                        max(v for _, v in choice.scores))
                 p_short, lp = calibrate(s, choice.value[1]), log_p[cand]
                 alpha, factor = choice.value[0], tail_factor(rank)
 
