@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, cross_fit_ranking,
-                      dense_scores, fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid,
-                      tail_factor, tail_order, top_k_from_candidates, training_candidates)
+                      dense_scores, fit_calibration, fit_shortlist, fuse, map_from_candidates,
+                      rank_labels, sigmoid, tail_factor, tail_order, top_k_from_candidates, training_candidates)
 from ..fusion._fuse import check_fusion
 from ..fusion._shortlist import _final_step, is_frozen
 
@@ -324,7 +324,10 @@ class ShortlistMixin:
         ``calibrations_``: the plain sigmoid and the logistic scaling fitted
         on dev candidates. A ranking choice of
         :func:`~xplant.model_selection.choose_on_dev`: ties keep the earlier
-        (the plain sigmoid, then the smaller α).
+        (the plain sigmoid, then the smaller α). With ``scoring="map"`` each
+        pair is scored from the (n_dev, C) candidates and the tail order
+        (:func:`~xplant.fusion.map_from_candidates`, exact), not from an
+        (n_dev, L) matrix per pair.
         """
         from ..model_selection import choose_on_dev
         from ._callbacks import score_by_name
@@ -332,10 +335,13 @@ class ShortlistMixin:
         grid = FUSION_GRID if fixed == "dev" else (fixed,)
         calibrated = {(float(a), float(b)): calibrate(s, (a, b)) for a, b in self.calibrations_}
         pairs = [(float(alpha), ab) for ab in calibrated for alpha in grid]
-        factor = tail_factor(rank)
+        factor = None if self.scoring == "map" else tail_factor(rank)
 
         def score(pair):
             alpha, ab = pair
+            if self.scoring == "map":       # exact from the candidates: no (n_dev, L) array
+                fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand)
+                return map_from_candidates(self.dev_Y_, cand, fused, rank)
             fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand, factor)
             return score_by_name(self.scoring, self.dev_Y_, fused)
 
