@@ -1,8 +1,10 @@
 """Training candidates and the tail below each document's candidates (no torch needed)."""
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
 
-from xplant.fusion import (SCORE_FLOOR, dense_scores, sigmoid, tail_order, top_k_from_candidates,
+from xplant.fusion import (SCORE_FLOOR, Source, dense_scores, fuse, sigmoid, tail_order, top_k_from_candidates,
                            training_candidates)
 
 
@@ -50,3 +52,24 @@ def test_zero_candidate_scores_stay_probabilities_above_the_tail():
     np.testing.assert_array_equal(idx, np.argsort(-out, 1, kind="stable"))
     np.testing.assert_array_equal(sc, np.take_along_axis(out, idx, 1))
     assert np.all(sc.astype(np.float32) > 0)          # predict_proba's dtype keeps them apart from 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_map_from_candidates_equals_the_dense_map(seed):
+    """Oracle: MAP from the (n, C) candidates and the tail order = MAP of the dense scores,
+    over random labels, candidates, extra rankings, tied and floored scores."""
+    from xplant.fusion import map_from_candidates
+    from xplant.metrics import mean_average_precision
+    rng = np.random.default_rng(seed)
+    n, L, C = 40, 30, [1, 4, 7, 30][seed % 4]
+    Y = (rng.random((n, L)) < 0.15).astype(int)
+    Y[0] = 0                                            # a row without gold: skipped by both
+    cand = np.stack([rng.permutation(L)[:C] for _ in range(n)])
+    extra = np.stack([rng.permutation(L)[:5] for _ in range(n)])
+    rank = tail_order(cand, extra, rng.integers(0, 9, L))
+    s = rng.choice([0.0, 1e-30, 0.2, 0.5, 0.5, 0.9], size=(n, C)) if seed % 2 else rng.random((n, C))
+    floored = fuse([Source(s, 1.0, None, cand)], min_score=SCORE_FLOOR)
+    dense = mean_average_precision(Y, dense_scores(cand, s, rank))
+    assert map_from_candidates(Y, cand, floored, rank) == pytest.approx(dense, rel=1e-12, abs=1e-15)
+    assert map_from_candidates(sp.csr_matrix(Y), cand, floored, rank) == pytest.approx(dense,
+                                                                                      rel=1e-12)

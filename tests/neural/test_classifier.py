@@ -76,8 +76,23 @@ def test_planting_improves_dev_attention_ndcg(make_corpus, planter_params):
     pl = AttentionPlanter(**planter_params,
                           max_epochs=8, lr=5e-3).fit(texts, Y)
     assert pl.attention_ndcg_ > pl.initial_attention_ndcg_ + 0.1
-    hist = pl.history[:, "valid_attention_ndcg"]
-    assert len(hist) == 8
+    hist = pl.history[:, "valid_attention_ndcg"]       # scored once, on the last epoch
+    assert hist == [pl.attention_ndcg_] and "valid_attention_ndcg" in pl.history[-1]
+
+
+def test_attention_ndcg_each_epoch_records_a_curve_and_changes_nothing(make_corpus, planter_params):
+    texts, Y = make_corpus(n_docs=60, seed=1)
+    params = dict(planter_params, max_epochs=3, lr=5e-3)
+    once = AttentionPlanter(**params).fit(texts, Y)
+    each = AttentionPlanter(**params, callbacks__attention_ndcg__each_epoch=True).fit(texts, Y)
+    curve = each.history[:, "valid_attention_ndcg"]
+    assert len(curve) == 3 and curve[-1] == each.attention_ndcg_
+    # same weights: the skipped passes keep torch's random stream (the first fit of a
+    # process may differ in the last float32 digits, hence the tolerance)
+    np.testing.assert_allclose(once.attention_ndcg_, each.attention_ndcg_, rtol=1e-4)
+    np.testing.assert_allclose(once.history[:, "train_loss"], each.history[:, "train_loss"],
+                               rtol=1e-5)
+    assert [("valid_attention_ndcg" in row) for row in once.history] == [False, False, True]
 
 
 def test_planted_queries_are_loaded_and_plant_false_keeps_random_init(small, make_corpus):

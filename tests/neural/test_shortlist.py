@@ -61,8 +61,45 @@ def test_fused_outputs_agree_and_keep_shape(fused):
     assert 0.0 <= clf.fusion_weight_ <= 1.0
     assert {"valid_fusion_weight", "valid_fused_map", "valid_map"} <= set(clf.history[-1])
     # early stopping follows PLANT alone; the fused score is at least the shortlist's
-    assert all(h["valid_fused_map"] >= h["valid_map"] - 1e-12 for h in clf.history)
+    # the α is chosen once, after the fit: recorded on the last row only, as fusion_weight_
+    assert [("valid_fusion_weight" in h) for h in clf.history][:-1] == [False] * (len(clf.history) - 1)
+    assert clf.history[-1, "valid_fusion_weight"] == clf.fusion_weight_
+    assert clf.history[-1, "valid_fused_map"] == max(v for _, v in
+                                                     clf.dev_choices_["fusion"]["scores"])
     assert clf.shortlist_info_["C"] in (1.0, 10.0)
+
+
+def test_fusion_choice_scores_candidates_only_and_equals_the_dense_map(small, corpus,
+                                                                      monkeypatch):
+    """α and the calibration are scored from the (n_dev, C) candidates (no (n_dev, L) array
+    per pair), and each score equals the MAP of the dense fused scores (the oracle)."""
+    import xplant.neural._shortlisted as mod
+    from xplant.fusion import tail_factor
+    from xplant.metrics import mean_average_precision
+    from xplant.neural import PlantClassifier
+    texts, Y = corpus
+    with monkeypatch.context() as m:                    # keep the dev view for the oracle
+        m.setattr(PlantClassifier, "_release_dev_split", lambda self: None)
+        clf = small(shortlist="linear", n_candidates=4, max_epochs=3).fit(texts, Y)
+    cand, s, rank = clf.dev_view_
+    p_net = mod.sigmoid(clf._net_candidate_logits(clf.dev_docs_, cand, tau=0.0))
+    dense_builds = []
+    real_fuse = mod.fuse
+
+    def counting_fuse(sources, **kw):
+        dense_builds.append(kw.get("n_labels"))
+        return real_fuse(sources, **kw)
+    monkeypatch.setattr(mod, "fuse", counting_fuse)
+    choice = clf._best_fusion(s, p_net, cand, rank)
+    assert len(dense_builds) == len(choice.scores) > 1 and set(dense_builds) == {None}
+    monkeypatch.undo()
+    factor = tail_factor(rank)
+    dense = [mean_average_precision(clf.dev_Y_, clf._fused(
+        (mod.calibrate(s, ab), None), (p_net, None), alpha, cand, factor))
+        for (alpha, ab), _ in choice.scores]
+    np.testing.assert_allclose([v for _, v in choice.scores], dense, rtol=1e-12, atol=0)
+    assert choice.value == choice.scores[int(np.argmax(dense))][0]
+    assert choice.value == (clf.fusion_weight_, tuple(clf.shortlist_calibration_))
 
 
 def test_decision_function_is_the_logit_of_the_fused_probability(fused):

@@ -25,7 +25,8 @@ from ._calibration import calibrate, fit_calibration, logit, sigmoid
 from ._fuse import FUSION_GRID, Source, fuse
 from ._shortlist import (LINEAR_C_GRID, cross_fit_ranking, fit_shortlist, rank_labels,
                          training_candidates)
-from ._tail import SCORE_FLOOR, dense_scores, tail_factor, tail_order, top_k_from_candidates
+from ._tail import (SCORE_FLOOR, dense_scores, map_from_candidates, tail_factor, tail_order,
+                    top_k_from_candidates)
 
 __all__ = [
     "FUSION_GRID",
@@ -39,6 +40,7 @@ __all__ = [
     "fit_shortlist",
     "fuse",
     "logit",
+    "map_from_candidates",
     "rank_labels",
     "sigmoid",
     "tail_factor",

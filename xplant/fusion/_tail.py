@@ -185,3 +185,78 @@ def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
         ind[i] = np.concatenate([idx[i], tail])
         out[i] = np.concatenate([sc[i], low * (1 - r / (L + 1))])
     return ind, out
+
+
+def map_from_candidates(Y, candidates, cand_scores, rank):
+    """MAP of :func:`dense_scores` ``(candidates, cand_scores, rank)`` without the (n, L) array.
+
+    The dense ranking of a row is its C candidates by score (ties: lower
+    label index first, as :func:`xplant.metrics.mean_average_precision`),
+    then every other label in the fixed tail order ``rank``, strictly below
+    them. A gold label of tail rank r therefore sits at position C + r + 1
+    whatever the candidates' scores; with h the row's gold candidates and
+    p_1 < p_2 < … its gold tail positions,
+
+    .. math::
+        |y| \\, AP = \\sum_{\\text{gold cand. at } q} \\frac{\\#\\{\\text{hits} \\le q\\}}{q}
+        + h \\sum_j \\frac{1}{p_j} + \\sum_j \\frac{j}{p_j},
+
+    so the tail adds two per-row constants and only the (n, C) candidates
+    are sorted. Rows without a gold label are left out (``empty_rows="skip"``).
+
+    Parameters
+    ----------
+    Y : {ndarray, sparse matrix} of shape (n, L)
+        Gold labels, 0/1.
+    candidates : ndarray of int of shape (n, C)
+        Each row's candidate labels (distinct).
+    cand_scores : ndarray of shape (n, C)
+        Their scores, as ``dense_scores`` reads them (floored there: pass
+        the floored scores, e.g. :func:`xplant.fusion.fuse`'s).
+    rank : ndarray of int of shape (n, L)
+        :func:`tail_order` of the candidates.
+
+    Returns
+    -------
+    float
+        Equal to ``mean_average_precision(Y, dense_scores(candidates,
+        cand_scores, rank))`` up to floating-point rounding; 0.0 when no row
+        has a gold label.
+
+    Examples
+    --------
+    >>> cand = np.array([[2, 0]]); s = np.array([[0.9, 0.5]])
+    >>> rank = tail_order(cand, None, np.array([1, 5, 3, 0]))
+    >>> map_from_candidates(np.array([[1, 1, 0, 0]]), cand, s, rank)  # ranks 2, 3: (1/2 + 2/3)/2
+    0.5833333333333333
+    """
+    import scipy.sparse as sp
+    Y = sp.csr_matrix(Y, copy=True)
+    n, C = candidates.shape
+    Y.eliminate_zeros()
+    rows = np.repeat(np.arange(n), np.diff(Y.indptr))
+    gold = Y.indices
+    n_true = np.bincount(rows, minlength=n).astype(np.float64)
+    r = rank[rows, gold]
+    tail = r >= 0
+    pos = (C + r[tail] + 1).astype(np.float64)
+    t_rows = rows[tail]
+    order = np.lexsort((pos, t_rows))
+    pos, t_rows = pos[order], t_rows[order]
+    starts = np.searchsorted(t_rows, np.arange(n))
+    j = np.arange(len(pos)) - starts[t_rows] + 1.0
+    inv = np.bincount(t_rows, weights=1.0 / pos, minlength=n)
+    jinv = np.bincount(t_rows, weights=j / pos, minlength=n)
+    by = np.argsort(candidates, axis=1, kind="stable")
+    cs = np.take_along_axis(candidates, by, 1)
+    sc = np.take_along_axis(np.asarray(cand_scores, dtype=np.float64), by, 1)
+    by = np.argsort(-sc, axis=1, kind="stable")          # ties keep the lower label first
+    cs = np.take_along_axis(cs, by, 1)
+    hits = np.asarray(Y[np.arange(n)[:, None], cs].todense(), dtype=np.float64) \
+        if n else np.zeros((0, C))
+    hits = (hits != 0).astype(np.float64)
+    cum = np.cumsum(hits, axis=1)
+    head = (hits * cum / np.arange(1, C + 1)).sum(axis=1)
+    ap = (head + cum[:, -1] * inv + jinv) if C else jinv
+    keep = n_true > 0
+    return float(np.mean(ap[keep] / n_true[keep])) if keep.any() else 0.0

@@ -205,12 +205,26 @@ class FiniteLossGuard(Callback):
 
 
 class AttentionNDCG(Callback):
-    """Stage 1: dev attention nDCG@k against the target relevance, per epoch."""
+    """Stage 1: dev attention nDCG@k against the target relevance.
 
-    def __init__(self, k=15):
+    Nothing is chosen with it by default (Stage 1 has no early stopping), so
+    it is scored on the last planned epoch only (``each_epoch=False``): a
+    full pass over dev costs about as much as a share of an epoch's
+    training. ``callbacks__attention_ndcg__each_epoch=True`` records it every
+    epoch, for a curve or an early stopping on ``valid_attention_ndcg``.
+    """
+
+    def __init__(self, k=15, each_epoch=False):
         self.k = k
+        self.each_epoch = each_epoch
 
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         if getattr(net, "dev_full_", None) is None:
             return
-        net.history.record("valid_attention_ndcg", net._attention_ndcg(net.dev_full_))
+        if self.each_epoch or len(net.history) >= net.max_epochs:
+            net.history.record("valid_attention_ndcg", net._attention_ndcg(net.dev_full_))
+        else:
+            # the pass's DataLoader draws its base seed from torch's global generator
+            # (one int64); drawing it here keeps the training stream, hence the weights
+            # and every result, the same as a fit that scores every epoch
+            torch.empty((), dtype=torch.int64).random_()

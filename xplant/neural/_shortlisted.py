@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, cross_fit_ranking,
-                      dense_scores, fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid,
-                      tail_factor, tail_order, top_k_from_candidates, training_candidates)
+                      dense_scores, fit_calibration, fit_shortlist, fuse, map_from_candidates,
+                      rank_labels, sigmoid, tail_factor, tail_order, top_k_from_candidates, training_candidates)
 from ..fusion._fuse import check_fusion
 from ..fusion._shortlist import _final_step, is_frozen
 
@@ -268,8 +268,9 @@ class ShortlistMixin:
         labels (positives and hard negatives); with ``n_candidates`` < L it is
         over each document's test-time candidates.
 
-        With a shortlist, the history also records the α best on dev at this
-        epoch and its fused score (``valid_fusion_weight``,
+        With a shortlist, no α is swept here (nothing per epoch is chosen
+        with it): the α chosen after the fit and its fused score are
+        recorded on the history's last row (``valid_fusion_weight``,
         ``valid_fused_<scoring>``). Early stopping follows PLANT's own score
         (α = 0): the fused score is at least the shortlist's alone, so while
         the network is still weak it stays flat at that level and would stop
@@ -287,11 +288,7 @@ class ShortlistMixin:
         else:
             z = self._net_candidate_logits(self.dev_docs_, cand)
             loss = self._dev_loss(z, cand)
-        p_net = sigmoid(z)
-        choice = self._best_fusion(s, p_net, cand, rank)
-        self.history.record("valid_fusion_weight", choice.value[0])
-        self.history.record("valid_fused_" + self.scoring, max(v for _, v in choice.scores))
-        return dense_scores(cand, p_net, rank), loss
+        return dense_scores(cand, sigmoid(z), rank), loss
 
     def _dev_loss(self, logits, candidates=None):
         """Mean Stage 2 loss over the dev documents (float).
@@ -327,7 +324,10 @@ class ShortlistMixin:
         ``calibrations_``: the plain sigmoid and the logistic scaling fitted
         on dev candidates. A ranking choice of
         :func:`~xplant.model_selection.choose_on_dev`: ties keep the earlier
-        (the plain sigmoid, then the smaller α).
+        (the plain sigmoid, then the smaller α). With ``scoring="map"`` each
+        pair is scored from the (n_dev, C) candidates and the tail order
+        (:func:`~xplant.fusion.map_from_candidates`, exact), not from an
+        (n_dev, L) matrix per pair.
         """
         from ..model_selection import choose_on_dev
         from ._callbacks import score_by_name
@@ -335,10 +335,13 @@ class ShortlistMixin:
         grid = FUSION_GRID if fixed == "dev" else (fixed,)
         calibrated = {(float(a), float(b)): calibrate(s, (a, b)) for a, b in self.calibrations_}
         pairs = [(float(alpha), ab) for ab in calibrated for alpha in grid]
-        factor = tail_factor(rank)
+        factor = None if self.scoring == "map" else tail_factor(rank)
 
         def score(pair):
             alpha, ab = pair
+            if self.scoring == "map":       # exact from the candidates: no (n_dev, L) array
+                fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand)
+                return map_from_candidates(self.dev_Y_, cand, fused, rank)
             fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand, factor)
             return score_by_name(self.scoring, self.dev_Y_, fused)
 
@@ -354,7 +357,8 @@ class ShortlistMixin:
         """α and the calibration, then τ, once more on dev after the best epoch is restored.
 
         With a shortlist, α and the calibration are chosen at τ = 0 by the
-        dev ``scoring`` metric (as every epoch did); then the logit
+        dev ``scoring`` metric (recorded on the history's last row as
+        ``valid_fusion_weight`` and ``valid_fused_<scoring>``); then the logit
         adjustment τ by :func:`choose_logit_adjustment`, from one pass of
         the network over dev. Each is a :func:`~xplant.model_selection.choose_on_dev`
         choice recorded in ``dev_choices_``; without labelled dev data each
@@ -377,6 +381,10 @@ class ShortlistMixin:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
                 choice = self._best_fusion(s, sigmoid(z), cand, rank)
+                if len(self.history):
+                    self.history.record("valid_fusion_weight", choice.value[0])
+                    self.history.record("valid_fused_" + self.scoring,
+                                        max(v for _, v in choice.scores))
                 p_short, lp = calibrate(s, choice.value[1]), log_p[cand]
                 alpha, factor = choice.value[0], tail_factor(rank)
 

@@ -147,7 +147,9 @@ class AttentionPlanter(PlantNetBase):
     n_borrowed_queries_ : int
         Labels without any target whose query was set from their relatives'
         (0 without ``label_parents``).
-    history : skorch History with ``valid_attention_ndcg`` per epoch.
+    history : skorch History
+        ``valid_attention_ndcg`` on the last epoch only (every epoch with
+        ``callbacks__attention_ndcg__each_epoch=True``).
 
     Examples
     --------
@@ -360,8 +362,15 @@ class AttentionPlanter(PlantNetBase):
         if ckpt is not None:
             restore_checkpoint(self, ckpt)
         self._train(lambda: train_ds, ckpt)
-        self.attention_ndcg_ = (self.history[-1, "valid_attention_ndcg"]
-                                if self.dev_full_ is not None else float("nan"))
+        self.attention_ndcg_ = float("nan")
+        if self.dev_full_ is not None:
+            # the callback scores the last planned epoch; a fit stopped before it scores here
+            if not len(self.history):
+                self.attention_ndcg_ = self._attention_ndcg(self.dev_full_)
+            elif "valid_attention_ndcg" not in self.history[-1]:
+                self.history.record("valid_attention_ndcg", self._attention_ndcg(self.dev_full_))
+            if len(self.history):
+                self.attention_ndcg_ = self.history[-1, "valid_attention_ndcg"]
         if label_parents is not None:
             trained = np.diff(sp.csr_matrix(self.target_relevance_).indptr) > 0
             q = self.module_.attention.label_queries
