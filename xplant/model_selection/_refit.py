@@ -196,7 +196,9 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         validation_data : tuple (X_dev, Y_dev)
             The dev split, in the forms of X and Y.
         **fit_params
-            Passed to both fits.
+            Passed to both fits (prefixed with the step's name for a
+            Pipeline, as :meth:`sklearn.pipeline.Pipeline.fit` routes them;
+            ``validation_data`` is routed to the last step here).
 
         Returns
         -------
@@ -215,8 +217,9 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
                              "chooses before the refit on train + dev")
         X_dev, Y_dev = validation_data
         self.n_train_, self.n_dev_ = _n(X), _n(X_dev)
-        self.first_ = clone(self.estimator).fit(X, Y, validation_data=validation_data,
-                                                **fit_params)
+        _, prefix = _final(self.estimator)        # a Pipeline routes it to its last step
+        self.first_ = clone(self.estimator).fit(
+            X, Y, **{prefix + "validation_data": validation_data}, **fit_params)
         self.refit_params_ = refit_params(self.first_, epochs=self.epochs, n_train=self.n_train_,
                                           n_dev=self.n_dev_)
         self.estimator_ = clone(self.estimator).set_params(**self.refit_params_)
