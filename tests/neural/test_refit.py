@@ -7,7 +7,7 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 from xplant.model_selection import NoDevDataWarning, RefitOnDev
-from xplant.neural import AttentionPlanter, PlantClassifier
+from xplant.neural import AttentionPlanter, PlantClassifier, load_model
 from xplant.relevance import MIGRelevance
 
 
@@ -57,7 +57,7 @@ def test_the_refit_takes_every_choice_of_the_first_fit_as_fixed(refit):
                                   model.estimator_.predict(texts[:5]).toarray())
 
 
-def test_fixed_values_need_no_dev_data(make_corpus, tiny):
+def test_fixed_values_need_no_dev_data(make_corpus, tiny, tmp_path):
     texts, Y = make_corpus(n_docs=40, n_labels=6, seed=5)
     clf = PlantClassifier(**dict(tiny, max_epochs=2, planter=AttentionPlanter(max_epochs=1,
                                                                             verbose=0),
@@ -73,5 +73,10 @@ def test_fixed_values_need_no_dev_data(make_corpus, tiny):
     assert clf.shortlist_calibration_ == (2.0, -1.0)
     assert clf.label_thresholds_.tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     assert (clf.k_, clf.threshold_) == (2, 0.3)
+    again = load_model(clf.save(tmp_path / "m"))           # the fixed values are saved
+    assert again.fusion == [0.4, [2.0, -1.0]] or again.fusion == (0.4, (2.0, -1.0))
+    assert again.dev_choices_["fusion"]["fixed"] is True and again.patience is None
+    np.testing.assert_array_equal(again.predict(texts[:6]).toarray(),
+                                  clf.predict(texts[:6]).toarray())
     with pytest.raises(ValueError, match=r"fusion as a pair is \(alpha, \(a, b\)\)"):
         clf.set_params(fusion=(0.4, 2.0)).fit(texts, Y)
