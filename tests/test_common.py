@@ -13,7 +13,7 @@ Every expected failure below is strict (``xfail_strict`` in pyproject.toml):
 a listed check that passes fails the run, so the lists cannot go stale.
 ``DescriptionRanker`` and ``DescriptionFusion`` need label descriptions as
 fit parameters: the checks that need no fit run in
-``tests/linear/test_descriptions.py``.
+``tests/unseen/test_descriptions.py``.
 """
 
 import importlib

@@ -27,7 +27,15 @@ def test_results_json_schema(smoke_run):
     assert {"dataset", "split", "created", "versions", "models"} <= set(data)
     names = [m["name"] for m in data["models"]]
     assert names == ["frequency prior", "TF-IDF + SVM", "plant=False", "plant=False fused",
-                     "plant=False fused, α=1", "PLANT", "PLANT fused", "PLANT fused, α=1"]
+                     "plant=False fused, α=1", "PLANT", "PLANT fused", "PLANT fused, α=1",
+                     "PLANT fused + descriptions"]
+    # the job's model is the row with the best dev MAP, named once
+    best = max((m for m in data["models"] if not m.get("same_as")), key=lambda m: m["dev_MAP"])
+    assert data["designated"]["name"] == best["name"]
+    assert [m["name"] for m in data["models"] if m.get("designated")] == [best["name"]]
+    desc = data["models"][-1]
+    assert desc["description_weight"] >= 0 and desc["description_seen_weight"] >= 0
+    assert desc["description_choice"]["name"] == "description_weights" and "not_saved" in desc
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
                 "k", "threshold"} <= set(m)
@@ -319,3 +327,18 @@ def test_report_says_which_rows_repeat_and_counts_the_zero_shot_group(smoke_run,
     # the zero-shot group's size is a count, not a percentage
     n = next(m for m in res["models"] if m["name"] == "PLANT")["metrics"]["zero_n_labels"]
     assert f"<td>{n:.2f}</td>" in html and f"<td>{100 * n:.1f}</td>" not in html
+
+
+def test_designate_reads_dev_map_only():
+    """The job's model: best dev MAP, ties keep the earlier row, rows by construction
+    (same_as) are skipped, and test metrics never enter the choice."""
+    from xplant.app._run import designate
+    res = {"models": [
+        {"name": "a", "dev_MAP": 0.30, "metrics": {"MAP": 0.9}},
+        {"name": "b", "dev_MAP": 0.40, "metrics": {"MAP": 0.1}},
+        {"name": "c", "dev_MAP": 0.40, "metrics": {"MAP": 0.5}},
+        {"name": "d", "dev_MAP": 0.99, "same_as": "a", "metrics": {}}]}
+    assert designate(res) == "b"
+    assert res["designated"]["name"] == "b" and res["designated"]["dev_MAP"] == 0.40
+    assert [m["name"] for m in res["models"] if m.get("designated")] == ["b"]
+    assert designate({"models": [{"name": "a", "dev_MAP": 0.0}]}) is None

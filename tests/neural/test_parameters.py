@@ -266,3 +266,17 @@ def test_decision_settings_are_set_on_a_fitted_model_without_reinitialising(fort
     assert all(torch.equal(v, clf.module_.state_dict()[k]) for k, v in weights.items())
     with pytest.raises(TypeError, match="max_k=... is now decision__max_k"):
         clf.set_params(max_k=3)
+
+
+def test_planter_settings_in_the_constructor_reach_the_planter(forty):
+    """``PlantClassifier(planter__max_epochs=2)`` is the skorch spelling of
+    ``set_params(planter__max_epochs=2)``: it survives ``clone`` and reaches Stage 1."""
+    texts, Y = forty
+    clf = clone(PlantClassifier(max_epochs=1, verbose=0, n_jobs=1, stage1_weight=0.0,
+                                validation_fraction=None, planter__max_epochs=2))
+    clf.fit(texts, Y)
+    assert clf.planter_.max_epochs == 2 and len(clf.planter_.history) == 2
+    with pytest.raises(ValueError, match=r"planter__max_epochs=2 and planter=AttentionPlanter\("
+                                         r"max_epochs=3\)"):
+        PlantClassifier(max_epochs=1, verbose=0, validation_fraction=None,
+                        planter=AttentionPlanter(max_epochs=3), planter__max_epochs=2).fit(texts, Y)

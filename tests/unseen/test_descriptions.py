@@ -37,9 +37,10 @@ def test_zero_shot_label_in_top_3(zero_shot_corpus):
     # a linear model trained on Y cannot rank it, the fusion can
     lin = make_tfidf_logistic(C=10.0).fit(texts, Y)
     assert not any(6 in row for row in predict_top_k(lin, test, 3)[0].tolist())
-    f = DescriptionFusion(make_tfidf_logistic(C=10.0), weight="dev").fit(
+    f = DescriptionFusion(make_tfidf_logistic(C=10.0), weight="dev", seen_weight=0.0).fit(
         texts, Y, label_descriptions=desc, validation_data=(test[:6], Yt[:6]))
-    assert f.unseen_.tolist() == [6] and f.weight_ > 0 and f.dev_map_[0.0] < f.dev_map_[f.weight_]
+    assert f.unseen_.tolist() == [6] and f.weight_ > 0
+    assert f.dev_map_[(0.0, 0.0)] < f.dev_map_[(f.weight_, 0.0)]
     assert all(6 in row for row in f.predict_top_k(test[6:], 3)[0].tolist())
 
 
@@ -95,9 +96,12 @@ def test_bad_input():
         DescriptionRanker().fit(texts, Y, label_descriptions=["", ""])
     # without labelled dev data the weight takes its fallback, as every choice on dev does
     from xplant.model_selection import NoDevDataWarning
-    with pytest.warns(NoDevDataWarning, match="description_weight: no labelled dev data"):
+    with pytest.warns(NoDevDataWarning, match="description_weights: no labelled dev data"):
         f = DescriptionFusion(FrequencyPrior()).fit(texts, Y, label_descriptions=["alpha", "gamma"])
     assert f.weight_ == FALLBACK_WEIGHT == 1.0 and f.dev_choice_["on_dev"] is False
+    assert f.seen_weight_ == 0.0
+    with pytest.raises(ValueError, match="seen_weight must be 'dev' or a non-negative number"):
+        DescriptionFusion(FrequencyPrior(), seen_weight=-1).fit(texts, Y, label_descriptions=["a", "b"])
     with pytest.raises(ValueError, match="raw texts"):
         DescriptionRanker().fit(texts, Y, label_descriptions=["alpha", "gamma"]).decision_function([[1, 2]])
 
@@ -176,7 +180,10 @@ def test_a_ranker_saved_under_xplant_linear_predicts_the_same():
         idx, sc = model.predict_top_k(texts, 3)
         np.testing.assert_array_equal(idx, expected["top_k_indices"])
         np.testing.assert_array_equal(sc, expected["top_k_scores"])
-    assert load_saved(LEGACY / "model")[1] == {"rule": "top_k", "k": 2, "threshold": 0.0}
+    decision = load_saved(LEGACY / "model")[1]
+    assert {k: decision[k] for k in ("rule", "k", "threshold")} == {"rule": "top_k", "k": 2,
+                                                                   "threshold": 0.0}
+    assert decision.get("thresholds") is None     # no per-label thresholds in an old folder
 
 
 def test_load_linear_names_the_subpackage_it_needs():
@@ -198,3 +205,39 @@ def test_description_fusion_cannot_be_saved_and_says_what_can(zero_shot_corpus, 
     with pytest.raises(TypeError, match="cannot save DescriptionFusion.*DescriptionRanker"):
         save_linear(f, tmp_path / "never-written")
     assert not (tmp_path / "never-written").exists()
+
+
+def test_seen_weight_adds_the_cosine_to_the_seen_labels_and_is_chosen_with_the_weight():
+    """Three sources: model + b·cos on the seen labels, floor + w·cos on the unseen ones
+    (an oracle in plain numpy), and the pair is chosen on dev over the grids' product."""
+    from xplant.linear import FrequencyPrior
+    from xplant.unseen import FUSION_WEIGHTS, SEEN_WEIGHTS
+    texts = ["chest pain and fever", "broken left arm", "fever and cough", "arm pain"]
+    Y = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0]])
+    desc = ["fever", "fracture of arm", "cough", "pain in the chest"]
+    f = DescriptionFusion(FrequencyPrior(), weight=0.5, seen_weight=0.3).fit(
+        texts, Y, label_descriptions=desc)
+    new = ["a dry cough and fever", "chest pain"]
+    base = f.estimator_.predict_proba(new)
+    cos = f.ranker_.decision_function(new)
+    seen, unseen = [0, 1], [2, 3]
+    want = np.zeros((2, 4))
+    want[:, seen] = base[:, seen] + 0.3 * cos[:, seen]
+    want[:, unseen] = want[:, seen].min(1, keepdims=True) + 0.5 * cos[:, unseen]
+    np.testing.assert_allclose(f.decision_function(new), want, rtol=0, atol=1e-12)
+    # seen_weight=0 is the two-source fusion of before, to the bit
+    g = DescriptionFusion(FrequencyPrior(), weight=0.5, seen_weight=0.0).fit(
+        texts, Y, label_descriptions=desc)
+    old = base.copy()
+    old[:, unseen] = base[:, seen].min(1, keepdims=True) + 0.5 * cos[:, unseen]
+    assert np.array_equal(g.decision_function(new), old)
+    # "dev" for both: every pair of the two grids is scored, the best one kept
+    Yd = np.array([[1, 0, 1, 0], [0, 0, 0, 1]])
+    h = DescriptionFusion(FrequencyPrior()).fit(texts, Y, label_descriptions=desc,
+                                                validation_data=(new, Yd))
+    assert len(h.dev_map_) == len(FUSION_WEIGHTS) * len(SEEN_WEIGHTS)
+    best = max(h.dev_map_.values())
+    assert h.dev_map_[(h.weight_, h.seen_weight_)] == best
+    assert h.dev_choice_["name"] == "description_weights"
+    # ties keep the smallest pair: no smaller pair reaches the best score
+    assert all(v < best for (w, b), v in h.dev_map_.items() if (w, b) < (h.weight_, h.seen_weight_))

@@ -162,3 +162,58 @@ def fusion_rows(out, final, dev, test, dev_Y, *, same_as=None):
          "info": dict(info, fusion_weight_of_row=a, logit_adjustment_of_row=t,
                       dev_MAP=dev_map(dev[key]), **extra[key])}
         for key, a, t in (("fused", alpha, tau), ("shortlist", 1.0, 0.0))]
+
+
+#: The fields of a training split that the description source reads.
+DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
+                      "parent_descriptions")
+
+
+def description_variant(out, model, train, dev, test):
+    """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model
+    and the label descriptions, one more source of :func:`xplant.fusion.fuse`.
+
+    :class:`xplant.unseen.DescriptionFusion` over the fitted model, frozen
+    (``sklearn.frozen.FrozenEstimator``: never refitted), adds the
+    description cosine to the seen labels' fused scores and ranks the
+    labels never seen in training by it; both weights are chosen on dev
+    MAP. The row needs the training split's label descriptions (the
+    bundled ICD and EUROVOC loaders give them, a user's files with
+    ``--label-descriptions FILE``); without them ``out["info"]`` records why
+    the row was not run. Not saved: a saved model folder holds one model's
+    scores (the fused row's).
+
+    Parameters
+    ----------
+    out : dict
+        The fitted row of :func:`fusion_rows` (with ``"variants"``); the
+        new variant is appended there.
+    model : fitted estimator or Pipeline
+        The shortlisted fit.
+    train, dev, test : Bunch
+        The run's splits (raw texts).
+    """
+    desc = train.get("label_descriptions")
+    if desc is None or not any(d for d in desc) or train.get("texts") is None:
+        out["info"] = dict(out["info"], descriptions_row="not run: the training split has no "
+                           "label descriptions (give --label-descriptions FILE)")
+        return
+    from sklearn.frozen import FrozenEstimator
+    from ..metrics import mean_average_precision
+    from ..unseen import DescriptionFusion
+    from ._rows import FUSED_SUFFIXES
+    fused = DescriptionFusion(FrozenEstimator(model)).fit(
+        train.texts, train.Y, validation_data=(dev.texts, dev.Y),
+        **{k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None})
+    dev_scores, test_scores = fused.decision_function(dev.texts), fused.decision_function(test.texts)
+    base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
+    info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
+    out["variants"].append({
+        "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev_scores.astype(np.float32),
+        "test_scores": test_scores.astype(np.float32),
+        "info": dict(info, description_weight=fused.weight_,
+                     description_seen_weight=fused.seen_weight_,
+                     description_choice=fused.dev_choice_, n_unseen_labels=int(fused.unseen_.size),
+                     dev_MAP=float(mean_average_precision(dev.Y, dev_scores)) if dev.Y.nnz else 0.0,
+                     not_saved="a saved folder holds the fused model alone (models/<row>); "
+                               "this row adds the description source to its scores")})

@@ -204,7 +204,8 @@ ROWS = [
 
 #: The suffixes of the rows a shortlisted neural fit adds beside its own row
 #: (its own row is the network alone on its candidates, α = 0).
-FUSED_SUFFIXES = {"fused": " fused", "shortlist": " fused, α=1"}
+FUSED_SUFFIXES = {"fused": " fused", "shortlist": " fused, α=1",
+                  "descriptions": " fused + descriptions"}
 
 
 def register_row(row):

@@ -385,6 +385,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         from ._fused import fusion_rows
         fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
+        if row.planted:                    # PLANT's model: the description source joins it
+            from ._fused import description_variant
+            with step(f"{spec['name']}: fused + descriptions (weights on dev)", verbose):
+                description_variant(out, model, splits["train"], dv, te)
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
@@ -610,6 +614,38 @@ def _read_part(out_dir, folder, key):
     return (saved["entry"], per) if saved.get("key") == key else None
 
 
+def designate(results):
+    """Mark the run's model: the row with the best dev MAP, chosen before test is read.
+
+    Every row's ``dev_MAP`` is its own dev scores' MAP (the fused rows'
+    too), so the choice reads dev alone; ties keep the earlier row. The
+    chosen entry gets ``"designated": True`` and ``results["designated"]``
+    names it. A run without dev MAP (no labelled dev data) designates none.
+
+    Parameters
+    ----------
+    results : dict
+        ``results.json``'s content, with ``"models"``.
+
+    Returns
+    -------
+    str or None
+        The designated row's name.
+    """
+    scored = [m for m in results.get("models", ()) if m.get("dev_MAP") is not None
+              and not m.get("same_as")]
+    for m in results.get("models", ()):
+        m.pop("designated", None)
+    if not scored or not any(m["dev_MAP"] > 0 for m in scored):
+        results["designated"] = None
+        return None
+    best = max(scored, key=lambda m: m["dev_MAP"])      # max keeps the first of ties
+    best["designated"] = True
+    results["designated"] = {"name": best["name"], "dev_MAP": float(best["dev_MAP"]),
+                             "rule": "the row with the best dev MAP (chosen on dev alone)"}
+    return best["name"]
+
+
 def _read_fused_parts(out_dir, name, key):
     """The fused rows of a shortlisted fit finished in an earlier run: [(name, part)]."""
     from ._rows import FUSED_SUFFIXES
@@ -791,6 +827,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                 per_label_f1[vname] = vper.f1
             log(f"{name}{REFIT_SUFFIX}: fit on train + dev {r['fit_seconds']:.0f} s, "
                 f"{results.get('split', 'test')} MAP {100 * rentry['metrics']['MAP']:.1f}")
+    designate(results)
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:
         return results

@@ -48,14 +48,16 @@ def format_table(models):
 
     A row that is another row by construction (``same_as``, e.g. the α = 1
     row of a fit whose shortlist is the run's SVM) is printed once, as
-    ``<name>  = <that row>`` under the table.
+    ``<name>  = <that row>`` under the table. The run's model (the row
+    with the best dev MAP, ``"designated"``) is marked ``*`` and a line
+    under the table says so.
     """
     head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["rule", "fit s"]
     rows = []
     for m in models:
         if m.get("same_as"):
             continue
-        r = [m["name"]]
+        r = [m["name"] + (" *" if m.get("designated") else "")]
         for key, _ in TABLE_COLUMNS:
             r.append(_cell(key, m["metrics"].get(key, float("nan")), "nan"))
         r += [rule_label(m), f"{m['fit_seconds']:.0f}"]
@@ -64,8 +66,10 @@ def format_table(models):
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
     same = [f"{m['name'].ljust(widths[0])}  = {m['same_as']}" for m in models if m.get("same_as")]
+    mark = (["* the job's model: the row with the best dev MAP, chosen before test is read"]
+            if any(m.get("designated") for m in models) else [])
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
-                     + same)
+                     + same + mark)
 
 
 #: Columns of the benchmark's Markdown table: (metric key, header).

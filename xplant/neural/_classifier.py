@@ -132,8 +132,7 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         Stage 1: an unfitted planter (cloned and fitted inside ``fit``; its
         ``module__`` architecture is the classifier's, and setting it apart
         raises), a folder saved by :meth:`AttentionPlanter.save_planting` to
-        reuse, or None for ``AttentionPlanter()``.
-        ``set_params(planter__max_epochs=3)`` reaches it.
+        reuse, or None for ``AttentionPlanter()``; ``planter__max_epochs=3`` reaches it.
     relevance : MIGRelevance or None, default=None
         Fitted inside ``fit`` when X is raw text (None: ``MIGRelevance()``
         with the backbone's tokenizer); unused for a token corpus.
@@ -195,27 +194,16 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         Folder of an atomic checkpoint after every epoch (and of the fitted
         shortlist); ``fit(..., resume=True)`` continues from it.
     **kwargs
-        skorch's own (``device="cpu"``, ``verbose=1``, ``callbacks``, ...)
-        and the prefixed settings (:mod:`xplant.neural._settings`):
-        ``module__`` (:class:`~xplant.neural.modules.PlantNet` and its
-        backbone: ``embedding_dim`` 100, ``hidden_dim`` 128,
-        ``attention_dim`` 128, ``kernel_size`` 5, ``dropout`` 0.2, ``glove``
-        False (GloVe 6B 50d, needs ``embedding_dim=50``), ``backbone_options``
-        (dict of :class:`~xplant.neural.backbones.LLMEncoder` arguments),
-        ``max_length`` 4096 (first tokens kept per document), ``pool_size``
-        128, ``head`` "shared" or "labelwise"); ``criterion__``
-        (:class:`~xplant.neural.losses.PlantLoss`: ``loss`` "focal" or
-        "bce", ``gamma`` 2.0, ``label_smoothing`` 0.1, ``smoothing_form``
-        "paper" or "symmetric", ``hard_negatives`` 1000 or None);
-        ``optimizer__`` (``weight_decay`` 0.01); ``iterator_train__``
-        (``min_epoch_docs``, ``max_epoch_docs``: documents drawn per epoch);
-        ``callbacks__unfreeze__phases`` (list of (epoch, group, lr); None:
-        :func:`default_phases`); ``decision__`` (``max_k`` 10;
-        ``logit_adjustment`` τ >= 0 or "dev", the post-hoc z − τ·log p_l of
-        Menon et al., ICLR 2021, chosen by dev micro-F1; ``k``,
-        ``threshold`` and ``thresholds`` (length n_labels), default None:
-        with a fixed ``decision`` rule and ``k`` and ``threshold`` given, the
-        rule's parameters are taken as given instead of fitted on dev).
+        skorch's own (``device``, ``verbose``, ``callbacks``, ...) and the
+        prefixed settings, each listed with its default in
+        docs/guide/classifier.md: ``module__`` (:class:`~xplant.neural.modules.PlantNet`
+        and its backbone: ``embedding_dim``, ``max_length``, ``pool_size``, ``head``, ...),
+        ``criterion__`` (:class:`~xplant.neural.losses.PlantLoss`: ``gamma``,
+        ``label_smoothing``, ``hard_negatives``, ...), ``optimizer__``,
+        ``iterator_train__`` (``min_epoch_docs``, ``max_epoch_docs``),
+        ``callbacks__unfreeze__phases``, ``decision__`` (``max_k``,
+        ``logit_adjustment``; ``k``, ``threshold``, ``thresholds``: a named
+        rule's parameters taken as given) and ``planter__`` (the planter's own settings).
 
     Attributes
     ----------
@@ -318,8 +306,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         self.strategy = strategy
         self.checkpoint_dir = checkpoint_dir
 
-    #: skorch's prefixes plus ``decision__`` (the choices after training)
-    prefixes_ = PlantNetBase.prefixes_ + ["decision"]
+    #: skorch's prefixes plus ``decision__`` (the choices after training) and
+    #: ``planter__`` (the Stage 1 estimator's settings, in the constructor too)
+    prefixes_ = PlantNetBase.prefixes_ + ["decision", "planter"]
 
     def set_params(self, **params):
         """Set parameters (see :meth:`PlantNetBase.set_params`).

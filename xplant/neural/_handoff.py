@@ -62,6 +62,27 @@ class PlantingMixin:
             return CandidateDataset(train_docs, train_pos, candidates, ranking)
         return AnchoredDataset(TokenDataset(train_docs, train_pos), ranking)
 
+    def _constructor_planter_params(self, planter):
+        """``planter__*`` settings given to the classifier's constructor (skorch keeps
+        them as attributes): they reach the planter, as ``set_params`` would.
+
+        Raises
+        ------
+        ValueError
+            When the planter object sets the same parameter to another
+            non-default value: one setting, two spellings; the message names both.
+        """
+        given = self.get_params_for("planter")
+        if not given:
+            return {}
+        own, default = planter.get_params(), AttentionPlanter().get_params()
+        for key, value in given.items():
+            if key in own and own[key] is not value and own[key] != default.get(key) \
+                    and own[key] != value:
+                raise ValueError(f"planter__{key}={value!r} and planter=AttentionPlanter("
+                                 f"{key}={own[key]!r}) set one setting twice; give one of them")
+        return given
+
     def _planter_overrides(self, planter):
         """What the classifier sets on its planter: its architecture, seed, epoch
         sampling, checkpoint folder and scale-out strategy.
@@ -111,6 +132,7 @@ class PlantingMixin:
                                  "or vocabulary; plant again on this data")
         else:
             planter = clone(self.planter) if self.planter is not None else AttentionPlanter()
+            planter.set_params(**self._constructor_planter_params(planter))
             over = self._planter_overrides(planter)
             planter.set_params(**over)
             # the classifier's checked rows and encoded documents, not a second check

@@ -8,14 +8,17 @@ These estimators read each label's description, synonyms and ancestors
   label's text; a zero-shot baseline of its own, and a shortlist.
 - :class:`DescriptionFusion`: a trained model for the labels it has seen,
   the descriptions for the rest (a member of :func:`xplant.fusion.fuse`);
-  its weight is chosen on dev from :data:`FUSION_WEIGHTS`.
+  its weights are chosen on dev from :data:`FUSION_WEIGHTS` (unseen labels)
+  and :data:`SEEN_WEIGHTS` (the description score added to the seen labels).
 
 A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`
-and loaded with :func:`xplant.load_saved`. See docs/unseen-labels.md.
+and loaded with :func:`xplant.load_saved`. See docs/guide/unseen.md.
 """
 
-from ._description_fusion import FALLBACK_WEIGHT, FUSION_WEIGHTS, DescriptionFusion
+from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,
+                                  SEEN_WEIGHTS, DescriptionFusion)
 from ._description_ranker import DescriptionRanker
 from . import _io  # noqa: F401  (registers DescriptionRanker with save_linear and load_linear)
 
-__all__ = ["DescriptionFusion", "DescriptionRanker", "FALLBACK_WEIGHT", "FUSION_WEIGHTS"]
+__all__ = ["DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
+           "FUSION_WEIGHTS", "SEEN_WEIGHTS"]

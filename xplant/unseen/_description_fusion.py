@@ -6,17 +6,22 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted
 
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
-from ._description_ranker import DescriptionRanker, _check_texts
+from ._description_ranker import DescriptionRanker, _check_texts, _TextScorer
 
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
 FUSION_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 #: The weight ``weight="dev"`` takes without labelled dev data (with a
 #: ``NoDevDataWarning``): the description cosine added to the floor as it is.
 FALLBACK_WEIGHT = 1.0
+#: Weights of the description score added to the seen labels' scores, tried on dev by
+#: ``DescriptionFusion(seen_weight="dev")`` together with :data:`FUSION_WEIGHTS` (their product).
+SEEN_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
+#: The seen-label weight ``seen_weight="dev"`` takes without labelled dev data:
+#: the seen labels keep the model's scores.
+FALLBACK_SEEN_WEIGHT = 0.0
 
 
 def _accepts(estimator, name):
@@ -36,20 +41,22 @@ def _model_scores(model, X):
     return np.asarray(model.decision_function(X), dtype=np.float64)
 
 
-class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """A trained model for the labels it has seen, label descriptions for the rest.
 
     A model trained on ``Y`` cannot rank a label with no training positive.
     This meta-estimator fits it together with a :class:`DescriptionRanker`
     and scores every label with no training positive by
     ``m + weight * cosine(document, description)``, where ``m`` is the
-    document's lowest score among the seen labels; the other labels keep the
+    document's lowest score among the seen labels; a seen label scores the
     model's score (``predict_proba``, else ``decision_function``, so margins
-    work too). The weight puts the two scales side by side and is chosen on
-    dev MAP; with weight 0 the unseen labels rank last. The formula is a
-    member of :func:`xplant.fusion.fuse`: the model on the seen labels
-    (weight 1), the cosines on the unseen ones (``weight``), and the unseen
-    labels as the floor labels.
+    work too) plus ``seen_weight * cosine``. The two weights put the scales
+    side by side and are chosen together on dev MAP; with ``weight=0`` the
+    unseen labels rank last, with ``seen_weight=0`` the seen labels keep
+    the model's order. The formula is a member of :func:`xplant.fusion.fuse`
+    with three sources: the model on the seen labels (weight 1), the
+    cosines on the seen labels (``seen_weight``) and on the unseen ones
+    (``weight``), the unseen labels being the floor labels.
 
     The fused scores rank the labels but are no probabilities (an unseen
     label's reaches 1 + ``weight``), so the estimator offers
@@ -74,19 +81,30 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         smaller weight), a ranking choice of
         :func:`~xplant.model_selection.choose_on_dev`; without labelled dev
         data :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``.
+    seen_weight : float or "dev", default="dev"
+        Scale of the description scores added to the seen labels' scores;
+        ``"dev"`` picks it from :data:`SEEN_WEIGHTS` together with
+        ``weight`` (every pair of the two grids when both are ``"dev"``) by
+        dev MAP, in the same choice (ties: the earlier pair, smaller weights
+        first); without labelled dev data :data:`FALLBACK_SEEN_WEIGHT`.
 
     Attributes
     ----------
     estimator_ : fitted estimator
     ranker_ : DescriptionRanker
     weight_ : float
+        The unseen labels' weight used.
+    seen_weight_ : float
+        The seen labels' weight used.
     unseen_ : ndarray of int64
         Labels with no training positive, scored by the descriptions.
-    dev_map_ : dict of float to float
-        Dev MAP of each weight tried (empty when ``weight`` is a number).
+    dev_map_ : dict of tuple (float, float) to float
+        Dev MAP of each ``(weight, seen_weight)`` pair tried (empty when
+        neither is ``"dev"``).
     dev_choice_ : dict
-        With ``weight="dev"``: the choice's record
-        (:class:`~xplant.model_selection.DevChoice`).
+        With a ``"dev"`` weight: the choice's record
+        (:class:`~xplant.model_selection.DevChoice`, named
+        ``"description_weights"``, its value ``{"weight", "seen_weight"}``).
     classes_, n_labels_, label_frequency_, n_train_documents_, k_
 
     Notes
@@ -108,10 +126,11 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     ([2], [[2, 0]])
     """
 
-    def __init__(self, estimator, ranker=None, weight="dev"):
+    def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev"):
         self.estimator = estimator
         self.ranker = ranker
         self.weight = weight
+        self.seen_weight = seen_weight
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
             parent_descriptions=None, label_names=None, validation_data=None, **fit_params):
@@ -151,8 +170,12 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         """
         texts = _check_texts(X)
         self._fit_label_space(Y, len(texts), label_names)
-        if self.weight != "dev" and (not isinstance(self.weight, numbers.Real) or self.weight < 0):
-            raise ValueError(f"weight must be 'dev' or a non-negative number; got {self.weight!r}")
+        for name in ("weight", "seen_weight"):
+            value = getattr(self, name)
+            if not isinstance(value, str) and isinstance(value, numbers.Real) and value >= 0:
+                continue
+            if value != "dev":
+                raise ValueError(f"{name} must be 'dev' or a non-negative number; got {value!r}")
         desc = dict(label_descriptions=label_descriptions, label_synonyms=label_synonyms,
                     label_parents=label_parents, parent_descriptions=parent_descriptions)
         self.ranker_ = clone(self.ranker) if self.ranker is not None else DescriptionRanker()
@@ -168,30 +191,45 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
         self.k_ = max(1, int(round(sp.csr_matrix(Y).nnz / max(1, self.n_train_documents_))))
         self.dev_map_ = {}
-        if self.weight == "dev":
+        grid = {"weight": list(FUSION_WEIGHTS) if self.weight == "dev" else [float(self.weight)],
+                "seen_weight": (list(SEEN_WEIGHTS) if self.seen_weight == "dev"
+                                else [float(self.seen_weight)])}
+        if "dev" in (self.weight, self.seen_weight):
+            from sklearn.model_selection import ParameterGrid
             from ..metrics import mean_average_precision
             from ..model_selection import choose_on_dev
             has_dev = validation_data is not None and sp.csr_matrix(validation_data[1]).nnz > 0
             if has_dev:
                 Xd, Yd = validation_data
                 base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
+            # smaller weights first, so that ties keep the smaller pair
+            pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
+            fallback = {"weight": FALLBACK_WEIGHT if self.weight == "dev" else grid["weight"][0],
+                        "seen_weight": (FALLBACK_SEEN_WEIGHT if self.seen_weight == "dev"
+                                        else grid["seen_weight"][0])}
             choice = choose_on_dev(
-                "description_weight", list(FUSION_WEIGHTS),
-                lambda w: mean_average_precision(Yd, self._fuse(base, cos, w)),
-                family="ranking", criterion="map", fallback=FALLBACK_WEIGHT, has_dev=has_dev)
-            self.dev_map_ = dict(choice.scores)
+                "description_weights", pairs,
+                lambda c: mean_average_precision(Yd, self._fuse(base, cos, c["weight"],
+                                                                c["seen_weight"])),
+                family="ranking", criterion="map", fallback=fallback, has_dev=has_dev)
+            self.dev_map_ = {(float(c["weight"]), float(c["seen_weight"])): v
+                             for c, v in choice.scores}
             self.dev_choice_ = choice.to_dict()
-            self.weight_ = float(choice.value)
+            self.weight_ = float(choice.value["weight"])
+            self.seen_weight_ = float(choice.value["seen_weight"])
         else:
-            self.weight_ = float(self.weight)
+            self.weight_, self.seen_weight_ = float(self.weight), float(self.seen_weight)
         return self
 
-    def _fuse(self, base, cos, weight):
-        """:func:`xplant.fusion.fuse` of the model's scores on the seen labels and the
-        weighted cosines on the unseen ones, which start from each document's floor."""
+    def _fuse(self, base, cos, weight, seen_weight=0.0):
+        """:func:`xplant.fusion.fuse` of the model's scores on the seen labels (plus the
+        cosines weighted by ``seen_weight``) and the weighted cosines on the unseen
+        ones, which start from each document's floor."""
         seen = np.setdiff1d(np.arange(self.n_labels_), self.unseen_)
         base, cos = np.asarray(base, dtype=np.float64), np.asarray(cos, dtype=np.float64)
         sources = [Source(base[:, seen], 1.0, None, seen)]
+        if seen_weight:
+            sources.append(Source(cos[:, seen], seen_weight, None, seen))
         if self.unseen_.size:
             sources.append(Source(cos[:, self.unseen_], weight, None, self.unseen_))
         return fuse(sources, n_labels=self.n_labels_, floor=self.unseen_)
@@ -201,13 +239,15 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 
     def _scores(self, X):
         X = list(X)
-        return self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X), self.weight_)
+        return self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X), self.weight_,
+                          self.seen_weight_)
 
     def _default_rule(self):
         return "k", self.k_
 
     def decision_function(self, X):
-        """Fused scores: the model's for seen labels, ``m + weight_ * cosine`` for unseen ones.
+        """Fused scores: the model's plus ``seen_weight_ * cosine`` for seen labels,
+        ``m + weight_ * cosine`` for unseen ones.
 
         The ranking score (:meth:`predict_top_k` ranks by it); not a
         probability. ``m`` is the document's lowest seen-label score.
@@ -221,12 +261,4 @@ class DescriptionFusion(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples, n_labels), dtype float64
         """
-        check_is_fitted(self)
-        texts = self._validate_X(X)
-        return self._scores(texts) if texts else np.zeros((0, self.n_labels_))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        tags.input_tags.sparse = False
-        return tags
+        return self._text_scores(X)

@@ -25,7 +25,23 @@ def _check_texts(X, name="X"):
     return texts
 
 
-class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+class _TextScorer:
+    """What the two estimators of this subpackage share: raw texts in, one dense
+    score per label out (``_validate_X`` and ``_scores`` are theirs)."""
+
+    def _text_scores(self, X):
+        check_is_fitted(self)
+        texts = self._validate_X(X)
+        return self._scores(texts) if texts else np.zeros((0, self.n_labels_))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.sparse = False
+        return tags
+
+
+class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """Score each label by the TF-IDF cosine between a document and the label's text.
 
     A label's text is its description and synonyms (and optionally its
@@ -169,12 +185,4 @@ class DescriptionRanker(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
             In [0, 1]; 0 for labels without text. Dense: use
             ``predict_top_k`` for many labels.
         """
-        check_is_fitted(self)
-        texts = self._validate_X(X)
-        return self._scores(texts) if texts else np.zeros((0, self.n_labels_))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        tags.input_tags.sparse = False
-        return tags
+        return self._text_scores(X)
