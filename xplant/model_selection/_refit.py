@@ -241,7 +241,8 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        The refit estimator's answer.
+        answer : ndarray or sparse matrix
+            What ``estimator_`` answers.
         """
         return self._delegate("predict", X)
 
@@ -255,7 +256,8 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        The refit estimator's answer.
+        answer : ndarray or sparse matrix
+            What ``estimator_`` answers.
         """
         return self._delegate("predict_proba", X)
 
@@ -269,7 +271,8 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        The refit estimator's answer.
+        answer : ndarray or sparse matrix
+            What ``estimator_`` answers.
         """
         return self._delegate("decision_function", X)
 
@@ -285,6 +288,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        The refit estimator's answer (indices and scores).
+        indices, scores : ndarray of shape (n, k)
+            What ``estimator_.predict_top_k`` answers.
         """
         return self._delegate("predict_top_k", X, k=k)
