@@ -20,6 +20,7 @@ def test_refit_rows_follow_their_rows(refit_run):
     rows, res = refit_run
     assert [m["name"] for m in res["models"]] == [
         "TF-IDF + SVM", "TF-IDF + SVM (refit)", "PLANT", "PLANT fused", "PLANT fused, α=1",
+        "PLANT fused + descriptions",
         "PLANT (refit)", "PLANT fused (refit)", "PLANT fused, α=1 (refit)"]
     for name in ("TF-IDF + SVM (refit)", "PLANT (refit)"):
         assert rows[name]["n_train_documents"] == 60            # 30 train + 30 dev documents
