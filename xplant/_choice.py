@@ -15,7 +15,10 @@ grid) goes through :func:`choose_on_dev`, so that each choice
   fallback and warns with :class:`NoDevDataWarning`, naming the choice, the
   fallback and the fix;
 - is recorded in one form, :class:`DevChoice`: the chosen value, the
-  criterion, and every candidate's dev score.
+  criterion, and every candidate's dev score;
+- can be given instead of chosen (``fixed=True``): a refit on train + dev
+  (:class:`RefitOnDev`) pins every value its first fit chose, and the record
+  says so (``fixed`` True, no dev score, no warning).
 """
 
 import math
@@ -54,6 +57,10 @@ class DevChoice:
         With ``keep=True``: what the chosen candidate's ``score`` call gave
         beside its score (a fitted model, say); None otherwise. Not part of
         the record.
+    fixed : bool
+        True when the value was given, not chosen (``choose_on_dev(...,
+        fixed=True)``): nothing was scored on dev and no fallback was
+        taken, so no :class:`NoDevDataWarning` is due.
     """
 
     name: str
@@ -63,9 +70,11 @@ class DevChoice:
     scores: tuple = ()
     on_dev: bool = True
     kept: object = field(default=None, compare=False, repr=False)
+    fixed: bool = False
 
     def to_dict(self):
-        """The record as JSON-ready Python (tuples become lists)."""
+        """The record as JSON-ready Python (tuples become lists); ``"fixed": True``
+        only for a fixed value, so the records of chosen values keep their keys."""
         def plain(v):
             if isinstance(v, tuple):
                 return [plain(x) for x in v]
@@ -74,14 +83,17 @@ class DevChoice:
             if isinstance(v, numbers.Real) and not isinstance(v, bool):
                 return float(v)
             return v
-        return {"name": self.name, "family": self.family, "criterion": self.criterion,
-                "value": plain(self.value),
-                "scores": [[plain(c), float(s)] for c, s in self.scores],
-                "on_dev": bool(self.on_dev)}
+        out = {"name": self.name, "family": self.family, "criterion": self.criterion,
+               "value": plain(self.value),
+               "scores": [[plain(c), float(s)] for c, s in self.scores],
+               "on_dev": bool(self.on_dev)}
+        if self.fixed:
+            out["fixed"] = True
+        return out
 
 
 def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_dev=True,
-                  warn=True, keep=False):
+                  warn=True, keep=False, fixed=False):
     """Choose the candidate with the highest dev score.
 
     Parameters
@@ -111,6 +123,11 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
         candidate's payload is returned as ``kept``, and every other payload
         is dropped as soon as a better one arrives (one fitted model in
         memory at a time, not one per candidate).
+    fixed : bool, default=False
+        The value is given, not chosen: ``candidates`` holds it alone,
+        ``score`` is not read, nothing warns, and the record has ``fixed``
+        True and ``on_dev`` False (how a refit on train + dev records the
+        values its first fit chose on dev).
 
     Returns
     -------
@@ -132,12 +149,19 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
     >>> choose_on_dev("k", [1, 2, 3], [0.4, 0.6, 0.6], family="decision",
     ...               criterion="micro_f1", fallback=1).value
     2
+    >>> choose_on_dev("k", [3], None, family="decision", criterion="micro_f1",
+    ...               fallback=3, fixed=True).fixed
+    True
     """
     if family not in CRITERIA:
         raise ValueError(f"family must be one of {sorted(CRITERIA)}, got {family!r}")
     candidates = list(candidates)
     if not candidates:
         raise ValueError(f"no candidates to choose {name} from")
+    if fixed:
+        if len(candidates) != 1:
+            raise ValueError(f"a fixed {name} is one value, got {len(candidates)} candidates")
+        return DevChoice(name, family, criterion, candidates[0], (), False, fixed=True)
     if not has_dev:
         if warn:
             warnings.warn(f"{name}: no labelled dev data to choose it on; using {fallback!r}. "

@@ -58,3 +58,16 @@ def test_bad_input_is_refused(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         choose_on_dev(**args)
+
+
+def test_a_fixed_value_is_recorded_as_given_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = choose_on_dev("k", [3], lambda k: 1 / 0, family="decision", criterion="micro_f1",
+                          fallback=1, has_dev=False, fixed=True)    # score never read
+    assert (c.value, c.on_dev, c.fixed, c.scores) == (3, False, True, ())
+    assert c.to_dict() == {"name": "k", "family": "decision", "criterion": "micro_f1",
+                           "value": 3, "scores": [], "on_dev": False, "fixed": True}
+    with pytest.raises(ValueError, match="a fixed k is one value, got 2"):
+        choose_on_dev("k", [1, 2], None, family="decision", criterion="micro_f1", fallback=1,
+                      fixed=True)

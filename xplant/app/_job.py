@@ -110,7 +110,7 @@ def _check_rows_fit_data(rows, splits, source):
 
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
             random_state=0, verbose=1, isolate=True, report=False, resume=False, overwrite=False,
-            log=print):
+            refit=False, log=print):
     """Fit every row on train, choose on dev, score test once; write the run folder.
 
     Parameters
@@ -128,6 +128,11 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     overwrite : bool, default=False
         Remove an earlier run's files in ``output_dir`` first
         (:func:`xplant._files.prepare_run_folder`).
+    refit : bool, default=False
+        Also refit the neural rows and the SVM row on train + dev with their
+        dev choices pinned, as rows ``"<row> (refit)"``
+        (:func:`xplant.app.run_models`); off by default, as it doubles the
+        neural rows' cost.
 
     Returns
     -------
@@ -185,7 +190,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
             "quick run)")
     results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                          random_state=random_state, verbose=verbose, isolate=isolate,
-                         splits=splits, record=record, resume=resume, log=log)
+                         splits=splits, record=record, resume=resume, refit=refit, log=log)
     results["wall_seconds"] = time.perf_counter() - start
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if results.get("optimistic"):

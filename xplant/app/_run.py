@@ -301,6 +301,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     num_threads = model_args.pop("num_threads", None)
     resume = model_args.pop("resume", False)
     shared = model_args.pop("shortlist_from", None)       # the run's fitted SVM row
+    refit = model_args.pop("refit", False)                # also refit on train + dev
+    refit_shared = model_args.pop("refit_shortlist_from", None)   # the refit SVM row
     if num_threads:
         import torch
         torch.set_num_threads(num_threads)
@@ -318,7 +320,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     params = dataset_settings(params, row, data_args.get("dataset"))
     frozen = frozen_shortlist(params, row, shared, spec)
     same_as = SHARED_SHORTLIST_ROW if frozen is not params else None   # α = 1 is that row
-    params = frozen
+    own_params, params = params, frozen
     base = build_model(kind, params=params, features=tr.get("texts") is None, **model_args)
     grid = spec.get("grid", DEV_GRIDS.get(kind, {}))
     # every combination of the grid's keys (ParameterGrid: their product), chosen on dev
@@ -389,7 +391,82 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
                 description_variant(out, model, splits["train"], dv, te)
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
+    if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
+        refit_base = base if refit_shared is None else build_model(
+            kind, params=frozen_shortlist(own_params, row, refit_shared, spec),
+            features=tr.get("texts") is None, **model_args)
+        out["refit"] = _refit_one(model, refit_base, chosen, tr, dv, te, out, dev_by_alpha,
+                                  same_as=(SHARED_SHORTLIST_ROW + REFIT_SUFFIX
+                                           if same_as and refit_shared else None),
+                                  model_dir=model_dir and model_dir + "-refit",
+                                  row_name=spec["name"] + REFIT_SUFFIX, verbose=verbose)
     return out
+
+
+#: The suffix of a row refitted on train + dev (``xplant run --refit``).
+REFIT_SUFFIX = " (refit)"
+
+
+def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as, model_dir,
+               row_name, verbose):
+    """The row refitted on train + dev with its dev choices pinned; scored on test once.
+
+    The choices come from the first fit (:func:`xplant.model_selection.refit_params`,
+    the grid's values ``chosen``); the decision rule of the refit row is chosen
+    on the first fit's dev scores, the refit having no dev data left.
+    """
+    from sklearn.base import clone
+    from .._progress import step
+    from ..model_selection import refit_params
+    from ._fused import row_scores
+    from ._rows import save_row
+    pinned = refit_params(model)
+    refit = clone(base).set_params(**chosen, **pinned)
+    both = _stack_splits(tr, dv)
+    last = refit.steps[-1][0] + "__" if hasattr(refit, "steps") else ""
+    if "checkpoint_dir" in (refit.steps[-1][1] if last else refit).get_params(deep=False):
+        refit.set_params(**{last + "checkpoint_dir": None})    # the first fit's are not its own
+    kw = {last + "label_names": [str(n) for n in tr.label_names]} \
+        if tr.get("label_names") is not None else {}
+    t0 = time.perf_counter()
+    with step(f"{row_name}: fit on train + dev", verbose, announce=True):
+        refit.fit(_inputs(both), both.Y, **kw)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    test_scores, test_by_alpha = row_scores(refit, _inputs(te))
+    final = refit.steps[-1][1] if hasattr(refit, "steps") else refit
+    info = {"refit_of": row_name[:-len(REFIT_SUFFIX)], "dev_MAP": first["info"]["dev_MAP"],
+            "refit_params": {k: v for k, v in pinned.items()
+                             if isinstance(v, (int, float, str, bool, type(None)))},
+            "n_train_documents": len(_inputs(both))}
+    if hasattr(final, "best_epoch_"):
+        info["best_epoch"] = final.best_epoch_
+    from ..metrics import choose_rule
+    if model_dir is not None:
+        info.update(save_row(refit, final, model_dir, choose_rule(dv.Y, first["dev_scores"]),
+                             row=row_name))
+    out = {"fit_seconds": fit_s, "predict_seconds": time.perf_counter() - t0,
+           "peak_rss_mb": peak_rss_mb(), "dev_scores": first["dev_scores"],
+           "test_scores": test_scores.astype(np.float32),
+           "params": {k: v for k, v in _settings(final).items()
+                      if isinstance(v, (int, float, str, bool, type(None)))},
+           "info": info, "rule": None, "evidence": None}
+    if test_by_alpha is not None:       # the fused rows: the first fit's dev readings
+        from ._fused import fusion_rows
+        fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
+    return out
+
+
+def _stack_splits(tr, dv):
+    """One Bunch of the train rows then the dev rows (texts or features, labels)."""
+    import scipy.sparse as sp
+    from sklearn.utils import Bunch
+    out = {**tr, "Y": sp.vstack([tr.Y, dv.Y]).tocsr(), "ids": list(tr.ids) + list(dv.ids)}
+    if tr.get("texts") is not None:
+        out["texts"] = list(tr.texts) + list(dv.texts)
+    if tr.get("X") is not None:
+        out["X"] = sp.vstack([tr.X, dv.X]).tocsr()
+    return Bunch(**out)
 
 
 def evaluate_row(name, out, splits):
@@ -580,7 +657,7 @@ def _read_fused_parts(out_dir, name, key):
 def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                plant_epochs=DEFAULT_PLANT_EPOCHS, random_state=0, verbose=1, isolate=True,
                save_models=True, num_threads=None, splits=None, record=None, keep_going=False,
-               resume=False, log=print):
+               resume=False, refit=False, log=print):
     """Fit each model on train, choose on dev, score test once; write the run files.
 
     The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
@@ -630,6 +707,15 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         neural model continues from its latest epoch checkpoint
         (``checkpoints/<model>/``, written every epoch and removed once the
         model has finished).
+    refit : bool, default=False
+        After a neural row or the SVM row has chosen on dev, also refit it on
+        train + dev with its choices pinned
+        (:func:`xplant.model_selection.refit_params`) and report that row,
+        ``"<row> (refit)"`` (and its fused rows, ``"<row> fused (refit)"``),
+        scored on test once like the others. Its decision rule is chosen on
+        the first fit's dev scores. The refit neural rows take the refit SVM
+        as their frozen shortlist. Not kept across ``resume``: a resumed row
+        is not refitted.
     log : callable, default=print
         Receives each progress line.
 
@@ -663,6 +749,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     ctx = mp.get_context("spawn")
     from ._fused import shared_shortlist
     shared, has_text = None, tr.get("texts") is not None
+    shared_refit = None                  # the refit SVM row's saved model (refit=True)
     for spec, folder in checked:
         name = spec["name"]
         log(f"\n== {name} ==")
@@ -684,7 +771,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         ckpt_dir = out_dir / "checkpoints" / folder
         if not resume:                 # a fresh fit never continues a stale checkpoint
             remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
-        model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume, shortlist_from=shared)
+        model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume, shortlist_from=shared,
+                          refit=refit, refit_shortlist_from=shared_refit)
         model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
             if isolate:
@@ -723,6 +811,22 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
             f"{100 * entry['metrics']['MAP']:.1f}, decision rule {rule_label(entry)}")
+        if out.get("refit") is not None:            # the same row refitted on train + dev
+            r = out["refit"]
+            rentry, rper = evaluate_row(name + REFIT_SUFFIX, r, splits)
+            rentry["predict_docs_per_second"] = n_test / max(rentry["predict_seconds"], 1e-9)
+            results["models"].append(rentry)
+            per_label_f1[rentry["name"]] = rper.f1
+            if shared_shortlist(entry, spec, has_text):
+                shared_refit = rentry.get("saved_to")
+            for var in r.get("variants", ()):
+                vname = name + var["suffix"] + REFIT_SUFFIX
+                ventry, vper = evaluate_row(vname, {**r, **var, "rule": var.get("rule")}, splits)
+                ventry["predict_docs_per_second"] = rentry["predict_docs_per_second"]
+                results["models"].append(ventry)
+                per_label_f1[vname] = vper.f1
+            log(f"{name}{REFIT_SUFFIX}: fit on train + dev {r['fit_seconds']:.0f} s, "
+                f"{results.get('split', 'test')} MAP {100 * rentry['metrics']['MAP']:.1f}")
     designate(results)
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if not per_label_f1:

@@ -31,7 +31,8 @@ def _run(args):
     run_job(args.output, _data_args(args), models=models, epochs=args.epochs,
             plant_epochs=args.plant_epochs, random_state=args.seed,
             verbose=0 if args.quiet else 1, report=args.report, resume=args.resume,
-            overwrite=args.overwrite, isolate=not args.no_isolate, log=_logger(args))
+            overwrite=args.overwrite, isolate=not args.no_isolate, refit=args.refit,
+            log=_logger(args))
     return 0
 
 
@@ -162,6 +163,10 @@ def build_parser():
                         "last epoch checkpoint")
     r.add_argument("--overwrite", action="store_true",
                    help="remove the earlier run's files in --output and start afresh")
+    r.add_argument("--refit", action="store_true",
+                   help="also refit the neural rows and the SVM row on train + dev with every "
+                        "choice made on dev fixed, reported as '<row> (refit)' rows (about "
+                        "doubles the neural cost; off by default)")
     r.add_argument("--no-isolate", action="store_true",
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")

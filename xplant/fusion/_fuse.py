@@ -44,27 +44,40 @@ FUSION_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
 
 
 def check_fusion(fusion):
-    """Validate ``fusion``: ``"dev"`` or a float α in [0, 1].
+    """Validate ``fusion``: ``"dev"``, a float α in [0, 1], or α with its calibration.
 
     Parameters
     ----------
-    fusion : "dev" or float
-        ``PlantClassifier``'s ``fusion`` parameter.
+    fusion : "dev", float or (float, (float, float))
+        ``PlantClassifier``'s ``fusion`` parameter. The pair ``(α, (a, b))``
+        fixes both α and the shortlist's calibration σ(a·s + b): nothing is
+        chosen on dev (how a refit on train + dev carries over its first
+        fit's fused score).
 
     Returns
     -------
-    "dev" or float
+    "dev", float or (float, (float, float))
 
     Raises
     ------
     ValueError
-        Another string, or a number outside [0, 1] (:func:`xplant._params.check_param`).
+        Another string, a number outside [0, 1] (:func:`xplant._params.check_param`),
+        or a pair of another form or with a non-finite calibration.
 
     Examples
     --------
-    >>> check_fusion("dev"), check_fusion(1)
-    ('dev', 1.0)
+    >>> check_fusion("dev"), check_fusion(1), check_fusion([0.5, [2, -1]])
+    ('dev', 1.0, (0.5, (2.0, -1.0)))
     """
+    if isinstance(fusion, (tuple, list)):
+        if len(fusion) != 2 or not isinstance(fusion[1], (tuple, list)) or len(fusion[1]) != 2:
+            raise ValueError(f"fusion as a pair is (alpha, (a, b)), got {fusion!r}")
+        a, b = fusion[1]
+        for name, v in (("a", a), ("b", b)):
+            check_param(f"fusion's calibration {name}", v, low=-np.inf, high=np.inf)
+            if not np.isfinite(float(v)):
+                raise ValueError(f"fusion's calibration {name} must be finite, got {v!r}")
+        return (check_fusion(fusion[0]), (float(a), float(b)))
     if isinstance(fusion, str):
         check_param("fusion", fusion, allowed=("dev",))
         return fusion

@@ -528,7 +528,7 @@ def _cross_fitted_f1(Y, S, rules, max_k, min_positives, n_folds, random_state):
 
 def choose_rule(y_true_dev, y_score_dev, max_k=10, *, rules=DECISION_RULES,
                 n_folds=RULE_FOLDS, min_positives=MIN_LABEL_POSITIVES, random_state=0,
-                fallback=None, warn=True):
+                fallback=None, warn=True, fixed=None):
     """Choose the decision rule on dev, fairly, and fit its parameters on the whole dev.
 
     The candidates (``rules``, from :data:`DECISION_RULES`):
@@ -581,6 +581,12 @@ def choose_rule(y_true_dev, y_score_dev, max_k=10, *, rules=DECISION_RULES,
         Warn with :class:`~xplant.model_selection.NoDevDataWarning` when
         the fallback is taken (an estimator that warns once for all its
         choices passes False).
+    fixed : dict or None, default=None
+        A rule given, not chosen (as :func:`check_rule` reads it; its rule
+        must be in ``rules``): nothing is fitted and the dev data are not
+        read; the records hold its values with ``fixed`` True (how a refit
+        on train + dev carries over the rule, k, threshold and per-label
+        thresholds its first fit chose).
 
     Returns
     -------
@@ -631,6 +637,18 @@ def choose_rule(y_true_dev, y_score_dev, max_k=10, *, rules=DECISION_RULES,
     S = None if y_score_dev is None else check_scores(
         y_score_dev, None if Y is None else Y.shape, "y_score_dev")
     n_labels = S.shape[1] if S is not None else Y.shape[1] if Y is not None else None
+    if fixed is not None:
+        rule = check_rule(fixed, None if fixed.get("rule") != "per_label_threshold"
+                          else n_labels)
+        if rule["rule"] not in rules:
+            raise ValueError(f"fixed rule {rule['rule']!r} is not one of rules {rules}")
+        choices = {} if len(rules) == 1 else {"decision": choose_on_dev(
+            "decision", [rule["rule"]], None, family="decision", criterion="micro_f1",
+            fallback=rule["rule"], fixed=True)}
+        for name in ("k", "threshold"):
+            choices[name] = choose_on_dev(name, [rule[name]], None, family="decision",
+                                          criterion="micro_f1", fallback=rule[name], fixed=True)
+        return {**rule, "choices": choices}
     if Y is None or S is None or Y.nnz == 0:
         if fallback is None:
             fallback = {"rule": rules[0], "k": 1, "threshold": 0.5,

@@ -7,10 +7,12 @@ label's positives balanced across parts (Sechidis et al. 2011);
 2019); ``nested_subsamples`` draws nested low-data training sets;
 ``frequent_label_subset`` a smaller corpus of a chosen shape (most
 frequent labels, a seeded sample of documents); ``choose_on_dev`` the one
-rule of every choice made on a dev split.
+rule of every choice made on a dev split; ``RefitOnDev`` and
+``refit_params`` the refit on train + dev with those choices fixed.
 """
 
 from .._choice import CRITERIA, DevChoice, NoDevDataWarning, choose_on_dev
+from ._refit import REFIT_EPOCHS, RefitOnDev, refit_params
 from ._labels import (
     few_shot_labels,
     frequent_labels,
@@ -26,6 +28,8 @@ __all__ = [
     "DevChoice",
     "IterativeStratifiedKFold",
     "NoDevDataWarning",
+    "REFIT_EPOCHS",
+    "RefitOnDev",
     "choose_on_dev",
     "few_shot_labels",
     "frequent_label_subset",
@@ -34,5 +38,6 @@ __all__ = [
     "label_frequency",
     "label_frequency_buckets",
     "nested_subsamples",
+    "refit_params",
     "zero_shot_labels",
 ]

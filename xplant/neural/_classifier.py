@@ -177,9 +177,12 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
     scoring : {"map", "precision_at_k", "ndcg_at_k"}, default="map"
         Dev metric of early stopping, ``best_epoch_`` and the ranking
         choices (α, the calibration, ``stage1_weight``).
-    patience : int, default=6
+    patience : int or None, default=6
         Epochs without a better dev ``scoring`` before training stops; the
-        best epoch's weights are kept.
+        best epoch's weights are kept. None: no early stopping, Stage 2
+        trains exactly ``max_epochs`` and the epoch is recorded as fixed
+        (how :class:`~xplant.model_selection.RefitOnDev` pins the epoch
+        count chosen on dev).
     random_state : int, default=0
         Seeds the weights, the batches and the dev split.
     n_jobs : int or None, default=None
@@ -199,7 +202,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         ``label_smoothing``, ``hard_negatives``, ...), ``optimizer__``,
         ``iterator_train__`` (``min_epoch_docs``, ``max_epoch_docs``),
         ``callbacks__unfreeze__phases``, ``decision__`` (``max_k``,
-        ``logit_adjustment``) and ``planter__`` (the planter's own settings).
+        ``logit_adjustment``; ``k``, ``threshold``, ``thresholds``: a named
+        rule's parameters taken as given) and ``planter__`` (the planter's own settings).
 
     Attributes
     ----------
@@ -334,8 +338,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         base = [cb for cb in super()._default_callbacks if cb[0] != "print_log"]
         cbs = base + [("guard", FiniteLossGuard()), ("unfreeze", ProgressiveUnfreezing())]
         if getattr(self, "dev_docs_", None) is not None:   # no dev data: train max_epochs
-            cbs += [("dev_score", DevScoring(self.scoring)),
-                    ("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
+            cbs += [("dev_score", DevScoring(self.scoring))]
+        if getattr(self, "dev_docs_", None) is not None and self.patience is not None:
+            cbs += [("early_stopping", EarlyStopping(monitor="valid_" + self.scoring,
                                                      lower_is_better=False, patience=self.patience,
                                                      load_best=True, sink=_silent))]
         if self.checkpoint_dir is not None:                 # after early stopping (its state)
@@ -417,7 +422,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
     # -- fit -------------------------------------------------------------------
     def _check_params(self):
         from ._settings import decision_settings
-        self.check_shared_params(("patience",), lr_none_ok=True)
+        self.check_shared_params(lr_none_ok=True)
+        check_param("patience", self.patience, kind=numbers.Integral, low=1, none_ok=True)
         arch, crit = self._module_settings(), self._criterion_settings()
         check_param("module__pool_size", arch["pool_size"], kind=numbers.Integral, low=1)
         check_param("module__head", arch["head"], allowed=("shared", "labelwise"))
@@ -559,6 +565,11 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
                 warn=False).to_dict()
             weight = STAGE1_WEIGHT_FALLBACK
         on_dev = weight == "dev"
+        if not on_dev and "stage1_weight" not in self.dev_choices_:     # given, not chosen
+            from ..model_selection import choose_on_dev
+            self.dev_choices_["stage1_weight"] = choose_on_dev(
+                "stage1_weight", [float(weight)], None, family="ranking",
+                criterion=self.scoring, fallback=float(weight), fixed=True).to_dict()
         self.stage1_weight_ = 0.0 if on_dev else weight
         self.stage1_weight_candidates_ = None
         self.resolve_phases()           # fit_stage2_on_dev resolves them per candidate
@@ -588,7 +599,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
     def _warn_fallbacks(self):
         """One :class:`~xplant.model_selection.NoDevDataWarning` for every choice of
         this fit that took its fallback (no labelled dev data)."""
-        fell = {n: c["value"] for n, c in self.dev_choices_.items() if not c["on_dev"]}
+        fell = {n: c["value"] for n, c in self.dev_choices_.items()
+                if not c["on_dev"] and not c.get("fixed")}
         if fell:
             import warnings
             from ..model_selection import NoDevDataWarning
@@ -653,8 +665,12 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
 
     def _epoch_choice(self):
         """The best epoch by the dev ``scoring`` (a ranking choice; ties keep the earlier,
-        as early stopping restores it), or the last epoch without dev data."""
+        as early stopping restores it), or the last epoch without dev data; with
+        ``patience=None`` the last epoch, recorded as fixed."""
         from ..model_selection import choose_on_dev
+        if self.patience is None:
+            return choose_on_dev("epoch", [len(self.history)], None, family="ranking",
+                                 criterion=self.scoring, fallback=len(self.history), fixed=True)
         key = "valid_" + self.scoring
         vals = [h.get(key) for h in self.history]
         has_dev = bool(vals) and vals[0] is not None
@@ -671,7 +687,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         threshold are fitted on dev either way. Without labelled dev data:
         the rule ``decision`` names (top-k for "dev"), k the mean training
         labels per document, the threshold 0.5 (each label's too), with the
-        fit's one ``NoDevDataWarning``."""
+        fit's one ``NoDevDataWarning``. A fixed rule with ``decision__k`` and
+        ``decision__threshold`` (and ``decision__thresholds`` for the
+        per-label rule) is taken as given: nothing is fitted on dev."""
         from .. import metrics
         from ._settings import decision_settings
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
@@ -679,12 +697,18 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
         fallback = {"rule": rules[0], "k": min(mean, self.n_labels_), "threshold": 0.5,
                     "thresholds": np.full(self.n_labels_, 0.5)}
+        settings = decision_settings(self)
+        fixed = None
+        if self.decision != "dev" and settings["k"] is not None \
+                and settings["threshold"] is not None:
+            fixed = {"rule": self.decision, "k": settings["k"],
+                     "threshold": settings["threshold"], "thresholds": settings["thresholds"]}
         scores = None
-        if has_dev:
+        if has_dev and fixed is None:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
         rule = metrics.choose_rule(self.dev_Y_ if has_dev else None, scores,
-                                   int(decision_settings(self)["max_k"]), rules=rules,
-                                   fallback=fallback, warn=False)
+                                   int(settings["max_k"]), rules=rules,
+                                   fallback=fallback, warn=False, fixed=fixed)
         self.decision_, self.k_, self.threshold_ = rule["rule"], rule["k"], rule["threshold"]
         self.label_thresholds_ = rule["thresholds"]
         self.dev_choices_.update({n: c.to_dict() for n, c in rule["choices"].items()})

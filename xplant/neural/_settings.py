@@ -50,7 +50,8 @@ CLASSIFIER_MODULE_DEFAULTS = {**ARCH_DEFAULTS, "pool_size": 128, "head": "shared
 EPOCH_DEFAULTS = {"min_epoch_docs": None, "max_epoch_docs": None}
 
 #: ``decision__`` settings of :class:`PlantClassifier`.
-DECISION_DEFAULTS = {"max_k": 10, "logit_adjustment": 0.0}
+DECISION_DEFAULTS = {"max_k": 10, "logit_adjustment": 0.0, "k": None, "threshold": None,
+                     "thresholds": None}
 
 _ENCODER_KEYS = ("embedding_dim", "hidden_dim", "kernel_size", "dropout", "glove",
                  "backbone_options")

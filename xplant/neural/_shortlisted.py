@@ -332,8 +332,10 @@ class ShortlistMixin:
         from ..model_selection import choose_on_dev
         from ._callbacks import score_by_name
         fixed = check_fusion(self.fusion)
-        grid = FUSION_GRID if fixed == "dev" else (fixed,)
-        calibrated = {(float(a), float(b)): calibrate(s, (a, b)) for a, b in self.calibrations_}
+        grid = FUSION_GRID if fixed == "dev" else (fixed,) if not isinstance(fixed, tuple) \
+            else (fixed[0],)
+        cals = self.calibrations_ if not isinstance(fixed, tuple) else [fixed[1]]
+        calibrated = {(float(a), float(b)): calibrate(s, (a, b)) for a, b in cals}
         pairs = [(float(alpha), ab) for ab in calibrated for alpha in grid]
         factor = None if self.scoring == "map" else tail_factor(rank)
 
@@ -376,8 +378,21 @@ class ShortlistMixin:
         log_p = self._log_prior()
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
         scores_at = scores = None
+        pinned = check_fusion(self.fusion)
         if getattr(self, "shortlist_", None) is not None:
-            if has_dev:
+            if isinstance(pinned, tuple):       # α and the calibration given: nothing chosen
+                choice = choose_on_dev("fusion", [pinned], None, family="ranking",
+                                       criterion=self.scoring, fallback=pinned, fixed=True)
+                if has_dev:
+                    cand, s, rank = self.dev_view_
+                    z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
+                    p_short, lp = calibrate(s, pinned[1]), log_p[cand]
+                    alpha, factor = pinned[0], tail_factor(rank)
+
+                    def scores_at(t):
+                        net = (adjust_logits(z, lp, t), (1.0, 0.0))
+                        return self._fused((p_short, None), net, alpha, cand, factor)
+            elif has_dev:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
                 choice = self._best_fusion(s, sigmoid(z), cand, rank)
@@ -404,6 +419,10 @@ class ShortlistMixin:
 
             def scores_at(t):
                 return sigmoid(adjust_logits(z, log_p, t))
+        if tau != "dev":                        # given, not chosen
+            self.dev_choices_["logit_adjustment"] = choose_on_dev(
+                "logit_adjustment", [float(tau)], None, family="decision", criterion="micro_f1",
+                fallback=float(tau), fixed=True).to_dict()
         if tau == "dev":
             if scores_at is None:
                 choice = choose_on_dev("logit_adjustment", [0.0], None, family="decision",

@@ -1,0 +1,33 @@
+"""Smoke run of benchmarks/bench_refit.py: 30 CodiEsp documents per split, a tiny network."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_refit_smoke(tmp_path):
+    import torch
+    torch.set_num_threads(1)
+    spec = importlib.util.spec_from_file_location("bench_refit",
+                                                  ROOT / "benchmarks" / "bench_refit.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    report = bench.main(["--max-docs", "30", "--max-epochs", "2", "--plant-epochs", "1",
+                         "--set", "module__embedding_dim=8", "--set", "module__hidden_dim=8",
+                         "--set", "module__attention_dim=8", "--set", "n_jobs=1",
+                         "--output", str(tmp_path)], log=lambda *a: None)
+    assert json.loads((tmp_path / "bench_refit.json").read_text()) == \
+        json.loads(json.dumps(report, default=str))
+    assert (report["n_train"], report["n_dev"], report["n_dev_scored"]) == (20, 10, 30)
+    assert [v["variant"] for v in report["variants"]] == list(bench.VARIANTS)
+    fixed, scaled = report["variants"][1]["max_epochs"], report["variants"][2]["max_epochs"]
+    assert fixed == report["choices"]["epoch"]
+    assert scaled == max(1, round(fixed * 30 / 20))
+    for v in report["variants"]:
+        assert 0.0 <= v["dev_map"] <= 1.0 and 0.0 <= v["dev_micro_f1"] <= 1.0
