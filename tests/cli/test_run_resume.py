@@ -70,7 +70,8 @@ def test_interrupted_neural_fit_resumes_to_the_uninterrupted_result(tmp_path, mo
     # Only Stage 2 epoch 3 ran: no Stage 1 again, epochs 1-2 came from the checkpoint.
     assert resumed_epochs == [(False, 3)]
     got, want = _metrics(res), _metrics(uninterrupted)
-    rows = list(MODELS) + ["PLANT fused", "PLANT fused, α=1"]     # the shortlisted fit's rows
+    # the shortlisted fit's rows, and PLANT's fused model with the label descriptions
+    rows = list(MODELS) + ["PLANT fused", "PLANT fused, α=1", "PLANT fused + descriptions"]
     assert list(got) == list(want) == rows
     for name in rows:
         assert {k: v for k, v in got[name].items() if isinstance(v, float)} == pytest.approx(
