@@ -180,14 +180,22 @@ class _CrashAtEpoch3(Callback):
 def test_planter_resume_equals_uninterrupted(planter_params, make_corpus, tmp_path):
     texts, Y = make_corpus(n_docs=60, seed=1)
     params = dict(planter_params, max_epochs=4, lr=5e-3)
+    # The first fit of a process differs from later ones in the last float32 digits
+    # (about 1e-6 relative; a known open item, docs/benchmarks/speed.md): a warm-up
+    # fit first, so that both fits compared here are later ones, as in the full suite.
+    AttentionPlanter(**dict(params, max_epochs=1)).fit(texts[:20], Y[:20])
     ref = AttentionPlanter(**params).fit(texts, Y)
     with pytest.raises(RuntimeError, match="simulated crash"):
         AttentionPlanter(**params, checkpoint_dir=str(tmp_path),
                          callbacks=[("crash", _CrashAtEpoch3())]).fit(texts, Y)
     assert read_checkpoint(tmp_path)["state"]["schedule"]["step"] > 0
     res = AttentionPlanter(**params, checkpoint_dir=str(tmp_path)).fit(texts, Y, resume=True)
-    for key in ("train_loss", "valid_attention_ndcg"):
-        np.testing.assert_allclose(_history(res, key), _history(ref, key), rtol=1e-6, atol=0)
+    np.testing.assert_allclose(_history(res, "train_loss"), _history(ref, "train_loss"),
+                               rtol=1e-6, atol=0)
+    # Stage 1 scores its dev attention nDCG on its last epoch only (nothing is chosen with it)
+    ndcg = [[h.get("valid_attention_ndcg", np.nan) for h in fit.history] for fit in (res, ref)]
+    assert np.isfinite(ndcg[0][-1]) and np.isnan(ndcg[0][:-1]).all()
+    np.testing.assert_allclose(ndcg[0], ndcg[1], rtol=1e-6, atol=0)
     for k, v in ref.module_.state_dict().items():
         np.testing.assert_allclose(res.module_.state_dict()[k].numpy(), v.numpy(), rtol=1e-6,
                                    atol=1e-7)

@@ -120,7 +120,7 @@ def refit_params(estimator, *, epochs="fixed", n_train=None, n_dev=None):
                     "decision__threshold": float(est.threshold_),
                     "decision__thresholds": None if thresholds is None
                     else [float(t) for t in thresholds]})
-    if "validation_fraction" in est.get_params(deep=False):
+    if hasattr(est, "get_params") and "validation_fraction" in est.get_params(deep=False):
         out["validation_fraction"] = None
     return {prefix + k: v for k, v in out.items()}
 
