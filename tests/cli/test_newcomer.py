@@ -99,6 +99,11 @@ def test_run_results_inputs_and_prior_by_hand(run, files):
     res = json.loads((run / "results.json").read_text())
     assert [m["name"] for m in res["models"]] == ["frequency prior", "TF-IDF + SVM", "PLANT",
                                                   "PLANT fused", "PLANT fused, α=1"]
+    # a user's files without --label-descriptions: the description row is not run, and says so
+    plant = next(m for m in res["models"] if m["name"] == "PLANT")
+    assert plant["descriptions_row"].startswith("not run: the training split has no label "
+                                                "descriptions")
+    assert res["designated"]["name"] in {m["name"] for m in res["models"]}
     assert res["split"] == "test" and res["dev_source"] == "file" and not res.get("optimistic")
     for split, path in files.items():
         rec = res["inputs"][split]

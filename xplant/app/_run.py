@@ -799,6 +799,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             from ._examples import add_evidence
             add_evidence(out_dir, name, out["evidence"])
         _write_part(out_dir, folder, key, entry, per)
+        if entry.get("descriptions_row"):           # PLANT without label descriptions
+            log(f"{name} fused + descriptions: {entry['descriptions_row']}")
         for var in out.get("variants", ()):         # the fused rows of a shortlisted fit
             vname = name + var["suffix"]
             ventry, vper = evaluate_row(vname, {**out, **var, "rule": var.get("rule")}, splits)
