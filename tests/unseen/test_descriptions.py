@@ -28,6 +28,33 @@ def test_ranker_scores_are_tfidf_cosines():
     assert r.label_texts_ == desc and r.decision_function(["nothing known"]).tolist() == [[0.0, 0.0]]
 
 
+def test_sentence_passages_take_the_best_sentence():
+    """passages: the best sentence's cosine, and "both" the mean with the whole document's."""
+    texts = ["red apple pie", "green apple", "blue sky"]
+    Y = np.array([[1, 0], [1, 0], [0, 1]])
+    desc = ["apple", "blue sky sea"]
+    doc = "Red pie today. Blue sky;\napple"
+    oracle = TfidfVectorizer().fit(texts + desc)
+    L = oracle.transform(desc)
+    by_sentence = (oracle.transform(["Red pie today.", "Blue sky;", "apple"]) @ L.T).toarray()
+    whole = (oracle.transform([doc]) @ L.T).toarray()[0]
+    fits = {p: DescriptionRanker(vectorizer=TfidfVectorizer(), passages=p).fit(
+        texts, Y, label_descriptions=desc) for p in ("document", "sentences", "both")}
+    np.testing.assert_allclose(fits["document"].decision_function([doc])[0], whole)
+    np.testing.assert_allclose(fits["sentences"].decision_function([doc])[0], by_sentence.max(0))
+    np.testing.assert_allclose(fits["both"].decision_function([doc])[0],
+                               (whole + by_sentence.max(0)) / 2)
+    # "apple" alone in the last sentence: its best sentence matches the title exactly
+    assert fits["sentences"].decision_function([doc])[0, 0] == pytest.approx(1.0)
+    assert whole[0] < 0.6
+    # one-sentence documents score the same under every setting
+    one = ["apple sky"]
+    for p in ("sentences", "both"):
+        np.testing.assert_allclose(fits[p].decision_function(one), fits["document"].decision_function(one))
+    with pytest.raises(ValueError, match="passages must be one of"):
+        DescriptionRanker(passages="words").fit(texts, Y, label_descriptions=desc)
+
+
 def test_zero_shot_label_in_top_3(zero_shot_corpus):
     texts, Y, test, Yt, desc = zero_shot_corpus
     assert Y[:, 6].nnz == 0
@@ -176,6 +203,7 @@ def test_a_ranker_saved_under_xplant_linear_predicts_the_same():
     expected = np.load(LEGACY / "expected.npz")
     for model in (load_saved(LEGACY / "model")[0], load_linear(LEGACY / "model")):
         assert type(model) is DescriptionRanker
+        assert model.passages == "document"     # saved before passages existed: whole documents
         np.testing.assert_array_equal(model.decision_function(texts), expected["decision_function"])
         idx, sc = model.predict_top_k(texts, 3)
         np.testing.assert_array_equal(idx, expected["top_k_indices"])

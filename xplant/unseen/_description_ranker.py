@@ -4,6 +4,8 @@ The zero-shot baseline: it needs no training document of a label, so it
 ranks labels never seen in training (:mod:`xplant.unseen`).
 """
 
+import re
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -12,6 +14,39 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._descriptions import check_label_texts, label_documents
 from ..linear._base import MultiLabelRankerMixin
+
+#: The ``passages`` a DescriptionRanker scores a document by.
+PASSAGES = ("document", "sentences", "both")
+
+#: Where a document is cut into sentences: after ., ;, :, ! or ? followed by
+#: white space, and at every line break.
+_SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|\n+")
+
+
+def split_sentences(text):
+    r"""The non-blank sentences of ``text``, cut by :data:`_SENTENCE_END`.
+
+    A plain rule, not a linguistic sentence splitter: it cuts after
+    sentence punctuation followed by white space and at line breaks, which
+    is what clinical notes and legal articles mark their statements with.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of str
+        At least one item: a text with no sentence end is one sentence
+        (an empty text gives ``[""]``).
+
+    Examples
+    --------
+    >>> split_sentences("Fever since May. No cough;\nchest pain")
+    ['Fever since May.', 'No cough;', 'chest pain']
+    """
+    parts = [p for p in _SENTENCE_END.split(text) if p.strip()]
+    return parts or [text]
 
 
 def _check_texts(X, name="X"):
@@ -63,6 +98,14 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         Levels of ancestors whose descriptions join a label's text (see
         :func:`xplant._descriptions.label_documents`); 0 uses the label's
         own description and synonyms only.
+    passages : {"both", "document", "sentences"}, default="both"
+        What a label's text is compared with: ``"document"`` the whole
+        document (one cosine), ``"sentences"`` each sentence of it
+        (:func:`split_sentences`; the best sentence's cosine), ``"both"``
+        the mean of the two. A code title is a few words; in a long
+        document the words of the one sentence that states the diagnosis
+        weigh little, and the best sentence's cosine finds them
+        (docs/benchmarks/results.md, "Levers toward MAP 50, on dev").
 
     Attributes
     ----------
@@ -83,9 +126,11 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     Notes
     -----
-    ``score(d, l) = cos(tfidf(d), tfidf(text_l))`` in [0, 1]; scoring n
-    documents costs one sparse product, O(nnz(X) * mean postings) time, and
-    a dense (n, L) block per row block. Equal scores rank the lower label
+    ``cos(d, l) = cos(tfidf(d), tfidf(text_l))`` in [0, 1], and with
+    ``passages="both"`` ``score(d, l) = (cos(d, l) + max_s cos(s, l)) / 2``
+    over the sentences s of d. Scoring n documents costs one sparse product
+    per passage kind, O(nnz(X) * mean postings) time, and a dense (n, L)
+    block per block of documents (of its sentences, 64 documents at a time). Equal scores rank the lower label
     index first. The method is the classical retrieval baseline for
     zero-shot ICD coding (code titles as queries; compare Rios and Kavuluru,
     EMNLP 2018, who learn from the same titles).
@@ -100,9 +145,10 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     [[2]]
     """
 
-    def __init__(self, vectorizer=None, ancestor_depth=0):
+    def __init__(self, vectorizer=None, ancestor_depth=0, passages="both"):
         self.vectorizer = vectorizer
         self.ancestor_depth = ancestor_depth
+        self.passages = passages
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
             parent_descriptions=None, label_names=None):
@@ -135,12 +181,14 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         ValueError
             If ``label_descriptions`` is missing, has the wrong length, or no
             label has any text; if synonyms or parents are not lists of
-            strings; for a bad ``Y`` or ``ancestor_depth``.
+            strings; for a bad ``Y``, ``ancestor_depth`` or ``passages``.
         """
         texts = _check_texts(X)
         Y = self._fit_label_space(Y, len(texts), label_names)
         if not isinstance(self.ancestor_depth, (int, np.integer)) or self.ancestor_depth < 0:
             raise ValueError(f"ancestor_depth must be a non-negative int; got {self.ancestor_depth!r}")
+        if self.passages not in PASSAGES:
+            raise ValueError(f"passages must be one of {PASSAGES}; got {self.passages!r}")
         if label_descriptions is None:
             raise ValueError("DescriptionRanker needs label_descriptions, one string per label: "
                              "fit(X, Y, label_descriptions=data.label_descriptions), or in a Pipeline "
@@ -162,8 +210,26 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         return _check_texts(X)
 
     def _scores(self, X):
-        D = self.vectorizer_.transform(list(X))
-        return np.asarray((D @ self.label_matrix_.T).toarray(), dtype=np.float64)
+        texts = list(X)
+        passages = self.passages
+        out = None
+        if passages in ("document", "both"):
+            D = self.vectorizer_.transform(texts)
+            out = np.asarray((D @ self.label_matrix_.T).toarray(), dtype=np.float64)
+        if passages in ("sentences", "both"):
+            best = self._best_sentence(texts)
+            out = best if out is None else (out + best) / 2
+        return out
+
+    def _best_sentence(self, texts, block=64):
+        """(n, L) float64: each label's highest cosine over a document's sentences."""
+        out = np.empty((len(texts), self.n_labels_))
+        for lo in range(0, len(texts), block):
+            sents = [split_sentences(t) for t in texts[lo:lo + block]]
+            starts = np.cumsum([0] + [len(x) for x in sents[:-1]])
+            S = self.vectorizer_.transform([x for doc in sents for x in doc]) @ self.label_matrix_.T
+            out[lo:lo + len(sents)] = np.maximum.reduceat(S.toarray(), starts, axis=0)
+        return out
 
     def _default_rule(self):
         return "k", self.k_

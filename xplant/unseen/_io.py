@@ -31,7 +31,8 @@ def _save_ranker(est, arrays, prefix, folder):
 
 
 def _load_ranker(state, arrays, prefix, folder):
-    est = DescriptionRanker(**dict(state["params"]))
+    # folders saved before ``passages`` existed scored whole documents only
+    est = DescriptionRanker(**{"passages": "document", **state["params"]})
     _set_label_space(est, state, arrays, prefix)
     est.vectorizer_ = _load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder)
     est.label_texts_ = list(state["label_texts"])
