@@ -79,3 +79,19 @@ def test_a_fixed_rule_is_taken_as_given():
             "k": (2, True), "threshold": (0.35, True)}
     with pytest.raises(ValueError, match="fixed rule 'top_k' is not one of rules"):
         choose_rule(Y, S, rules=("threshold",), fixed={"rule": "top_k", "k": 1, "threshold": .5})
+
+
+def test_the_refit_offers_only_the_score_methods_of_its_estimator():
+    """available_if: a ranker without predict_proba gives a refit without it, before and
+    after fit, so that scorers and Pipelines see the same methods as on the estimator."""
+    from xplant.linear import FrequencyPrior
+    from xplant.unseen import DescriptionRanker
+    ranker = RefitOnDev(DescriptionRanker())
+    assert hasattr(ranker, "decision_function") and hasattr(ranker, "predict_top_k")
+    assert not hasattr(ranker, "predict_proba")
+    prior = RefitOnDev(FrequencyPrior())
+    assert hasattr(prior, "predict_proba") and hasattr(prior, "predict")
+    X, Y = ["a b", "b c"], np.array([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="FrequencyPrior.fit takes no validation_data"):
+        prior.fit(X, Y, validation_data=(X, Y))
+    assert not hasattr(prior, "estimator_")      # refused before anything was fitted

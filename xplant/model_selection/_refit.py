@@ -27,6 +27,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import has_fit_parameter
 
 #: The epoch counts a refit can take (:func:`refit_params`).
 REFIT_EPOCHS = ("fixed", "scaled")
@@ -125,6 +127,15 @@ def refit_params(estimator, *, epochs="fixed", n_train=None, n_dev=None):
     return {prefix + k: v for k, v in out.items()}
 
 
+def _estimator_has(name):
+    """Whether the wrapped estimator (fitted if it is, else as given) has ``name``:
+    the refit offers a score method only where its estimator does, as
+    scikit-learn's meta-estimators do (``available_if``)."""
+    def check(self):
+        return hasattr(getattr(self, "estimator_", self.estimator), name)
+    return check
+
+
 def _stack(a, b):
     """Train rows then dev rows: lists, sparse matrices or arrays."""
     if sp.issparse(a) or sp.issparse(b):
@@ -207,17 +218,24 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Without ``validation_data``, for an unknown ``epochs``, or when
-            the first fit took a fallback (no labelled dev data).
+            Without ``validation_data``, for an unknown ``epochs``, for an
+            estimator whose ``fit`` (a Pipeline's last step's) takes no
+            ``validation_data``, or when the first fit took a fallback (no
+            labelled dev data).
         """
         if self.epochs not in REFIT_EPOCHS:
             raise ValueError(f"epochs must be one of {list(REFIT_EPOCHS)}, got {self.epochs!r}")
         if validation_data is None or len(validation_data) != 2:
             raise ValueError("RefitOnDev needs validation_data=(X_dev, Y_dev): the dev split "
                              "chooses before the refit on train + dev")
+        final, prefix = _final(self.estimator)    # a Pipeline routes it to its last step
+        if not has_fit_parameter(final, "validation_data"):
+            raise ValueError(
+                f"RefitOnDev wraps an estimator that chooses on dev; {type(final).__name__}.fit "
+                "takes no validation_data, so it chooses nothing there: fit it on train + dev "
+                "yourself")
         X_dev, Y_dev = validation_data
         self.n_train_, self.n_dev_ = _n(X), _n(X_dev)
-        _, prefix = _final(self.estimator)        # a Pipeline routes it to its last step
         self.first_ = clone(self.estimator).fit(
             X, Y, **{prefix + "validation_data": validation_data}, **fit_params)
         self.refit_params_ = refit_params(self.first_, epochs=self.epochs, n_train=self.n_train_,
@@ -231,6 +249,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return getattr(self.estimator_, name)(*args, **kwargs)
 
+    @available_if(_estimator_has('predict'))
     def predict(self, X):
         """The refit's ``predict``.
 
@@ -246,6 +265,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         """
         return self._delegate("predict", X)
 
+    @available_if(_estimator_has('predict_proba'))
     def predict_proba(self, X):
         """The refit's ``predict_proba``.
 
@@ -261,6 +281,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         """
         return self._delegate("predict_proba", X)
 
+    @available_if(_estimator_has('decision_function'))
     def decision_function(self, X):
         """The refit's ``decision_function``.
 
@@ -276,6 +297,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         """
         return self._delegate("decision_function", X)
 
+    @available_if(_estimator_has('predict_top_k'))
     def predict_top_k(self, X, k=5):
         """The refit's ``predict_top_k``.
 
