@@ -100,6 +100,12 @@ def test_ranking_from_candidates_is_the_dense_top_k(seed):
             assert metric(Y, y_top_k=top, k=k) == metric(Y, dense, k=k)
     with pytest.raises(ValueError, match="positive integer"):
         ranking_from_candidates(cand, floored, rank, 0)
+    from xplant.fusion import map_from_candidates
+    floored[1, 0] = np.nan                            # as the dense metrics refuse NaN
+    for read in (lambda: ranking_from_candidates(cand, floored, rank, 3),
+                 lambda: map_from_candidates(Y, cand, floored, rank)):
+        with pytest.raises(ValueError, match="NaN"):
+            read()
 
 
 def test_ranking_from_candidates_breaks_ties_by_label():

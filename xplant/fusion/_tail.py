@@ -196,11 +196,15 @@ def _ranked_candidates(candidates, cand_scores):
 
     The order of :mod:`xplant.metrics` (descending score, equal scores to
     the lower label index). Returns the candidates (n, C) int64 and their
-    scores (n, C) float64 in that order.
+    scores (n, C) float64 in that order. A NaN score raises ValueError, as
+    the metrics raise on the dense scores.
     """
+    cand_scores = np.asarray(cand_scores, dtype=np.float64)
+    if np.isnan(cand_scores).any():
+        raise ValueError("cand_scores contains NaN; the candidates' scores must be numbers")
     by = np.argsort(candidates, axis=1, kind="stable")
     cs = np.take_along_axis(np.asarray(candidates, dtype=np.int64), by, 1)
-    sc = np.take_along_axis(np.asarray(cand_scores, dtype=np.float64), by, 1)
+    sc = np.take_along_axis(cand_scores, by, 1)
     by = np.argsort(-sc, axis=1, kind="stable")          # ties keep the lower label first
     return np.take_along_axis(cs, by, 1), np.take_along_axis(sc, by, 1)
 
@@ -255,7 +259,7 @@ def ranking_from_candidates(candidates, cand_scores, rank, k):
     Raises
     ------
     ValueError
-        If ``k`` is not a positive integer.
+        If ``k`` is not a positive integer, or a score is NaN.
 
     Examples
     --------
@@ -315,6 +319,11 @@ def map_from_candidates(Y, candidates, cand_scores, rank):
         Equal to ``mean_average_precision(Y, dense_scores(candidates,
         cand_scores, rank))``; 0.0 when no row has a gold label (where that
         function also warns).
+
+    Raises
+    ------
+    ValueError
+        If a score is NaN (as that function raises).
 
     Examples
     --------
