@@ -267,9 +267,9 @@ class ShortlistMixin:
         over dev each epoch, is not run), and what stands for the rest of
         the labels, as keyword arguments of
         :func:`~xplant.neural._callbacks.score_by_name` and
-        :func:`~xplant.neural._callbacks.degenerate_check`. With
-        ``n_candidates`` < L the scores are the (n_dev, C) candidates'
-        σ(z), floored as :func:`~xplant.fusion.dense_scores` floors them,
+        :func:`~xplant.neural._callbacks.degenerate_check`. With fewer
+        candidates than labels (``n_candidates`` < L) the scores are the
+        (n_dev, C) candidates' σ(z), floored as :func:`~xplant.fusion.dense_scores` floors them,
         and ``tail`` is ``{"candidates", "rank"}`` (the candidates and
         their fixed tail order): every metric and the collapse check read
         them to the last digit as they would the (n_dev, L) scores of
@@ -299,12 +299,15 @@ class ShortlistMixin:
             logits = self._logits(self.dev_docs_)
             return sigmoid(logits), self._dev_loss(logits), {}
         cand, s, rank = self.dev_view_
-        if cand.shape[1] >= self.n_labels_:          # every label a candidate: no tail
+        if self.n_candidates_ >= self.n_labels_:
             logits = self._logits(self.dev_docs_)
             loss = self._dev_loss(logits)
-            return every_label_scores(sigmoid(logits), cand), loss, {}
-        z = self._net_candidate_logits(self.dev_docs_, cand)
-        loss = self._dev_loss(z, cand)
+            if cand.shape[1] == self.n_labels_:      # every label a candidate: no tail
+                return every_label_scores(sigmoid(logits), cand), loss, {}
+            z = np.take_along_axis(logits, cand, 1)
+        else:
+            z = self._net_candidate_logits(self.dev_docs_, cand)
+            loss = self._dev_loss(z, cand)
         scores = fuse([Source(sigmoid(z), 1.0, None, cand)], min_score=SCORE_FLOOR)
         return scores, loss, {"candidates": cand, "rank": rank}
 
