@@ -187,3 +187,21 @@ def test_fusion_and_unseen_need_no_torch():
             "f.fuse([(np.ones((1, 2)), 0.5), (np.zeros((1, 2)), 0.5)])\n"
             "assert 'torch' not in sys.modules and 'skorch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+def test_sigmoid_in_one_buffer_equals_the_formula_to_the_bit():
+    """σ runs in place in one float64 copy: the same bits as exp(−logaddexp(0, −x)), the
+    input untouched, a scalar for a scalar; permuting before or after σ changes no bit."""
+    rng = np.random.default_rng(0)
+    for x in (rng.normal(0, 30, (64, 257)).astype(np.float32), rng.normal(0, 800, (3, 1001)),
+              np.array([-1000.0, -745.5, -40.0, -0.0, 0.0, 17.0, 37.0, 1000.0, np.inf, -np.inf])):
+        kept = x.copy()
+        out = sigmoid(x)
+        xf = np.asarray(x, dtype=np.float64)
+        assert _bits_equal(out, np.exp(-np.logaddexp(0.0, -xf)))
+        assert np.array_equal(x, kept) and out is not x and out.dtype == np.float64
+        if x.ndim == 2:
+            perm = np.argsort(rng.random(x.shape), axis=1)
+            assert _bits_equal(sigmoid(np.take_along_axis(x, perm, 1)),
+                               np.take_along_axis(out, perm, 1))
+    assert isinstance(sigmoid(0.0), np.float64) and sigmoid(0.0) == 0.5

@@ -9,7 +9,8 @@
   :func:`fit_calibration`): each source on the probability scale.
 - **The tail below the candidates** (:func:`tail_order`,
   :func:`tail_factor`, :func:`dense_scores`,
-  :func:`top_k_from_candidates`, :data:`SCORE_FLOOR`).
+  :func:`top_k_from_candidates`, :func:`ranking_from_candidates`,
+  :func:`map_from_candidates`, :data:`SCORE_FLOOR`).
 - **The shortlist** (:func:`fit_shortlist`, :func:`rank_labels`,
   :func:`cross_fit_ranking`, :func:`training_candidates`,
   :data:`LINEAR_C_GRID`): the cheap ranker that proposes each document's
@@ -25,8 +26,8 @@ from ._calibration import calibrate, fit_calibration, logit, sigmoid
 from ._fuse import FUSION_GRID, Source, fuse
 from ._shortlist import (LINEAR_C_GRID, cross_fit_ranking, fit_shortlist, rank_labels,
                          training_candidates)
-from ._tail import (SCORE_FLOOR, dense_scores, map_from_candidates, tail_factor, tail_order,
-                    top_k_from_candidates)
+from ._tail import (SCORE_FLOOR, dense_scores, map_from_candidates, ranking_from_candidates,
+                    tail_factor, tail_order, top_k_from_candidates)
 
 __all__ = [
     "FUSION_GRID",
@@ -42,6 +43,7 @@ __all__ = [
     "logit",
     "map_from_candidates",
     "rank_labels",
+    "ranking_from_candidates",
     "sigmoid",
     "tail_factor",
     "tail_order",

@@ -24,15 +24,22 @@ def sigmoid(x):
     Returns
     -------
     ndarray of float64
-        The shape of ``x``, in [0, 1]; exactly 0 below about −745.
+        The shape of ``x``, in [0, 1]; exactly 0 below about −745. A new
+        array (``x`` is not modified), computed in place: no temporary of
+        the size of ``x`` besides it, so σ of (n, L) logits costs one
+        (n, L) float64 array.
 
     Examples
     --------
     >>> sigmoid([0.0, 2.0, -1000.0]).round(4).tolist()
     [0.5, 0.8808, 0.0]
     """
-    x = np.asarray(x, dtype=np.float64)
-    return np.exp(-np.logaddexp(0.0, -x))
+    out = np.array(x, dtype=np.float64)        # one copy; each step below runs in it
+    np.negative(out, out=out)
+    np.logaddexp(0.0, out, out=out)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    return out if out.ndim else out[()]
 
 
 def logit(p):

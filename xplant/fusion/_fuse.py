@@ -185,12 +185,15 @@ def _weighted(src):
     return src.weight * calibrate(src.scores, src.calibration)
 
 
+def _floor_steps(c, min_score):
+    """The scores of floored columns 0..c−1: min_score · (1 − (j + 1)/(c + 1)), float64 (c,)."""
+    return min_score * (1.0 - np.arange(1, c + 1) / (c + 1.0))
+
+
 def _lift(block, min_score):
     """Scores below ``min_score`` at column j of c: min_score · (1 − (j + 1)/(c + 1))."""
     s = np.asarray(block, dtype=np.float64)
-    c = s.shape[1]
-    step = min_score * (1.0 - np.arange(1, c + 1) / (c + 1.0))
-    return np.where(s < min_score, step[None, :], s)
+    return np.where(s < min_score, _floor_steps(s.shape[1], min_score)[None, :], s)
 
 
 def fuse(sources, *, n_labels=None, floor=None, floor_factor=1.0, min_score=None):

@@ -4,14 +4,18 @@ A shortlisted model scores each document's C candidates; every other label
 (the *tail*) scores strictly below the document's lowest candidate, in the
 shortlist's order where it ranked the label, then by training frequency.
 That is the floor term of :func:`xplant.fusion.fuse` with the factor
-:func:`tail_factor`; :func:`dense_scores` gives the (n, L) scores and
-:func:`top_k_from_candidates` the top k of the same scores without an
+:func:`tail_factor`; :func:`dense_scores` gives the (n, L) scores, and
+:func:`top_k_from_candidates`, :func:`ranking_from_candidates` and
+:func:`map_from_candidates` read the same scores' top k and MAP without an
 (n, L) array.
 """
 
-import numpy as np
+import numbers
 
-from ._fuse import Source, _lift, fuse
+import numpy as np
+import scipy.sparse as sp
+
+from ._fuse import Source, _floor_steps, _lift, fuse
 
 #: Candidate probabilities below this are floored. σ underflows to 0 at
 #: the −1000 a linear model gives labels it never saw, and no probability
@@ -187,6 +191,101 @@ def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
     return ind, out
 
 
+def _ranked_candidates(candidates, cand_scores):
+    """Each row's candidates in the order of :func:`dense_scores`: by score, ties lower label first.
+
+    The order of :mod:`xplant.metrics` (descending score, equal scores to
+    the lower label index). Returns the candidates (n, C) int64 and their
+    scores (n, C) float64 in that order. A NaN score raises ValueError, as
+    the metrics raise on the dense scores.
+    """
+    cand_scores = np.asarray(cand_scores, dtype=np.float64)
+    if np.isnan(cand_scores).any():
+        raise ValueError("cand_scores contains NaN; the candidates' scores must be numbers")
+    by = np.argsort(candidates, axis=1, kind="stable")
+    cs = np.take_along_axis(np.asarray(candidates, dtype=np.int64), by, 1)
+    sc = np.take_along_axis(cand_scores, by, 1)
+    by = np.argsort(-sc, axis=1, kind="stable")          # ties keep the lower label first
+    return np.take_along_axis(cs, by, 1), np.take_along_axis(sc, by, 1)
+
+
+def _gold(Y):
+    """Gold labels as canonical CSR (duplicates summed, stored zeros dropped), and each entry's row."""
+    Y = sp.csr_matrix(Y, copy=True)
+    Y.sum_duplicates()
+    Y.eliminate_zeros()
+    return Y, np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
+
+
+def _is_gold(Y, rows, candidates):
+    """(n, C) bool: whether each candidate is a gold label of its row (``Y`` from :func:`_gold`)."""
+    n, L = Y.shape
+    keys = np.sort(rows * np.int64(L) + Y.indices)
+    if not keys.size:
+        return np.zeros(candidates.shape, dtype=bool)
+    cells = np.arange(n, dtype=np.int64)[:, None] * L + candidates
+    at = np.minimum(np.searchsorted(keys, cells), keys.size - 1)
+    return keys[at] == cells
+
+
+def ranking_from_candidates(candidates, cand_scores, rank, k):
+    """The first ``k`` labels of each row of :func:`dense_scores` ``(candidates, cand_scores, rank)``.
+
+    Without the (n, L) array: the candidates by score, then the tail in
+    its fixed order ``rank`` (every tail label scores strictly below the
+    row's candidates). Equal scores rank the lower label index first, as
+    :func:`xplant.metrics.top_k_indices` ranks the dense scores, so a
+    metric at k of the dense scores equals the metric of these ranked
+    labels (``y_top_k=``) to the last digit. ``k`` > C reads the tail
+    from ``rank`` a block of rows at a time, never all of it at once.
+
+    Parameters
+    ----------
+    candidates : ndarray of int of shape (n, C)
+        Each row's candidate labels (distinct).
+    cand_scores : ndarray of shape (n, C)
+        Their scores, floored as ``dense_scores`` floors them (e.g.
+        :func:`xplant.fusion.fuse`'s block with ``min_score=SCORE_FLOOR``).
+    rank : ndarray of int of shape (n, L)
+        :func:`tail_order` of the candidates.
+    k : int
+        Labels per row, at least 1; more than L gives all L.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n, min(k, L))
+        Best first.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not a positive integer, or a score is NaN.
+
+    Examples
+    --------
+    >>> cand = np.array([[2, 0]]); s = np.array([[0.5, 0.5]])
+    >>> rank = tail_order(cand, None, np.array([1, 5, 3, 0]))
+    >>> ranking_from_candidates(cand, s, rank, 3).tolist()     # the tie: label 0 before 2
+    [[0, 2, 1]]
+    """
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    n, L = rank.shape
+    C = candidates.shape[1]
+    k = int(min(k, L))
+    ranked = _ranked_candidates(candidates, cand_scores)[0]
+    if k <= C:
+        return np.ascontiguousarray(ranked[:, :k])
+    out = np.empty((n, k), dtype=np.int64)
+    out[:, :C] = ranked
+    step = max(1, (1 << 20) // max(1, L))              # about 1 MB of rank per block
+    for lo in range(0, n, step):
+        block = rank[lo:lo + step]
+        r, lab = np.nonzero((block >= 0) & (block < k - C))
+        out[lo + r, C + block[r, lab]] = lab
+    return out
+
+
 def map_from_candidates(Y, candidates, cand_scores, rank):
     """MAP of :func:`dense_scores` ``(candidates, cand_scores, rank)`` without the (n, L) array.
 
@@ -194,15 +293,13 @@ def map_from_candidates(Y, candidates, cand_scores, rank):
     label index first, as :func:`xplant.metrics.mean_average_precision`),
     then every other label in the fixed tail order ``rank``, strictly below
     them. A gold label of tail rank r therefore sits at position C + r + 1
-    whatever the candidates' scores; with h the row's gold candidates and
-    p_1 < p_2 < … its gold tail positions,
-
-    .. math::
-        |y| \\, AP = \\sum_{\\text{gold cand. at } q} \\frac{\\#\\{\\text{hits} \\le q\\}}{q}
-        + h \\sum_j \\frac{1}{p_j} + \\sum_j \\frac{j}{p_j},
-
-    so the tail adds two per-row constants and only the (n, C) candidates
-    are sorted. Rows without a gold label are left out (``empty_rows="skip"``).
+    whatever the candidates' scores, and only the (n, C) candidates are
+    sorted. Each row's average precision is then summed as
+    :func:`~xplant.metrics.mean_average_precision` sums it: over its gold
+    labels by position q_1 < q_2 < …, the terms j / q_j added in that
+    order, divided by the number of gold labels; rows without a gold label
+    are left out (``empty_rows="skip"``). So the result equals the dense
+    MAP to the last digit.
 
     Parameters
     ----------
@@ -220,8 +317,13 @@ def map_from_candidates(Y, candidates, cand_scores, rank):
     -------
     float
         Equal to ``mean_average_precision(Y, dense_scores(candidates,
-        cand_scores, rank))`` up to floating-point rounding; 0.0 when no row
-        has a gold label.
+        cand_scores, rank))``; 0.0 when no row has a gold label (where that
+        function also warns).
+
+    Raises
+    ------
+    ValueError
+        If a score is NaN (as that function raises).
 
     Examples
     --------
@@ -230,33 +332,146 @@ def map_from_candidates(Y, candidates, cand_scores, rank):
     >>> map_from_candidates(np.array([[1, 1, 0, 0]]), cand, s, rank)  # ranks 2, 3: (1/2 + 2/3)/2
     0.5833333333333333
     """
-    import scipy.sparse as sp
-    Y = sp.csr_matrix(Y, copy=True)
+    Y, rows = _gold(Y)
     n, C = candidates.shape
-    Y.eliminate_zeros()
-    rows = np.repeat(np.arange(n), np.diff(Y.indptr))
-    gold = Y.indices
-    n_true = np.bincount(rows, minlength=n).astype(np.float64)
-    r = rank[rows, gold]
+    n_true = np.diff(Y.indptr)
+    ranked = _ranked_candidates(candidates, cand_scores)[0]
+    hit_rows, hit_at = np.nonzero(_is_gold(Y, rows, ranked))
+    r = rank[rows, Y.indices].astype(np.int64)
     tail = r >= 0
-    pos = (C + r[tail] + 1).astype(np.float64)
-    t_rows = rows[tail]
-    order = np.lexsort((pos, t_rows))
-    pos, t_rows = pos[order], t_rows[order]
-    starts = np.searchsorted(t_rows, np.arange(n))
-    j = np.arange(len(pos)) - starts[t_rows] + 1.0
-    inv = np.bincount(t_rows, weights=1.0 / pos, minlength=n)
-    jinv = np.bincount(t_rows, weights=j / pos, minlength=n)
-    by = np.argsort(candidates, axis=1, kind="stable")
-    cs = np.take_along_axis(candidates, by, 1)
-    sc = np.take_along_axis(np.asarray(cand_scores, dtype=np.float64), by, 1)
-    by = np.argsort(-sc, axis=1, kind="stable")          # ties keep the lower label first
-    cs = np.take_along_axis(cs, by, 1)
-    hits = np.asarray(Y[np.arange(n)[:, None], cs].todense(), dtype=np.float64) \
-        if n else np.zeros((0, C))
-    hits = (hits != 0).astype(np.float64)
-    cum = np.cumsum(hits, axis=1)
-    head = (hits * cum / np.arange(1, C + 1)).sum(axis=1)
-    ap = (head + cum[:, -1] * inv + jinv) if C else jinv
+    at_rows = np.concatenate([hit_rows, rows[tail]])
+    pos = np.concatenate([hit_at + 1, C + r[tail] + 1])      # 1-based positions in the ranking
+    order = np.lexsort((pos, at_rows))
+    at_rows, pos = at_rows[order], pos[order]
+    j = np.arange(len(pos)) - np.searchsorted(at_rows, np.arange(n))[at_rows]   # 0-based
+    terms = np.zeros((n, max(1, int(n_true.max(initial=0)))))
+    terms[at_rows, j] = (j + 1.0) / pos.astype(np.float64)
+    total = np.cumsum(terms, axis=1)[:, -1]      # added in order, as the dense kernel adds them
     keep = n_true > 0
-    return float(np.mean(ap[keep] / n_true[keep])) if keep.any() else 0.0
+    return float(np.mean(total[keep] / n_true[keep])) if keep.any() else 0.0
+
+
+def tail_above(cand_scores, n_labels, threshold):
+    """How many of each row's tail labels score above ``threshold`` in :func:`dense_scores`.
+
+    A tail label of rank r scores ``low · t_r`` (``low`` the row's lowest
+    candidate score, t_r of :func:`tail_factor`), which falls with r: the
+    labels above the threshold are the tail ranks 0 … count − 1. Each
+    count is found by bisection on those very products, so it equals the
+    count of the dense row; the (n, L) scores are never built. The tail
+    exceeds the threshold only where every candidate does (``low`` above
+    it).
+
+    Parameters
+    ----------
+    cand_scores : ndarray of shape (n, C)
+        The candidates' scores, floored as ``dense_scores`` floors them.
+    n_labels : int
+        L; each row has L − C tail labels.
+    threshold : float
+        The rule is ``score > threshold``.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n,)
+
+    Examples
+    --------
+    >>> tail_above(np.array([[0.9, 0.8], [0.9, 0.3]]), 6, 0.5).tolist()   # 0.8 · (6/7, 5/7, 4/7, 3/7)
+    [2, 0]
+    """
+    block = np.asarray(cand_scores, dtype=np.float64)
+    n, C = block.shape
+    m = int(n_labels) - C
+    if m <= 0 or not n:
+        return np.zeros(n, dtype=np.int64)
+    low = block.min(1) if C else np.zeros(n)
+    t = tail_factor(np.arange(n_labels)[None, :])[0, :m]
+    lo, hi = np.zeros(n, dtype=np.int64), np.full(n, m, dtype=np.int64)
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return lo
+        mid = (lo + hi) // 2
+        above = open_ & (low * t[np.minimum(mid, m - 1)] > threshold)
+        lo = np.where(above, mid + 1, lo)
+        hi = np.where(open_ & ~above, mid, hi)
+
+
+def counts_above(Y, candidates, cand_scores, rank, threshold):
+    """Labels of :func:`dense_scores` above ``threshold``, and gold labels among them, in all rows.
+
+    What ``(dense_scores(candidates, cand_scores, rank) > threshold)``
+    counts, and its count at the gold cells of ``Y``, from the (n, C)
+    candidates (:func:`tail_above` for the tail).
+
+    Parameters
+    ----------
+    Y : {ndarray, sparse matrix} of shape (n, L)
+        Gold labels, 0/1.
+    candidates : ndarray of int of shape (n, C)
+        Each row's candidate labels (distinct).
+    cand_scores : ndarray of shape (n, C)
+        Their scores, floored as ``dense_scores`` floors them.
+    rank : ndarray of int of shape (n, L)
+        :func:`tail_order` of the candidates.
+    threshold : float
+
+    Returns
+    -------
+    n_above : int
+    n_gold_above : int
+
+    Examples
+    --------
+    >>> cand = np.array([[2, 0]]); s = np.array([[0.9, 0.7]])
+    >>> rank = tail_order(cand, None, np.array([1, 5, 3, 0]))   # the tail: 1, then 3
+    >>> counts_above(np.array([[0, 1, 1, 0]]), cand, s, rank, 0.5)   # label 1: 0.7 · 4/5
+    (3, 2)
+    """
+    Y, rows = _gold(Y)
+    block = np.asarray(cand_scores, dtype=np.float64)
+    above = block > threshold
+    n_tail = tail_above(block, Y.shape[1], threshold)
+    r = rank[rows, Y.indices]
+    gold_tail = int(((r >= 0) & (r < n_tail[rows])).sum())
+    gold_cand = int((above & _is_gold(Y, rows, candidates)).sum())
+    return int(above.sum()) + int(n_tail.sum()), gold_cand + gold_tail
+
+
+def every_label_scores(p, candidates):
+    """:func:`dense_scores` when each row's candidates are every label, in place on ``p``.
+
+    ``p`` (n, L) float64 holds the candidates' scores in label order
+    (column l is label l), not in the rows' candidate order: the dense
+    scores are then ``p`` itself, except that a score below
+    :data:`SCORE_FLOOR` is floored at its label's position j in the row's
+    ``candidates`` (:func:`xplant.fusion.fuse`'s ``min_score``). Equal to
+    ``dense_scores(candidates, np.take_along_axis(p, candidates, 1), rank)``
+    without the permuted copy and the tail's (n, L) arrays.
+
+    Parameters
+    ----------
+    p : ndarray of float64 of shape (n, L)
+        Scores in label order; overwritten.
+    candidates : ndarray of int of shape (n, L)
+        Each row's candidates: a permutation of the L labels.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n, L)
+        ``p``.
+
+    Examples
+    --------
+    >>> every_label_scores(np.array([[0.0, 0.9, 0.0]]), np.array([[1, 2, 0]])).tolist()
+    [[2.5e-21, 0.9, 5e-21]]
+    """
+    n, L = p.shape
+    steps = _floor_steps(L, SCORE_FLOOR)
+    for i in np.flatnonzero((p < SCORE_FLOOR).any(1)):
+        labels = np.flatnonzero(p[i] < SCORE_FLOOR)
+        where = np.empty(L, dtype=np.int64)
+        where[candidates[i]] = np.arange(L)
+        p[i, labels] = steps[where[labels]]
+    return p

@@ -84,6 +84,12 @@ class DevScoring(Callback):
 
     Records ``valid_<name>`` in the history, higher is better. ``name`` is
     "map" or "<metric>_at_<k>" with metric in precision, ndcg, recall.
+    A :class:`PlantClassifier` gives its dev scores and ``valid_loss`` from
+    one pass over dev (``_dev_scores``); with ``n_candidates`` < L they are
+    each dev document's (n_dev, C) candidates and the fixed tail order, and
+    the metric and :func:`degenerate_check` read them as they are
+    (:func:`score_by_name`), equal to the dense (n_dev, L) scores' to the
+    last digit.
     """
 
     def __init__(self, name="map"):
@@ -92,15 +98,16 @@ class DevScoring(Callback):
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         if getattr(net, "dev_docs_", None) is None:
             return
-        # a shortlisted classifier scores dev fused (at the α best this epoch);
-        # PlantClassifier's pass over dev also gives the dev loss
+        # PlantClassifier's pass over dev also gives the dev loss; with a
+        # shortlist, the scores of PLANT alone on its candidates, and the tail
         if hasattr(net, "_dev_scores"):
-            scores, loss = net._dev_scores()
+            scores, loss, tail = net._dev_scores()
             net.history.record("valid_loss", loss)
         else:
-            scores = net._scores(net.dev_docs_)
-        net.history.record("valid_" + self.name, score_by_name(self.name, net.dev_Y_, scores))
-        mean_pred, reason = degenerate_check(net.dev_Y_, scores)
+            scores, tail = net._scores(net.dev_docs_), {}
+        net.history.record("valid_" + self.name,
+                           score_by_name(self.name, net.dev_Y_, scores, **tail))
+        mean_pred, reason = degenerate_check(net.dev_Y_, scores, **tail)
         net.history.record("valid_mean_predicted_labels", mean_pred)
         if reason is not None:
             warnings.warn(f"epoch {len(net.history)}: the model looks degenerate on dev: {reason}. "
@@ -118,15 +125,24 @@ class DegenerateModelWarning(UserWarning):
     """
 
 
-def degenerate_check(Y, scores, threshold=0.5):
+def degenerate_check(Y, scores, threshold=0.5, *, candidates=None, rank=None):
     """Collapse statistics of dev predictions under the rule ``score > threshold``.
 
     Parameters
     ----------
     Y : scipy.sparse matrix of shape (n_docs, n_labels), {0, 1}
-    scores : ndarray of shape (n_docs, n_labels)
-        Probabilities.
+    scores : ndarray of shape (n_docs, n_labels), or (n_docs, C) with ``candidates``
+        Probabilities. With ``candidates``, the candidates' scores floored
+        as :func:`xplant.fusion.dense_scores` floors them, which stand for
+        that function's (n_docs, n_labels) scores: the counts are those of
+        the dense scores (the tail, strictly below each row's lowest
+        candidate, passes the threshold where every candidate does), without
+        building them.
     threshold : float, default=0.5
+    candidates : ndarray of int of shape (n_docs, C), optional
+        Each document's candidate labels.
+    rank : ndarray of int of shape (n_docs, n_labels), optional
+        :func:`xplant.fusion.tail_order` of the candidates; with ``candidates``.
 
     Returns
     -------
@@ -150,11 +166,15 @@ def degenerate_check(Y, scores, threshold=0.5):
     """
     Y = sp.csr_matrix(Y)
     n_docs, n_labels = Y.shape
-    pred = np.asarray(scores) > threshold
-    n_pred = int(pred.sum())
+    if candidates is not None:
+        from ..fusion._tail import counts_above
+        n_pred, tp = counts_above(Y, candidates, scores, rank, threshold)
+    else:
+        pred = np.asarray(scores) > threshold
+        n_pred = int(pred.sum())
+        rows = np.repeat(np.arange(n_docs), np.diff(Y.indptr))
+        tp = int(pred[rows, Y.indices].sum())
     mean_pred = n_pred / max(1, n_docs)
-    rows = np.repeat(np.arange(n_docs), np.diff(Y.indptr))
-    tp = int(pred[rows, Y.indices].sum())
     precision = tp / n_pred if n_pred else 1.0
     recall = tp / Y.nnz if Y.nnz else 1.0
     reason = None
@@ -166,6 +186,20 @@ def degenerate_check(Y, scores, threshold=0.5):
     return float(mean_pred), reason
 
 
+def _metric_at_k(name):
+    """(metric function, k) of "<precision|ndcg|recall>_at_<k>", (None, None) for "map"."""
+    from .. import metrics
+    if name == "map":
+        return None, None
+    base, _, k = name.rpartition("_at_")
+    funcs = {"precision": metrics.precision_at_k, "ndcg": metrics.ndcg_at_k,
+             "recall": metrics.recall_at_k}
+    if base not in funcs or not k.isdigit() or int(k) < 1:
+        raise ValueError(f"scoring={name!r} is not supported for early stopping; use 'map' or "
+                         "'precision_at_<k>', 'ndcg_at_<k>', 'recall_at_<k>'")
+    return funcs[base], int(k)
+
+
 def metric_by_name(name):
     """The xplant ranking metric named like a scorer, as f(Y, scores) -> float.
 
@@ -175,20 +209,51 @@ def metric_by_name(name):
         For a name other than "map" or "<precision|ndcg|recall>_at_<k>".
     """
     from .. import metrics
-    if name == "map":
+    func, k = _metric_at_k(name)
+    if func is None:
         return lambda Y, s: float(metrics.mean_average_precision(Y, s))
-    base, _, k = name.rpartition("_at_")
-    funcs = {"precision": metrics.precision_at_k, "ndcg": metrics.ndcg_at_k,
-             "recall": metrics.recall_at_k}
-    if base not in funcs or not k.isdigit() or int(k) < 1:
-        raise ValueError(f"scoring={name!r} is not supported for early stopping; use 'map' or "
-                         "'precision_at_<k>', 'ndcg_at_<k>', 'recall_at_<k>'")
-    return lambda Y, s: float(funcs[base](Y, s, k=int(k)))
+    return lambda Y, s: float(func(Y, s, k=k))
 
 
-def score_by_name(name, Y, scores):
-    """Compute the metric named ``name`` (see :func:`metric_by_name`)."""
-    return metric_by_name(name)(Y, scores)
+def score_by_name(name, Y, scores, *, candidates=None, rank=None):
+    """Compute the metric named ``name`` (see :func:`metric_by_name`).
+
+    Parameters
+    ----------
+    name : str
+        "map" or "<precision|ndcg|recall>_at_<k>".
+    Y : {ndarray, sparse matrix} of shape (n, L)
+        Gold labels, 0/1.
+    scores : ndarray of shape (n, L), or (n, C) with ``candidates``
+        Scores. With ``candidates``, each row's candidates' scores floored
+        as :func:`xplant.fusion.dense_scores` floors them (the block of
+        :func:`xplant.fusion.fuse` with ``min_score=SCORE_FLOOR``), standing
+        for that function's (n, L) scores: MAP by
+        :func:`xplant.fusion.map_from_candidates`, a metric at k on the
+        labels of :func:`xplant.fusion.ranking_from_candidates`. Both give
+        the metric of the dense scores to the last digit (ties rank the
+        lower label first in both) without the (n, L) array.
+    candidates : ndarray of int of shape (n, C), optional
+        Each row's candidate labels.
+    rank : ndarray of int of shape (n, L), optional
+        :func:`xplant.fusion.tail_order` of the candidates; with ``candidates``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a name other than "map" or "<precision|ndcg|recall>_at_<k>".
+    """
+    if candidates is None:
+        return metric_by_name(name)(Y, scores)
+    from ..fusion import map_from_candidates, ranking_from_candidates
+    func, k = _metric_at_k(name)
+    if func is None:
+        return float(map_from_candidates(Y, candidates, scores, rank))
+    return float(func(Y, y_top_k=ranking_from_candidates(candidates, scores, rank, k), k=k))
 
 
 class FiniteLossGuard(Callback):

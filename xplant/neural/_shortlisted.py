@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, cross_fit_ranking,
-                      dense_scores, fit_calibration, fit_shortlist, fuse, map_from_candidates,
-                      rank_labels, sigmoid, tail_factor, tail_order, top_k_from_candidates, training_candidates)
+                      fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid, tail_factor,
+                      tail_order, top_k_from_candidates, training_candidates)
 from ..fusion._fuse import check_fusion
 from ..fusion._shortlist import _final_step, is_frozen
+from ..fusion._tail import every_label_scores
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -260,13 +261,29 @@ class ShortlistMixin:
     def _dev_scores(self):
         """Dev scores for early stopping and the dev loss, from one pass over dev.
 
-        Returns ``(scores, loss)``: dense (n_dev, n_labels) scores of PLANT
-        alone on its test-time candidates, and the Stage 2 loss on dev (the
-        history's ``valid_loss``; skorch's own validation pass, a second
-        forward pass over dev each epoch, is not run). Without a shortlist, or
-        with every label a candidate, the loss is the training loss over all
-        labels (positives and hard negatives); with ``n_candidates`` < L it is
-        over each document's test-time candidates.
+        Returns ``(scores, loss, tail)``: the scores of PLANT alone on its
+        test-time candidates, the Stage 2 loss on dev (the history's
+        ``valid_loss``; skorch's own validation pass, a second forward pass
+        over dev each epoch, is not run), and what stands for the rest of
+        the labels, as keyword arguments of
+        :func:`~xplant.neural._callbacks.score_by_name` and
+        :func:`~xplant.neural._callbacks.degenerate_check`. With fewer
+        candidates than labels (``n_candidates`` < L) the scores are the
+        (n_dev, C) candidates' σ(z), floored as :func:`~xplant.fusion.dense_scores` floors them,
+        and ``tail`` is ``{"candidates", "rank"}`` (the candidates and
+        their fixed tail order): every metric and the collapse check read
+        them to the last digit as they would the (n_dev, L) scores of
+        ``dense_scores``, which are never built (exact for MAP and for a
+        metric at any k; see ``score_by_name``). Otherwise ``scores`` are
+        (n_dev, L) and ``tail`` is empty: σ of the network's logits, the
+        model's own output (with every label a candidate, the dense scores
+        of those candidates, built in that one array without a permuted
+        copy: :func:`~xplant.fusion._tail.every_label_scores`).
+
+        Without a shortlist, or with every label a candidate, the loss is
+        the training loss over all labels (positives and hard negatives);
+        with ``n_candidates`` < L it is over each document's test-time
+        candidates.
 
         With a shortlist, no α is swept here (nothing per epoch is chosen
         with it): the α chosen after the fit and its fused score are
@@ -280,15 +297,19 @@ class ShortlistMixin:
         shortlisted = getattr(self, "shortlist_", None) is not None and self.dev_view_ is not None
         if not shortlisted:
             logits = self._logits(self.dev_docs_)
-            return sigmoid(logits), self._dev_loss(logits)
+            return sigmoid(logits), self._dev_loss(logits), {}
         cand, s, rank = self.dev_view_
         if self.n_candidates_ >= self.n_labels_:
             logits = self._logits(self.dev_docs_)
-            z, loss = np.take_along_axis(logits, cand, 1), self._dev_loss(logits)
+            loss = self._dev_loss(logits)
+            if cand.shape[1] == self.n_labels_:      # every label a candidate: no tail
+                return every_label_scores(sigmoid(logits), cand), loss, {}
+            z = np.take_along_axis(logits, cand, 1)
         else:
             z = self._net_candidate_logits(self.dev_docs_, cand)
             loss = self._dev_loss(z, cand)
-        return dense_scores(cand, sigmoid(z), rank), loss
+        scores = fuse([Source(sigmoid(z), 1.0, None, cand)], min_score=SCORE_FLOOR)
+        return scores, loss, {"candidates": cand, "rank": rank}
 
     def _dev_loss(self, logits, candidates=None):
         """Mean Stage 2 loss over the dev documents (float).
@@ -324,9 +345,11 @@ class ShortlistMixin:
         ``calibrations_``: the plain sigmoid and the logistic scaling fitted
         on dev candidates. A ranking choice of
         :func:`~xplant.model_selection.choose_on_dev`: ties keep the earlier
-        (the plain sigmoid, then the smaller α). With ``scoring="map"`` each
+        (the plain sigmoid, then the smaller α). Each
         pair is scored from the (n_dev, C) candidates and the tail order
-        (:func:`~xplant.fusion.map_from_candidates`, exact), not from an
+        (:func:`~xplant.fusion.map_from_candidates`; a metric at k from
+        :func:`~xplant.fusion.ranking_from_candidates`), equal to the
+        metric of the dense scores to the last digit, not from an
         (n_dev, L) matrix per pair.
         """
         from ..model_selection import choose_on_dev
@@ -337,15 +360,11 @@ class ShortlistMixin:
         cals = self.calibrations_ if not isinstance(fixed, tuple) else [fixed[1]]
         calibrated = {(float(a), float(b)): calibrate(s, (a, b)) for a, b in cals}
         pairs = [(float(alpha), ab) for ab in calibrated for alpha in grid]
-        factor = None if self.scoring == "map" else tail_factor(rank)
 
-        def score(pair):
+        def score(pair):                    # exact from the candidates: no (n_dev, L) array
             alpha, ab = pair
-            if self.scoring == "map":       # exact from the candidates: no (n_dev, L) array
-                fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand)
-                return map_from_candidates(self.dev_Y_, cand, fused, rank)
-            fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand, factor)
-            return score_by_name(self.scoring, self.dev_Y_, fused)
+            fused = self._fused((calibrated[ab], None), (p_net, None), alpha, cand)
+            return score_by_name(self.scoring, self.dev_Y_, fused, candidates=cand, rank=rank)
 
         return choose_on_dev("fusion", pairs, score, family="ranking", criterion=self.scoring,
                              fallback=None)
