@@ -293,8 +293,9 @@ def test_a_saved_description_fusion_loads_the_same_in_a_fresh_interpreter(saved_
 
 def test_a_damaged_description_fusion_folder_names_the_file(saved_fusion, zero_shot_corpus,
                                                             tmp_path):
-    """Unseen labels that are not the labels of frequency 0, a model of other labels, a rule of
-    another length: errors naming config.json, before anything predicts."""
+    """Unseen labels that are not the labels of frequency 0, a model of other labels: errors
+    naming config.json, before anything predicts; a fusion whose labels are not its model's,
+    or a rule of another length, is refused before anything is written."""
     import shutil
     from xplant import load_saved
     from xplant.unseen import save_description_fusion
@@ -316,6 +317,13 @@ def test_a_damaged_description_fusion_folder_names_the_file(saved_fusion, zero_s
     with pytest.raises(ValueError, match="config.json.*the model in estimator/ has 7 labels that "
                                          "are not the fusion's 7 labels"):
         load_saved(tmp_path / "fusion")
+    # refused before writing: a fusion fitted without the names of its model's labels
+    from sklearn.frozen import FrozenEstimator
+    unnamed = DescriptionFusion(FrozenEstimator(other), weight=1.0, seen_weight=0.0).fit(
+        texts, Y, label_descriptions=zero_shot_corpus[4])
+    with pytest.raises(ValueError, match="column 0 is 'M0' there, '0' here; fit it with "
+                                         "label_names"):
+        save_description_fusion(unnamed, tmp_path / "bad")
     config = json.loads((tmp_path / "fusion" / "config.json").read_text())
     with pytest.raises(ValueError, match="thresholds"):
         save_description_fusion(f, tmp_path / "bad", decision={

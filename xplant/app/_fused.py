@@ -211,8 +211,10 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     from ..metrics import choose_rule, mean_average_precision
     from ..unseen import DescriptionFusion
     from ._rows import FUSED_SUFFIXES, save_row
+    # the model's label names (its saved folder answers in them, not in column indices)
+    names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
     fused = DescriptionFusion(FrozenEstimator(model)).fit(
-        train.texts, train.Y, validation_data=(dev.texts, dev.Y),
+        train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names,
         **{k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None})
     dev_scores, test_scores = fused.decision_function(dev.texts), fused.decision_function(test.texts)
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])

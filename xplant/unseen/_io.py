@@ -123,7 +123,9 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         be stored without pickle (the message names what can).
     ValueError
         For an invalid ``decision`` (per-label thresholds of another length
-        than the labels, thresholds that are not finite).
+        than the labels, thresholds that are not finite), or a fusion whose
+        label names are not its model's (a fusion fitted without
+        ``label_names`` over a model that has them).
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
@@ -166,6 +168,12 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         decision = decision_json(decision, fusion.n_labels_)
     frozen = isinstance(fusion.estimator_, FrozenEstimator)
     model = fusion.estimator_.estimator if frozen else fusion.estimator_
+    try:                                  # what loading checks, refused before anything is written
+        _check_same_labels(fusion, model, "its model")
+    except ValueError as exc:
+        raise ValueError(f"cannot save this DescriptionFusion: {exc}; fit it with "
+                         "label_names=<its model's label names>, so that the saved folder "
+                         "answers in the same labels") from None
     with atomic_folder(path) as tmp:   # the old folder is removed only once the new one is in place
         arrays = {"unseen": np.asarray(fusion.unseen_, dtype=np.int64)}
         config = {"format": FUSION_FORMAT,
@@ -185,10 +193,14 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
 
 
 def _check_same_labels(fusion, other, what):
+    """ValueError unless ``other`` (a model or the ranker) has the fusion's labels, in order."""
     names = [str(c) for c in (other.steps[-1][1] if hasattr(other, "steps") else other).classes_]
-    if names != [str(c) for c in fusion.classes_]:
+    own = [str(c) for c in fusion.classes_]
+    if names != own:
+        i = next((i for i, (a, b) in enumerate(zip(names, own)) if a != b), None)
+        first = "" if i is None else f"; column {i} is {names[i]!r} there, {own[i]!r} here"
         raise ValueError(f"{what} has {len(names)} labels that are not the fusion's "
-                         f"{fusion.n_labels_} labels, in the same order")
+                         f"{fusion.n_labels_} labels, in the same order{first}")
 
 
 def load_description_fusion(path, config, load_model):
