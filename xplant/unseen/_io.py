@@ -71,10 +71,10 @@ def _save_model(model, path):
         return
     # PLANT's layout (MIGRelevance -> PlantClassifier): the classifier holds the fitted
     # relevance and reads raw texts, so its folder alone answers as the Pipeline does
-    if any(type(step) is not MIGRelevance for _, step in steps[:-1]):
+    if [type(step) for _, step in steps[:-1]] not in ([], [MIGRelevance]):
         raise TypeError(f"cannot save a Pipeline of {[type(s).__name__ for _, s in steps]} "
-                        f"without pickle: a {type(final).__name__} saves itself, so the steps "
-                        "before it may only be the MIGRelevance it was fitted on")
+                        f"without pickle: a {type(final).__name__} saves itself, so the one "
+                        "step before it may be a MIGRelevance (PLANT's Pipeline), nothing else")
     final.save(path)
 
 
