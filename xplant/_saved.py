@@ -20,14 +20,17 @@ def load_saved(path):
     ----------
     path : str or Path
         A folder written by ``PlantClassifier.save``,
-        :func:`xplant.linear.save_linear`, ``xplant run`` (``RUN/models/<row>``)
-        or ``xplant fit``.
+        :func:`xplant.linear.save_linear`,
+        :func:`xplant.unseen.save_description_fusion`, ``xplant run``
+        (``RUN/models/<row>``) or ``xplant fit``.
 
     Returns
     -------
     model : estimator
-        A fitted :class:`~xplant.neural.PlantClassifier`, or what
-        :func:`xplant.linear.load_linear` returns.
+        A fitted :class:`~xplant.neural.PlantClassifier`, what
+        :func:`xplant.linear.load_linear` returns, or a fitted
+        :class:`~xplant.unseen.DescriptionFusion` with its model (loaded from
+        its ``estimator/`` folder by this function).
     decision : dict
         ``{"rule": "top_k" | "threshold" | "per_label_threshold", "k": int,
         "threshold": float, "thresholds": ndarray of shape (n_labels,) or
@@ -42,8 +45,8 @@ def load_saved(path):
         When ``config.json`` names no xplant format, or ``path`` is a part
         of a saved model (the shortlist inside a PLANT folder).
     """
-    from . import unseen  # noqa: F401  (registers DescriptionRanker's saved kind)
     from .linear._io import LINEAR_FORMAT, load_linear, read_config
+    from .unseen._io import FUSION_FORMAT, load_description_fusion  # registers the ranker's kind
     path = Path(path)
     if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
         raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
@@ -52,23 +55,31 @@ def load_saved(path):
     config = read_config(path)
     fmt = str(config.get("format"))
     if fmt == LINEAR_FORMAT:
-        from .metrics import check_rule
         model = load_linear(path)
-        decision = config.get("decision")
-        if decision is None:
-            return model, _default_decision(model)
-        try:
-            return model, check_rule(decision, len(label_names(model)))
-        except ValueError as exc:
-            raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
-                             "damaged or was edited by hand, save the model again") from None
+        return model, _saved_decision(path, config, model)
+    if fmt == FUSION_FORMAT:            # its model, in estimator/, is any saved kind
+        model = load_description_fusion(path, config, lambda folder: load_saved(folder)[0])
+        return model, _saved_decision(path, config, model)
     if fmt.startswith(_PLANT_PREFIX):
         from .neural import load_model
         clf = load_model(path)
         return clf, fitted_decision(clf)
     raise ValueError(f"{path}/config.json names format {config.get('format')!r}, which is no "
-                     f"saved xplant model ({LINEAR_FORMAT!r} or {_PLANT_PREFIX}-*); pass a folder "
-                     "written by xplant run or xplant fit")
+                     f"saved xplant model ({LINEAR_FORMAT!r}, {FUSION_FORMAT!r} or "
+                     f"{_PLANT_PREFIX}-*); pass a folder written by xplant run or xplant fit")
+
+
+def _saved_decision(path, config, model):
+    """The rule in ``config.json`` (``"decision"``), checked; else the model's default."""
+    from .metrics import check_rule
+    decision = config.get("decision")
+    if decision is None:
+        return _default_decision(model)
+    try:
+        return check_rule(decision, len(label_names(model)))
+    except ValueError as exc:
+        raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
+                         "damaged or was edited by hand, save the model again") from None
 
 
 def _final(model):

@@ -35,7 +35,8 @@ def test_results_json_schema(smoke_run):
     assert [m["name"] for m in data["models"] if m.get("designated")] == [best["name"]]
     desc = data["models"][-1]
     assert desc["description_weight"] >= 0 and desc["description_seen_weight"] >= 0
-    assert desc["description_choice"]["name"] == "description_weights" and "not_saved" in desc
+    assert desc["description_choice"]["name"] == "description_weights"
+    assert desc["saved_to"] == str(out / "models" / "PLANT_fused_descriptions")
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
                 "k", "threshold"} <= set(m)
@@ -250,6 +251,49 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     prior, _ = load_saved(out / "models" / "frequency_prior")
     np.testing.assert_allclose(prior.predict_proba(["x"])[0],
                                np.asarray(load_codiesp("train").Y[:40].sum(0)).ravel() / 40)
+
+
+def test_the_descriptions_row_is_saved_and_xplant_predict_answers_as_the_row(smoke_run,
+                                                                              tmp_path):
+    """models/PLANT_fused_descriptions reproduces its row: the fusion (dev MAP to the last
+    bit), the row's dev-chosen rule, a copy of models/PLANT inside; xplant predict reads it."""
+    from xplant._saved import decide, decision_record, load_saved
+    from xplant.app._rows import saved_row
+    from xplant.app.cli import main
+    from xplant.datasets import load_codiesp
+    from xplant.metrics import mean_average_precision
+    from xplant.unseen import DescriptionFusion
+    out, res, _ = smoke_run
+    row = next(m for m in res["models"] if m["name"] == "PLANT fused + descriptions")
+    folder = out / "models" / "PLANT_fused_descriptions"
+    assert row["saved_to"] == str(folder) and "not_saved" not in row
+    assert saved_row(folder) == "PLANT fused + descriptions"
+    model, decision = load_saved(folder)
+    assert type(model) is DescriptionFusion
+    assert (model.weight_, model.seen_weight_) == (row["description_weight"],
+                                                   row["description_seen_weight"])
+    assert decision_record(decision) == row["decision"]        # the rule the row reports
+    dev = load_codiesp("dev")
+    texts, Y = dev.texts[:40], dev.Y[:40]
+    assert float(mean_average_precision(Y, model.decision_function(texts))) == row["dev_MAP"]
+    for name in ("model.safetensors", "config.json", "shortlist/arrays.safetensors"):
+        assert (folder / "estimator" / name).read_bytes() == \
+            (out / "models" / "PLANT" / name).read_bytes()
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
+                            for i, t in enumerate(texts[:3])), encoding="utf-8")
+    assert main(["predict", "--model", str(folder), "--input", str(docs),
+                 "--output", str(tmp_path / "pred.jsonl"), "--top-k", "5"]) == 0
+    recs = [json.loads(l) for l in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    names = [str(c) for c in model.classes_]
+    scores = model.decision_function(texts[:3])
+    want = decide(model, texts[:3], decision)
+    for i, rec in enumerate(recs):
+        assert rec["decision"] == dict(row["decision"], scale="decision_function")
+        assert [t["label"] for t in rec["top"]] == \
+            [names[j] for j in model.predict_top_k(texts[i:i + 1], 5)[0][0]]
+        assert [t["score"] for t in rec["top"]] == sorted(scores[i], reverse=True)[:5]
+        assert sorted(rec["predicted"]) == sorted(names[j] for j in want[i].indices)
 
 
 def test_run_help_names_the_default_rows():

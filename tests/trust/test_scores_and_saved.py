@@ -223,3 +223,46 @@ def test_case11_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
     report = evaluate_model(tmp_path / "m", write_jsonl(tmp_path / "t.jsonl", texts, labels),
                             log=lines.append)
     assert report["row"] == "TF-IDF + SVM" and "TF-IDF + SVM" in lines[-1]
+
+
+def test_plant_fused_with_descriptions_is_saved_and_predicts_as_in_memory(tiny_model, make_texts,
+                                                                          tmp_path):
+    """The run's description row over a PLANT model (frozen), saved as ``xplant run`` saves it:
+    xplant predict reads the folder and answers with the in-memory scores and the saved rule."""
+    pytest.importorskip("torch")
+    from sklearn.frozen import FrozenEstimator
+    from xplant._saved import decide, load_saved
+    from xplant.app._rows import save_row
+    from xplant.app.cli import main
+    from xplant.unseen import DescriptionFusion
+    _, clf = tiny_model
+    texts, labels = make_texts()
+    names = [str(c) for c in clf.classes_]
+    Y = np.array([[n in l for n in names] for l in labels], dtype=np.int64)
+    desc = ["signal zero sig0", "signal one sig1", "signal two", "signal three sig3"]
+    f = DescriptionFusion(FrozenEstimator(clf), weight=1.0, seen_weight=0.5).fit(
+        texts, Y, label_descriptions=desc, label_names=names)
+    new = ["sig0 w1 w2 w3", "w4 signal two sig2", "w5"]
+    scores = f.decision_function(new)
+    rule = {"rule": "threshold", "k": 2, "threshold": float(np.median(scores)), "thresholds": None}
+    assert save_row(f, f, tmp_path / "m", rule, row="PLANT fused + descriptions") == \
+        {"saved_to": str(tmp_path / "m")}
+    assert json.loads((tmp_path / "m" / "row.json").read_text()) == \
+        {"row": "PLANT fused + descriptions"}
+    g, decision = load_saved(tmp_path / "m")
+    np.testing.assert_array_equal(g.decision_function(new), scores)        # to the bit
+    assert type(g.estimator_).__name__ == "FrozenEstimator"
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
+                             for i, t in enumerate(new)), encoding="utf-8")
+    assert main(["predict", "--model", str(tmp_path / "m"), "--input", str(notes),
+                 "--output", str(tmp_path / "pred.jsonl"), "--top-k", "4"]) == 0
+    recs = [json.loads(l) for l in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    want = decide(f, new, rule)
+    for i, rec in enumerate(recs):
+        assert rec["decision"] == {"rule": "threshold", "k": 2, "threshold": rule["threshold"],
+                                   "scale": "decision_function"}
+        assert [t["score"] for t in rec["top"]] == sorted(scores[i], reverse=True)
+        assert sorted(rec["predicted"]) == sorted(names[j] for j in want[i].indices)
+        assert all(p["score"] >= rule["threshold"] for p in rec["passed"])
+    assert sum(len(r["predicted"]) for r in recs) == int((scores >= rule["threshold"]).sum())

@@ -225,14 +225,110 @@ def test_load_linear_names_the_subpackage_it_needs():
     assert out.strip().endswith("DescriptionRanker")
 
 
-def test_description_fusion_cannot_be_saved_and_says_what_can(zero_shot_corpus, tmp_path):
-    """Only the ranker has a saver (save_linear, through the kind xplant.unseen registers)."""
+@pytest.fixture(scope="module")
+def saved_fusion(zero_shot_corpus, tmp_path_factory):
+    """A DescriptionFusion over a TF-IDF + LR, its unseen labels' weight chosen on dev, saved
+    with a per-label rule; (folder, fusion, decision, test texts)."""
+    from xplant.unseen import save_description_fusion
+    texts, Y, test, Yt, desc = zero_shot_corpus
+    folder = tmp_path_factory.mktemp("saved") / "fusion"
+    f = DescriptionFusion(make_tfidf_logistic(C=10.0), seen_weight=0.3).fit(
+        texts, Y, label_descriptions=desc, label_names=[f"L{j}" for j in range(7)],
+        validation_data=(test[:6], Yt[:6]))
+    decision = {"rule": "per_label_threshold", "k": 3, "threshold": 0.5,
+                "thresholds": np.linspace(0.1, 0.7, 7) + 1e-17 * np.pi}
+    save_description_fusion(f, folder, decision=decision)
+    return folder, f, decision, test
+
+
+def test_description_fusion_saved_and_loaded_scores_to_the_bit(saved_fusion, tmp_path):
+    """load_saved gives back the fusion (its model, ranker, weights, unseen labels) and the
+    saved rule; scores, rankings and decisions equal the fitted object's exactly; JSON and
+    safetensors only."""
+    from xplant import load_saved
+    from xplant._saved import decide
     from xplant.linear import save_linear
-    texts, Y, _, _, desc = zero_shot_corpus
-    f = DescriptionFusion(FrequencyPrior(), weight=1.0).fit(texts, Y, label_descriptions=desc)
-    with pytest.raises(TypeError, match="cannot save DescriptionFusion.*DescriptionRanker"):
+    folder, f, decision, test = saved_fusion
+    g, rule = load_saved(folder)
+    assert type(g) is DescriptionFusion and g is not f
+    assert (g.weight_, g.seen_weight_, g.k_) == (f.weight_, f.seen_weight_, f.k_)
+    assert g.unseen_.tolist() == f.unseen_.tolist() == [6]
+    assert g.dev_map_ == f.dev_map_ and g.dev_choice_ == f.dev_choice_
+    assert g.classes_.tolist() == f.classes_.tolist() and (g.weight, g.seen_weight) == ("dev", 0.3)
+    np.testing.assert_array_equal(g.decision_function(test), f.decision_function(test))
+    for a, b in zip(g.predict_top_k(test, 4), f.predict_top_k(test, 4)):
+        np.testing.assert_array_equal(a, b)
+    assert (g.predict(test) != f.predict(test)).nnz == 0     # sparse, as Y was
+    assert rule["rule"] == "per_label_threshold" and rule["k"] == 3 and rule["threshold"] == 0.5
+    np.testing.assert_array_equal(rule["thresholds"], decision["thresholds"])  # float64, exactly
+    assert (decide(g, test, rule) != decide(f, test, decision)).nnz == 0
+    # the model is a copy in its own format, loadable alone; no pickle anywhere
+    assert sorted(p.name for p in folder.iterdir()) == \
+        ["arrays.safetensors", "config.json", "estimator"]
+    inner, _ = load_saved(folder / "estimator")
+    np.testing.assert_array_equal(inner.predict_proba(test), f.estimator_.predict_proba(test))
+    assert {p.suffix for p in folder.rglob("*") if p.is_file()} == {".json", ".safetensors"}
+    # save_linear saves the ranker, not the fusion, and says where the fusion goes
+    with pytest.raises(TypeError, match="cannot save DescriptionFusion.*save_description_fusion"):
         save_linear(f, tmp_path / "never-written")
     assert not (tmp_path / "never-written").exists()
+
+
+def test_a_saved_description_fusion_loads_the_same_in_a_fresh_interpreter(saved_fusion,
+                                                                          tmp_path):
+    folder, f, decision, test = saved_fusion
+    (tmp_path / "test.json").write_text(json.dumps(test))
+    code = ("import sys, json, numpy as np\nfrom xplant import load_saved\n"
+            "m, d = load_saved(sys.argv[1])\nt = json.load(open(sys.argv[2]))\n"
+            "np.savez(sys.argv[3], s=m.decision_function(t), i=m.predict_top_k(t, 4)[0], "
+            "th=d['thresholds'])")
+    subprocess.run([sys.executable, "-c", code, str(folder),
+                    str(tmp_path / "test.json"), str(tmp_path / "out.npz")], check=True,
+                   cwd=Path(__file__).parents[2])
+    with np.load(tmp_path / "out.npz") as z:
+        np.testing.assert_array_equal(z["s"], f.decision_function(test))
+        np.testing.assert_array_equal(z["i"], f.predict_top_k(test, 4)[0])
+        np.testing.assert_array_equal(z["th"], decision["thresholds"])
+
+
+def test_a_damaged_description_fusion_folder_names_the_file(saved_fusion, zero_shot_corpus,
+                                                            tmp_path):
+    """Unseen labels that are not the labels of frequency 0, a model of other labels: errors
+    naming config.json, before anything predicts; a fusion whose labels are not its model's,
+    or a rule of another length, is refused before anything is written."""
+    import shutil
+    from xplant import load_saved
+    from xplant.unseen import save_description_fusion
+    from safetensors.numpy import load_file, save_file
+    _, f, _, _ = saved_fusion
+    save_description_fusion(f, tmp_path / "fusion")
+    arrays = load_file(tmp_path / "fusion" / "arrays.safetensors")
+    save_file(dict(arrays, unseen=np.array([5], dtype=np.int64)),
+              tmp_path / "fusion" / "arrays.safetensors")
+    with pytest.raises(ValueError, match="config.json.*unseen labels are not the labels of "
+                                         "training frequency 0"):
+        load_saved(tmp_path / "fusion")
+    save_description_fusion(f, tmp_path / "fusion", overwrite=True)
+    texts, Y, *_ = zero_shot_corpus
+    other = make_tfidf_logistic(C=10.0).fit(texts, Y, ovr__label_names=[f"M{j}" for j in range(7)])
+    shutil.rmtree(tmp_path / "fusion" / "estimator")
+    from xplant.linear import save_linear
+    save_linear(other, tmp_path / "fusion" / "estimator")
+    with pytest.raises(ValueError, match="config.json.*the model in estimator/ has 7 labels that "
+                                         "are not the fusion's 7 labels"):
+        load_saved(tmp_path / "fusion")
+    # refused before writing: a fusion fitted without the names of its model's labels
+    from sklearn.frozen import FrozenEstimator
+    unnamed = DescriptionFusion(FrozenEstimator(other), weight=1.0, seen_weight=0.0).fit(
+        texts, Y, label_descriptions=zero_shot_corpus[4])
+    with pytest.raises(ValueError, match="column 0 is 'M0' there, '0' here; fit it with "
+                                         "label_names"):
+        save_description_fusion(unnamed, tmp_path / "bad")
+    config = json.loads((tmp_path / "fusion" / "config.json").read_text())
+    with pytest.raises(ValueError, match="thresholds"):
+        save_description_fusion(f, tmp_path / "bad", decision={
+            "rule": "per_label_threshold", "k": 3, "threshold": 0.5, "thresholds": [0.1] * 6})
+    assert not (tmp_path / "bad").exists() and config["format"] == "xplant-description-fusion-1"
 
 
 def test_seen_weight_adds_the_cosine_to_the_seen_labels_and_is_chosen_with_the_weight():

@@ -169,7 +169,7 @@ DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
                       "parent_descriptions")
 
 
-def description_variant(out, model, train, dev, test):
+def description_variant(out, model, train, dev, test, *, model_dir=None, row=None):
     """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model
     and the label descriptions, one more source of :func:`xplant.fusion.fuse`.
 
@@ -180,8 +180,12 @@ def description_variant(out, model, train, dev, test):
     MAP. The row needs the training split's label descriptions (the
     bundled ICD and EUROVOC loaders give them, a user's files with
     ``--label-descriptions FILE``); without them ``out["info"]`` records why
-    the row was not run. Not saved: a saved model folder holds one model's
-    scores (the fused row's).
+    the row was not run. Its decision rule is chosen on dev here
+    (:func:`xplant.metrics.choose_rule`, as for every row) and, with
+    ``model_dir``, the row is saved there
+    (:func:`xplant.unseen.save_description_fusion`: the ranker, the
+    weights, the rule and a copy of the fused model), so ``xplant
+    predict`` answers as the row does.
 
     Parameters
     ----------
@@ -192,6 +196,11 @@ def description_variant(out, model, train, dev, test):
         The shortlisted fit.
     train, dev, test : Bunch
         The run's splits (raw texts).
+    model_dir : str or None
+        The row's own folder (``RUN/models/<row>_fused_descriptions``);
+        None saves nothing.
+    row : str or None
+        The row's name, recorded in the folder's ``row.json``.
     """
     desc = train.get("label_descriptions")
     if desc is None or not any(d for d in desc) or train.get("texts") is None:
@@ -199,21 +208,25 @@ def description_variant(out, model, train, dev, test):
                            "label descriptions (give --label-descriptions FILE)")
         return
     from sklearn.frozen import FrozenEstimator
-    from ..metrics import mean_average_precision
+    from ..metrics import choose_rule, mean_average_precision
     from ..unseen import DescriptionFusion
-    from ._rows import FUSED_SUFFIXES
+    from ._rows import FUSED_SUFFIXES, save_row
+    # the model's label names (its saved folder answers in them, not in column indices)
+    names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
     fused = DescriptionFusion(FrozenEstimator(model)).fit(
-        train.texts, train.Y, validation_data=(dev.texts, dev.Y),
+        train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names,
         **{k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None})
     dev_scores, test_scores = fused.decision_function(dev.texts), fused.decision_function(test.texts)
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
+    dev32 = dev_scores.astype(np.float32)
+    rule = choose_rule(dev.Y, dev32)           # the rule the run would choose for the row
+    saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
     out["variants"].append({
-        "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev_scores.astype(np.float32),
-        "test_scores": test_scores.astype(np.float32),
+        "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev32,
+        "test_scores": test_scores.astype(np.float32), "rule": rule,
         "info": dict(info, description_weight=fused.weight_,
                      description_seen_weight=fused.seen_weight_,
                      description_choice=fused.dev_choice_, n_unseen_labels=int(fused.unseen_.size),
                      dev_MAP=float(mean_average_precision(dev.Y, dev_scores)) if dev.Y.nnz else 0.0,
-                     not_saved="a saved folder holds the fused model alone (models/<row>); "
-                               "this row adds the description source to its scores")})
+                     **saved)})

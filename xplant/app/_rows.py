@@ -311,7 +311,7 @@ def saved_row(path):
 
 
 def save_row(model, final, model_dir, rule, row=None):
-    """Save a fitted row without pickle; linear rows carry the run's dev-chosen rule.
+    """Save a fitted row without pickle; linear and description rows keep the run's dev rule.
 
     ``model_dir`` is a folder the run owns (``RUN/models/<row>``, checked by
     :func:`xplant._files.check_model_output` before the run fits anything, or
@@ -332,8 +332,10 @@ def save_row(model, final, model_dir, rule, row=None):
     model_dir : str or Path
         The folder to write (replaced when it holds a model).
     rule : dict or None
-        The dev-chosen decision rule (:func:`xplant.linear.save_linear`'s
-        ``decision``).
+        The dev-chosen decision rule (the ``decision`` of
+        :func:`xplant.linear.save_linear` and
+        :func:`xplant.unseen.save_description_fusion`; a PlantClassifier
+        saves its own fitted rule).
     row : str or None
         The row's name, recorded in ``row.json``; None writes no ``row.json``.
 
@@ -345,7 +347,13 @@ def save_row(model, final, model_dir, rule, row=None):
         stand.
     """
     path = Path(model_dir)
-    if hasattr(final, "save"):
+    from ..unseen import DescriptionFusion, save_description_fusion
+    if isinstance(final, DescriptionFusion):     # with its model and the row's rule
+        try:
+            save_description_fusion(model, path, decision=rule, overwrite=True)
+        except TypeError as exc:
+            return {"not_saved": str(exc)}
+    elif hasattr(final, "save"):
         final.save(path, overwrite=True)
     else:
         from ..linear import save_linear

@@ -387,8 +387,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
         fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
         if row.planted:                    # PLANT's model: the description source joins it
             from ._fused import description_variant
+            vname, vfolder = _description_row(spec)
             with step(f"{spec['name']}: fused + descriptions (weights on dev)", verbose):
-                description_variant(out, model, splits["train"], dv, te)
+                description_variant(out, model, splits["train"], dv, te, row=vname, model_dir=(
+                    None if model_dir is None else str(Path(model_dir).parent / vfolder)))
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
@@ -532,6 +534,15 @@ def _model_folder(name):
         raise ValueError(f"model row name {name!r} maps to the folder name {folder!r}; give the "
                          "row a name with letters or digits")
     return folder
+
+
+def _description_row(spec):
+    """``(name, folder)`` of the ``<row> fused + descriptions`` row a PLANT row adds, else None."""
+    from ._rows import FUSED_SUFFIXES, find_row
+    if not find_row(spec.get("model", spec["name"])).planted:
+        return None
+    name = spec["name"] + FUSED_SUFFIXES["descriptions"]
+    return name, _model_folder(name)
 
 
 def check_model_specs(model_specs, **model_args):
@@ -735,8 +746,10 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
     if resume:
         _check_resume(out_dir, checked, inputs, data_args)
     if save_models:          # models/<row> is replaced only when it is a saved model
-        for _, folder in checked:
-            check_model_output(out_dir / "models" / folder, overwrite=True)
+        for spec, folder in checked:
+            described = _description_row(spec)       # a PLANT row's description row has one too
+            for f in (folder,) + ((described[1],) if described else ()):
+                check_model_output(out_dir / "models" / f, overwrite=True)
     if splits is None:
         splits = load_splits(**data_args)
     tr = splits["train"]

@@ -74,7 +74,8 @@ def _saveable_kinds():
 
 def _cannot(obj, why):
     return TypeError(f"cannot save {type(obj).__name__} without pickle: {why}. save_linear "
-                     f"saves {_saveable_kinds()}; save a PlantClassifier with its save() method.")
+                     f"saves {_saveable_kinds()}; save a PlantClassifier with its save() method, "
+                     "a DescriptionFusion with xplant.unseen.save_description_fusion.")
 
 
 def _json_params(est, skip=()):
@@ -272,14 +273,8 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
     if decision is not None:
-        from ..metrics import check_rule
         classes = getattr(steps[-1][1], "classes_", None)
-        rule = check_rule(decision, None if classes is None else len(classes))
-        decision = {"rule": rule["rule"], "k": rule["k"], "threshold": rule["threshold"]}
-        if rule["thresholds"] is not None:      # float64 in JSON: repr round-trips exactly
-            if not np.isfinite(rule["thresholds"]).all():
-                raise ValueError("decision['thresholds'] must be finite to be saved")
-            decision["thresholds"] = rule["thresholds"].tolist()
+        decision = decision_json(decision, None if classes is None else len(classes))
     from .._files import atomic_folder
     with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
         arrays, described = {}, []
@@ -298,6 +293,40 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         save_file(arrays, str(tmp / "arrays.safetensors"))
         (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False))
     return path
+
+
+def decision_json(decision, n_labels):
+    """A decision rule as the ``"decision"`` field of a saved folder's ``config.json``.
+
+    Parameters
+    ----------
+    decision : dict
+        ``{"rule", "k", "threshold", "thresholds"}``, checked by
+        :func:`xplant.metrics.check_rule`.
+    n_labels : int or None
+        The model's number of labels (the length of per-label thresholds).
+
+    Returns
+    -------
+    dict
+        ``{"rule", "k", "threshold"}``, plus ``"thresholds"`` (a list of
+        float, one per label) for the per-label rule; float64 values, which
+        JSON writes by ``repr`` and reads back exactly.
+
+    Raises
+    ------
+    ValueError
+        For an invalid rule (:func:`xplant.metrics.check_rule`), or
+        thresholds that are not finite.
+    """
+    from ..metrics import check_rule
+    rule = check_rule(decision, n_labels)
+    out = {"rule": rule["rule"], "k": rule["k"], "threshold": rule["threshold"]}
+    if rule["thresholds"] is not None:
+        if not np.isfinite(rule["thresholds"]).all():
+            raise ValueError("decision['thresholds'] must be finite to be saved")
+        out["thresholds"] = rule["thresholds"].tolist()
+    return out
 
 
 def read_config(path):

@@ -11,14 +11,17 @@ These estimators read each label's description, synonyms and ancestors
   its weights are chosen on dev from :data:`FUSION_WEIGHTS` (unseen labels)
   and :data:`SEEN_WEIGHTS` (the description score added to the seen labels).
 
-A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`
-and loaded with :func:`xplant.load_saved`. See docs/guide/unseen.md.
+A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`,
+a fitted DescriptionFusion (with its model) with
+:func:`save_description_fusion`; both load with :func:`xplant.load_saved`.
+See docs/guide/unseen.md.
 """
 
 from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,
                                   SEEN_WEIGHTS, DescriptionFusion)
 from ._description_ranker import DescriptionRanker
-from . import _io  # noqa: F401  (registers DescriptionRanker with save_linear and load_linear)
+# importing _io also registers DescriptionRanker with save_linear and load_linear
+from ._io import save_description_fusion
 
 __all__ = ["DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
-           "FUSION_WEIGHTS", "SEEN_WEIGHTS"]
+           "FUSION_WEIGHTS", "SEEN_WEIGHTS", "save_description_fusion"]

@@ -1,4 +1,4 @@
-"""Saving and loading DescriptionRanker without pickle, in the linear models' format.
+"""Saving and loading DescriptionRanker and DescriptionFusion without pickle.
 
 A DescriptionRanker is a step of :func:`xplant.linear.save_linear`'s folder
 (``config.json`` and ``arrays.safetensors``) of kind
@@ -6,6 +6,12 @@ A DescriptionRanker is a step of :func:`xplant.linear.save_linear`'s folder
 texts and their L2-normalised TF-IDF rows (CSR parts). The kind names no
 module, so folders saved while the class lived in ``xplant.linear`` load
 unchanged. Importing :mod:`xplant.unseen` registers it.
+
+A DescriptionFusion is a folder of its own format (:data:`FUSION_FORMAT`,
+:func:`save_description_fusion`) made of the same parts: its ranker as that
+step, its weights and label space in ``config.json``, and its model, saved
+in the model's own format, in ``estimator/``. :func:`xplant.load_saved`
+loads it (the model may be a PlantClassifier, which this layer cannot load).
 """
 
 import numpy as np
@@ -13,6 +19,7 @@ import scipy.sparse as sp
 
 from ..linear._io import (_json_params, _label_space, _load_step, _save_step, _set_label_space,
                           register_step)
+from ._description_fusion import DescriptionFusion
 from ._description_ranker import DescriptionRanker
 
 KIND = "description_ranker"
@@ -44,3 +51,219 @@ def _load_ranker(state, arrays, prefix, folder):
 
 
 register_step(KIND, DescriptionRanker, _save_ranker, _load_ranker)
+
+
+#: Format tag in ``config.json`` of a saved :class:`DescriptionFusion`.
+FUSION_FORMAT = "xplant-description-fusion-1"
+#: The subfolder of a saved DescriptionFusion that holds its model, in that model's own format.
+ESTIMATOR_FOLDER = "estimator"
+
+
+def _save_model(model, path):
+    """A fitted model in its own format: a PlantClassifier by its ``save``, the rest by
+    :func:`~xplant.linear.save_linear` (which refuses, naming what it saves)."""
+    from ..linear import save_linear
+    from ..relevance import MIGRelevance
+    steps = list(model.steps) if hasattr(model, "steps") else [("model", model)]
+    final = steps[-1][1]
+    if not hasattr(final, "save"):
+        save_linear(model, path)
+        return
+    # PLANT's layout (MIGRelevance -> PlantClassifier): the classifier holds the fitted
+    # relevance and reads raw texts, so its folder alone answers as the Pipeline does
+    if [type(step) for _, step in steps[:-1]] not in ([], [MIGRelevance]):
+        raise TypeError(f"cannot save a Pipeline of {[type(s).__name__ for _, s in steps]} "
+                        f"without pickle: a {type(final).__name__} saves itself, so the one "
+                        "step before it may be a MIGRelevance (PLANT's Pipeline), nothing else")
+    final.save(path)
+
+
+def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
+    """Save a fitted :class:`DescriptionFusion` to the folder ``path``, without pickle.
+
+    The folder holds ``config.json`` (the format tag, the fitted weights,
+    the label space, the ranker as a step of
+    :func:`~xplant.linear.save_linear`'s format, the decision rule),
+    ``arrays.safetensors`` (the unseen labels' column indices, the label
+    frequencies, the ranker's arrays) and ``estimator/``: a copy of the
+    fitted model in its own saved format (a PlantClassifier's folder, or
+    :func:`~xplant.linear.save_linear`'s). The copy makes the folder a
+    model of its own: it loads wherever it is moved, alone or with others.
+    :func:`xplant.load_saved` loads it; its scores are the saved object's,
+    to the bit.
+
+    Parameters
+    ----------
+    fusion : DescriptionFusion
+        Fitted. Its model (``estimator_``; the model inside a
+        ``FrozenEstimator``) must be saveable: a
+        :class:`~xplant.neural.PlantClassifier` (alone, or after the
+        ``MIGRelevance`` it was fitted on) or what
+        :func:`~xplant.linear.save_linear` saves.
+    path : str or Path
+        Folder to create.
+    decision : dict or None, default=None
+        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold" |
+        "per_label_threshold", "k": int, "threshold": float, "thresholds":
+        one per label or None}`` (:func:`xplant.metrics.check_rule`; the
+        thresholds on the scale of :meth:`DescriptionFusion.decision_function`);
+        ``xplant predict`` applies it. None: top-``k_`` (the training
+        documents' mean number of labels).
+    overwrite : bool, default=False
+        Replace an existing folder.
+
+    Returns
+    -------
+    path : Path
+
+    Raises
+    ------
+    TypeError
+        For another object than a DescriptionFusion, or a model that cannot
+        be stored without pickle (the message names what can).
+    ValueError
+        For an invalid ``decision`` (per-label thresholds of another length
+        than the labels, thresholds that are not finite), or a fusion whose
+        label names are not its model's (a fusion fitted without
+        ``label_names`` over a model that has them).
+    FileExistsError
+        When ``path`` exists and ``overwrite`` is False.
+    sklearn.exceptions.NotFittedError
+        When ``fusion`` is not fitted.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from xplant import load_saved
+    >>> from xplant.linear import FrequencyPrior
+    >>> texts = ["chest pain and fever", "broken left arm", "fever and cough"]
+    >>> Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]])
+    >>> f = DescriptionFusion(FrequencyPrior(), weight=1.0).fit(
+    ...     texts, Y, label_descriptions=["fever", "fracture of arm", "cough"])
+    >>> folder = save_description_fusion(f, tempfile.mkdtemp() + "/fusion")
+    >>> g, decision = load_saved(folder)
+    >>> bool((g.decision_function(["a dry cough"]) == f.decision_function(["a dry cough"])).all())
+    True
+    >>> decision["rule"], decision["k"]
+    ('top_k', 1)
+    """
+    import importlib.metadata as md
+    import json
+    from pathlib import Path
+    from safetensors.numpy import save_file
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.utils.validation import check_is_fitted
+    from .._files import atomic_folder
+    from ..linear._io import decision_json
+    if type(fusion) is not DescriptionFusion:
+        raise TypeError(f"save_description_fusion saves a DescriptionFusion; got "
+                        f"{type(fusion).__name__} (save a linear model with "
+                        "xplant.linear.save_linear, a PlantClassifier with its save() method)")
+    check_is_fitted(fusion, "estimator_")
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
+    if decision is not None:
+        decision = decision_json(decision, fusion.n_labels_)
+    frozen = isinstance(fusion.estimator_, FrozenEstimator)
+    model = fusion.estimator_.estimator if frozen else fusion.estimator_
+    try:                                  # what loading checks, refused before anything is written
+        _check_same_labels(fusion, model, "its model")
+    except ValueError as exc:
+        raise ValueError(f"cannot save this DescriptionFusion: {exc}; fit it with "
+                         "label_names=<its model's label names>, so that the saved folder "
+                         "answers in the same labels") from None
+    with atomic_folder(path) as tmp:   # the old folder is removed only once the new one is in place
+        arrays = {"unseen": np.asarray(fusion.unseen_, dtype=np.int64)}
+        config = {"format": FUSION_FORMAT,
+                  "params": _json_params(fusion, skip=("estimator", "ranker")),
+                  "weight": float(fusion.weight_), "seen_weight": float(fusion.seen_weight_),
+                  "k": int(fusion.k_), **_label_space(fusion, arrays, ""),
+                  "ranker": _save_step(fusion.ranker_, arrays, "ranker.", tmp),
+                  "estimator": {"folder": ESTIMATOR_FOLDER, "frozen": frozen},
+                  "dev_map": [[w, s, float(v)] for (w, s), v in fusion.dev_map_.items()],
+                  "dev_choice": getattr(fusion, "dev_choice_", None), "decision": decision,
+                  "versions": {"xplant": md.version("xplant"),
+                               "scikit-learn": md.version("scikit-learn")}}
+        _save_model(model, tmp / ESTIMATOR_FOLDER)
+        save_file(arrays, str(tmp / "arrays.safetensors"))
+        (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _check_same_labels(fusion, other, what):
+    """ValueError unless ``other`` (a model or the ranker) has the fusion's labels, in order."""
+    names = [str(c) for c in (other.steps[-1][1] if hasattr(other, "steps") else other).classes_]
+    own = [str(c) for c in fusion.classes_]
+    if names != own:
+        i = next((i for i, (a, b) in enumerate(zip(names, own)) if a != b), None)
+        first = "" if i is None else f"; column {i} is {names[i]!r} there, {own[i]!r} here"
+        raise ValueError(f"{what} has {len(names)} labels that are not the fusion's "
+                         f"{fusion.n_labels_} labels, in the same order{first}")
+
+
+def load_description_fusion(path, config, load_model):
+    """The fitted DescriptionFusion of a folder written by :func:`save_description_fusion`.
+
+    Called by :func:`xplant.load_saved` (which dispatches on the format of
+    ``config.json``); use that.
+
+    Parameters
+    ----------
+    path : Path
+        The saved folder.
+    config : dict
+        Its ``config.json``.
+    load_model : callable
+        ``load_model(folder)`` returns the fitted model saved in ``folder``
+        (any saved format; :func:`xplant.load_saved` passes itself).
+
+    Returns
+    -------
+    DescriptionFusion
+        Fitted; ``estimator`` and ``estimator_`` are the loaded model
+        (inside a ``FrozenEstimator`` when the saved one was frozen),
+        ``ranker`` an unfitted copy of ``ranker_``.
+
+    Raises
+    ------
+    ValueError
+        When a field is missing or invalid, the unseen labels are not those
+        of the label frequencies, or the model or the ranker has other
+        labels; naming ``config.json``.
+    """
+    from sklearn.base import clone
+    from sklearn.frozen import FrozenEstimator
+    from .._files import check_path_name, read_tensors
+    arrays = read_tensors(path / "arrays.safetensors")
+    try:
+        folder = path / check_path_name(config["estimator"]["folder"], "the saved model folder")
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ValueError(f"{path / 'config.json'}, field 'estimator': {type(exc).__name__}: "
+                         f"{exc}; the file is damaged or was edited by hand, save the model "
+                         "again") from None
+    model = load_model(folder)
+    try:
+        fusion = DescriptionFusion(None, **config["params"])
+        _set_label_space(fusion, config, arrays, "")
+        fusion.ranker_ = _load_step(config["ranker"], arrays, "ranker.", path)
+        fusion.ranker = clone(fusion.ranker_)
+        fusion.estimator_ = FrozenEstimator(model) if config["estimator"]["frozen"] else model
+        fusion.estimator = fusion.estimator_
+        fusion.weight_, fusion.seen_weight_ = float(config["weight"]), float(config["seen_weight"])
+        fusion.k_ = int(config["k"])
+        fusion.unseen_ = arrays["unseen"].astype(np.int64)
+        if not np.array_equal(fusion.unseen_, np.flatnonzero(fusion.label_frequency_ == 0)):
+            raise ValueError("the unseen labels are not the labels of training frequency 0")
+        if not (fusion.weight_ >= 0 and fusion.seen_weight_ >= 0):
+            raise ValueError("the weights must be non-negative numbers")
+        fusion.dev_map_ = {(float(w), float(s)): float(v) for w, s, v in config["dev_map"]}
+        if config.get("dev_choice") is not None:
+            fusion.dev_choice_ = config["dev_choice"]
+        _check_same_labels(fusion, fusion.ranker_, "the ranker")
+        _check_same_labels(fusion, model, f"the model in {folder.name}/")
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ValueError(f"{path / 'config.json'}: {type(exc).__name__}: {exc}; the file is "
+                         "damaged or was edited by hand, save the model again") from None
+    return fusion
