@@ -365,3 +365,17 @@ def test_seen_weight_adds_the_cosine_to_the_seen_labels_and_is_chosen_with_the_w
     assert h.dev_choice_["name"] == "description_weights"
     # ties keep the smallest pair: no smaller pair reaches the best score
     assert all(v < best for (w, b), v in h.dev_map_.items() if (w, b) < (h.weight_, h.seen_weight_))
+
+
+def test_fusion_takes_label_lists_like_its_ranker():
+    """Y as label lists (the form predict answers in), as every xplant estimator takes it."""
+    texts = ["chest pain and fever", "broken left arm", "fever and cough"]
+    lists = [["fever"], ["fracture"], ["fever"]]
+    desc = ["fever", "fracture of arm", "cough"]
+    f = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0).fit(
+        texts, lists, label_names=["fever", "fracture", "cough"], label_descriptions=desc)
+    g = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0).fit(
+        texts, np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]]), label_descriptions=desc)
+    assert f.k_ == g.k_ == 1 and f.unseen_.tolist() == [2]
+    np.testing.assert_array_equal(f.decision_function(["a dry cough"]),
+                                  g.decision_function(["a dry cough"]))

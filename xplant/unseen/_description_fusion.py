@@ -189,7 +189,7 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
                 params[prefix + name] = value
         self.estimator_.fit(texts, Y, **params)
         self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
-        self.k_ = max(1, int(round(sp.csr_matrix(Y).nnz / max(1, self.n_train_documents_))))
+        self.k_ = max(1, int(round(int(self.label_frequency_.sum()) / max(1, self.n_train_documents_))))
         self.dev_map_ = {}
         grid = {"weight": list(FUSION_WEIGHTS) if self.weight == "dev" else [float(self.weight)],
                 "seen_weight": (list(SEEN_WEIGHTS) if self.seen_weight == "dev"
