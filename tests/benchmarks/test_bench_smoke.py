@@ -20,13 +20,13 @@ def _load_script(name="bench_xmtc"):
     return module
 
 
-def _run(tmp_path, datasets, models, extra=()):
+def _run(tmp_path, datasets, models, extra=(), data_home=DATA):
     import torch
     torch.set_num_threads(1)
     bench = _load_script()
     out = tmp_path / "bench"
     report = bench.main(["--smoke", "--no-isolate", "--threads", "1", "--quiet", "--output", str(out),
-                         "--data-home", str(DATA), "--datasets", datasets, "--models", models, *extra],
+                         "--data-home", str(data_home), "--datasets", datasets, "--models", models, *extra],
                         log=lambda *a: None)
     return out, report
 
@@ -118,10 +118,11 @@ def test_bench_subset_prints_its_shape(tmp_path):
 
 
 @pytest.mark.slow
-def test_bench_smoke_other_rows(tmp_path):
-    """The other rows (LR, the extras, plant=False, the ablations) on CodiEsp-P and EURLEX57K."""
+def test_bench_smoke_other_rows(tmp_path, eurlex_slice):
+    """The other rows (LR, the extras, plant=False, the ablations) on CodiEsp-P and EURLEX57K
+    (its first 40 documents per split: --smoke reads 20)."""
     out, report = _run(tmp_path, "codiesp-P,eurlex57k",
-                       "lr,napkinxc,omikuji,libmultilabel,plant-false,ablations")
+                       "lr,napkinxc,omikuji,libmultilabel,plant-false,ablations", data_home=eurlex_slice)
     data = _check_outputs(out, report)
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
     assert ("eurlex57k" in names) == (DATA / "train.jsonl.gz").is_file()

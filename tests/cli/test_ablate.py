@@ -83,12 +83,12 @@ EURLEX = __import__("pathlib").Path(__file__).resolve().parents[2] / ".." / "sha
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (EURLEX / "train.jsonl.gz").is_file(), reason="EURLEX57K not beside the checkout")
-def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path):
+def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path, eurlex_slice):
     import torch
     torch.set_num_threads(1)
     from xplant.app.cli import main
     out = tmp_path / "eur"
-    assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(EURLEX), "--output", str(out),
+    assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(eurlex_slice), "--output", str(out),
                  "--max-docs", "20", "--sizes", "8,16", "--seeds", "2", "--single-seed-above", "8",
                  "--no-switches", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
                  "--threads", "1", "--quiet", "--dev-docs", "12", "--max-length", "64"]) == 0
