@@ -28,7 +28,7 @@ def test_ablate_cli_smoke(tmp_path):
     assert main(["ablate", "--output", str(out), "--max-docs", "24", "--sizes", "8,16",
                  "--seeds", "1", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
                  "--threads", "1", "--quiet", "--min-epoch-docs", "16",
-                 "--max-epoch-docs", "16", "--max-length", "64"]) == 0
+                 "--max-epoch-docs", "16", "--max-length", "64", "--dev-docs", "12"]) == 0
     res = json.loads((out / "ablation.json").read_text())
     assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS + DEV_CHOICES]
     assert res["budget"]["min_epoch_docs"] == 16
