@@ -4,7 +4,7 @@
     python benchmarks/bench_shortlist.py recall --dataset codiesp
     python benchmarks/bench_shortlist.py recall --dataset eurlex57k --data-home DIR
     python benchmarks/bench_shortlist.py fit    --dataset eurlex57k --data-home DIR [options]
-    python benchmarks/bench_shortlist.py adjust RUN/models/PLANT [--dataset codiesp]
+    python benchmarks/bench_shortlist.py adjust RUN/models/PLANT [--dataset codiesp] [--max-docs N]
 
 ``step``: on the same batch of EURLEX57K training documents (16 documents
 of 512 word tokens by default, the word CNN of ``PlantClassifier``'s
@@ -331,7 +331,7 @@ def adjusted_shortlist(model, dev, test, grid=SHORTLIST_TAU_GRID):
             "test": scores_at("test", tau)}
 
 
-def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
+def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None, max_docs=None):
     """A saved shortlisted PLANT re-scored on test at each logit adjustment tau.
 
     ``model_dir`` is a saved ``PlantClassifier`` fitted with a shortlist,
@@ -341,6 +341,8 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
     search would choose on dev (:func:`choose_logit_adjustment`) is marked,
     and :func:`adjusted_shortlist` adds the shortlist alone with its own
     tau. Each row's top-k rule is chosen on dev, as in ``xplant run``.
+    ``max_docs`` keeps the first documents of each split (a smoke run; None:
+    the whole splits).
 
     Returns
     -------
@@ -353,7 +355,7 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None):
     from xplant.metrics import choose_rule
     from xplant.neural import LOGIT_ADJUSTMENT_GRID, choose_logit_adjustment
     taus = tuple(LOGIT_ADJUSTMENT_GRID if taus is None else taus)
-    splits = load_splits(dataset, data_home=data_home)
+    splits = load_splits(dataset, data_home=data_home, max_docs=max_docs)
     dv, te = splits["dev"], splits["test"]
     model, _ = load_saved(model_dir)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
@@ -490,10 +492,12 @@ def main(argv=None):
     j.add_argument("model_dir", help="a saved shortlisted PlantClassifier, e.g. RUN/models/PLANT")
     j.add_argument("--dataset", default="codiesp", choices=("codiesp", "eurlex57k"))
     j.add_argument("--data-home", default=None)
+    j.add_argument("--max-docs", type=int, default=None,
+                   help="first N documents of each split (a smoke run; default: all)")
     j.add_argument("--output", default=None, help="also write the result as JSON here")
     args = ap.parse_args(argv)
     if args.what == "adjust":
-        res = adjusted_rows(args.model_dir, args.dataset, args.data_home)
+        res = adjusted_rows(args.model_dir, args.dataset, args.data_home, max_docs=args.max_docs)
         if args.output:
             with open(args.output, "w") as fh:
                 json.dump(res, fh, indent=1)

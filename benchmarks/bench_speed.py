@@ -54,7 +54,10 @@ converged fit (C = 1 shortlist, 100 candidates, 512 tokens,
 ``eurlex-load`` (not in the default rows) only loads the three EURLEX57K
 splits whole and says whether the training split loaded within its target
 of 60 seconds (:data:`EURLEX_LOAD_TARGET`), once a test's wall-clock
-assertion.
+assertion. ``gpu-refusal`` (not in the default rows either) runs
+``benchmarks/gpu/plant_llm_qlora.py`` with no CUDA device visible and says
+whether it refused (exit status 2) within 60 seconds
+(:data:`GPU_REFUSAL_TARGET`), once a test's wall-clock assertion too.
 
 With ``--base COMMIT`` the code at that commit is checked out with ``git
 worktree add`` into a temporary folder; an untimed tiny fit per tree first
@@ -87,10 +90,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The rows this benchmark fits; the CodiEsp rows are the main job's neural rows.
-ROWS = ("plant", "plant-false", "eurlex", "eurlex-load")
+ROWS = ("plant", "plant-false", "eurlex", "eurlex-load", "gpu-refusal")
 
 #: The seconds the whole EURLEX57K training split should load in (row ``eurlex-load``).
 EURLEX_LOAD_TARGET = 60.0
+
+#: The seconds the GPU benchmark may take to refuse a machine without a CUDA GPU
+#: (row ``gpu-refusal``).
+GPU_REFUSAL_TARGET = 60.0
 
 #: Callbacks whose epoch-end work is dev scoring, and the checkpoint callback.
 DEV_CALLBACKS = ("dev_score", "attention_ndcg")
@@ -394,13 +401,49 @@ def load_eurlex(spec):
     record["target"] = (f"train split under {EURLEX_LOAD_TARGET:g} s: "
                         + ("met" if record["parts"]["load train"] < EURLEX_LOAD_TARGET
                            else "MISSED"))
+    record["target_seconds"] = record["parts"]["load train"]
     return record
+
+
+def gpu_refusal(tree=ROOT):
+    """Row ``gpu-refusal``: ``benchmarks/gpu/plant_llm_qlora.py`` run with no CUDA device visible.
+
+    Parameters
+    ----------
+    tree : Path, default=ROOT
+        The checkout whose script runs.
+
+    Returns
+    -------
+    dict
+        The record of the other rows (``parts`` holds ``refusal``, the script's wall
+        seconds, start to exit), with the script's ``returncode``, ``stdout`` and
+        ``stderr``, and the ``target`` line.
+    """
+    import xplant
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, str(Path(tree) / "benchmarks" / "gpu" / "plant_llm_qlora.py"),
+                               "--llm", tmp, "--steps", "2"], env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+                              capture_output=True, text=True, timeout=600)
+        seconds = time.perf_counter() - t0
+    refused = proc.returncode == 2
+    return {"xplant": str(Path(xplant.__file__).resolve().parent), "parts": {"refusal": seconds},
+            "n_epochs": {"stage1": 0, "stage2": 0}, "epochs": {"stage1": [], "stage2": []},
+            "total_wall": seconds, "peak_rss_mb": None, "shape": None, "not_wrapped": [],
+            "best_dev": None, "memory_mb": {}, "returncode": proc.returncode,
+            "stdout": proc.stdout, "stderr": proc.stderr, "target_seconds": seconds,
+            "target": (f"refused (exit status 2) under {GPU_REFUSAL_TARGET:g} s: "
+                       + ("met" if refused and seconds < GPU_REFUSAL_TARGET
+                          else "MISSED" if refused else f"did not refuse (exit {proc.returncode})"))}
 
 
 def run_one(spec):
     """Fit, score and save one row in this process; return its timing record."""
     if spec["row"] == "eurlex-load":
         return load_eurlex(spec)
+    if spec["row"] == "gpu-refusal":
+        return gpu_refusal(Path.cwd())
     import torch
     if spec.get("threads"):
         torch.set_num_threads(spec["threads"])
@@ -592,7 +635,7 @@ def compare(args, log=print):
             for v, recs in results.items():
                 for r in recs:
                     if r.get("target"):
-                        log(f"{v}: target: {r['target']} ({r['parts']['load train']:.1f} s)")
+                        log(f"{v}: target: {r['target']} ({r['target_seconds']:.1f} s)")
                 for r in recs:
                     log(f"{v}: epoch walls (s): " + ", ".join(
                         f"{st} {[round(x, 1) for x in w]}" for st, w in r["epochs"].items() if w))

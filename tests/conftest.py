@@ -1,8 +1,17 @@
 """Fixtures shared by several test folders."""
 
+import gzip
+import json
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
+#: The EURLEX57K distribution beside the checkout (not bundled; tests that need it skip
+#: or leave it out where it is absent).
+EURLEX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 
 # Label descriptions; label 6 ("asthma") never occurs in training.
 ZERO_SHOT_DESCRIPTIONS = [
@@ -68,3 +77,26 @@ def zero_shot_corpus():
 def _make_zero_shot_corpus():
     """The factory of :func:`make_zero_shot_corpus` (tests import nothing from conftest)."""
     return make_zero_shot_corpus
+
+
+@pytest.fixture(scope="session")
+def eurlex_slice(tmp_path_factory):
+    """A EURLEX57K folder of the first 40 documents (by celex_id) of each split.
+
+    ``load_eurlex57k(..., max_docs=n)`` gives the same documents on it as on the
+    whole distribution for ``n <= 40``, in a label space of their own concepts only
+    (the whole one reads all 57,000 documents at each load). ``EURLEX57K.json``
+    (the descriptors) is copied whole. Where the distribution is absent, the
+    absent folder itself.
+    """
+    if not (EURLEX / "train.jsonl.gz").is_file():
+        return EURLEX
+    out = tmp_path_factory.mktemp("eurlex57k")
+    for split in ("train", "dev", "test"):
+        with gzip.open(EURLEX / f"{split}.jsonl.gz", "rt", encoding="utf-8-sig") as fh:
+            lines = sorted((json.loads(line)["celex_id"], line) for line in fh if line.strip())
+        with gzip.open(out / f"{split}.jsonl.gz", "wt", encoding="utf-8") as fh:
+            fh.writelines(line if line.endswith("\n") else line + "\n" for _, line in lines[:40])
+    if (EURLEX / "EURLEX57K.json").is_file():
+        shutil.copyfile(EURLEX / "EURLEX57K.json", out / "EURLEX57K.json")
+    return out

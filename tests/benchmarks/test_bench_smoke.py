@@ -20,13 +20,13 @@ def _load_script(name="bench_xmtc"):
     return module
 
 
-def _run(tmp_path, datasets, models, extra=()):
+def _run(tmp_path, datasets, models, extra=(), data_home=DATA):
     import torch
     torch.set_num_threads(1)
     bench = _load_script()
     out = tmp_path / "bench"
     report = bench.main(["--smoke", "--no-isolate", "--threads", "1", "--quiet", "--output", str(out),
-                         "--data-home", str(DATA), "--datasets", datasets, "--models", models, *extra],
+                         "--data-home", str(data_home), "--datasets", datasets, "--models", models, *extra],
                         log=lambda *a: None)
     return out, report
 
@@ -118,10 +118,11 @@ def test_bench_subset_prints_its_shape(tmp_path):
 
 
 @pytest.mark.slow
-def test_bench_smoke_other_rows(tmp_path):
-    """The other rows (LR, the extras, plant=False, the ablations) on CodiEsp-P and EURLEX57K."""
+def test_bench_smoke_other_rows(tmp_path, eurlex_slice):
+    """The other rows (LR, the extras, plant=False, the ablations) on CodiEsp-P and EURLEX57K
+    (its first 40 documents per split: --smoke reads 20)."""
     out, report = _run(tmp_path, "codiesp-P,eurlex57k",
-                       "lr,napkinxc,omikuji,libmultilabel,plant-false,ablations")
+                       "lr,napkinxc,omikuji,libmultilabel,plant-false,ablations", data_home=eurlex_slice)
     data = _check_outputs(out, report)
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
     assert ("eurlex57k" in names) == (DATA / "train.jsonl.gz").is_file()
@@ -294,7 +295,8 @@ def test_missed_by_frequency_by_hand():
 
 
 def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
-    """bench_shortlist.py adjust: tau = 0 is the saved model's own score; dev picks the best tau."""
+    """bench_shortlist.py adjust (on the fit's 40 documents per split): tau = 0 is the saved
+    model's own score; dev picks the best tau."""
     import torch
     torch.set_num_threads(1)
     from xplant.app._run import load_splits
@@ -309,12 +311,11 @@ def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
         validation_data=(splits["dev"].texts, splits["dev"].Y))
     assert clf.logit_adjustment_ == 0.0                   # the default: as trained
     clf.save(tmp_path / "PLANT")
-    res = module.main(["adjust", str(tmp_path / "PLANT"), "--dataset", "codiesp",
+    res = module.main(["adjust", str(tmp_path / "PLANT"), "--dataset", "codiesp", "--max-docs", "40",
                        "--output", str(tmp_path / "adjust.json")])
     assert json.loads((tmp_path / "adjust.json").read_text()) == json.loads(
         json.dumps(res, default=float))
-    full = load_splits("codiesp")
-    own = mean_average_precision(full["test"].Y, clf.predict_proba(full["test"].texts))
+    own = mean_average_precision(splits["test"].Y, clf.predict_proba(splits["test"].texts))
     assert res["rows"]["fused, tau=0.0"]["MAP"] == pytest.approx(own, abs=1e-6)
     dev = res["dev_micro_f1"]
     assert res["tau_dev"] == min(t for t, v in dev.items() if v == max(dev.values()))

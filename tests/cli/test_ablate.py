@@ -28,7 +28,7 @@ def test_ablate_cli_smoke(tmp_path):
     assert main(["ablate", "--output", str(out), "--max-docs", "24", "--sizes", "8,16",
                  "--seeds", "1", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
                  "--threads", "1", "--quiet", "--min-epoch-docs", "16",
-                 "--max-epoch-docs", "16"]) == 0
+                 "--max-epoch-docs", "16", "--max-length", "64", "--dev-docs", "12"]) == 0
     res = json.loads((out / "ablation.json").read_text())
     assert [m["name"] for m in res["switches"]] == [a[0] for a in ABLATIONS + DEV_CHOICES]
     assert res["budget"]["min_epoch_docs"] == 16
@@ -83,12 +83,12 @@ EURLEX = __import__("pathlib").Path(__file__).resolve().parents[2] / ".." / "sha
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (EURLEX / "train.jsonl.gz").is_file(), reason="EURLEX57K not beside the checkout")
-def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path):
+def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path, eurlex_slice):
     import torch
     torch.set_num_threads(1)
     from xplant.app.cli import main
     out = tmp_path / "eur"
-    assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(EURLEX), "--output", str(out),
+    assert main(["ablate", "--dataset", "eurlex57k", "--data-home", str(eurlex_slice), "--output", str(out),
                  "--max-docs", "20", "--sizes", "8,16", "--seeds", "2", "--single-seed-above", "8",
                  "--no-switches", "--epochs", "1", "--plant-epochs", "1", "--no-isolate",
                  "--threads", "1", "--quiet", "--dev-docs", "12", "--max-length", "64"]) == 0

@@ -10,12 +10,15 @@ pytest.importorskip("torch")
 from xplant.app._job import run_main_job
 from xplant.app._run import format_table
 
+#: Documents per split of the smoke run (the first of each split).
+N_DOCS = 24
+
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     lines = []
-    res = run_main_job(out, max_docs=40, epochs=1, plant_epochs=1, verbose=0, isolate=False,
+    res = run_main_job(out, max_docs=N_DOCS, epochs=1, plant_epochs=1, verbose=0, isolate=False,
                        log=lines.append)
     return out, res, "\n".join(lines)
 
@@ -104,9 +107,9 @@ def test_frequency_prior_metrics_by_hand(smoke_run):
     _, res, _ = smoke_run
     tr = load_codiesp("train")
     te = load_codiesp("test")
-    freq = np.asarray(tr.Y[:40].sum(0)).ravel()
+    freq = np.asarray(tr.Y[:N_DOCS].sum(0)).ravel()
     top = int(np.lexsort((np.arange(len(freq)), -freq))[0])
-    p1 = float(te.Y[:40, top].toarray().mean())
+    p1 = float(te.Y[:N_DOCS, top].toarray().mean())
     assert res["models"][0]["metrics"]["P@1"] == pytest.approx(p1)
 
 
@@ -186,7 +189,7 @@ def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
     # scores that rank a zero-shot label first (as a fused row may): the saved
     # PLANT model's own probability and attention spans for it
     tr, te = load_codiesp("train"), load_codiesp("test")
-    train = Bunch(Y=tr.Y[:40], label_names=tr.label_names)
+    train = Bunch(Y=tr.Y[:N_DOCS], label_names=tr.label_names)
     test = Bunch(Y=te.Y[:2], ids=te.ids[:2], texts=te.texts[:2])
     S = np.zeros((2, freq.size))
     S[0, zero[0]] = S[1, zero[-1]] = 1.0
@@ -250,7 +253,7 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
         [sorted(names[j] for j in row.indices) for row in want]
     prior, _ = load_saved(out / "models" / "frequency_prior")
     np.testing.assert_allclose(prior.predict_proba(["x"])[0],
-                               np.asarray(load_codiesp("train").Y[:40].sum(0)).ravel() / 40)
+                               np.asarray(load_codiesp("train").Y[:N_DOCS].sum(0)).ravel() / N_DOCS)
 
 
 def test_the_descriptions_row_is_saved_and_xplant_predict_answers_as_the_row(smoke_run,

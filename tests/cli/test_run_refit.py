@@ -11,7 +11,9 @@ from xplant.app import run_models
 def refit_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     data = {"dataset": "codiesp", "codes": "D", "language": "en", "max_docs": 30}
-    res = run_models(data, ["TF-IDF + SVM", "PLANT"], out, epochs=1, plant_epochs=1, verbose=0,
+    # PLANT reads the first 64 tokens of each case (the refit does not depend on the length)
+    plant = {"name": "PLANT", "params": {"module__max_length": 64}}
+    res = run_models(data, ["TF-IDF + SVM", plant], out, epochs=1, plant_epochs=1, verbose=0,
                      isolate=False, refit=True, log=lambda *a: None)
     return {m["name"]: m for m in res["models"]}, res
 

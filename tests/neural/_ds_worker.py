@@ -1,7 +1,12 @@
 """Worker of test_deepspeed.py: train a tiny PLANT model, write what rank 0 saw.
 
 Run as ``torchrun --nproc_per_node 2 _ds_worker.py OUT.json --zero 2`` (or as
-a plain process). Not a test module: it only runs under ``__main__``.
+a plain process, or in-process with ``main([...])`` for the skorch reference).
+``_ds_worker.py --jobs JOBS.json`` runs several such fits one after the other in
+the same processes (one process group; each fit builds its own DeepSpeed engine),
+``JOBS.json`` holding a list of argument lists: the processes start (imports
+included, most of a fit's time here) once for all of them. Not a test module: it
+only runs under ``__main__``.
 """
 
 import argparse
@@ -28,7 +33,8 @@ def synthetic(n_docs=48, n_labels=20, seed=0):
     return texts, Y.tocsr()
 
 
-def main(argv=None):
+def parse_args(argv):
+    """One fit's settings (``OUT.json`` and the options below)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--strategy", default="deepspeed")
@@ -47,18 +53,45 @@ def main(argv=None):
                     help="rank 1 computes reversed dev scores (1 - MAP) for itself")
     ap.add_argument("--shortlist", type=int, default=0,
                     help="> 0: Stage 2 on this many linear-shortlist candidates, fused at 0.5")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+def main(argv=None):
+    """Run one fit (``OUT.json --zero 2 ...``) or several (``--jobs JOBS.json``)."""
+    import sys
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--jobs"]:
+        with open(argv[1]) as f:
+            jobs = [parse_args(a) for a in json.load(f)]
+    else:
+        jobs = [parse_args(argv)]
     import torch
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    try:
+        if any(a.strategy == "deepspeed" for a in jobs):
+            from xplant.neural.distributed import init_distributed
+            # gloo alone: skip the shared-memory all-reduce op, a C++ build of minutes
+            init_distributed(shm_comm=False)
+        for args in jobs:
+            print(f"_ds_worker: {args.out}", file=sys.stderr, flush=True)
+            fit(args)
+    finally:
+        torch.set_num_threads(threads)     # in-process callers keep their own setting
+    if torch.distributed.is_initialized():
+        # leave no process-group thread to the interpreter's exit (see shutdown_distributed)
+        from xplant.neural.distributed import shutdown_distributed
+        shutdown_distributed()
+
+
+def fit(args):
+    """Train one classifier as ``args`` say; rank 0 writes the JSON record to ``args.out``."""
+    import torch
     from xplant.neural import PlantClassifier
-    from xplant.neural.distributed import (DeepSpeedStrategy, broadcast_from_rank0,
-                                           init_distributed, rank_and_world)
+    from xplant.neural import _callbacks
+    from xplant.neural.distributed import DeepSpeedStrategy, broadcast_from_rank0, rank_and_world
     from xplant.relevance import MIGRelevance
 
-    if args.strategy == "deepspeed":
-        # gloo alone: skip the shared-memory all-reduce op, a C++ build of minutes
-        init_distributed(shm_comm=False)
     rank, world = rank_and_world()
     texts, Y = synthetic()
     dev_texts, dev_Y = synthetic(n_docs=12, seed=1)
@@ -82,14 +115,17 @@ def main(argv=None):
             config={"zero_optimization": {"stage": args.zero},
                     "gradient_accumulation_steps": args.accumulation,
                     "checkpoint_dir": args.checkpoint_dir, "resume": args.resume}))
+    own_score = _callbacks.score_by_name
     if args.misled_rank1 and rank == 1:   # what rank 1 alone would decide on: the reverse
-        from xplant.neural import _callbacks
-        own_score = _callbacks.score_by_name
         _callbacks.score_by_name = lambda *a: 1.0 - own_score(*a)
     loss_passes = []                      # skorch's own validation pass: none for the classifier
     own_pass = PlantClassifier.validation_step
     PlantClassifier.validation_step = lambda *a, **k: loss_passes.append(1) or own_pass(*a, **k)
-    clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))
+    try:
+        clf.fit(corpus, Y, validation_data=(dev_texts, dev_Y))
+    finally:                              # the next fit (or the caller) sees neither patch
+        _callbacks.score_by_name = own_score
+        PlantClassifier.validation_step = own_pass
     fps = [None] * world
     if world > 1:
         torch.distributed.all_gather_object(fps, fp)
@@ -121,10 +157,6 @@ def main(argv=None):
     if rank == 0:
         with open(args.out, "w") as f:
             json.dump(out, f)
-    if torch.distributed.is_initialized():
-        # leave no process-group thread to the interpreter's exit (see shutdown_distributed)
-        from xplant.neural.distributed import shutdown_distributed
-        shutdown_distributed()
 
 
 if __name__ == "__main__":

@@ -83,9 +83,11 @@ def _step_extra_bytes(clf, texts, Y, steps=3):
 
 
 def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch_size=16,
-         n_candidates=0):
+         n_candidates=0, max_epoch_docs=0):
     """``n_candidates`` > 0: Stage 2 on a shortlist of that many labels per document
-    (the frequency prior proposes them; each document's gold labels join in training)."""
+    (the frequency prior proposes them; each document's gold labels join in training).
+    ``max_epoch_docs`` > 0: each epoch (Stage 1 and Stage 2) trains on that many of the
+    ``n_train`` documents, drawn at random; MIG and the targets still cover all of them."""
     torch.set_num_threads(1)
     from xplant.metrics import precision_at_k
     from xplant.neural import AttentionPlanter, PlantClassifier
@@ -94,6 +96,8 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     tr, dv, te = slice(0, n_train), slice(n_train, n_train + n_dev), slice(n_train + n_dev, None)
     tiny = dict(module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16, batch_size=batch_size, verbose=0,
                 n_jobs=1, module__max_length=64, stage1_weight=0.1)      # one Stage 2 (not "dev")
+    if max_epoch_docs:
+        tiny["iterator_train__max_epoch_docs"] = max_epoch_docs
     short = {}
     if n_candidates:
         from xplant.linear import FrequencyPrior
@@ -111,7 +115,7 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     # VmHWM, not ru_maxrss: a child of the (large) pytest process would
     # otherwise report the parent's memory at fork time
     peak = int(peak_rss_mb() * 2**20)
-    print(json.dumps({"n_labels": n_labels, "n_candidates": n_candidates, "n_train": n_train, "doc_len": doc_len,
+    print(json.dumps({"n_labels": n_labels, "n_candidates": n_candidates, "n_train": n_train, "max_epoch_docs": max_epoch_docs, "doc_len": doc_len,
                       "batch_size": batch_size, "n_dev": n_dev, "n_test": n_test,
                       "fit_s": round(t_fit, 1), "total_s": round(time.perf_counter() - t0, 1),
                       "peak_rss_bytes": peak, "step_extra_bytes": step_extra,

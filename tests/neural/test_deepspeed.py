@@ -1,4 +1,9 @@
-"""DeepSpeed on CPU: 2 gloo processes under torchrun against a single-process run."""
+"""DeepSpeed on CPU: 2 gloo processes under torchrun against a single-process run.
+
+The 2-process fits of the slow tests run in two torchrun jobs (the fits, then the
+resumed fits), shared by a module fixture; the single-process references run in
+this process.
+"""
 
 import importlib.util
 import json
@@ -25,23 +30,62 @@ def _env():
     return env
 
 
-def _run(tmp_path, name, *args, nproc=2):
+def _one_process(tmp_path, name, *args):
+    """The worker's fit under skorch, in this process (no process group): the reference."""
+    spec = importlib.util.spec_from_file_location("_ds_worker", WORKER)
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
     out = tmp_path / f"{name}.json"
-    if nproc:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
-               "--standalone", str(WORKER), str(out), *args]
-    else:
-        cmd = [sys.executable, str(WORKER), str(out), *args]
-    proc = subprocess.run(cmd, env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    worker.main([str(out), "--strategy", "skorch", *args])
     return json.loads(out.read_text())
+
+
+def _two_processes(tmp_path, jobs):
+    """The worker's fits ``{name: args}`` one after the other in one 2-process torchrun job.
+
+    The processes start once for all fits (their imports are most of a fit's time);
+    each fit builds its own DeepSpeed engine. Returns ``{name: what rank 0 wrote}``.
+    """
+    (tmp_path / "jobs.json").write_text(json.dumps([[str(tmp_path / f"{name}.json"), *args]
+                                                    for name, args in jobs.items()]))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+           "--standalone", str(WORKER), "--jobs", str(tmp_path / "jobs.json")]
+    proc = subprocess.run(cmd, env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in jobs}
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """The same tiny PLANT model trained by skorch in one process, 3 epochs."""
-    return _run(tmp_path_factory.mktemp("ref"), "ref", "--strategy", "skorch", "--epochs", "3",
-                nproc=0)
+    return _one_process(tmp_path_factory.mktemp("ref"), "ref", "--epochs", "3")
+
+
+STAGE1_DEV = ("--epochs", "3", "--stage1-weight", "dev", "--max-epoch-docs", "24", "--patience", "2")
+
+
+@pytest.fixture(scope="module")
+def deepspeed_fits(tmp_path_factory):
+    """Every 2-process fit of the slow tests below, in one torchrun job, then the resumed ones.
+
+    The stage1_weight="dev" fit comes first, as each rank's first fit, since its test
+    compares what the ranks predict bit for bit. ``latest`` is each resume checkpoint's
+    last epoch before the resumed fits run (in a second job: a resume is a fresh start).
+    """
+    tmp = tmp_path_factory.mktemp("ds")
+    fits = _two_processes(tmp, {
+        "ds_dev": ["--zero", "2", "--misled-rank1", *STAGE1_DEV],
+        "z2": ["--zero", "2", "--epochs", "3"],
+        "gas": ["--zero", "1", "--accumulation", "2", "--epochs", "3"],
+        "z3a": ["--zero", "3", "--epochs", "2", "--checkpoint-dir", str(tmp / "ckpt3")],
+        "z2a": ["--zero", "2", "--epochs", "2", "--checkpoint-dir", str(tmp / "ckpt2")],
+        "ds_sl": ["--zero", "2", "--epochs", "2", "--shortlist", "5"]})
+    fits["latest"] = {zero: (tmp / f"ckpt{zero}" / "PlantClassifier" / "latest").read_text().strip()
+                      for zero in ("3", "2")}
+    fits.update(_two_processes(tmp_path_factory.mktemp("ds_resume"), {
+        f"z{zero}b": ["--zero", zero, "--epochs", "3", "--checkpoint-dir", str(tmp / f"ckpt{zero}"),
+                      "--resume"] for zero in ("3", "2")}))
+    return fits
 
 
 @pytest.mark.parametrize("sampling", [{}, {"max_docs": 13}, {"min_docs": 40}])
@@ -112,8 +156,8 @@ def _assert_same_model(a, b):
 
 
 @pytest.mark.slow
-def test_zero2_two_processes_match_single_process(tmp_path, reference):
-    got = _run(tmp_path, "z2", "--zero", "2", "--epochs", "3")
+def test_zero2_two_processes_match_single_process(deepspeed_fits, reference):
+    got = deepspeed_fits["z2"]
     assert got["world"] == 2
     # MIG computed once on rank 0 and broadcast: both ranks hold the same relevance
     assert len(set(got["relevance_fingerprints"])) == 1
@@ -132,10 +176,10 @@ def test_zero2_two_processes_match_single_process(tmp_path, reference):
 
 
 @pytest.mark.slow
-def test_gradient_accumulation_steps_are_one_process_steps(tmp_path, reference):
+def test_gradient_accumulation_steps_are_one_process_steps(deepspeed_fits, reference):
     """ZeRO-1 with 2 micro-steps on each of 2 ranks: every optimizer step is still one global
     batch of 8 (4 micro-batches of 2), recorded once, and the model is the one-process model."""
-    got = _run(tmp_path, "gas", "--zero", "1", "--accumulation", "2", "--epochs", "3")
+    got = deepspeed_fits["gas"]
     assert got["train_batch_count"] == reference["train_batch_count"] == [6, 6, 6]
     _assert_same_model(reference, got)
     assert got["valid_score"] == pytest.approx(reference["valid_score"])
@@ -143,14 +187,11 @@ def test_gradient_accumulation_steps_are_one_process_steps(tmp_path, reference):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("zero", ["3", "2"])
-def test_zero_resume_continues_the_loss_curve(tmp_path, reference, zero):
+def test_zero_resume_continues_the_loss_curve(deepspeed_fits, reference, zero):
     """Resume reads DeepSpeed's files with torch.load(weights_only=True), ZeRO-2 and -3."""
-    ckpt = tmp_path / "ckpt"
-    first = _run(tmp_path, "z3a", "--zero", zero, "--epochs", "2", "--checkpoint-dir", str(ckpt))
-    assert (ckpt / "PlantClassifier" / "latest").read_text().strip() == "epoch_2"
+    first, resumed = deepspeed_fits[f"z{zero}a"], deepspeed_fits[f"z{zero}b"]
+    assert deepspeed_fits["latest"][zero] == "epoch_2"
     assert first["train_loss"] == pytest.approx(reference["train_loss"][:2], rel=1e-4)
-    resumed = _run(tmp_path, "z3b", "--zero", zero, "--epochs", "3", "--checkpoint-dir", str(ckpt),
-                   "--resume")
     # epochs 1-2 come from the checkpoint's history, epoch 3 is trained anew
     assert resumed["epochs"] == [1, 2, 3]
     assert resumed["train_loss"][:2] == first["train_loss"]
@@ -200,21 +241,19 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
 
 
 @pytest.mark.slow
-def test_shortlisted_stage2_zero2_matches_single_process(tmp_path):
+def test_shortlisted_stage2_zero2_matches_single_process(tmp_path, deepspeed_fits):
     """Candidate batches train through get_loss in the DeepSpeed loop as in skorch's.
 
     It once aborted at process exit ("terminate called without an active
     exception"): the gloo process group's threads were left to the
     interpreter's exit. The worker now ends with ``shutdown_distributed``.
     """
-    ref = _run(tmp_path, "ref_sl", "--strategy", "skorch", "--epochs", "2", "--shortlist", "5",
-               nproc=0)
-    ds = _run(tmp_path, "ds_sl", "--zero", "2", "--epochs", "2", "--shortlist", "5")
-    _assert_same_model(ref, ds)
+    ref = _one_process(tmp_path, "ref_sl", "--epochs", "2", "--shortlist", "5")
+    _assert_same_model(ref, deepspeed_fits["ds_sl"])
 
 
 @pytest.mark.slow
-def test_stage1_weight_dev_and_epoch_sampling_in_the_one_loop(tmp_path):
+def test_stage1_weight_dev_and_epoch_sampling_in_the_one_loop(tmp_path, deepspeed_fits):
     """stage1_weight="dev" and iterator_train__max_epoch_docs on two ZeRO-2 processes.
 
     Both run in skorch's loop as on one process: 24 of the 48 training documents
@@ -224,9 +263,8 @@ def test_stage1_weight_dev_and_epoch_sampling_in_the_one_loop(tmp_path):
     1 - MAP for itself): every rank still decides on rank 0's record, so both
     ranks end with the same epochs, the same choice and the same model.
     """
-    args = ("--epochs", "3", "--stage1-weight", "dev", "--max-epoch-docs", "24", "--patience", "2")
-    ref = _run(tmp_path, "ref_dev", "--strategy", "skorch", *args, nproc=0)
-    got = _run(tmp_path, "ds_dev", "--zero", "2", "--misled-rank1", *args)
+    ref = _one_process(tmp_path, "ref_dev", *STAGE1_DEV)
+    got = deepspeed_fits["ds_dev"]
     assert ref["train_batch_count"] == got["train_batch_count"] == [3] * len(got["epochs"])
     cands = got["stage1_weight_candidates"]
     assert [c["stage1_weight"] for c in cands] == [0.0, 0.1]
