@@ -1,8 +1,31 @@
 """Parameter values as Python and JSON see them, and their checks (no torch needed)."""
 
+import inspect
 import numbers
 
 import numpy as np
+
+
+def fit_accepts(estimator, name):
+    """Whether ``estimator.fit`` takes the keyword ``name`` (a Pipeline: its last step's).
+
+    A ``fit`` with ``**kwargs`` takes every name. The one rule for "can this
+    fit be given ``validation_data`` / the label descriptions": unlike
+    :func:`sklearn.utils.validation.has_fit_parameter`, it counts ``**kwargs``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> fit_accepts(LogisticRegression(), "sample_weight"), fit_accepts(LogisticRegression(), "validation_data")
+    (True, False)
+    """
+    while hasattr(estimator, "steps"):
+        estimator = estimator.steps[-1][1]
+    try:
+        params = inspect.signature(estimator.fit).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def to_python(value):

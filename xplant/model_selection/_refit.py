@@ -28,7 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import has_fit_parameter
+
+from .._params import fit_accepts
 
 #: The epoch counts a refit can take (:func:`refit_params`).
 REFIT_EPOCHS = ("fixed", "scaled")
@@ -229,7 +230,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("RefitOnDev needs validation_data=(X_dev, Y_dev): the dev split "
                              "chooses before the refit on train + dev")
         final, prefix = _final(self.estimator)    # a Pipeline routes it to its last step
-        if not has_fit_parameter(final, "validation_data"):
+        if not fit_accepts(final, "validation_data"):
             raise ValueError(
                 f"RefitOnDev wraps an estimator that chooses on dev; {type(final).__name__}.fit "
                 "takes no validation_data, so it chooses nothing there: fit it on train + dev "

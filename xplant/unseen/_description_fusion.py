@@ -1,12 +1,12 @@
 """DescriptionFusion: a trained model for the labels it has seen, descriptions for the rest."""
 
-import inspect
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
+from .._params import fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
 from ._description_ranker import DescriptionRanker, _check_texts, _TextScorer
@@ -22,16 +22,6 @@ SEEN_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
 #: The seen-label weight ``seen_weight="dev"`` takes without labelled dev data:
 #: the seen labels keep the model's scores.
 FALLBACK_SEEN_WEIGHT = 0.0
-
-
-def _accepts(estimator, name):
-    """Whether ``estimator.fit`` takes keyword ``name`` (a Pipeline: its last step)."""
-    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    try:
-        params = inspect.signature(final.fit).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _model_scores(model, X):
@@ -185,7 +175,7 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         prefix = self.estimator_.steps[-1][0] + "__" if hasattr(self.estimator_, "steps") else ""
         for name, value in list(desc.items()) + [("validation_data", validation_data),
                                                  ("label_names", label_names)]:
-            if value is not None and _accepts(self.estimator_, name):
+            if value is not None and fit_accepts(self.estimator_, name):
                 params[prefix + name] = value
         self.estimator_.fit(texts, Y, **params)
         self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
