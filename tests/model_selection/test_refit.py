@@ -82,8 +82,9 @@ def test_a_fixed_rule_is_taken_as_given():
 
 
 def test_the_refit_offers_only_the_score_methods_of_its_estimator():
-    """available_if: a ranker without predict_proba gives a refit without it, before and
-    after fit, so that scorers and Pipelines see the same methods as on the estimator."""
+    """available_if: a ranker without predict_proba gives a refit without it, so that
+    scorers and Pipelines see the methods of the estimator; and an estimator that
+    chooses nothing on dev is refused before any fit."""
     from xplant.linear import FrequencyPrior
     from xplant.unseen import DescriptionRanker
     ranker = RefitOnDev(DescriptionRanker())
