@@ -54,6 +54,21 @@ def test_zero_candidate_scores_stay_probabilities_above_the_tail():
     assert np.all(sc.astype(np.float32) > 0)          # predict_proba's dtype keeps them apart from 0
 
 
+def test_tied_candidates_rank_the_lower_label_first_as_the_dense_ranking_does():
+    """Equal candidate scores: the lower label first (the metrics' order), not the
+    shortlist's order, so ``predict_top_k`` of a shortlisted model equals the top k of
+    its dense scores."""
+    cand = np.array([[5, 1, 3, 0], [2, 4, 0, 1]])
+    cs = np.array([[0.5, 0.5, 0.9, 0.5], [0.3, 0.3, 0.3, 0.3]])
+    freq = np.array([4, 3, 2, 1, 0, 5])
+    idx, sc = top_k_from_candidates(cand, cs, None, freq, 3)
+    assert idx.tolist() == [[3, 0, 1], [0, 1, 2]]          # by hand
+    np.testing.assert_array_equal(sc, [[0.9, 0.5, 0.5], [0.3, 0.3, 0.3]])
+    out = dense_scores(cand, cs, tail_order(cand, None, freq))
+    full, _ = top_k_from_candidates(cand, cs, None, freq, 6)
+    np.testing.assert_array_equal(full, np.argsort(-out, 1, kind="stable"))
+
+
 def _candidates_case(seed):
     """Random gold labels, candidates (C from 1 to L), tail order and candidate scores: tied,
     floored (0 and 1e-30), all above 0.5, or uniform."""

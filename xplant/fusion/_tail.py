@@ -134,10 +134,12 @@ def dense_scores(candidates, cand_scores, rank):
 def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
     """Top-``k`` labels and scores of each row without an (n, L) matrix.
 
-    Candidates come first by score; for ``k`` > C the rest follow the
-    shortlist's extra ranking, then training frequency, with scores below
-    the row's lowest candidate as in :func:`dense_scores` (the same
-    :data:`SCORE_FLOOR`, so the scores equal that function's).
+    Candidates come first by score, equal scores with the lower label first
+    (the order of :func:`dense_scores` and of :mod:`xplant.metrics`); for
+    ``k`` > C the rest follow the shortlist's extra ranking, then training
+    frequency, with scores below the row's lowest candidate as in
+    :func:`dense_scores` (the same :data:`SCORE_FLOOR`, so the scores equal
+    that function's).
 
     Parameters
     ----------
@@ -167,9 +169,7 @@ def top_k_from_candidates(candidates, cand_scores, extra, label_frequency, k):
     cand_scores = _lift(cand_scores, SCORE_FLOOR)
     n, C = cand_scores.shape
     L = len(label_frequency)
-    order = np.argsort(-cand_scores, axis=1, kind="stable")
-    idx = np.take_along_axis(candidates, order, 1)
-    sc = np.take_along_axis(cand_scores, order, 1)
+    idx, sc = _ranked_candidates(candidates, cand_scores)   # ties: the lower label first
     if k <= C:
         return idx[:, :k].astype(np.int64), sc[:, :k]
     by_freq = np.argsort(-np.asarray(label_frequency), kind="stable")
