@@ -118,3 +118,86 @@ def test_fused_forward_equals_the_formula():
             else:
                 want = (pooled * net.head_weight).sum(-1) + net.label_bias
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("head", ["shared", "labelwise"])
+def test_hard_negatives_chosen_in_the_forward_give_the_full_loss_and_gradient(head):
+    """PlantNet(positives=, hard_negatives=) scores every label without a graph, keeps the
+    positives and the top-m negatives, and scores only those with it: the loss and every
+    parameter's gradient equal plant_loss on the full logits (float rounding)."""
+    from xplant.neural.backbones import WordEncoder
+    from xplant.neural.losses import candidate_loss
+    from xplant.neural.modules import PlantNet
+    torch.manual_seed(0)
+    net = PlantNet(WordEncoder(30, 0, "cnn", 6, 8, 3, 0.0), 12, 8, pool_size=4, head=head,
+                   label_chunk=5)
+    with torch.no_grad():
+        net.boost_add.normal_()
+        net.label_bias.normal_()
+    ids = torch.tensor([[3, 4, 5, 9, 0], [7, 8, 0, 0, 0], [0, 0, 0, 0, 0]])
+    mask = ids > 0
+    pos = torch.tensor([[2, 7], [0, -1], [11, -1]])
+
+    def grads(loss):
+        net.zero_grad()
+        loss.backward()
+        return {n: p.grad.clone() for n, p in net.named_parameters() if p.grad is not None}
+
+    full = net(ids, mask)
+    want = plant_loss(full, pos, hard_negatives=3)
+    g_want = grads(want)
+    z, target, keep = net(ids, mask, positives=pos, hard_negatives=3)
+    idx, t0, k0 = select_labels(full.detach(), pos, 3)
+    assert z.shape == idx.shape == (3, 5)                   # 2 positive slots + 3 negatives
+    assert torch.equal(target, t0) and torch.equal(keep, k0)
+    torch.testing.assert_close(z, full.detach().gather(1, idx), rtol=1e-5, atol=1e-6)
+    got = candidate_loss(z, target, keep)
+    assert got.item() == pytest.approx(want.item(), rel=1e-6)
+    g_got = grads(got)
+    assert g_got.keys() == g_want.keys()
+    for name in g_want:
+        torch.testing.assert_close(g_got[name], g_want[name], rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="not both"):
+        net(ids, mask, candidates=idx, positives=pos, hard_negatives=3)
+    with pytest.raises(ValueError, match="positive int"):
+        net(ids, mask, positives=pos, hard_negatives=0)
+
+
+def test_the_classifier_trains_on_the_chosen_hard_negatives_only(monkeypatch):
+    """A PlantClassifier fit with hard_negatives < L trains through the selection in the
+    forward (the network is called with positives), and its training losses equal those
+    of the full-logit path to float rounding, epoch by epoch."""
+    import numpy as np
+    from xplant.neural import PlantClassifier
+    from xplant.neural._base import PlantNetBase
+    from xplant.neural.modules import PlantNet
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(40)]
+    X = [" ".join(rng.choice(words, 12)) for _ in range(24)]
+    Y = (rng.random((24, 9)) < 0.25).astype(int)
+    Y[:, 0] = 1
+
+    def fit():
+        return PlantClassifier(plant=False, max_epochs=3, verbose=0, validation_fraction=None,
+                               decision="threshold", module__embedding_dim=8,
+                               module__hidden_dim=8, module__attention_dim=8,
+                               module__pool_size=8, criterion__hard_negatives=2,
+                               random_state=0, n_jobs=1).fit(X, Y)
+
+    calls = []
+    forward = PlantNet.forward
+
+    def spy(self, *args, **kwargs):
+        calls.append(kwargs.get("positives") is not None and self.training)
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(PlantNet, "forward", spy)
+    chosen = fit()
+    assert any(calls)                                   # the training steps chose in the forward
+    monkeypatch.setattr("xplant.neural.PlantClassifier._training_forward",
+                        PlantNetBase._training_forward)
+    calls.clear()
+    full = fit()
+    assert not any(calls)
+    np.testing.assert_allclose(chosen.history[:, "train_loss"], full.history[:, "train_loss"],
+                               rtol=1e-5)
