@@ -301,11 +301,6 @@ def instrument_fit(inst, record):
               lambda net, it, training, *a, **k: f"{stage(net)}.{'data' if training else 'dev'}")
     inst.wrap(NeuralNet, "train_step", lambda net, *a, **k: f"{stage(net)}.optimizer")
     inst.wrap(NeuralNet, "train_step_single", lambda net, *a, **k: f"{stage(net)}.forward")
-    # xplant's own training step, where it has one (it does not call skorch's)
-    owners = {next(c for c in est.__mro__ if "train_step_single" in vars(c))
-              for est in (PlantClassifier, AttentionPlanter)} - {NeuralNet}
-    for owner in owners:
-        inst.wrap(owner, "train_step_single", lambda net, *a, **k: f"{stage(net)}.forward")
     inst.wrap(torch.Tensor, "backward", lambda *a, **k: f"{open_stage()}.backward")
 
     started = {}

@@ -262,40 +262,6 @@ class PlantNetBase(NeuralNet):
     #: DeepSpeed fit trains; None otherwise
     _deepspeed_run_ = None
 
-    def train_step_single(self, batch, **fit_params):
-        """skorch's training step (forward, loss, ``loss.backward()``), its forward
-        through :meth:`_training_forward`.
-
-        Parameters
-        ----------
-        batch : tuple
-            ``(X, y)`` of the data loader.
-        **fit_params : dict
-            Passed to the forward pass, as skorch does.
-
-        Returns
-        -------
-        dict
-            ``{"loss": loss, "y_pred": y_pred}``, as skorch's.
-        """
-        from skorch.dataset import unpack_data
-        self._set_training(True)
-        Xi, yi = unpack_data(batch)
-        y_pred, yi = self._training_forward(Xi, yi, **fit_params)
-        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
-        loss.backward()
-        return {"loss": loss, "y_pred": y_pred}
-
-    def _training_forward(self, Xi, yi, **fit_params):
-        """The forward pass of a training batch: ``(y_pred, y)`` for :meth:`get_loss`.
-
-        skorch's ``infer`` and the batch's own targets here; an estimator
-        whose training forward also chooses what the loss reads (Stage 2's
-        hard negatives) returns its own targets. The DeepSpeed trainer
-        calls it too, so both strategies train the same way.
-        """
-        return self.infer(Xi, **fit_params), yi
-
     def train_step(self, batch, **fit_params):
         """skorch's optimizer step; in a DeepSpeed fit, the engine's backward and step."""
         if self._deepspeed_run_ is not None:

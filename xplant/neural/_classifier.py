@@ -624,26 +624,6 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
             return self.module_(**{k: v.to(self.device) for k, v in x.items()})
         return super().infer(x, **fit_params)
 
-    def _training_forward(self, Xi, yi, **fit_params):
-        """Stage 2's training forward; with hard-negative mining (``criterion__hard_negatives``
-        below L, every label scored) the network chooses each document's positives and
-        hard negatives without a graph and scores only those with it
-        (:meth:`xplant.neural.modules.PlantNet.forward`), so the backward pass runs over
-        about hard_negatives labels per document instead of L. The loss and its gradient
-        are those of the full logits' (equal up to float rounding); the labels chosen
-        are the same."""
-        m = self.criterion_.hard_negatives if isinstance(self.criterion_, PlantLoss) else None
-        if (isinstance(yi, dict) or not isinstance(Xi, dict) or "candidates" in Xi or m is None
-                or m >= self.n_labels_):
-            return super()._training_forward(Xi, yi, **fit_params)
-        pos = yi[0] if isinstance(yi, (tuple, list)) else yi
-        x = {k: v.to(self.device) for k, v in Xi.items()}
-        logits, target, keep = self.module_(**x, positives=pos.to(self.device), hard_negatives=int(m))
-        y = {"target": target, "keep": keep}
-        if isinstance(yi, (tuple, list)):                 # the ranking term's targets
-            y["rel"], y["valid"] = yi[1], yi[2]
-        return logits, y
-
     def get_loss(self, y_pred, y_true, X=None, training=False):
         """Stage 2 loss; plus ``stage1_weight`` × the ranking loss on anchored batches."""
         if isinstance(y_true, dict):                  # shortlist candidates

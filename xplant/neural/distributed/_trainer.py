@@ -138,14 +138,6 @@ def _load_state(estimator, state, dtypes):
     estimator.initialize_optimizer()
 
 
-
-def _as_fp32(out):
-    """The network's outputs in fp32: floating tensors cast, others (the hard-negative
-    selection's bool mask), and the nesting of tuples, kept."""
-    if isinstance(out, tuple):
-        return tuple(_as_fp32(t) for t in out)
-    return out.float() if torch.is_floating_point(out) else out
-
 class StepBatch:
     """One optimizer step of one rank: its micro-batches and the global batch's size.
 
@@ -206,7 +198,8 @@ class EngineModule(torch.nn.Module):
         self.run_ = run
 
     def forward(self, *args, **kwargs):
-        return _as_fp32(self.engine(*args, **kwargs))
+        out = self.engine(*args, **kwargs)
+        return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()
 
     def state_dict(self, *args, **kwargs):
         return _gather_full_state(self.run_.deepspeed, self.engine.module, trained_only=True)
@@ -284,7 +277,7 @@ class DeepSpeedRun:
         estimator._set_training(True)
         total, y_pred = 0.0, None
         for (Xi, yi), weight in batch.micro:
-            y_pred, yi = estimator._training_forward(Xi, yi, **fit_params)
+            y_pred = estimator.infer(Xi, **fit_params)
             loss = estimator.get_loss(y_pred, yi, X=Xi, training=True)
             self.engine.backward(loss * weight)
             self.engine.step()

@@ -8,7 +8,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..losses import select_labels
 from ._attention import LabelAttention, masked_softmax
 
 
@@ -159,27 +158,13 @@ class PlantNet(nn.Module):
             mask[empty, 0] = True
         return mask
 
-    def forward(self, ids, mask, rank=None, candidates=None, positives=None, hard_negatives=None):
+    def forward(self, ids, mask, rank=None, candidates=None):
         """ids, mask (b, n) -> logits (b, L), or (b, C) with ``candidates``.
 
         With ``candidates`` (a (b, C) long tensor of label ids per document,
         padding any valid id) only those labels are attended and scored:
         attention, boosting and head cost b·C·n instead of b·L·n, and the
         logits are those of the full model at the same labels.
-
-        With ``positives`` (training with hard-negative mining) the
-        candidates are chosen here: every label is scored without a graph
-        (``torch.no_grad``), each document keeps its positives and its
-        ``hard_negatives`` highest-scoring negatives
-        (:func:`xplant.neural.losses.select_labels`, the selection
-        :func:`~xplant.neural.losses.plant_loss` makes), and only those are
-        scored again with the graph, so the backward pass costs b·S·n
-        instead of b·L·n. The encoder runs once. It returns
-        ``(logits, target, keep)`` of the (b, S) selected labels (or
-        ``((logits, s), target, keep)`` with ``rank``); their loss is
-        :func:`~xplant.neural.losses.candidate_loss`, whose value and
-        gradient are :func:`~xplant.neural.losses.plant_loss`'s on the full
-        logits (equal up to float rounding).
 
         With ``rank`` (a Stage1Batch of the same documents: ranking items
         ``doc_index``, ``label_index`` (N,) and ``positions`` (N, C)) it
@@ -194,37 +179,15 @@ class PlantNet(nn.Module):
             Ranking items of the same documents (above).
         candidates : LongTensor of shape (b, C), optional
             Label ids scored per document (above); None: every label.
-        positives : LongTensor of shape (b, P), optional
-            Each document's positive label ids, -1 padded (above); not with
-            ``candidates``.
-        hard_negatives : int >= 1
-            Negatives kept per document with ``positives``.
-
-        Raises
-        ------
-        ValueError
-            For ``positives`` together with ``candidates``, or without a
-            positive integer ``hard_negatives``.
         """
         H = self.encoder(ids, mask)
         K = self.attention.keys(H)
-        selection = None
-        if positives is not None:
-            if candidates is not None:
-                raise ValueError("give candidates or positives (which choose them), not both")
-            if not isinstance(hard_negatives, int) or hard_negatives < 1:
-                raise ValueError(f"hard_negatives must be a positive int with positives; "
-                                 f"got {hard_negatives!r}")
-            with torch.no_grad():
-                full = self._logits(H, K, mask)
-            candidates, target, keep = select_labels(full, positives, hard_negatives)
-            selection = (target, keep)
         logits = (self._logits(H, K, mask) if candidates is None
                   else self._candidate_logits(H, K, mask, candidates))
         if rank is not None:
-            logits = (logits, self.attention.scores_at(K, rank.doc_index, rank.label_index,
-                                                       rank.positions))
-        return logits if selection is None else (logits,) + selection
+            return logits, self.attention.scores_at(K, rank.doc_index, rank.label_index,
+                                                    rank.positions)
+        return logits
 
     def _logits(self, H, K, mask):
         """Logits (b, L) from encoder states H and attention keys K."""
