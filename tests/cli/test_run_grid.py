@@ -2,6 +2,8 @@
 
 import json
 
+import numpy as np
+
 from xplant.app._run import run_models
 
 DATA = {"dataset": "codiesp", "codes": "D", "language": "en", "data_home": None, "max_docs": 40}
@@ -22,3 +24,20 @@ def test_a_two_key_grid_is_chosen_over_its_product(tmp_path):
     assert record["value"] == first_best == row["dev_selected"]
     assert row["dev_MAP"] == best
     assert json.loads(json.dumps(record)) == record
+
+
+def test_the_run_loads_its_data_once_and_gives_it_to_each_row(tmp_path, monkeypatch):
+    """run_models loads the splits once; each row's fit (in process or in a child) reads
+    the run's splits rather than loading them again, and scores the same."""
+    import xplant.app._run as run
+    calls = []
+    real = run.load_splits
+    monkeypatch.setattr(run, "load_splits", lambda **kw: calls.append(kw) or real(**kw))
+    spec = {"name": "TF-IDF + SVM", "grid": {"ovr__C": [1.0]}}
+    res = run_models(DATA, [spec, {"name": "frequency prior"}], tmp_path / "a", verbose=0,
+                     isolate=False, save_models=False, log=lambda *a: None)
+    assert len(calls) == 1
+    # a spawned child cannot see the patch, so it would load anyway: its scores must agree
+    again = run_models(DATA, [spec], tmp_path / "b", verbose=0, isolate=True,
+                       save_models=False, log=lambda *a: None)
+    np.testing.assert_equal(again["models"][0]["metrics"], res["models"][0]["metrics"])  # NaN == NaN

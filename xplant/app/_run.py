@@ -292,10 +292,13 @@ def _settings(est):
         est.get_params(deep=False)
 
 
-def _fit_one(spec, data_args, model_args, model_dir=None):
+def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     """Child-process body: fit one model (dev-selected), return dev and test scores.
 
-    ``spec`` is ``{"name", "model", "params", "grid"}`` (see :func:`run_models`).
+    ``spec`` is ``{"name", "model", "params", "grid"}`` (see :func:`run_models`);
+    ``splits`` the run's loaded ``load_splits(**data_args)``, sent to the child
+    (a few MB, read in milliseconds) rather than loaded again there (seconds:
+    the ICD-10 descriptions are rebuilt); None loads them.
     """
     model_args = dict(model_args)
     num_threads = model_args.pop("num_threads", None)
@@ -309,7 +312,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None):
     from sklearn.base import clone
     from sklearn.model_selection import ParameterGrid
     from ..metrics import mean_average_precision
-    splits = load_splits(**data_args)
+    if splits is None:
+        splits = load_splits(**data_args)
     tr, dv, te = first_documents(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
     from ._rows import find_row
     row = find_row(spec.get("model", spec["name"]))
@@ -793,9 +797,10 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                 # child dies (e.g. killed for memory) instead of hanging.
                 with ProcessPoolExecutor(1, mp_context=ctx, initializer=die_with_parent,
                                          initargs=(os.getpid(),)) as ex:
-                    out = ex.submit(_fit_one, spec, data_args, model_args, model_dir).result()
+                    out = ex.submit(_fit_one, spec, data_args, model_args, model_dir,
+                                    splits).result()
             else:
-                out = _fit_one(spec, data_args, model_args, model_dir)
+                out = _fit_one(spec, data_args, model_args, model_dir, splits)
         except Exception as exc:
             if not keep_going:
                 raise
