@@ -113,12 +113,11 @@ def run_codiesp(args, log):
                              tr, dv, te, dict(_desc(tr), validation_data=(dv.texts, dv.Y)), log))
     if args.plant_epochs:
         from xplant.app import build_model as _build
-        from xplant.app import dataset_settings, find_row, shortlist_params
+        from xplant.app import find_row, row_params
 
         def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, settings)
             row = find_row(name)
-            kw["params"] = dataset_settings(shortlist_params(kw.get("params"), row, "codiesp"),
-                                            row, "codiesp")
+            kw["params"] = row_params(kw.get("params"), row, "codiesp")
             return _build(name, **kw)
 
         # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6

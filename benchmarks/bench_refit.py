@@ -45,7 +45,7 @@ def main(argv=None, log=print):
     """Run the benchmark; returns the report (a dict), also written as JSON."""
     from sklearn.base import clone
 
-    from xplant.app import build_model, dataset_settings, find_row, load_splits
+    from xplant.app import build_model, find_row, load_splits, row_params
     from xplant.metrics import f1_score, mean_average_precision
     from xplant.model_selection import refit_params
 
@@ -66,8 +66,7 @@ def main(argv=None, log=print):
     X_tr, Y_tr = _take(train.texts, train.Y, tr)
     X_dv, Y_dv = _take(train.texts, train.Y, dv)
     row = find_row(args.row)
-    params = dataset_settings(dict(_parse_set(v) for v in args.set),
-                              row, "codiesp")
+    params = row_params(dict(_parse_set(v) for v in args.set), row, "codiesp")
     model = build_model(row.name, epochs=args.max_epochs, plant_epochs=args.plant_epochs,
                         params=params, verbose=0)
     last = model.steps[-1][0] + "__" if hasattr(model, "steps") else ""

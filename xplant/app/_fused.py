@@ -77,6 +77,32 @@ def shortlist_params(params, row, dataset):
     return params
 
 
+def row_params(params, row, dataset):
+    """A row's parameters as ``xplant run`` fits it on ``dataset``.
+
+    :func:`shortlist_params` (the dataset's ``n_candidates`` for a
+    shortlisted row), then :func:`xplant.app.dataset_settings` (the bundled
+    job's settings of the row). Whatever builds "the job's row" outside
+    the run (the benchmarks) builds it through here, so that it fits the
+    same model.
+
+    Parameters
+    ----------
+    params : dict or None
+        The row's parameters (``--set``, a spec).
+    row : Row
+        :func:`xplant.app.find_row`'s record of the row.
+    dataset : str or None
+        The job's dataset.
+
+    Returns
+    -------
+    dict
+    """
+    from ._rows import dataset_settings
+    return dataset_settings(shortlist_params(params, row, dataset), row, dataset)
+
+
 def row_scores(model, X):
     """A row's (n, L) float64 scores of ``X``; for a shortlisted fit also its three readings.
 

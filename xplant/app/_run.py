@@ -318,10 +318,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     from ._rows import find_row
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
-    from ._fused import SHARED_SHORTLIST_ROW, frozen_shortlist, row_scores, shortlist_params
-    from ._rows import dataset_settings
-    params = shortlist_params(spec.get("params"), row, data_args.get("dataset"))
-    params = dataset_settings(params, row, data_args.get("dataset"))
+    from ._fused import SHARED_SHORTLIST_ROW, frozen_shortlist, row_params, row_scores
+    params = row_params(spec.get("params"), row, data_args.get("dataset"))
     frozen = frozen_shortlist(params, row, shared, spec)
     same_as = SHARED_SHORTLIST_ROW if frozen is not params else None   # α = 1 is that row
     own_params, params = params, frozen
