@@ -30,7 +30,10 @@ def test_the_refit_trains_on_train_plus_dev_for_the_chosen_epochs(refit):
     first, again = model.first_.named_steps["clf"], model.estimator_.named_steps["clf"]
     assert first.n_train_documents_ == 40 and again.n_train_documents_ == 60
     assert (model.n_train_, model.n_dev_) == (40, 20)
-    assert len(again.history) == first.dev_choices_["epoch"]["value"] == first.best_epoch_
+    # the default (scaled) epoch count: the chosen one times (40 + 20) / 40, rounded
+    assert first.dev_choices_["epoch"]["value"] == first.best_epoch_
+    assert len(again.history) == max(1, int(round(first.best_epoch_ * 60 / 40)))
+    assert model.refit_params_["clf__max_epochs"] == len(again.history)
     assert all(h.get("valid_map") is None for h in again.history)      # no dev: nothing scored
 
 
@@ -42,6 +45,9 @@ def test_the_refit_takes_every_choice_of_the_first_fit_as_fixed(refit):
     assert set(first.dev_choices_) - set(again.dev_choices_) == {"decision", "shortlist_C"}
     for name, record in again.dev_choices_.items():
         assert record["fixed"] is True and record["scores"] == []
+        if name == "epoch":              # scaled by (40 + 20) / 40 (the default refit)
+            assert record["value"] == len(again.history)
+            continue
         assert record["value"] == first.dev_choices_[name]["value"], name
     assert again.decision_ == first.decision_ and again.k_ == first.k_
     assert again.threshold_ == first.threshold_

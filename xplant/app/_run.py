@@ -421,10 +421,11 @@ def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as,
     """
     from sklearn.base import clone
     from .._progress import step
-    from ..model_selection import refit_params
+    from ..model_selection import DEFAULT_REFIT_EPOCHS, refit_params
     from ._fused import row_scores
     from ._rows import save_row
-    pinned = refit_params(model)
+    pinned = refit_params(model, epochs=DEFAULT_REFIT_EPOCHS, n_train=tr.Y.shape[0],
+                          n_dev=dv.Y.shape[0])
     refit = clone(base).set_params(**chosen, **pinned)
     both = _stack_splits(tr, dv)
     last = refit.steps[-1][0] + "__" if hasattr(refit, "steps") else ""

@@ -165,8 +165,9 @@ def build_parser():
                    help="remove the earlier run's files in --output and start afresh")
     r.add_argument("--refit", action="store_true",
                    help="also refit the neural rows and the SVM row on train + dev with every "
-                        "choice made on dev fixed, reported as '<row> (refit)' rows (about "
-                        "doubles the neural cost; off by default)")
+                        "choice made on dev fixed, the epoch count scaled by (train + dev) / "
+                        "train, reported as '<row> (refit)' rows (more than doubles the neural "
+                        "cost; off by default)")
     r.add_argument("--no-isolate", action="store_true",
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")

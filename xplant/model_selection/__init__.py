@@ -12,7 +12,7 @@ rule of every choice made on a dev split; ``RefitOnDev`` and
 """
 
 from .._choice import CRITERIA, DevChoice, NoDevDataWarning, choose_on_dev
-from ._refit import REFIT_EPOCHS, RefitOnDev, refit_params
+from ._refit import DEFAULT_REFIT_EPOCHS, REFIT_EPOCHS, RefitOnDev, refit_params
 from ._labels import (
     few_shot_labels,
     frequent_labels,
@@ -25,6 +25,7 @@ from ._subsample import frequent_label_subset, nested_subsamples
 
 __all__ = [
     "CRITERIA",
+    "DEFAULT_REFIT_EPOCHS",
     "DevChoice",
     "IterativeStratifiedKFold",
     "NoDevDataWarning",
