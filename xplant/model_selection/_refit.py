@@ -35,9 +35,8 @@ from .._params import fit_accepts
 REFIT_EPOCHS = ("fixed", "scaled")
 
 #: The epoch count of a refit unless told otherwise (:class:`RefitOnDev`,
-#: ``xplant run --refit``): the one-time benchmark at the main job's budget
-#: (docs/benchmarks/results.md, "Refit on train and dev") scored the scaled
-#: count 1.9 dev MAP points above the fixed one.
+#: ``xplant run --refit``), set by the one-time benchmark at the main job's
+#: budget (docs/benchmarks/results.md, "Refit on train and dev").
 DEFAULT_REFIT_EPOCHS = "scaled"
 
 
