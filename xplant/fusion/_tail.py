@@ -299,7 +299,11 @@ def map_from_candidates(Y, candidates, cand_scores, rank):
     labels by position q_1 < q_2 < …, the terms j / q_j added in that
     order, divided by the number of gold labels; rows without a gold label
     are left out (``empty_rows="skip"``). So the result equals the dense
-    MAP to the last digit.
+    MAP to the last digit. With every label a candidate (C = L) the
+    dense scores are no larger than the candidates' own arrays, so they
+    are built (:func:`dense_scores`) and scored by the compiled kernel of
+    :func:`~xplant.metrics.mean_average_precision`, the same number
+    several times faster.
 
     Parameters
     ----------
@@ -335,6 +339,12 @@ def map_from_candidates(Y, candidates, cand_scores, rank):
     Y, rows = _gold(Y)
     n, C = candidates.shape
     n_true = np.diff(Y.indptr)
+    if C == rank.shape[1]:                # no tail: the dense array is no bigger
+        if not n_true.any():
+            return 0.0
+        from ..metrics import mean_average_precision
+        return float(mean_average_precision(Y, dense_scores(candidates, cand_scores, rank),
+                                            empty_rows="skip"))
     ranked = _ranked_candidates(candidates, cand_scores)[0]
     hit_rows, hit_at = np.nonzero(_is_gold(Y, rows, ranked))
     r = rank[rows, Y.indices].astype(np.int64)
