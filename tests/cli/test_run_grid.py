@@ -27,8 +27,9 @@ def test_a_two_key_grid_is_chosen_over_its_product(tmp_path):
 
 
 def test_the_run_loads_its_data_once_and_gives_it_to_each_row(tmp_path, monkeypatch):
-    """run_models loads the splits once; each row's fit (in process or in a child) reads
-    the run's splits rather than loading them again, and scores the same."""
+    """run_models loads the splits once and each row's fit reads the run's splits rather
+    than loading them again (counted in process); in a spawned child they arrive
+    pickled, and the row scores as it does in process."""
     import xplant.app._run as run
     calls = []
     real = run.load_splits
@@ -37,7 +38,8 @@ def test_the_run_loads_its_data_once_and_gives_it_to_each_row(tmp_path, monkeypa
     res = run_models(DATA, [spec, {"name": "frequency prior"}], tmp_path / "a", verbose=0,
                      isolate=False, save_models=False, log=lambda *a: None)
     assert len(calls) == 1
-    # a spawned child cannot see the patch, so it would load anyway: its scores must agree
+    # a spawned child cannot see the patch (its loads are not counted): it gets the
+    # pickled splits, and its scores must equal the in-process row's
     again = run_models(DATA, [spec], tmp_path / "b", verbose=0, isolate=True,
                        save_models=False, log=lambda *a: None)
     np.testing.assert_equal(again["models"][0]["metrics"], res["models"][0]["metrics"])  # NaN == NaN
