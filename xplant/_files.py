@@ -520,7 +520,7 @@ class FieldChecker:
 
     def int_list(self, field, length, low=0):
         value = self.get(field, list, "a list")
-        if len(value) != length:
+        if length is not None and len(value) != length:
             self.fail(field, f"must hold {length} values, got {len(value)}")
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= low for v in value):
             self.fail(field, f"must hold integers >= {low}")

@@ -161,6 +161,9 @@ def save_model(clf, path, *, overwrite=False):
             "classes_are_indices": bool(np.issubdtype(np.asarray(clf.classes_).dtype, np.integer)),
             "n_labels": int(clf.n_labels_),
             "label_frequency": clf.label_frequency_.tolist(),
+            # the labels the network leaves out (PlantNet.score_only); absent before them
+            "unscored_labels": (None if getattr(clf, "scored_labels_", None) is None
+                                else np.flatnonzero(~clf.scored_labels_).tolist()),
             "n_train_documents": int(clf.n_train_documents_),
             "rule": str(clf._rule()["rule"]),
             "k": int(clf.k_), "threshold": float(clf.threshold_),
@@ -304,6 +307,13 @@ def load_model(path):
     clf.n_labels_ = n_labels
     clf.classes_ = np.arange(n_labels) if as_indices else np.asarray(classes)
     clf.label_frequency_ = np.asarray(frequency, dtype=np.int64)
+    unscored = config.get("unscored_labels")      # absent before them: every label scored
+    if unscored is not None:
+        unscored = c.int_list("unscored_labels", None)
+        if any(i >= n_labels for i in unscored):
+            c.fail("unscored_labels", f"must be label indices below n_labels ({n_labels})")
+    clf.scored_labels_ = np.ones(n_labels, dtype=bool)
+    clf.scored_labels_[unscored or []] = False
     w = clf.stage1_weight
     clf.stage1_weight_ = (c.number("stage1_weight", low=0.0) if "stage1_weight" in config
                           else 0.0 if isinstance(w, str) else float(w))

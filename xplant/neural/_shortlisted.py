@@ -322,6 +322,7 @@ class ShortlistMixin:
         import torch
         from ._data import pad_batch
         positives = self.dev_dataset_.positives
+        scored = self._scored_mask(device="cpu")
         total, n = 0.0, logits.shape[0]
         for lo in range(0, n, 256):                # chunks: the loss is a mean over documents
             z = torch.from_numpy(np.ascontiguousarray(logits[lo:lo + 256], dtype=np.float32))
@@ -333,8 +334,10 @@ class ShortlistMixin:
                 y = np.stack([np.isin(candidates[i], positives[i]) for i in rows])
                 target = {"target": torch.from_numpy(y.astype(np.float32)),
                           "keep": torch.ones(z.shape, dtype=torch.bool)}
+            keep = scored if scored is None or candidates is None else \
+                scored[torch.from_numpy(np.asarray(candidates[lo:lo + 256], dtype=np.int64))]
             with torch.no_grad():
-                total += float(self.criterion_(z, target)) * z.shape[0]
+                total += float(self.criterion_(z, target, scored=keep)) * z.shape[0]
         return total / max(1, n)
 
     def _best_fusion(self, s, p_net, cand, rank):

@@ -156,8 +156,8 @@ def smooth_targets(y, epsilon, form="paper"):
     raise ValueError(f"smoothing form must be 'paper' or 'symmetric', got {form!r}")
 
 
-def select_labels(logits, positives, hard_negatives):
-    """Per document: positives ∪ top-m negatives by score.
+def select_labels(logits, positives, hard_negatives, scored=None):
+    """Per document: positives ∪ top-m negatives by score, among the scored labels.
 
     Parameters
     ----------
@@ -165,6 +165,9 @@ def select_labels(logits, positives, hard_negatives):
     positives : long tensor (b, P), -1 padded
     hard_negatives : int or None
         m; None or m >= L uses every label.
+    scored : bool tensor (L,) or None, default=None
+        The labels the network scores (``PlantNet.score_only``); the others
+        are never selected, as positive or negative. None: every label.
 
     Returns
     -------
@@ -176,30 +179,35 @@ def select_labels(logits, positives, hard_negatives):
     b, L = logits.shape
     pos_valid = positives >= 0
     pos_idx = positives.clamp(min=0)
+    if scored is not None:
+        pos_valid = pos_valid & scored[pos_idx]
     # scatter_add, not scatter_: padding (-1 -> 0) may share an index with a real positive.
     is_pos = torch.zeros_like(logits).scatter_add_(1, pos_idx, pos_valid.float()) > 0
     if hard_negatives is None or hard_negatives >= L:
         idx = torch.arange(L, device=logits.device).expand(b, L)
-        return idx, is_pos.float(), torch.ones_like(is_pos)
-    masked = logits.detach().masked_fill(is_pos, float("-inf"))
+        keep = torch.ones_like(is_pos) if scored is None else scored.expand(b, L)
+        return idx, is_pos.float(), keep
+    excluded = is_pos if scored is None else is_pos | ~scored
+    masked = logits.detach().masked_fill(excluded, float("-inf"))
     neg_idx = torch.topk(masked, hard_negatives, dim=1).indices
     idx = torch.cat([pos_idx, neg_idx], 1)
     target = torch.cat([pos_valid.float(), torch.zeros_like(neg_idx, dtype=torch.float)], 1)
-    neg_keep = torch.isfinite(masked.gather(1, neg_idx))   # never a positive as a negative
+    # never a positive, nor an unscored label, as a negative
+    neg_keep = torch.isfinite(masked.gather(1, neg_idx))
     keep = torch.cat([pos_valid, neg_keep], 1)
     return idx, target, keep
 
 
 def plant_loss(logits, positives, *, loss="focal", gamma=2.0, label_smoothing=0.1,
-               smoothing_form="paper", hard_negatives=1000):
+               smoothing_form="paper", hard_negatives=1000, scored=None):
     """Stage 2 loss: focal (or BCE) with label smoothing over S_i, averaged.
 
     With p = σ(z) and soft target ỹ, p_t = ỹ p + (1−ỹ)(1−p) and
     focal = (1 − p_t)^γ · BCE(z, ỹ); the loss of document i is the mean over
-    S_i (its positives and top-m hard negatives); the batch loss is the mean
-    over documents.
+    S_i (its positives and top-m hard negatives among the ``scored`` labels,
+    :func:`select_labels`); the batch loss is the mean over documents.
     """
-    idx, y, keep = select_labels(logits, positives, hard_negatives)
+    idx, y, keep = select_labels(logits, positives, hard_negatives, scored)
     return candidate_loss(logits.gather(1, idx), y, keep, loss=loss, gamma=gamma,
                           label_smoothing=label_smoothing, smoothing_form=smoothing_form)
 
@@ -280,7 +288,7 @@ class PlantLoss(nn.Module):
         self.loss, self.gamma, self.label_smoothing = loss, gamma, label_smoothing
         self.smoothing_form, self.hard_negatives = smoothing_form, hard_negatives
 
-    def forward(self, logits, positives):
+    def forward(self, logits, positives, scored=None):
         """The loss of one batch: a scalar tensor (mean over documents).
 
         Parameters
@@ -292,13 +300,17 @@ class PlantLoss(nn.Module):
             Each document's positive label ids, -1 padded; with a shortlist,
             ``{"target": float (b, C) 0/1, "keep": bool (b, C)}``, the
             candidates' targets and the mask of real (not padding) candidates.
+        scored : bool Tensor of shape (L,), (b, C) with candidates, or None
+            The labels the network scores (``PlantNet.score_only``); the
+            loss reads no other label. None: every label.
         """
         if isinstance(positives, dict):      # shortlist candidates: (b, C) logits
-            return candidate_loss(logits, positives["target"], positives["keep"],
+            keep = positives["keep"] if scored is None else positives["keep"] & scored
+            return candidate_loss(logits, positives["target"], keep,
                                   loss=self.loss, gamma=self.gamma,
                                   label_smoothing=self.label_smoothing,
                                   smoothing_form=self.smoothing_form)
         return plant_loss(logits, positives, loss=self.loss, gamma=self.gamma,
                           label_smoothing=self.label_smoothing,
                           smoothing_form=self.smoothing_form,
-                          hard_negatives=self.hard_negatives)
+                          hard_negatives=self.hard_negatives, scored=scored)

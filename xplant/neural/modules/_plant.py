@@ -4,11 +4,18 @@ Both hold the backbone as ``encoder`` and the label attention as
 ``attention``, so a planted state dict loads into the classifier by name.
 """
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from ._attention import LabelAttention, masked_softmax
+
+#: The logit of a label the network does not score (:meth:`PlantNet.score_only`):
+#: σ(−80) ≈ 1.8 · 10⁻³⁵, below the probability of any label it scores, yet
+#: finite (every check of finite scores holds, every sum stays defined) and
+#: with exp(80) inside float32's range (no overflow in a float32 sigmoid).
+UNSCORED_LOGIT = -80.0
 
 
 class PlanterNet(nn.Module):
@@ -112,6 +119,12 @@ class PlantNet(nn.Module):
     label_chunk : int, default=4096
         Labels processed at once, bounding the (b, chunk, h) tensors; the
         result does not depend on it.
+
+    Notes
+    -----
+    :meth:`score_only` restricts the labels the network attends and
+    scores; the others get :data:`UNSCORED_LOGIT`. Their parameters stay
+    (so state dicts keep their shapes) but take no part in the output.
     """
 
     def __init__(self, encoder, n_labels, attention_dim=128, pool_size=128, head="shared",
@@ -133,6 +146,35 @@ class PlantNet(nn.Module):
         self.label_bias = nn.Parameter(torch.zeros(n_labels))
         self.label_chunk = label_chunk
         self.n_labels = n_labels
+        self.register_buffer("scored_ids", None, persistent=False)
+        self.register_buffer("scored_mask", None, persistent=False)
+
+    def score_only(self, scored):
+        """Attend and score only these labels; the others get :data:`UNSCORED_LOGIT`.
+
+        A label with no training positive and no planted query has nothing
+        for its attention to learn (PlantClassifier's ``scored_labels_``):
+        leaving it out cuts the label-wise attention's work in proportion.
+
+        Parameters
+        ----------
+        scored : array-like of bool of shape (n_labels,) or None
+            True for the labels to score; None scores every label.
+
+        Returns
+        -------
+        self
+        """
+        device = self.label_bias.device
+        if scored is None or bool(np.all(scored)):
+            self.scored_ids = self.scored_mask = None
+            return self
+        scored = np.asarray(scored, dtype=bool)
+        if scored.shape != (self.n_labels,):
+            raise ValueError(f"scored has shape {scored.shape}, the network has {self.n_labels} labels")
+        self.scored_mask = torch.as_tensor(scored, device=device)
+        self.scored_ids = torch.as_tensor(np.flatnonzero(scored), dtype=torch.long, device=device)
+        return self
 
     def _head(self, sl):
         """Pool-folded head weight: (h,) shared or (chunk, h) label-wise."""
@@ -190,18 +232,32 @@ class PlantNet(nn.Module):
         return logits
 
     def _logits(self, H, K, mask):
-        """Logits (b, L) from encoder states H and attention keys K."""
+        """Logits (b, L) from encoder states H and attention keys K.
+
+        Only the scored labels (:meth:`score_only`) are attended, in chunks
+        of ``label_chunk``; the others are :data:`UNSCORED_LOGIT`.
+        """
         Vh = self.value(H)
         amask = self.attention_mask(mask)
+        ids = self.scored_ids
+        n = self.n_labels if ids is None else len(ids)
         out = []
-        for lo in range(0, self.n_labels, self.label_chunk):
-            sl = slice(lo, min(lo + self.label_chunk, self.n_labels))
-            labels = torch.arange(sl.start, sl.stop, device=H.device)
+        for lo in range(0, n, self.label_chunk):
+            hi = min(lo + self.label_chunk, n)
+            if ids is None:
+                sl = slice(lo, hi)
+                labels = torch.arange(lo, hi, device=H.device)
+            else:
+                sl = labels = ids[lo:hi]
             A = attend(self.attention.queries(labels), K, Vh, amask)            # (b, c, h)
             w = self._head(sl)
             logit = (A * (self.boost_mul[sl] * w)).sum(-1) + (self.boost_add[sl] * w).sum(-1)
             out.append(logit + self.label_bias[sl])
-        return torch.cat(out, 1)
+        logits = torch.cat(out, 1)
+        if ids is None:
+            return logits
+        full = logits.new_full((logits.shape[0], self.n_labels), UNSCORED_LOGIT)
+        return full.index_copy(1, ids, logits)
 
     def _candidate_logits(self, H, K, mask, candidates):
         """Logits (b, C) of each document's own candidate labels (b, C).
@@ -217,8 +273,10 @@ class PlantNet(nn.Module):
         else:
             w = self.head_weight[candidates] @ self.pool.T                      # (b, C, h)
         logit = (A * (self.boost_mul[candidates] * w)).sum(-1) \
-            + (self.boost_add[candidates] * w).sum(-1)
-        return logit + self.label_bias[candidates]
+            + (self.boost_add[candidates] * w).sum(-1) + self.label_bias[candidates]
+        if self.scored_mask is None:
+            return logit
+        return logit.masked_fill(~self.scored_mask[candidates], UNSCORED_LOGIT)
 
     def attention_weights(self, ids, mask, labels):
         """Attention distributions softmax(S) (b, m, n) of the given labels (explanations).
