@@ -11,7 +11,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from ._adjustment import LOGIT_ADJUSTMENT_GRID, adjust_logits, choose_logit_adjustment, log_prior
 from ._callbacks import DegenerateModelWarning
-from ._classifier import PlantClassifier, default_lr, default_phases
+from ._classifier import PlantClassifier, default_lr, default_phases, scored_labels
 from ._common import default_relevance
 from ._settings import translate_params
 from ._io import load_model, save_model
@@ -20,4 +20,4 @@ from ._stage1 import AttentionPlanter, load_planting
 __all__ = ["AttentionPlanter", "DegenerateModelWarning", "LOGIT_ADJUSTMENT_GRID", "PlantClassifier",
            "adjust_logits", "choose_logit_adjustment", "default_lr", "default_phases",
            "default_relevance", "load_model", "load_planting", "log_prior", "save_model",
-           "translate_params"]
+           "scored_labels", "translate_params"]

@@ -300,9 +300,10 @@ class PlantLoss(nn.Module):
             Each document's positive label ids, -1 padded; with a shortlist,
             ``{"target": float (b, C) 0/1, "keep": bool (b, C)}``, the
             candidates' targets and the mask of real (not padding) candidates.
-        scored : bool Tensor of shape (L,), (b, C) with candidates, or None
-            The labels the network scores (``PlantNet.score_only``); the
-            loss reads no other label. None: every label.
+        scored : bool Tensor or None, default=None
+            The labels the network scores (``PlantNet.score_only``), of
+            shape (L,), or (b, C) at each document's candidates; the loss
+            reads no other label. None: every label.
         """
         if isinstance(positives, dict):      # shortlist candidates: (b, C) logits
             keep = positives["keep"] if scored is None else positives["keep"] & scored
