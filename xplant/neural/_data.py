@@ -385,16 +385,27 @@ class Stage1Dataset(Dataset):
         keep = ~np.isin(uniq, self.ignore_ids)
         return uniq[keep], first[keep]
 
-    def candidate_labels(self, uniq):
-        if uniq.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        sub = self.Rc[:, uniq]
-        return np.unique(sub.indices).astype(np.int64)
+    def label_hits(self, uniq):
+        """r[l, uniq[j]] for every label l: the document's tokens of each T_l.
+
+        Parameters
+        ----------
+        uniq : ndarray of int64 of shape (m,)
+            The document's distinct token ids, ascending.
+
+        Returns
+        -------
+        csr_matrix of shape (n_labels, m)
+            Row l holds the positions j (ascending, so in ``uniq``'s order)
+            of the tokens of T_l in the document, with their relevance.
+        """
+        return self.Rc[:, uniq].tocsr()
 
     def sample(self, i):
         ids = np.asarray(self.docs[i])
         uniq, first = self.first_occurrences(ids)
-        cand = self.candidate_labels(uniq)
+        hits = self.label_hits(uniq)
+        cand = np.flatnonzero(np.diff(hits.indptr)).astype(np.int64)
         own = np.intersect1d(self.positives[i], cand) if self.positives is not None else cand[:0]
         other = np.setdiff1d(cand, own)
         rng = self.generator
@@ -404,14 +415,13 @@ class Stage1Dataset(Dataset):
         labels = np.concatenate([own, other])[: self.labels_per_doc]
         items = []
         for l in labels:
-            lo, hi = self.R.indptr[l], self.R.indptr[l + 1]
-            t_l, r_l = self.R.indices[lo:hi], self.R.data[lo:hi]
-            hit = np.isin(uniq, t_l)
-            pos_rel = first[hit]
-            rel = r_l[np.searchsorted(t_l, uniq[hit])]
+            lo, hi = hits.indptr[l], hits.indptr[l + 1]
+            at, rel = hits.indices[lo:hi], hits.data[lo:hi]
             order = np.argsort(-rel, kind="stable")[: self.max_relevant]
-            pos_rel, rel = pos_rel[order], rel[order]
-            neg_pool = first[~hit]
+            pos_rel, rel = first[at[order]], rel[order]
+            miss = np.ones(len(uniq), dtype=bool)
+            miss[at] = False
+            neg_pool = first[miss]
             if self.deterministic:
                 neg = np.sort(neg_pool)[: self.n_negatives]
             else:
@@ -457,17 +467,17 @@ class Stage1Collate:
     def __call__(self, batch):
         ids, mask = pad_batch([b[0] for b in batch], pad_value=self.pad_id)
         flat = [(d, l, p, r) for d, (_, items) in enumerate(batch) for (l, p, r) in items]
-        C = max([len(p) for _, _, p, _ in flat], default=1)
-        N = len(flat)
-        doc_index = torch.zeros(N, dtype=torch.long)
-        label_index = torch.zeros(N, dtype=torch.long)
-        positions = torch.zeros((N, max(C, 1)), dtype=torch.long)
-        rel = torch.zeros((N, max(C, 1)), dtype=torch.float32)
-        valid = torch.zeros((N, max(C, 1)), dtype=torch.bool)
-        for j, (d, l, p, r) in enumerate(flat):
-            doc_index[j] = d
-            label_index[j] = int(l)
-            positions[j, :len(p)] = torch.as_tensor(p, dtype=torch.long)
-            rel[j, :len(r)] = torch.as_tensor(r, dtype=torch.float32)
-            valid[j, :len(p)] = True
-        return Stage1Batch(ids, mask, doc_index, label_index, positions), (rel, valid)
+        lengths = np.array([len(p) for _, _, p, _ in flat], dtype=np.int64)
+        N, C = len(flat), max(int(lengths.max(initial=0)), 1)
+        doc_index = np.array([d for d, _, _, _ in flat], dtype=np.int64)
+        label_index = np.array([l for _, l, _, _ in flat], dtype=np.int64)
+        # one pass over the items: row j holds item j's candidates, left-aligned
+        valid = np.arange(C) < lengths[:, None]
+        positions = np.zeros((N, C), dtype=np.int64)
+        rel = np.zeros((N, C), dtype=np.float32)
+        if lengths.sum():
+            positions[valid] = np.concatenate([p for _, _, p, _ in flat])
+            rel[valid] = np.concatenate([r for _, _, _, r in flat])
+        return (Stage1Batch(ids, mask, torch.from_numpy(doc_index), torch.from_numpy(label_index),
+                            torch.from_numpy(positions)),
+                (torch.from_numpy(rel), torch.from_numpy(valid)))
