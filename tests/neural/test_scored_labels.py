@@ -124,3 +124,27 @@ def test_labels_planted_from_descriptions_stay_scored(make_corpus, small):
     desc = [f"signal sig{l}" for l in range(7)]
     clf = small(max_epochs=1).fit(texts, Y, label_descriptions=desc)
     assert clf.scored_labels_.all()
+
+
+def test_a_saved_planting_says_whether_it_planted_from_texts(tmp_path, make_corpus, small,
+                                                             planter_params):
+    import json
+    from xplant.neural import AttentionPlanter
+    texts, Y = make_corpus(n_docs=40, n_labels=6, seed=3)
+    Y = sp.hstack([Y, sp.csr_matrix((40, 1), dtype=Y.dtype)]).tocsr()
+    plain = AttentionPlanter(**dict(planter_params, max_epochs=1)).fit(texts, Y)
+    plain.save_planting(tmp_path / "plain")
+    meta = json.loads((tmp_path / "plain" / "planting.json").read_text())
+    assert meta["planted_from_texts"] is False
+    clf = small(planter=str(tmp_path / "plain"), max_epochs=1).fit(texts, Y)
+    assert clf.scored_labels_.tolist() == [True] * 6 + [False]
+    described = AttentionPlanter(**dict(planter_params, max_epochs=1)).fit(
+        texts, Y, label_descriptions=[f"sig{l} sig{(l + 1) % 6}" for l in range(7)])
+    described.save_planting(tmp_path / "described")
+    assert json.loads((tmp_path / "described" / "planting.json").read_text())["planted_from_texts"]
+    clf = small(planter=str(tmp_path / "described"), max_epochs=1).fit(texts, Y)
+    assert clf.scored_labels_.all()
+    # a planting saved before the field: taken to have planted every label, as then
+    del meta["planted_from_texts"]
+    (tmp_path / "plain" / "planting.json").write_text(json.dumps(meta))
+    assert small(planter=str(tmp_path / "plain"), max_epochs=1).fit(texts, Y).scored_labels_.all()

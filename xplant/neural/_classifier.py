@@ -589,8 +589,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         self.label_frequency_ = label_frequency(Y[tr])
         self.n_train_documents_ = len(tr)
         self.scored_labels_ = scored_labels(
-            self.label_frequency_, planted_from_texts=self.plant and any(
-                v is not None for v in (label_descriptions, label_synonyms, label_parents)))
+            self.label_frequency_, planted_from_texts=self._plants_from_texts(any(
+                v is not None for v in (label_descriptions, label_synonyms, label_parents))))
         self.dev_docs_, self.dev_Y_ = dev_docs, Yd
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
@@ -712,8 +712,9 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         p_l = (f_l + ½) / (N + 1) and label smoothing ε, (1 − ε) p_l + ε (1 − p_l)
         ("paper") or (1 − ε) p_l + ε / 2 ("symmetric"). The network then
         starts at the constant that minimises its own loss for each label,
-        rather than at 0.5, and a label never selected by hard-negative
-        mining (no training positive) keeps a low, finite score.
+        rather than at 0.5, and a label it scores without a training
+        positive (every label is scored when Stage 1 plants from label
+        texts) keeps a low, finite score until hard-negative mining picks it.
         """
         p = label_prior(label_frequency(Y_train), Y_train.shape[0])
         crit = self._criterion_settings()

@@ -25,6 +25,27 @@ class PlantingMixin:
         """The folder of a saved planting given as ``planter``, or None."""
         return os.fspath(self.planter) if isinstance(self.planter, (str, os.PathLike)) else None
 
+    def _plants_from_texts(self, described):
+        """Whether Stage 1 plants labels from their texts or ancestors (then every
+        label is scored, :func:`~xplant.neural._classifier.scored_labels`).
+
+        ``described``: ``fit`` got label descriptions, synonyms or parents. A
+        saved planting says so in its ``planting.json``; one saved before it
+        said is taken to have planted them (every label scored, as then).
+        """
+        if not self.plant:
+            return False
+        folder = self._planting_folder()
+        if folder is None:
+            return bool(described)
+        import json
+        from pathlib import Path
+        meta = Path(folder) / "planting.json"
+        try:
+            return bool(json.loads(meta.read_text()).get("planted_from_texts", True))
+        except (OSError, ValueError):
+            return True            # load_planting reports the broken folder when it plants
+
     def _stage1_settings(self):
         """The planter whose loss, cutoff and sampling ``stage1_weight`` keeps."""
         if self.planter_ is not None:

@@ -449,7 +449,10 @@ class AttentionPlanter(PlantNetBase):
                 "tokenizer_fingerprint": getattr(self.relevance_, "tokenizer_fingerprint_", None),
                 "arch": {"backbone": self.backbone, **self._module_settings()},
                 "attention_ndcg": self.attention_ndcg_,
-                "initial_attention_ndcg": self.initial_attention_ndcg_}
+                "initial_attention_ndcg": self.initial_attention_ndcg_,
+                # labels without a training document planted from their texts or ancestors
+                "planted_from_texts": bool(getattr(self, "n_described_labels_", 0)
+                                           or getattr(self, "n_borrowed_queries_", 0))}
         write_text(path / "planting.json", json.dumps(meta, indent=2))
         return path
 
