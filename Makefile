@@ -36,11 +36,12 @@ $(RUN_STAMP): pyproject.toml
 run: $(RUN_STAMP)
 	$(BIN)/xplant run
 
+# Two worker processes (pytest-xdist), a test module per worker at a time.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadscope
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n 2 --dist loadscope -m "not slow"
 
 # Warnings are errors and every cross-reference must resolve; the examples run.
 docs: $(STAMP)
