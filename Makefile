@@ -36,12 +36,11 @@ $(RUN_STAMP): pyproject.toml
 run: $(RUN_STAMP)
 	$(BIN)/xplant run
 
-# Two worker processes (pytest-xdist), a test module per worker at a time.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadscope
+	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadscope -m "not slow"
+	$(BIN)/python -m pytest -m "not slow"
 
 # Warnings are errors and every cross-reference must resolve; the examples run.
 docs: $(STAMP)

@@ -2,20 +2,8 @@
 
 import gzip
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
-
-# numba's on-disk cache is not safe when two processes fill it at once (numba
-# issue #4807: one can load the other's half-written entry and crash), so each
-# pytest-xdist worker of `make test` keeps its own. This runs before anything
-# imports numba: pytest loads this file before collecting, and xdist names the
-# worker before that.
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(
-        os.environ.get("NUMBA_CACHE_DIR") or tempfile.gettempdir(),
-        f"xplant-numba-{os.environ['PYTEST_XDIST_WORKER']}")
 
 import numpy as np
 import pytest
