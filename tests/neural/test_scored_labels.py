@@ -50,6 +50,8 @@ def test_scored_labels_keep_their_logits_and_the_rest_get_the_constant(head):
         torch.testing.assert_close(net.score_only(np.ones(7, bool))(IDS, IDS > 0), full)
     with pytest.raises(ValueError, match="7 labels"):
         net.score_only(np.ones(5, bool) & False)
+    with pytest.raises(ValueError, match="7 labels"):     # all True, yet the wrong length
+        net.score_only(np.ones(5, bool))
 
 
 def test_unscored_labels_get_no_gradient_and_no_attention_work():

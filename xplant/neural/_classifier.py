@@ -84,6 +84,8 @@ def scored_labels(frequency, planted_from_texts=False):
     [True, False, True]
     >>> scored_labels([3, 0, 1], planted_from_texts=True).tolist()
     [True, True, True]
+    >>> scored_labels([0, 0]).tolist()                # no positive at all
+    [True, True]
     """
     frequency = np.asarray(frequency)
     if planted_from_texts or not frequency.any():     # nothing tells the labels apart

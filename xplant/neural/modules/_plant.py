@@ -147,7 +147,6 @@ class PlantNet(nn.Module):
         self.label_chunk = label_chunk
         self.n_labels = n_labels
         self.register_buffer("scored_ids", None, persistent=False)
-        self.register_buffer("scored_mask", None, persistent=False)
 
     def score_only(self, scored):
         """Attend and score only these labels; the others get :data:`UNSCORED_LOGIT`.
@@ -165,15 +164,14 @@ class PlantNet(nn.Module):
         -------
         self
         """
-        device = self.label_bias.device
-        if scored is None or bool(np.all(scored)):
-            self.scored_ids = self.scored_mask = None
-            return self
-        scored = np.asarray(scored, dtype=bool)
-        if scored.shape != (self.n_labels,):
-            raise ValueError(f"scored has shape {scored.shape}, the network has {self.n_labels} labels")
-        self.scored_mask = torch.as_tensor(scored, device=device)
-        self.scored_ids = torch.as_tensor(np.flatnonzero(scored), dtype=torch.long, device=device)
+        if scored is not None:
+            scored = np.asarray(scored, dtype=bool)
+            if scored.shape != (self.n_labels,):
+                raise ValueError(f"scored has shape {scored.shape}, the network has "
+                                 f"{self.n_labels} labels")
+        self.scored_ids = (None if scored is None or scored.all() else
+                           torch.as_tensor(np.flatnonzero(scored), dtype=torch.long,
+                                           device=self.label_bias.device))
         return self
 
     def _head(self, sl):
@@ -274,9 +272,11 @@ class PlantNet(nn.Module):
             w = self.head_weight[candidates] @ self.pool.T                      # (b, C, h)
         logit = (A * (self.boost_mul[candidates] * w)).sum(-1) \
             + (self.boost_add[candidates] * w).sum(-1) + self.label_bias[candidates]
-        if self.scored_mask is None:
+        if self.scored_ids is None:
             return logit
-        return logit.masked_fill(~self.scored_mask[candidates], UNSCORED_LOGIT)
+        scored = torch.zeros(self.n_labels, dtype=torch.bool, device=logit.device)
+        scored[self.scored_ids] = True
+        return logit.masked_fill(~scored[candidates], UNSCORED_LOGIT)
 
     def attention_weights(self, ids, mask, labels):
         """Attention distributions softmax(S) (b, m, n) of the given labels (explanations).
