@@ -152,6 +152,32 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
     assert [r[1].upper() for r in rows[:3]] == [t["label"] for t in recs[0]["top"][:3]]
 
 
+def test_predict_evidence_of_the_descriptions_row(smoke_run, tmp_path):
+    """xplant predict --evidence on the fused + descriptions folder: each label's spans,
+    the network's for a seen label, the best-matching sentences for an unseen one."""
+    from xplant import load_saved
+    from xplant.app.cli import main
+    out, _, _ = smoke_run
+    folder = out / "models" / "PLANT_fused_descriptions"
+    text = "Fever and cough. Acute appendicitis with generalized peritonitis."
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text(text, encoding="utf-8")
+    pred = tmp_path / "pred.jsonl"
+    assert main(["predict", "--model", str(folder), "--input", str(tmp_path / "docs"),
+                 "--output", str(pred), "--top-k", "5", "--evidence"]) == 0
+    rec = json.loads(pred.read_text().splitlines()[0])
+    model = load_saved(folder)
+    model = model[0] if isinstance(model, tuple) else model
+    ex = model.explain([text], top_labels=5)[0]["labels"]
+    assert [e["label"] for e in rec["evidence"]] == [str(e["label"]) for e in ex] \
+        == [t["label"] for t in rec["top"]]
+    unseen = set(model.unseen_.tolist())
+    for e, ev in zip(ex, rec["evidence"]):
+        assert e["source"] == ("descriptions" if e["index"] in unseen else "model")
+        assert ev["spans"] == e["spans"]
+        assert all(text[s["start"]:s["end"]] == s["text"] for s in ev["spans"])
+
+
 def test_report_cli_renders(smoke_run):
     from xplant.app.cli import main
     out, _, _ = smoke_run
@@ -182,6 +208,18 @@ def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
                 assert p["rank"] <= m["k"]
             elif m["rule"] == "threshold":
                 assert p["score"] >= m["threshold"]
+    # the descriptions scored its zero-shot labels: their evidence is the best-matching
+    # sentences (no network probability), never the attention of a label Stage 2 left out
+    from xplant.datasets import load_codiesp
+    te = load_codiesp("test")
+    text_of = dict(zip(te.ids[:N_DOCS], te.texts[:N_DOCS]))
+    desc = next(m for m in res["models"] if m["name"] == "PLANT fused + descriptions")
+    assert desc["zero_shot"]["predictions"]
+    for p in desc["zero_shot"]["predictions"]:
+        assert p["evidence"] == "descriptions" and p["prob"] is None
+        assert all(text_of[p["doc_id"]][s["start"]:s["end"]] == s["text"] and 0 < s["weight"] <= 1
+                   for s in p["spans"])
+    assert any(p["spans"] for p in desc["zero_shot"]["predictions"])
     from xplant.report import render_report
     text = " ".join(render_report(out).read_text(encoding="utf-8").split())
     n_none = sum(m["zero_shot"]["n_predictions"] == 0 for m in res["models"])

@@ -284,6 +284,26 @@ def test_zero_shot_section_lists_the_prediction_escaped(run_dir):
     assert "predates the listing" not in text
 
 
+def test_zero_shot_section_names_where_the_spans_come_from(run_dir):
+    """A label the descriptions scored: no probability, its spans named as description matches."""
+    res = json.loads((run_dir / "results.json").read_text())
+    span = _span(TEXT, EVIL, 0.25)
+    preds = [{"doc_id": "S0001", "label": "Z99", "label_index": 0, "description": "d", "rank": 1,
+              "score": 0.5, "gold": False, "prob": None, "evidence": "descriptions",
+              "spans": [span]},
+             {"doc_id": "S0002", "label": "Z98", "label_index": 1, "description": "e", "rank": 2,
+              "score": 0.4, "gold": False, "prob": 0.2, "evidence": "model", "spans": [span]}]
+    res["models"][0]["zero_shot"] = _zero_shot_record(preds)
+    (run_dir / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    page = PageParser()
+    page.feed(render_report(run_dir).read_text(encoding="utf-8"))
+    s = TEXT.index(EVIL)
+    cell = f"[{s}, {s + len(EVIL)}) \u201c{EVIL}\u201d (0.250)"
+    rows = page.tables["zero-shot-0"][1:]
+    assert [r[6:] for r in rows] == [["\u2013", "sentences matching the description: " + cell],
+                                     ["0.200", "attention: " + cell]]
+
+
 def test_zero_shot_section_old_folder_missing_row_and_bad_record(run_dir):
     # an older run folder: no record anywhere, the page renders with a note
     text = " ".join(render_report(run_dir).read_text(encoding="utf-8").split())

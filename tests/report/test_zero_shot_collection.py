@@ -116,7 +116,7 @@ def test_rows_name_the_labels_and_explain_once_per_fit():
                               [[1], [3, 4], [1], [3]])
     first = rows[0]["predictions"][0]
     assert first == {"doc_id": "d0", "label": "B", "label_index": 1, "description": "bee <b>",
-                     "rank": 2, "score": .8, "gold": True, "prob": .1,
+                     "rank": 2, "score": .8, "gold": True, "prob": .1, "evidence": "model",
                      "spans": [{"start": 0, "end": 5, "text": "alpha", "weight": 0.5}]}
     assert [(p["doc_id"], p["label"]) for p in rows[1]["predictions"]] == [("d1", "D"), ("d3", "D")]
     assert rows[0]["explained"] and rows[0]["shown"] == 4
@@ -126,4 +126,4 @@ def test_rows_name_the_labels_and_explain_once_per_fit():
     assert [(p["doc_id"], p["label"]) for p in plain["predictions"]] == \
         [("d0", "B"), ("d1", "D"), ("d1", "E"), ("d2", "B")]
     assert not plain["explained"] and all(p["spans"] == [] and p["prob"] is None
-                                          for p in plain["predictions"])
+                                          and p["evidence"] is None for p in plain["predictions"])

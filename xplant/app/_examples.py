@@ -194,11 +194,15 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
 
     Parameters
     ----------
-    entries : list of (test scores, rule)
+    entries : list of (test scores, rule) or (test scores, rule, model)
         One per row, the scores the row is evaluated on and its decision
-        rule (k of the top-k rule, or a rule dict: :func:`zero_shot_predictions`).
+        rule (k of the top-k rule, or a rule dict: :func:`zero_shot_predictions`);
+        a third item is the row's own model when it is not ``model`` (the
+        ``fused + descriptions`` row explains the labels its descriptions
+        scored by their best-matching sentences).
     model : fitted estimator
-        Its ``explain(texts, top_spans=, labels=)`` gives the spans, if it has one.
+        Its ``explain(texts, top_spans=, labels=)`` gives the spans, if it
+        has one; one ``explain`` call per distinct model.
     test, train : Bunch
         The evaluated split and the whole training split (its frequencies
         define the zero-shot group, as in the tables); ``train.label_names``
@@ -212,41 +216,52 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
         (docs/guide/cli.md, section "The run folder"): :func:`zero_shot_predictions`'s counts and
         ``"shown"``, ``"explained"`` (bool) and ``"predictions"``:
         ``[{"doc_id", "label", "label_index", "description", "rank",
-        "score", "gold", "prob", "spans": [{"start", "end", "text",
-        "weight"}]}]``. ``prob`` is the network's own probability of the
-        label (None when not explained).
+        "score", "gold", "prob", "evidence", "spans": [{"start", "end",
+        "text", "weight"}]}]``. ``prob`` is the network's own probability
+        of the label (None when not explained, or when the descriptions
+        scored it); ``evidence`` says where the spans come from:
+        ``"model"`` (the network's attention), ``"descriptions"`` (the
+        sentences that match the label's description best, weighted by
+        their TF-IDF cosine) or None (not explained).
     """
     from .._labels import label_frequency
     freq = label_frequency(train.Y)
-    found = [zero_shot_predictions(s, k, freq, test.Y) for s, k in entries]
+    models = [e[2] if len(e) > 2 and e[2] is not None else model for e in entries]
+    found = [zero_shot_predictions(e[0], e[1], freq, test.Y) for e in entries]
     names = [str(x) for x in train.label_names]
     desc = train.get("label_descriptions")
     texts = test.get("texts")
-    can_explain = hasattr(model, "explain") and texts is not None
-    explained = {}
-    if can_explain:
+    explained = {}                    # id(model) -> {(doc, label): explain's record}
+    for m in {id(m): m for m in models}.values():
+        if not hasattr(m, "explain") or texts is None:
+            continue
         wanted = {}
-        for rec in found:
-            for p in rec["predictions"]:
-                wanted.setdefault(p["doc"], set()).add(p["label_index"])
+        for rec, owner in zip(found, models):
+            if owner is m:
+                for p in rec["predictions"]:
+                    wanted.setdefault(p["doc"], set()).add(p["label_index"])
         docs = sorted(wanted)
+        explained[id(m)] = {}
         if docs:
-            out = model.explain([texts[i] for i in docs], top_spans=top_spans,
-                                labels=[sorted(wanted[i]) for i in docs])
+            out = m.explain([texts[i] for i in docs], top_spans=top_spans,
+                            labels=[sorted(wanted[i]) for i in docs])
             for i, ex in zip(docs, out):
                 for lab in ex["labels"]:
-                    explained[(i, int(lab["index"]))] = lab
+                    explained[id(m)][(i, int(lab["index"]))] = lab
     rows = []
-    for rec in found:
+    for rec, owner in zip(found, models):
         preds = []
         for p in rec["predictions"]:
-            j, lab = p["label_index"], explained.get((p["doc"], p["label_index"]))
+            j = p["label_index"]
+            lab = explained.get(id(owner), {}).get((p["doc"], j))
+            prob = None if lab is None or lab.get("prob") is None else float(lab["prob"])
             preds.append({"doc_id": str(test.ids[p["doc"]]), "label": names[j], "label_index": j,
                           "description": _description(desc, j),
                           "rank": p["rank"], "score": p["score"], "gold": p["gold"],
-                          "prob": None if lab is None else float(lab["prob"]),
+                          "prob": prob, "evidence": None if lab is None else lab.get("source", "model"),
                           "spans": [] if lab is None else [_span_json(s) for s in lab["spans"]]})
-        rows.append({**rec, "shown": len(preds), "explained": can_explain, "predictions": preds})
+        rows.append({**rec, "shown": len(preds), "explained": id(owner) in explained,
+                     "predictions": preds})
     return rows
 
 
@@ -263,9 +278,11 @@ def add_zero_shot(out, model, dev, test, train):
     for row in rows:
         if row.get("rule") is None:
             row["rule"] = choose_rule(dev.Y, row["dev_scores"])
+    # a row's own model explains it (the descriptions row); it never leaves the fit's process
+    explainers = [row.pop("explainer", None) for row in rows]
     try:
-        records = zero_shot_rows([(r["test_scores"], r["rule"]) for r in rows], model,
-                                 test, train)
+        records = zero_shot_rows([(r["test_scores"], r["rule"], e) for r, e in zip(rows, explainers)],
+                                 model, test, train)
     except Exception as exc:
         for row in rows:
             row["info"] = dict(row["info"], zero_shot_error=f"{type(exc).__name__}: {exc}")

@@ -251,6 +251,7 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     out["variants"].append({
         "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev32,
         "test_scores": test_scores.astype(np.float32), "rule": rule,
+        "explainer": fused,       # its zero-shot labels' evidence (add_zero_shot pops it)
         "info": dict(info, description_weight=fused.weight_,
                      description_seen_weight=fused.seen_weight_,
                      description_choice=fused.dev_choice_, n_unseen_labels=int(fused.unseen_.size),

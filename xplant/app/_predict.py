@@ -104,7 +104,9 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         it needs a model with label names.
     top_k : int, default=10
     evidence : bool, default=False
-        Add attention evidence spans (jsonl only; neural models only).
+        Add evidence spans (jsonl only): the attention's spans of a neural
+        model, the best-matching sentences of the description ranker, both
+        of a ``fused + descriptions`` row (its ``explain``).
     top_spans : int, default=3
     overwrite : bool, default=False
         Replace an existing output file.
@@ -119,7 +121,7 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     Raises
     ------
     ValueError
-        ``evidence=True`` with a model that has no attention (linear, trees),
+        ``evidence=True`` with a model that has no ``explain`` (linear, trees),
         an unknown format, an output that is the input, a CodiEsp output
         from a model without label names or with names that are equal once
         lower-cased, and any input error of :func:`read_documents`.
@@ -144,8 +146,9 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         clf = model
         decision = fitted_decision(clf, default_k=top_k)
     if evidence and not hasattr(clf, "explain"):
-        raise ValueError(f"evidence spans need a neural model with attention (PLANT, "
-                         f"plant=False); {type(clf).__name__} has none: drop --evidence")
+        raise ValueError(f"evidence spans need a model with explain (PLANT, plant=False, the "
+                         f"description ranker, a fused + descriptions row); "
+                         f"{type(clf).__name__} has none: drop --evidence")
     names = label_names(clf)
     if fmt == "codiesp":
         codes = codiesp_codes(_final(clf).classes_)

@@ -207,7 +207,9 @@ def build_parser():
     q.add_argument("--output", required=True)
     q.add_argument("--format", default="jsonl", choices=["jsonl", "codiesp"])
     q.add_argument("--top-k", type=int, default=10)
-    q.add_argument("--evidence", action="store_true", help="add attention evidence spans")
+    q.add_argument("--evidence", action="store_true",
+                   help="add evidence spans (attention of a neural model; sentences matching "
+                        "the description of a label the descriptions scored)")
     q.add_argument("--overwrite", action="store_true",
                    help="replace an existing output file (never the input)")
     _add_field_options(q, labels=False, id_default="id")

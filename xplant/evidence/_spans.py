@@ -189,6 +189,46 @@ def merge_spans(offsets, weights, *, cut=None, top_spans=3, text=None):
     ]
 
 
+def check_label_lists(labels, n_docs, n_labels):
+    """The ``labels`` argument of an ``explain`` method, checked: one int64 array per document.
+
+    Parameters
+    ----------
+    labels : sequence of sequence of int
+        Per document, the label columns to explain.
+    n_docs : int
+        Documents explained.
+    n_labels : int
+        Columns of the model (``classes_``).
+
+    Returns
+    -------
+    list of ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        When ``labels`` does not hold one sequence per document, a sequence
+        is not 1-D integers, or a column is outside ``[0, n_labels)``.
+    """
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") \
+            or len(labels) != n_docs:
+        raise ValueError(f"labels must hold one sequence of label columns per document "
+                         f"({n_docs} documents); got {labels!r:.80}")
+    out = []
+    for i, row in enumerate(labels):
+        arr = np.asarray(row)
+        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+            raise ValueError(f"labels[{i}] must be a 1-D sequence of integer label "
+                             f"columns, got {row!r:.80}")
+        arr = arr.astype(np.int64)
+        if arr.size and (arr.min() < 0 or arr.max() >= n_labels):
+            raise ValueError(f"labels[{i}] holds a column outside [0, {n_labels}); "
+                             "pass column indices of classes_")
+        out.append(arr)
+    return out
+
+
 def _label_rows(label_index):
     """Code -> row; codes are case-insensitive (CodiEsp), so names equal once cased collide."""
     from .._labels import check_label_names

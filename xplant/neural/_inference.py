@@ -248,22 +248,8 @@ class InferenceMixin:
 
     def _explain_labels(self, labels, n_docs):
         """``labels`` of :meth:`explain` checked: one int64 array per document."""
-        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") \
-                or len(labels) != n_docs:
-            raise ValueError(f"labels must hold one sequence of label columns per document "
-                             f"({n_docs} documents); got {labels!r:.80}")
-        out = []
-        for i, row in enumerate(labels):
-            arr = np.asarray(row)
-            if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
-                raise ValueError(f"labels[{i}] must be a 1-D sequence of integer label "
-                                 f"columns, got {row!r:.80}")
-            arr = arr.astype(np.int64)
-            if arr.size and (arr.min() < 0 or arr.max() >= self.n_labels_):
-                raise ValueError(f"labels[{i}] holds a column outside [0, {self.n_labels_}); "
-                                 "pass column indices of classes_")
-            out.append(arr)
-        return out
+        from ..evidence._spans import check_label_lists
+        return check_label_lists(labels, n_docs, self.n_labels_)
 
     def predict(self, X):
         """0/1 predictions by the fitted rule ``decision_``.

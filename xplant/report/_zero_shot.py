@@ -21,6 +21,10 @@ def _check_span(span, where):
             "weight": _number(span.get("weight"), 3)}
 
 
+#: How the report names the origin of a zero-shot prediction's spans (its ``"evidence"``).
+EVIDENCE_SOURCES = {"model": "attention", "descriptions": "sentences matching the description"}
+
+
 def zero_shot_sections(models, source="results.json"):
     """One entry per row of ``results.json`` for the zero-shot section of the report.
 
@@ -74,6 +78,7 @@ def zero_shot_sections(models, source="results.json"):
                          "gold": "\u2013" if gold is None else ("\u2713" if gold else "\u2717"),
                          "hit": gold is True, "rank": str(p.get("rank", "\u2013")),
                          "score": _number(p.get("score"), 3), "prob": _number(p.get("prob"), 3),
+                         "by": EVIDENCE_SOURCES.get(p.get("evidence"), ""),
                          "spans": [_check_span(s, f"{where}.predictions[{j}]")
                                    for s in p.get("spans", [])]})
         n = counts["n_predictions"] if counts["n_predictions"] is not None else len(rows)

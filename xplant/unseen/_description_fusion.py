@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.validation import check_is_fitted
 
 from .._params import fit_accepts
 from ..fusion import Source, fuse
@@ -252,3 +253,100 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         scores : ndarray of shape (n_samples, n_labels), dtype float64
         """
         return self._text_scores(X)
+
+    def explain(self, X, top_labels=5, top_spans=3, *, labels=None):
+        """The top labels of each document with the text spans behind their scores.
+
+        A seen label's evidence is the model's own (its ``explain``: for
+        PLANT, the spans its label attention points at); a label with no
+        training positive, which the descriptions scored, gets the
+        sentences that match its description best
+        (:meth:`DescriptionRanker.explain`). A model without ``explain``
+        (a linear model) leaves every label to the descriptions. The model
+        is reached through a ``FrozenEstimator`` and a Pipeline's last
+        step, which receives the raw texts.
+
+        Parameters
+        ----------
+        X : sequence of str of length n_samples
+            Raw documents (offsets refer to these strings).
+        top_labels : int, default=5
+            Labels explained per document, by :meth:`decision_function`
+            (ties: the lower label index first).
+        top_spans : int, default=3
+            Spans kept per label.
+        labels : sequence of sequence of int, optional
+            Per document, the label columns to explain instead of its top
+            labels (``top_labels`` is then ignored).
+
+        Returns
+        -------
+        list of dict, one per document
+            ``{"labels": [{"label", "index", "score", "prob", "source",
+            "spans": [{"start", "end", "text", "weight"}]}]}``, in the
+            order of the labels explained: ``score`` is the fused score,
+            ``source`` is ``"model"`` (``prob`` is then the model's own
+            probability, ``weight`` its span weight) or ``"descriptions"``
+            (``prob`` None, ``weight`` a sentence's cosine).
+
+        Raises
+        ------
+        ValueError
+            For a ``top_labels`` or ``top_spans`` that is not a positive
+            integer, or a ``labels`` that does not hold one sequence of
+            column indices per document.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from xplant.linear import FrequencyPrior
+        >>> texts = ["chest pain and fever", "broken left arm", "fever and cough"]
+        >>> Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]])
+        >>> f = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0).fit(
+        ...     texts, Y, label_descriptions=["fever", "fracture of arm", "cough"])
+        >>> ex = f.explain(["Seen today. A dry cough at night."], labels=[[2]])[0]["labels"][0]
+        >>> ex["source"], ex["prob"], ex["spans"][0]["text"]
+        ('descriptions', None, 'A dry cough at night.')
+        """
+        from ..evidence._spans import check_label_lists
+        from ..metrics import top_k_indices
+        from ..metrics._validation import check_k
+        check_is_fitted(self)
+        texts = self._validate_X(X)
+        top_labels, top_spans = check_k(top_labels, "top_labels"), check_k(top_spans, "top_spans")
+        chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
+        scores = self._text_scores(texts)
+        if chosen is None:
+            chosen = list(top_k_indices(scores, min(top_labels, self.n_labels_))) if texts else []
+        model = _explaining_model(self.estimator_)
+        unseen = np.zeros(self.n_labels_, dtype=bool)
+        unseen[self.unseen_] = True
+        by_model = [cols[~unseen[cols]] if model is not None else cols[:0] for cols in chosen]
+        by_text = [np.setdiff1d(cols, m, assume_unique=True) for cols, m in zip(chosen, by_model)]
+        found = [{} for _ in texts]
+        if model is not None and any(m.size for m in by_model):
+            for i, ex in enumerate(model.explain(texts, top_spans=top_spans, labels=by_model)):
+                for lab in ex["labels"]:
+                    found[i][int(lab["index"])] = dict(lab, source="model")
+        if any(t.size for t in by_text):
+            for i, ex in enumerate(self.ranker_.explain(texts, top_spans=top_spans, labels=by_text)):
+                for lab in ex["labels"]:
+                    found[i][int(lab["index"])] = lab
+        return [{"labels": [dict(found[i][int(j)], score=float(scores[i, j])) for j in cols]}
+                for i, cols in enumerate(chosen)]
+
+
+def _explaining_model(estimator):
+    """The fitted model whose ``explain`` gives a seen label's evidence, or None.
+
+    Looks through a ``FrozenEstimator`` and a Pipeline's last step.
+    """
+    from sklearn.frozen import FrozenEstimator
+    while not hasattr(estimator, "explain"):
+        if isinstance(estimator, FrozenEstimator):
+            estimator = estimator.estimator
+        elif hasattr(estimator, "steps"):
+            estimator = estimator.steps[-1][1]
+        else:
+            return None
+    return estimator

@@ -23,12 +23,43 @@ PASSAGES = ("document", "sentences", "both")
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|\n+")
 
 
-def split_sentences(text):
-    r"""The non-blank sentences of ``text``, cut by :data:`_SENTENCE_END`.
+def sentence_spans(text):
+    r"""Character offsets ``(start, end)`` of the non-blank sentences of ``text``.
 
-    A plain rule, not a linguistic sentence splitter: it cuts after
-    sentence punctuation followed by white space and at line breaks, which
-    is what clinical notes and legal articles mark their statements with.
+    The one sentence rule of the package: a text is cut by
+    :data:`_SENTENCE_END`, after sentence punctuation followed by white space
+    and at line breaks, which is what clinical notes and legal articles mark
+    their statements with. It is a plain rule, not a linguistic sentence
+    splitter; the white space that cuts is in no sentence.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of tuple (int, int)
+        ``text[start:end]`` is a sentence; at least one item (a text with no
+        sentence end is one sentence, an empty or blank text gives
+        ``[(0, len(text))]``).
+
+    Examples
+    --------
+    >>> sentence_spans("Fever since May. No cough;\nchest pain")
+    [(0, 16), (17, 26), (27, 37)]
+    """
+    spans, start = [], 0
+    for cut in _SENTENCE_END.finditer(text):
+        if text[start:cut.start()].strip():
+            spans.append((start, cut.start()))
+        start = cut.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans or [(0, len(text))]
+
+
+def split_sentences(text):
+    r"""The non-blank sentences of ``text``: the texts of :func:`sentence_spans`.
 
     Parameters
     ----------
@@ -45,8 +76,7 @@ def split_sentences(text):
     >>> split_sentences("Fever since May. No cough;\nchest pain")
     ['Fever since May.', 'No cough;', 'chest pain']
     """
-    parts = [p for p in _SENTENCE_END.split(text) if p.strip()]
-    return parts or [text]
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def _check_texts(X, name="X"):
@@ -252,3 +282,85 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             ``predict_top_k`` for many labels.
         """
         return self._text_scores(X)
+
+    def explain(self, X, top_labels=5, top_spans=3, *, labels=None):
+        """The top labels of each document with the sentences that match their texts best.
+
+        The evidence of a description score: for each label, the
+        document's sentences (:func:`sentence_spans`) ranked by the TF-IDF
+        cosine with the label's text, the measure the ``"sentences"``
+        passages score by. The same output as
+        :meth:`xplant.neural.PlantClassifier.explain`, so a report or
+        ``xplant predict --evidence`` shows either.
+
+        Parameters
+        ----------
+        X : sequence of str of length n_samples
+            Raw documents (offsets refer to these strings).
+        top_labels : int, default=5
+            Labels explained per document, by :meth:`decision_function`
+            (ties: the lower label index first).
+        top_spans : int, default=3
+            Sentences kept per label, highest cosine first (ties: the
+            earlier sentence); a sentence sharing no word with the label's
+            text is never a span.
+        labels : sequence of sequence of int, optional
+            Per document, the label columns to explain instead of its top
+            labels (``top_labels`` is then ignored).
+
+        Returns
+        -------
+        list of dict, one per document
+            ``{"labels": [{"label", "index", "score", "prob", "source",
+            "spans": [{"start", "end", "text", "weight"}]}]}``: ``score`` is
+            the label's :meth:`decision_function` value, ``prob`` is None (a
+            cosine is no probability), ``source`` is ``"descriptions"``;
+            ``text == document[start:end]`` and ``weight`` is the
+            sentence's cosine with the label's text, in (0, 1].
+
+        Raises
+        ------
+        ValueError
+            For a ``top_labels`` or ``top_spans`` that is not a positive
+            integer, or a ``labels`` that does not hold one sequence of
+            column indices per document.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> texts = ["chest pain and fever", "broken left arm", "fever and cough"]
+        >>> Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]])
+        >>> r = DescriptionRanker().fit(texts, Y, label_descriptions=["fever", "fracture of arm", "cough"])
+        >>> ex = r.explain(["No fever. A dry cough at night."], top_labels=1)[0]["labels"][0]
+        >>> ex["index"], ex["spans"][0]["text"], ex["spans"][0]["start"]
+        (2, 'A dry cough at night.', 10)
+        """
+        from ..evidence._spans import check_label_lists
+        from ..metrics import top_k_indices
+        from ..metrics._validation import check_k
+        check_is_fitted(self)
+        texts = self._validate_X(X)
+        top_labels, top_spans = check_k(top_labels, "top_labels"), check_k(top_spans, "top_spans")
+        chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
+        scores = self._text_scores(texts)
+        if chosen is None:
+            chosen = list(top_k_indices(scores, min(int(top_labels), self.n_labels_))) if texts else []
+        out = []
+        for text, row, cols in zip(texts, scores, chosen):
+            spans = sentence_spans(text)
+            V = self.vectorizer_.transform([text[a:b] for a, b in spans])
+            C = np.asarray((V @ self.label_matrix_[cols].T).toarray(), dtype=np.float64)
+            entries = []
+            for q, lab in enumerate(cols):
+                cos = C[:, q]
+                order = np.lexsort((np.arange(cos.size), -cos))[:int(top_spans)]
+                entries.append({
+                    "label": self.classes_[lab].item() if hasattr(self.classes_[lab], "item")
+                    else self.classes_[lab],
+                    "index": int(lab), "score": float(row[lab]), "prob": None,
+                    "source": "descriptions",
+                    "spans": [{"start": spans[s][0], "end": spans[s][1],
+                               "text": text[spans[s][0]:spans[s][1]], "weight": float(cos[s])}
+                              for s in order if cos[s] > 0]})
+            out.append({"labels": entries})
+        return out
