@@ -461,11 +461,22 @@ def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_pat
 
 
 def test_the_bundled_codiesp_job_fixes_stage1_weight_and_plant_false_keeps_zero():
-    from xplant.app._rows import DATASET_SETTINGS, dataset_settings, find_row
+    from xplant.app._rows import (DATASET_ARCHITECTURES, DATASET_SETTINGS, dataset_settings,
+                                  find_row)
     assert DATASET_SETTINGS == {"codiesp": {"stage1_weight": 0.1}}
-    assert dataset_settings({}, find_row("plant"), "codiesp") == {"stage1_weight": 0.1}
-    assert dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp") == {
-        "stage1_weight": 0}                                   # --set wins
-    assert dataset_settings({}, find_row("plant-false"), "codiesp") == {}
+    widths = {"module__attention_dim": 64, "module__hidden_dim": 64}
+    assert DATASET_ARCHITECTURES == {"codiesp": widths}
+    assert dataset_settings({}, find_row("plant"), "codiesp") == {"stage1_weight": 0.1, **widths}
+    assert dataset_settings({"stage1_weight": 0, "module__hidden_dim": 32}, find_row("plant"),
+                            "codiesp") == {"stage1_weight": 0, "module__hidden_dim": 32,
+                                           "module__attention_dim": 64}     # --set wins
+    # the ablation: the same widths, never MIG; the MiniLM row keeps its own widths
+    assert dataset_settings({}, find_row("plant-false"), "codiesp") == widths
+    assert dataset_settings({}, find_row("minilm"), "codiesp") == {"stage1_weight": 0.1}
     from xplant.app._run import build_model
     assert build_model("plant-false", verbose=0).named_steps["clf"].stage1_weight == 0.0
+    built = {name: build_model(name, params=dataset_settings({}, find_row(name), "codiesp"),
+                               verbose=0).named_steps["clf"] for name in ("plant", "plant-false")}
+    for clf in built.values():
+        assert (clf.module__attention_dim, clf.module__hidden_dim) == (64, 64)
+    assert built["plant-false"].stage1_weight == 0.0 and built["plant"].stage1_weight == 0.1

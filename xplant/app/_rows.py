@@ -53,6 +53,10 @@ class Row:
     planted : bool
         True for the PLANT rows (a planted :class:`~xplant.neural.PlantClassifier`),
         which take the bundled datasets' settings of :data:`DATASET_SETTINGS`.
+    backbone : str or None
+        The backbone of a :class:`~xplant.neural.PlantClassifier` row
+        (``"cnn"``, ``"hf"``); the word-CNN rows, PLANT and ``plant=False``
+        alike, take the bundled datasets' :data:`DATASET_ARCHITECTURES`.
     """
 
     name: str
@@ -65,6 +69,7 @@ class Row:
     planted: bool = False
     min_train_docs: int = MIN_TRAIN_DOCS
     needs_descriptions: bool = False
+    backbone: str = None
 
 
 #: Where a PLANT row of a bundled dataset's job departs from
@@ -77,26 +82,50 @@ class Row:
 #: estimator's defaults.
 DATASET_SETTINGS = {"codiesp": {"stage1_weight": 0.1}}
 
+#: The network's widths of a bundled dataset's word-CNN rows, PLANT and
+#: ``plant=False`` alike (so that the ablation compares planting alone), and
+#: why (docs/benchmarks/speed.md, section "Narrower label attention on
+#: CodiEsp"): with 500 training documents, label attention and hidden
+#: widths of 64 reach the dev MAP of 128 (within the spread of seeds) in 60
+#: epochs at about a third of the work per epoch, and the job budgets 60
+#: (:data:`xplant.app._run.DEFAULT_EPOCHS`). A user's files and every other
+#: corpus get the estimator's defaults.
+DATASET_ARCHITECTURES = {"codiesp": {"module__attention_dim": 64, "module__hidden_dim": 64}}
+
 
 def dataset_settings(params, row, dataset):
-    """A row's parameters with its dataset's :data:`DATASET_SETTINGS` where it plants.
+    """A row's parameters with its dataset's :data:`DATASET_SETTINGS` and
+    :data:`DATASET_ARCHITECTURES` where they apply.
 
     Parameters
     ----------
     params : dict or None
         The row's parameters (``--set``, a spec); a value given here wins.
     row : Row
-        The row (:func:`find_row`); only PLANT rows take the settings.
+        The row (:func:`find_row`): the PLANT rows take
+        :data:`DATASET_SETTINGS`, the word-CNN rows (``row.backbone ==
+        "cnn"``) :data:`DATASET_ARCHITECTURES`.
     dataset : str or None
         The job's dataset (``"codiesp"``, ``"eurlex57k"``, ``"user"``, ...).
 
     Returns
     -------
     dict
+
+    Examples
+    --------
+    >>> dataset_settings({}, find_row("plant-false"), "codiesp")
+    {'module__attention_dim': 64, 'module__hidden_dim': 64}
+    >>> dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp")["stage1_weight"]
+    0
+    >>> dataset_settings({}, find_row("plant"), "user")
+    {}
     """
     params = dict(params or {})
-    if row.planted:
-        for key, value in DATASET_SETTINGS.get(dataset, {}).items():
+    tables = ([DATASET_SETTINGS] if row.planted else []) + \
+        ([DATASET_ARCHITECTURES] if row.backbone == "cnn" else [])
+    for table in tables:
+        for key, value in table.get(dataset, {}).items():
             params.setdefault(key, value)
     return params
 
@@ -186,20 +215,21 @@ ROWS = [
     Row("napkinxc", "napkinXC PLT", False, _wrapper("NapkinXCPLT"), "napkinxc"),
     Row("omikuji", "Omikuji", False, _wrapper("OmikujiTrees"), "omikuji"),
     Row("libmultilabel", "LibMultiLabel", False, _wrapper("LibMultiLabelLinear"), "libmultilabel"),
-    Row("plant-false", "plant=False", True, _neural(False, shortlist="linear"), shortlisted=True),
+    Row("plant-false", "plant=False", True, _neural(False, shortlist="linear"), shortlisted=True,
+        backbone="cnn"),
     Row("plant", "PLANT", True, _neural(True, shortlist="linear"), shortlisted=True,
-        planted=True),
+        planted=True, backbone="cnn"),
     Row("minilm", "PLANT (MiniLM)", True, _neural(True, backbone="hf", shortlist="linear"),
-        shortlisted=True, planted=True),
+        shortlisted=True, planted=True, backbone="hf"),
     # ranks labels by their descriptions alone: labels never seen in training too
     Row("descriptions", "descriptions", True, _descriptions, min_train_docs=1,
         needs_descriptions=True),
     # a shortlisted neural fit also yields its fused scores (run_models adds
     # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
     Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),
-        base="plant-false", shortlisted=True),
+        base="plant-false", shortlisted=True, backbone="cnn"),
     Row("plant-fused", "PLANT fused", True, _neural(True, shortlist="linear"), base="plant",
-        shortlisted=True, planted=True),
+        shortlisted=True, planted=True, backbone="cnn"),
 ]
 
 #: The suffixes of the rows a shortlisted neural fit adds beside its own row

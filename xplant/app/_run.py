@@ -39,8 +39,11 @@ MODEL_KINDS = ("frequency prior", "TF-IDF + LR", "TF-IDF + SVM", "napkinXC PLT",
 DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
              "TF-IDF + SVM": {"ovr__C": [0.1, 1.0, 10.0]}}
 
-#: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min).
-DEFAULT_EPOCHS = 40
+#: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min). Early
+#: stopping on dev MAP (patience 6) ends most fits before the budget; PLANT on
+#: CodiEsp-D, at the widths of :data:`xplant.app._rows.DATASET_ARCHITECTURES`,
+#: takes its best epoch in the 50s.
+DEFAULT_EPOCHS = 60
 DEFAULT_PLANT_EPOCHS = 10
 
 
