@@ -5,7 +5,6 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted
 
 from .._params import fit_accepts
 from ..fusion import Source, fuse
@@ -308,16 +307,7 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         >>> ex["source"], ex["prob"], ex["spans"][0]["text"]
         ('descriptions', None, 'A dry cough at night.')
         """
-        from ..evidence._spans import check_label_lists
-        from ..metrics import top_k_indices
-        from ..metrics._validation import check_k
-        check_is_fitted(self)
-        texts = self._validate_X(X)
-        top_labels, top_spans = check_k(top_labels, "top_labels"), check_k(top_spans, "top_spans")
-        chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
-        scores = self._text_scores(texts)
-        if chosen is None:
-            chosen = list(top_k_indices(scores, min(top_labels, self.n_labels_))) if texts else []
+        texts, top_spans, scores, chosen = self._explained(X, top_labels, top_spans, labels)
         model = _explaining_model(self.estimator_)
         unseen = np.zeros(self.n_labels_, dtype=bool)
         unseen[self.unseen_] = True

@@ -99,6 +99,22 @@ class _TextScorer:
         texts = self._validate_X(X)
         return self._scores(texts) if texts else np.zeros((0, self.n_labels_))
 
+    def _explained(self, X, top_labels, top_spans, labels):
+        """What ``explain`` starts from: the checked texts and ``top_spans``, the
+        (n, L) scores, and per document the label columns to explain (given,
+        else the top ``top_labels`` by score, ties to the lower index)."""
+        from ..evidence._spans import check_label_lists
+        from ..metrics import top_k_indices
+        from ..metrics._validation import check_k
+        check_is_fitted(self)
+        texts = self._validate_X(X)
+        top_labels, top_spans = check_k(top_labels, "top_labels"), check_k(top_spans, "top_spans")
+        chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
+        scores = self._text_scores(texts)
+        if chosen is None:
+            chosen = list(top_k_indices(scores, min(top_labels, self.n_labels_))) if texts else []
+        return texts, top_spans, scores, chosen
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
@@ -335,16 +351,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         >>> ex["index"], ex["spans"][0]["text"], ex["spans"][0]["start"]
         (2, 'A dry cough at night.', 10)
         """
-        from ..evidence._spans import check_label_lists
-        from ..metrics import top_k_indices
-        from ..metrics._validation import check_k
-        check_is_fitted(self)
-        texts = self._validate_X(X)
-        top_labels, top_spans = check_k(top_labels, "top_labels"), check_k(top_spans, "top_spans")
-        chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
-        scores = self._text_scores(texts)
-        if chosen is None:
-            chosen = list(top_k_indices(scores, min(int(top_labels), self.n_labels_))) if texts else []
+        texts, top_spans, scores, chosen = self._explained(X, top_labels, top_spans, labels)
         out = []
         for text, row, cols in zip(texts, scores, chosen):
             spans = sentence_spans(text)
