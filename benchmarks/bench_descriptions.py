@@ -117,7 +117,7 @@ def run_codiesp(args, log):
 
         def build_model(name, **kw):   # as xplant run builds it on CodiEsp (shortlist, settings)
             row = find_row(name)
-            kw["params"] = row_params(kw.get("params"), row, "codiesp")
+            kw["params"] = row_params(kw.get("params"), row, "codiesp", "D")
             return _build(name, **kw)
 
         # the main job's PLANT (xplant run): Stage 2 epochs, Stage 1 epochs, dev MAP, patience 6

@@ -66,7 +66,7 @@ def main(argv=None, log=print):
     X_tr, Y_tr = _take(train.texts, train.Y, tr)
     X_dv, Y_dv = _take(train.texts, train.Y, dv)
     row = find_row(args.row)
-    params = row_params(dict(_parse_set(v) for v in args.set), row, "codiesp")
+    params = row_params(dict(_parse_set(v) for v in args.set), row, "codiesp", args.codes)
     model = build_model(row.name, epochs=args.max_epochs, plant_epochs=args.plant_epochs,
                         params=params, verbose=0)
     last = model.steps[-1][0] + "__" if hasattr(model, "steps") else ""

@@ -366,8 +366,12 @@ def _model(spec, checkpoint_dir):
     row = _app("find_row")("plant-false" if spec["row"] == "plant-false" else "plant")
     dataset = "eurlex57k" if spec["row"] == "eurlex" else "codiesp"
     params = _app("shortlist_params")({}, row, dataset)
+    codes = None if dataset == "eurlex57k" else "D"
     try:                       # the bundled job's settings (before them, the row fixed 0.1 itself)
-        params = _app("dataset_settings")(params, row, dataset)
+        try:
+            params = _app("dataset_settings")(params, row, dataset, codes)
+        except TypeError:      # a base commit before the code sets (CodiEsp-D's widths)
+            params = _app("dataset_settings")(params, row, dataset)
     except AttributeError:
         pass
     if spec["row"] == "eurlex":

@@ -77,7 +77,7 @@ def shortlist_params(params, row, dataset):
     return params
 
 
-def row_params(params, row, dataset):
+def row_params(params, row, dataset, codes=None):
     """A row's parameters as ``xplant run`` fits it on ``dataset``.
 
     :func:`shortlist_params` (the dataset's ``n_candidates`` for a
@@ -94,13 +94,15 @@ def row_params(params, row, dataset):
         :func:`xplant.app.find_row`'s record of the row.
     dataset : str or None
         The job's dataset.
+    codes : str or None, default=None
+        Its code set where it has several (CodiEsp: ``"D"``, ``"P"``).
 
     Returns
     -------
     dict
     """
     from ._rows import dataset_settings
-    return dataset_settings(shortlist_params(params, row, dataset), row, dataset)
+    return dataset_settings(shortlist_params(params, row, dataset), row, dataset, codes)
 
 
 def row_scores(model, X):

@@ -83,17 +83,18 @@ class Row:
 DATASET_SETTINGS = {"codiesp": {"stage1_weight": 0.1}}
 
 #: The network's widths of a bundled dataset's word-CNN rows, PLANT and
-#: ``plant=False`` alike (so that the ablation compares planting alone), and
+#: ``plant=False`` alike (so that the ablation compares planting alone),
+#: keyed by ``"<dataset>-<codes>"`` where the dataset has code sets, and
 #: why (docs/benchmarks/speed.md, section "Narrower label attention on
-#: CodiEsp"): with 500 training documents, label attention and hidden
-#: widths of 64 reach the dev MAP of 128 (within the spread of seeds) in 60
-#: epochs at about a third of the work per epoch, and the job budgets 60
-#: (:data:`xplant.app._run.DEFAULT_EPOCHS`). A user's files and every other
-#: corpus get the estimator's defaults.
-DATASET_ARCHITECTURES = {"codiesp": {"module__attention_dim": 64, "module__hidden_dim": 64}}
+#: CodiEsp"): on CodiEsp-D, label attention and hidden widths of 64 reach
+#: the dev MAP of 128 (within the spread of seeds) in 60 epochs at about
+#: half the time per epoch; on CodiEsp-P they lost 4.4 dev MAP points, so
+#: CodiEsp-P keeps 128. A user's files and every other corpus get the
+#: estimator's defaults.
+DATASET_ARCHITECTURES = {"codiesp-D": {"module__attention_dim": 64, "module__hidden_dim": 64}}
 
 
-def dataset_settings(params, row, dataset):
+def dataset_settings(params, row, dataset, codes=None):
     """A row's parameters with its dataset's :data:`DATASET_SETTINGS` and
     :data:`DATASET_ARCHITECTURES` where they apply.
 
@@ -107,6 +108,10 @@ def dataset_settings(params, row, dataset):
         "cnn"``) :data:`DATASET_ARCHITECTURES`.
     dataset : str or None
         The job's dataset (``"codiesp"``, ``"eurlex57k"``, ``"user"``, ...).
+    codes : str or None, default=None
+        The dataset's code set where it has several (CodiEsp: ``"D"`` or
+        ``"P"``; a run's ``data_args["codes"]``); the architectures are
+        keyed by ``"<dataset>-<codes>"``.
 
     Returns
     -------
@@ -114,19 +119,22 @@ def dataset_settings(params, row, dataset):
 
     Examples
     --------
-    >>> dataset_settings({}, find_row("plant-false"), "codiesp")
+    >>> dataset_settings({}, find_row("plant-false"), "codiesp", "D")
     {'module__attention_dim': 64, 'module__hidden_dim': 64}
-    >>> dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp")["stage1_weight"]
+    >>> dataset_settings({}, find_row("plant"), "codiesp", "P")
+    {'stage1_weight': 0.1}
+    >>> dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp", "D")["stage1_weight"]
     0
     >>> dataset_settings({}, find_row("plant"), "user")
     {}
     """
     params = dict(params or {})
-    tables = ([DATASET_SETTINGS] if row.planted else []) + \
-        ([DATASET_ARCHITECTURES] if row.backbone == "cnn" else [])
+    key = f"{dataset}-{codes}" if codes else dataset
+    tables = ([DATASET_SETTINGS.get(dataset, {})] if row.planted else []) + \
+        ([DATASET_ARCHITECTURES.get(key, {})] if row.backbone == "cnn" else [])
     for table in tables:
-        for key, value in table.get(dataset, {}).items():
-            params.setdefault(key, value)
+        for name, value in table.items():
+            params.setdefault(name, value)
     return params
 
 

@@ -322,7 +322,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
     from ._fused import SHARED_SHORTLIST_ROW, frozen_shortlist, row_params, row_scores
-    params = row_params(spec.get("params"), row, data_args.get("dataset"))
+    params = row_params(spec.get("params"), row, data_args.get("dataset"), data_args.get("codes"))
     frozen = frozen_shortlist(params, row, shared, spec)
     same_as = SHARED_SHORTLIST_ROW if frozen is not params else None   # α = 1 is that row
     own_params, params = params, frozen
