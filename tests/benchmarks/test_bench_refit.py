@@ -4,6 +4,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -31,3 +32,15 @@ def test_bench_refit_smoke(tmp_path):
     assert scaled == max(1, round(fixed * 30 / 20))
     for v in report["variants"]:
         assert 0.0 <= v["dev_map"] <= 1.0 and 0.0 <= v["dev_micro_f1"] <= 1.0
+    # zero R@5 of the dev codes absent from train': dev holds gold of such codes, so the
+    # figure is a number (NaN only for a group without gold), in [0, 1]
+    from xplant.app import load_splits
+    from xplant.metrics import group_ranking_metrics
+    s = load_splits("codiesp", max_docs=30)
+    tr, _ = bench.split_train(30)
+    unseen = np.flatnonzero(np.asarray(s["train"].Y[tr].sum(0)).ravel() == 0)
+    assert s["dev"].Y[:, unseen].nnz > 0
+    no_refit = report["variants"][0]
+    assert 0.0 <= no_refit["dev_zero_r5_full"] <= 1.0
+    assert 0.0 <= no_refit["dev_zero_r5_full_both"] <= 1.0
+    assert "zero R@5 (absent from train')" in bench._table(report)
