@@ -23,7 +23,8 @@ def test_refit_rows_follow_their_rows(refit_run):
     assert [m["name"] for m in res["models"]] == [
         "TF-IDF + SVM", "TF-IDF + SVM (refit)", "PLANT", "PLANT fused", "PLANT fused, α=1",
         "PLANT fused + descriptions",
-        "PLANT (refit)", "PLANT fused (refit)", "PLANT fused, α=1 (refit)"]
+        "PLANT (refit)", "PLANT fused (refit)", "PLANT fused, α=1 (refit)",
+        "PLANT fused + descriptions (refit)"]
     for name in ("TF-IDF + SVM (refit)", "PLANT (refit)"):
         assert rows[name]["n_train_documents"] == 60            # 30 train + 30 dev documents
         assert rows[name]["refit_of"] == name[:-len(" (refit)")]
@@ -43,3 +44,50 @@ def test_the_refit_pins_the_first_fits_choices(refit_run):
     assert alone["same_as"] == "TF-IDF + SVM (refit)"
     assert alone["metrics"]["MAP"] == pytest.approx(svm["metrics"]["MAP"], abs=1e-6)
     assert rows["PLANT fused (refit)"]["fusion_weight"] == rows["PLANT fused"]["fusion_weight"]
+
+
+def test_the_descriptions_row_is_refitted_with_its_weights_pinned(refit_run):
+    rows, _ = refit_run
+    first, refit = rows["PLANT fused + descriptions"], rows["PLANT fused + descriptions (refit)"]
+    assert refit["n_train_documents"] == 60
+    # the weights chosen on the first fit's dev scores, not chosen again
+    assert refit["description_weight"] == first["description_weight"]
+    assert refit["description_seen_weight"] == first["description_seen_weight"]
+    assert refit["description_choice"] == first["description_choice"]
+    # its dev figures and decision rule are the first fit's (the refit has no dev data left)
+    assert refit["dev_MAP"] == first["dev_MAP"]
+    assert (refit["rule"], refit["k"], refit["threshold"]) == \
+        (first["rule"], first["k"], first["threshold"])
+    # the refit's description source ranks the labels absent from train + dev, fewer
+    # than those absent from train (dev holds codes that train lacks)
+    import numpy as np
+    from xplant.app import load_splits
+    s = load_splits("codiesp", codes="D", language="en", max_docs=30)
+    freq_tr = np.asarray(s["train"].Y.sum(0)).ravel()
+    freq_both = freq_tr + np.asarray(s["dev"].Y.sum(0)).ravel()
+    assert first["n_unseen_labels"] == int((freq_tr == 0).sum())
+    assert refit["n_unseen_labels"] == int((freq_both == 0).sum()) < first["n_unseen_labels"]
+
+
+def test_refit_rows_report_the_labels_absent_from_train_and_dev(refit_run):
+    import numpy as np
+    from xplant.app import load_splits
+    from xplant.metrics import group_ranking_metrics
+    rows, _ = refit_run
+    s = load_splits("codiesp", codes="D", language="en", max_docs=30)
+    freq_tr = np.asarray(s["train"].Y.sum(0)).ravel()
+    freq_both = freq_tr + np.asarray(s["dev"].Y.sum(0)).ravel()
+    te = s["test"].Y
+    for name, m in rows.items():
+        if not name.endswith(" (refit)"):
+            assert not any(k.startswith("zero_train_dev") for k in m["metrics"])
+            continue
+        met = m["metrics"]
+        # the zero-shot group of every row is unchanged (absent from the training split) ...
+        assert met["zero_n_labels"] == float((freq_tr == 0).sum())
+        # ... and the refit's own group, absent from train + dev, is reported beside it
+        assert met["zero_train_dev_n_labels"] == float((freq_both == 0).sum())
+        docs = np.diff(te[:, np.flatnonzero(freq_both == 0)].tocsr().indptr) > 0
+        assert met["zero_train_dev_n_documents"] == float(docs.sum()) > 0
+        assert 0.0 <= met["zero_train_dev_R@5_full"] <= 1.0
+        assert 0.0 <= met["F1_zero_train_dev"] <= 1.0

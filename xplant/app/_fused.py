@@ -197,7 +197,7 @@ DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
                       "parent_descriptions")
 
 
-def description_variant(out, model, train, dev, test, *, model_dir=None, row=None):
+def description_variant(out, model, train, dev, test, *, model_dir=None, row=None, pinned=None):
     """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model
     and the label descriptions, one more source of :func:`xplant.fusion.fuse`.
 
@@ -229,6 +229,14 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         None saves nothing.
     row : str or None
         The row's name, recorded in the folder's ``row.json``.
+    pinned : dict or None
+        The first fit's ``fused + descriptions`` variant, for the row
+        refitted on train + dev (``xplant run --refit``): ``model`` is the
+        refit, ``train`` is train + dev, and nothing is chosen (the refit
+        has no dev data left). The two weights are the first fit's,
+        fixed; its dev scores, ``dev_MAP`` and decision rule are carried
+        over, as for the refit's other rows. None (the first fit) chooses
+        the weights and the rule on ``dev``.
     """
     desc = train.get("label_descriptions")
     if desc is None or not any(d for d in desc) or train.get("texts") is None:
@@ -241,21 +249,31 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     from ._rows import FUSED_SUFFIXES, save_row
     # the model's label names (its saved folder answers in them, not in column indices)
     names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
-    fused = DescriptionFusion(FrozenEstimator(model)).fit(
-        train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names,
-        **{k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None})
-    dev_scores, test_scores = fused.decision_function(dev.texts), fused.decision_function(test.texts)
+    fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
+    if pinned is None:
+        fused = DescriptionFusion(FrozenEstimator(model)).fit(
+            train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
+        dev32 = fused.decision_function(dev.texts).astype(np.float32)
+        rule = choose_rule(dev.Y, dev32)       # the rule the run would choose for the row
+        dev_map = float(mean_average_precision(dev.Y, dev32)) if dev.Y.nnz else 0.0
+        choice = fused.dev_choice_
+    else:                                      # the refit: the first fit's weights and rule
+        first = pinned["info"]
+        fused = DescriptionFusion(FrozenEstimator(model), weight=first["description_weight"],
+                                  seen_weight=first["description_seen_weight"]).fit(
+            train.texts, train.Y, label_names=names, **fields)
+        dev32, rule, dev_map = pinned["dev_scores"], pinned["rule"], first["dev_MAP"]
+        choice = first["description_choice"]
+    test_scores = fused.decision_function(test.texts)
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
-    dev32 = dev_scores.astype(np.float32)
-    rule = choose_rule(dev.Y, dev32)           # the rule the run would choose for the row
     saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
-    out["variants"].append({
+    variant = {
         "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev32,
         "test_scores": test_scores.astype(np.float32), "rule": rule,
-        "explainer": fused,       # its zero-shot labels' evidence (add_zero_shot pops it)
         "info": dict(info, description_weight=fused.weight_,
-                     description_seen_weight=fused.seen_weight_,
-                     description_choice=fused.dev_choice_, n_unseen_labels=int(fused.unseen_.size),
-                     dev_MAP=float(mean_average_precision(dev.Y, dev_scores)) if dev.Y.nnz else 0.0,
-                     **saved)})
+                     description_seen_weight=fused.seen_weight_, description_choice=choice,
+                     n_unseen_labels=int(fused.unseen_.size), dev_MAP=dev_map, **saved)}
+    if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)
+        variant["explainer"] = fused
+    out["variants"].append(variant)

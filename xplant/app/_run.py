@@ -406,7 +406,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
                                   same_as=(SHARED_SHORTLIST_ROW + REFIT_SUFFIX
                                            if same_as and refit_shared else None),
                                   model_dir=model_dir and model_dir + "-refit",
-                                  row_name=spec["name"] + REFIT_SUFFIX, verbose=verbose)
+                                  row_name=spec["name"] + REFIT_SUFFIX, verbose=verbose,
+                                  described=_description_row(spec))
     return out
 
 
@@ -415,12 +416,16 @@ REFIT_SUFFIX = " (refit)"
 
 
 def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as, model_dir,
-               row_name, verbose):
+               row_name, verbose, described=None):
     """The row refitted on train + dev with its dev choices pinned; scored on test once.
 
     The choices come from the first fit (:func:`xplant.model_selection.refit_params`,
     the grid's values ``chosen``); the decision rule of the refit row is chosen
-    on the first fit's dev scores, the refit having no dev data left.
+    on the first fit's dev scores, the refit having no dev data left. A
+    first fit with a ``fused + descriptions`` row (``described``: its
+    ``(name, folder)``) gets that row refitted too, its two weights pinned
+    (:func:`xplant.app._fused.description_variant` with ``pinned``), the
+    description source reading the training split's label texts.
     """
     from sklearn.base import clone
     from .._progress import step
@@ -460,8 +465,19 @@ def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as,
                       if isinstance(v, (int, float, str, bool, type(None)))},
            "info": info, "rule": None, "evidence": None}
     if test_by_alpha is not None:       # the fused rows: the first fit's dev readings
-        from ._fused import fusion_rows
+        from ._fused import description_variant, fusion_rows
+        from ._rows import FUSED_SUFFIXES
         fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
+        desc = next((v for v in first.get("variants", ())
+                     if v["suffix"] == FUSED_SUFFIXES["descriptions"]), None)
+        if desc is not None and described is not None:
+            with step(f"{described[0]}{REFIT_SUFFIX}: the first fit's description weights",
+                      verbose):
+                description_variant(
+                    out, refit, both, dv, te, pinned=desc,
+                    row=described[0] + REFIT_SUFFIX,
+                    model_dir=None if model_dir is None else str(
+                        Path(model_dir).parent / (described[1] + "-refit")))
     return out
 
 
@@ -477,7 +493,7 @@ def _stack_splits(tr, dv):
     return Bunch(**out)
 
 
-def evaluate_row(name, out, splits):
+def evaluate_row(name, out, splits, *, refit=False):
     """One row of a results table: the decision rule on dev, the metrics on test.
 
     The rule is :func:`xplant.metrics.choose_rule`'s (top-k, a global
@@ -496,6 +512,13 @@ def evaluate_row(name, out, splits):
         ``"fit_seconds"``, ``"predict_seconds"``, ``"peak_rss_mb"``.
     splits : dict
         ``{"train", "dev", "test"}`` of :func:`load_splits`.
+    refit : bool, default=False
+        A row refitted on train + dev. Its zero-shot figures stay those of
+        the labels absent from the training split, as for every row; the
+        labels absent from train + dev, which the refit never saw either,
+        are reported beside them under ``"zero_train_dev_*"`` (``R@5``,
+        ``nDCG@5``, ``R@5_full``, ``n_labels``, ``n_documents``) and
+        ``"F1_zero_train_dev"``.
 
     Returns
     -------
@@ -520,6 +543,12 @@ def evaluate_row(name, out, splits):
         rep[f"micro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="micro"))
         rep[f"macro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="per_label",
                                                           labels="present"))
+    if refit:                                 # the labels the refit never saw either
+        both = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred,
+                                   label_frequency=freq + label_frequency(dv.Y),
+                                   n_train_documents=tr.Y.shape[0] + dv.Y.shape[0])
+        rep.update({"zero_train_dev_" + key[len("zero_"):]: v for key, v in both.items()
+                    if key.startswith("zero_")}, F1_zero_train_dev=both["F1_zero"])
     per = metrics.per_label_scores(te.Y, y_pred)
     from .._saved import decision_record
     choice = rule.get("choices", {}).get("decision")
@@ -728,8 +757,11 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         After a neural row or the SVM row has chosen on dev, also refit it on
         train + dev with its choices pinned
         (:func:`xplant.model_selection.refit_params`) and report that row,
-        ``"<row> (refit)"`` (and its fused rows, ``"<row> fused (refit)"``),
-        scored on test once like the others. Its decision rule is chosen on
+        ``"<row> (refit)"`` (and its fused rows, ``"<row> fused (refit)"``,
+        and PLANT's ``"<row> fused + descriptions (refit)"`` with the first
+        fit's description weights), scored on test once like the others,
+        with the labels absent from train + dev reported beside the
+        zero-shot group (:func:`evaluate_row`). Its decision rule is chosen on
         the first fit's dev scores. The refit neural rows take the refit SVM
         as their frozen shortlist. Not kept across ``resume``: a resumed row
         is not refitted.
@@ -835,7 +867,7 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
             f"{100 * entry['metrics']['MAP']:.1f}, decision rule {rule_label(entry)}")
         if out.get("refit") is not None:            # the same row refitted on train + dev
             r = out["refit"]
-            rentry, rper = evaluate_row(name + REFIT_SUFFIX, r, splits)
+            rentry, rper = evaluate_row(name + REFIT_SUFFIX, r, splits, refit=True)
             rentry["predict_docs_per_second"] = n_test / max(rentry["predict_seconds"], 1e-9)
             results["models"].append(rentry)
             per_label_f1[rentry["name"]] = rper.f1
@@ -843,7 +875,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                 shared_refit = rentry.get("saved_to")
             for var in r.get("variants", ()):
                 vname = name + var["suffix"] + REFIT_SUFFIX
-                ventry, vper = evaluate_row(vname, {**r, **var, "rule": var.get("rule")}, splits)
+                ventry, vper = evaluate_row(vname, {**r, **var, "rule": var.get("rule")}, splits,
+                                            refit=True)
                 ventry["predict_docs_per_second"] = rentry["predict_docs_per_second"]
                 results["models"].append(ventry)
                 per_label_f1[vname] = vper.f1
