@@ -129,8 +129,9 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         Remove an earlier run's files in ``output_dir`` first
         (:func:`xplant._files.prepare_run_folder`).
     refit : bool, default=False
-        Also refit the neural rows and the SVM row on train + dev with their
-        dev choices pinned, as rows ``"<row> (refit)"``
+        Also refit the neural rows, the SVM row and PLANT's ``fused +
+        descriptions`` row on train + dev with their dev choices pinned, as
+        rows ``"<row> (refit)"``
         (:func:`xplant.app.run_models`); off by default, as it doubles the
         neural rows' cost.
 

@@ -164,10 +164,11 @@ def build_parser():
     r.add_argument("--overwrite", action="store_true",
                    help="remove the earlier run's files in --output and start afresh")
     r.add_argument("--refit", action="store_true",
-                   help="also refit the neural rows and the SVM row on train + dev with every "
-                        "choice made on dev fixed, the epoch count scaled by (train + dev) / "
-                        "train, reported as '<row> (refit)' rows (more than doubles the neural "
-                        "cost; off by default)")
+                   help="also refit the neural rows, the SVM row and PLANT's fused + "
+                        "descriptions row on train + dev with every choice made on dev fixed, "
+                        "the epoch count scaled by (train + dev) / train, reported as "
+                        "'<row> (refit)' rows (more than doubles the neural cost; off by "
+                        "default)")
     r.add_argument("--no-isolate", action="store_true",
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")
