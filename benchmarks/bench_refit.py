@@ -1,6 +1,6 @@
 """The refit on train + dev: keep the epoch count chosen on dev, or scale it?
 
-    python benchmarks/bench_refit.py [--row plant] [--max-epochs 40] [--plant-epochs 10]
+    python benchmarks/bench_refit.py [--row plant] [--max-epochs 60] [--plant-epochs 10]
                                      [--max-docs N] [--output DIR]
 
 A one-time benchmark that decides the default of
@@ -16,8 +16,13 @@ count and once with it scaled by (n_train' + n_dev') / n_train'. The three
 models are scored on the official dev split, which none of them saw: MAP
 (the ranking the choices maximise), micro-F1 of each model's decision
 rule, and zero R@5 in the full ranking of the dev codes absent from train'
-(and of those absent from train' + dev' too, which no variant saw). It
-prints a table and writes ``bench_refit.json`` in ``--output``.
+(and of those absent from train' + dev' too, which no variant saw). A
+planted row is also scored as the job designates it, fused with the label
+descriptions (:class:`xplant.unseen.DescriptionFusion` over the frozen
+model, as ``xplant run``'s ``fused + descriptions`` row): the weights are
+chosen on dev' for the first fit and kept for the refits, as
+``xplant run --refit`` keeps them. It prints a table and writes
+``bench_refit.json`` in ``--output``.
 """
 
 import argparse
@@ -48,14 +53,17 @@ def main(argv=None, log=print):
     from sklearn.base import clone
 
     from xplant.app import build_model, find_row, load_splits, row_params
+    from xplant.app._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
     from xplant.metrics import f1_score, group_ranking_metrics, mean_average_precision
     from xplant.model_selection import refit_params
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--row", default="plant", help="an xplant run row (default: plant)")
     ap.add_argument("--codes", default="D", choices=("D", "P"))
-    ap.add_argument("--max-epochs", type=int, default=40, help="Stage 2 epoch budget")
-    ap.add_argument("--plant-epochs", type=int, default=10, help="Stage 1 epochs")
+    ap.add_argument("--max-epochs", type=int, default=DEFAULT_EPOCHS,
+                    help="Stage 2 epoch budget (default: the main job's)")
+    ap.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+                    help="Stage 1 epochs (default: the main job's)")
     ap.add_argument("--max-docs", type=int, default=None, help="documents per split (smoke)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=JSON",
                     help="a model parameter over the row's (repeatable)")
@@ -81,6 +89,22 @@ def main(argv=None, log=print):
     unseen = np.flatnonzero(np.asarray(Y_tr.sum(0)).ravel() == 0)
     unseen_both = np.flatnonzero(np.asarray((Y_tr.sum(0) + Y_dv.sum(0))).ravel() == 0)
 
+    from sklearn.frozen import FrozenEstimator
+
+    from xplant.app._fused import DESCRIPTION_FIELDS
+    from xplant.unseen import DescriptionFusion
+    fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
+    desc = fields.get("label_descriptions")
+    described = row.planted and desc is not None and any(d for d in desc)
+
+    def with_descriptions(fitted, X, Y, weights=None):
+        """The fitted model fused with the descriptions: weights on dev', or pinned."""
+        kw = dict(fields, label_names=names.get(last + "label_names"))
+        if weights is None:
+            return DescriptionFusion(FrozenEstimator(fitted)).fit(
+                X, Y, validation_data=(X_dv, Y_dv), **kw)
+        return DescriptionFusion(FrozenEstimator(fitted), **weights).fit(X, Y, **kw)
+
     def scored(name, fitted, seconds):
         scores = fitted.decision_function(dev.texts)
         row_out = {"variant": name, "seconds": round(seconds, 1),
@@ -98,6 +122,13 @@ def main(argv=None, log=print):
     t0 = time.perf_counter()
     first = clone(model).fit(X_tr, Y_tr, **{last + "validation_data": (X_dv, Y_dv)}, **names)
     rows = [scored(VARIANTS[0], first, time.perf_counter() - t0)]
+    weights = None
+    if described:
+        t0 = time.perf_counter()
+        fused = with_descriptions(first, X_tr, Y_tr)
+        weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
+        rows[0]["descriptions"] = dict(scored(VARIANTS[0] + " + descriptions", fused,
+                                              time.perf_counter() - t0), weights=weights)
     final = first.steps[-1][1] if hasattr(first, "steps") else first
     choices = {n: c["value"] for n, c in getattr(final, "dev_choices_", {}).items()}
     report = {"command": " ".join(["python", "benchmarks/bench_refit.py", *(argv or sys.argv[1:])]),
@@ -109,6 +140,12 @@ def main(argv=None, log=print):
         refit = clone(model).set_params(**pinned).fit(X_tr + X_dv, _vstack(Y_tr, Y_dv), **names)
         out = scored(variant, refit, time.perf_counter() - t0)
         out["max_epochs"] = int(pinned.get(last + "max_epochs", 0)) or None
+        if described:
+            t0 = time.perf_counter()
+            out["descriptions"] = dict(scored(
+                variant + " + descriptions", with_descriptions(
+                    refit, X_tr + X_dv, _vstack(Y_tr, Y_dv), weights),
+                time.perf_counter() - t0), weights=weights)
         rows.append(out)
     log(_table(report))
     if args.output:
@@ -139,11 +176,15 @@ def _table(report):
              "| zero R@5 (absent from train' + dev') | seconds |",
              "|---|---|---|---|---|---|---|"]
     for r in report["variants"]:
-        zero = [r.get("dev_zero_r5_full"), r.get("dev_zero_r5_full_both")]
-        zero = ["–" if z is None or z != z else f"{100 * z:.1f}" for z in zero]
-        lines.append(f"| {r['variant']} | {r.get('max_epochs') or report['choices'].get('epoch')} "
-                     f"| {100 * r['dev_map']:.2f} | {100 * r['dev_micro_f1']:.2f} "
-                     f"| {zero[0]} | {zero[1]} | {r['seconds']} |")
+        for line in (r, r.get("descriptions")):
+            if line is None:
+                continue
+            zero = [line.get("dev_zero_r5_full"), line.get("dev_zero_r5_full_both")]
+            zero = ["–" if z is None or z != z else f"{100 * z:.1f}" for z in zero]
+            lines.append(f"| {line['variant']} "
+                         f"| {r.get('max_epochs') or report['choices'].get('epoch')} "
+                         f"| {100 * line['dev_map']:.2f} | {100 * line['dev_micro_f1']:.2f} "
+                         f"| {zero[0]} | {zero[1]} | {line['seconds']} |")
     return "\n".join(lines)
 
 

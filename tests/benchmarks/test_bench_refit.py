@@ -44,3 +44,17 @@ def test_bench_refit_smoke(tmp_path):
     assert 0.0 <= no_refit["dev_zero_r5_full"] <= 1.0
     assert 0.0 <= no_refit["dev_zero_r5_full_both"] <= 1.0
     assert "zero R@5 (absent from train')" in bench._table(report)
+    # the first fit never scores a code absent from train' (Stage 2 leaves them out, the SVM
+    # has no positive of them): none reaches a top 5, which the descriptions row can change
+    assert no_refit["dev_zero_r5_full"] == 0.0
+    # the planted row is also scored fused with the descriptions, as the job designates it:
+    # weights chosen on dev' for the first fit, the same weights kept by both refits
+    desc = [v["descriptions"] for v in report["variants"]]
+    assert [d["variant"] for d in desc] == [v + " + descriptions" for v in bench.VARIANTS]
+    from xplant.unseen._description_fusion import FUSION_WEIGHTS, SEEN_WEIGHTS
+    assert desc[0]["weights"]["weight"] in FUSION_WEIGHTS
+    assert desc[0]["weights"]["seen_weight"] in SEEN_WEIGHTS
+    assert desc[1]["weights"] == desc[2]["weights"] == desc[0]["weights"]
+    for d in desc:
+        assert 0.0 <= d["dev_map"] <= 1.0 and 0.0 <= d["dev_zero_r5_full"] <= 1.0
+    assert all(d["variant"] in bench._table(report) for d in desc)

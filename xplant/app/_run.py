@@ -276,8 +276,8 @@ def fit_with_dev(model, tr, dv, resume=False):
         kw["label_names"] = [str(n) for n in tr.label_names]
     from ..unseen import DescriptionFusion, DescriptionRanker
     if isinstance(final, (DescriptionRanker, DescriptionFusion)):   # rows that read label descriptions
-        kw.update({k: tr[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
-                                      "parent_descriptions") if tr.get(k) is not None})
+        from ._fused import DESCRIPTION_FIELDS
+        kw.update({k: tr[k] for k in DESCRIPTION_FIELDS if tr.get(k) is not None})
     if hasattr(final, "planter"):
         kw["validation_data"] = (_inputs(dv), dv.Y)
         if resume and final.checkpoint_dir is not None:
