@@ -53,16 +53,15 @@ def main(argv=None, log=print):
     from sklearn.base import clone
 
     from xplant.app import build_model, find_row, load_splits, row_params
-    from xplant.app._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
     from xplant.metrics import f1_score, group_ranking_metrics, mean_average_precision
     from xplant.model_selection import refit_params
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--row", default="plant", help="an xplant run row (default: plant)")
     ap.add_argument("--codes", default="D", choices=("D", "P"))
-    ap.add_argument("--max-epochs", type=int, default=DEFAULT_EPOCHS,
+    ap.add_argument("--max-epochs", type=int, default=None,
                     help="Stage 2 epoch budget (default: the main job's)")
-    ap.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+    ap.add_argument("--plant-epochs", type=int, default=None,
                     help="Stage 1 epochs (default: the main job's)")
     ap.add_argument("--max-docs", type=int, default=None, help="documents per split (smoke)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=JSON",
@@ -77,8 +76,9 @@ def main(argv=None, log=print):
     X_dv, Y_dv = _take(train.texts, train.Y, dv)
     row = find_row(args.row)
     params = row_params(dict(_parse_set(v) for v in args.set), row, "codiesp", args.codes)
-    model = build_model(row.name, epochs=args.max_epochs, plant_epochs=args.plant_epochs,
-                        params=params, verbose=0)
+    budget = {k: v for k, v in (("epochs", args.max_epochs), ("plant_epochs", args.plant_epochs))
+              if v is not None}                  # unset: build_model's, the main job's
+    model = build_model(row.name, params=params, verbose=0, **budget)
     last = model.steps[-1][0] + "__" if hasattr(model, "steps") else ""
     names = {last + "label_names": [str(n) for n in train.label_names]} \
         if train.get("label_names") is not None else {}
@@ -91,7 +91,7 @@ def main(argv=None, log=print):
 
     from sklearn.frozen import FrozenEstimator
 
-    from xplant.app._fused import DESCRIPTION_FIELDS
+    from xplant.app import DESCRIPTION_FIELDS
     from xplant.unseen import DescriptionFusion
     fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
     desc = fields.get("label_descriptions")

@@ -12,7 +12,9 @@ public here (``__all__``):
 - the rows: :func:`find_row`, :func:`build_model`, :func:`dataset_settings`,
   :func:`shortlist_params`, :func:`row_params` (the two together, as the
   run fits a row), :func:`fit_with_dev`, :func:`row_scores`,
-  :func:`evaluate_row`, :func:`save_row`, :data:`FUSED_SUFFIXES`;
+  :func:`evaluate_row`, :func:`save_row`, :data:`FUSED_SUFFIXES`,
+  :data:`DESCRIPTION_FIELDS` (the label-text fields of a training split
+  that the description source reads);
 - whole runs and their tables: :func:`run_models`, :func:`ablation_specs`,
   :func:`markdown_table`, :data:`MARKDOWN_COLUMNS`.
 
@@ -20,12 +22,13 @@ None of them imports torch.
 """
 
 from ._ablate import ablation_specs
-from ._fused import row_params, row_scores, shortlist_params
+from ._fused import DESCRIPTION_FIELDS, row_params, row_scores, shortlist_params
 from ._rows import FUSED_SUFFIXES, dataset_settings, find_row, save_row
 from ._run import build_model, evaluate_row, first_documents, fit_with_dev, load_splits, run_models
 from ._tables import MARKDOWN_COLUMNS, markdown_table
 
 __all__ = [
+    "DESCRIPTION_FIELDS",
     "FUSED_SUFFIXES",
     "MARKDOWN_COLUMNS",
     "ablation_specs",
