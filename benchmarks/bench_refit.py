@@ -97,13 +97,18 @@ def main(argv=None, log=print):
     desc = fields.get("label_descriptions")
     described = row.planted and desc is not None and any(d for d in desc)
 
-    def with_descriptions(fitted, X, Y, weights=None):
-        """The fitted model fused with the descriptions: weights on dev', or pinned."""
+    def with_descriptions(name, fitted, X, Y, weights=None):
+        """The fitted model fused with the descriptions (weights on dev', or pinned), scored;
+        ``"weights"`` are those the fitted fusion used."""
         kw = dict(fields, label_names=names.get(last + "label_names"))
+        t0 = time.perf_counter()
         if weights is None:
-            return DescriptionFusion(FrozenEstimator(fitted)).fit(
+            fused = DescriptionFusion(FrozenEstimator(fitted)).fit(
                 X, Y, validation_data=(X_dv, Y_dv), **kw)
-        return DescriptionFusion(FrozenEstimator(fitted), **weights).fit(X, Y, **kw)
+        else:
+            fused = DescriptionFusion(FrozenEstimator(fitted), **weights).fit(X, Y, **kw)
+        return dict(scored(name, fused, time.perf_counter() - t0),
+                    weights={"weight": fused.weight_, "seen_weight": fused.seen_weight_})
 
     def scored(name, fitted, seconds):
         scores = fitted.decision_function(dev.texts)
@@ -122,13 +127,9 @@ def main(argv=None, log=print):
     t0 = time.perf_counter()
     first = clone(model).fit(X_tr, Y_tr, **{last + "validation_data": (X_dv, Y_dv)}, **names)
     rows = [scored(VARIANTS[0], first, time.perf_counter() - t0)]
-    weights = None
     if described:
-        t0 = time.perf_counter()
-        fused = with_descriptions(first, X_tr, Y_tr)
-        weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
-        rows[0]["descriptions"] = dict(scored(VARIANTS[0] + " + descriptions", fused,
-                                              time.perf_counter() - t0), weights=weights)
+        rows[0]["descriptions"] = with_descriptions(VARIANTS[0] + " + descriptions", first,
+                                                    X_tr, Y_tr)
     final = first.steps[-1][1] if hasattr(first, "steps") else first
     choices = {n: c["value"] for n, c in getattr(final, "dev_choices_", {}).items()}
     report = {"command": " ".join(["python", "benchmarks/bench_refit.py", *(argv or sys.argv[1:])]),
@@ -140,12 +141,10 @@ def main(argv=None, log=print):
         refit = clone(model).set_params(**pinned).fit(X_tr + X_dv, _vstack(Y_tr, Y_dv), **names)
         out = scored(variant, refit, time.perf_counter() - t0)
         out["max_epochs"] = int(pinned.get(last + "max_epochs", 0)) or None
-        if described:
-            t0 = time.perf_counter()
-            out["descriptions"] = dict(scored(
-                variant + " + descriptions", with_descriptions(
-                    refit, X_tr + X_dv, _vstack(Y_tr, Y_dv), weights),
-                time.perf_counter() - t0), weights=weights)
+        if described:           # the first fit's weights, kept
+            out["descriptions"] = with_descriptions(
+                variant + " + descriptions", refit, X_tr + X_dv, _vstack(Y_tr, Y_dv),
+                rows[0]["descriptions"]["weights"])
         rows.append(out)
     log(_table(report))
     if args.output:

@@ -54,6 +54,7 @@ def test_bench_refit_smoke(tmp_path):
     from xplant.unseen._description_fusion import FUSION_WEIGHTS, SEEN_WEIGHTS
     assert desc[0]["weights"]["weight"] in FUSION_WEIGHTS
     assert desc[0]["weights"]["seen_weight"] in SEEN_WEIGHTS
+    # (each read from its fitted fusion's weight_ and seen_weight_)
     assert desc[1]["weights"] == desc[2]["weights"] == desc[0]["weights"]
     for d in desc:
         assert 0.0 <= d["dev_map"] <= 1.0 and 0.0 <= d["dev_zero_r5_full"] <= 1.0

@@ -213,7 +213,8 @@ class InferenceMixin:
         out = []
         m = int(min(top_labels, self.n_labels_))
         from ..metrics import top_k_indices
-        chosen = None if labels is None else self._explain_labels(labels, len(texts))
+        from ..evidence._spans import check_label_lists
+        chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
         fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
             and chosen is None else None
         for i, (text, ids, off) in enumerate(zip(texts, ids_list, offsets)):
@@ -245,11 +246,6 @@ class InferenceMixin:
                                "spans": spans})
             out.append({"labels": labels})
         return out
-
-    def _explain_labels(self, labels, n_docs):
-        """``labels`` of :meth:`explain` checked: one int64 array per document."""
-        from ..evidence._spans import check_label_lists
-        return check_label_lists(labels, n_docs, self.n_labels_)
 
     def predict(self, X):
         """0/1 predictions by the fitted rule ``decision_``.
