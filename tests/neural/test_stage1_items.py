@@ -90,3 +90,35 @@ def test_collate_by_hand():
     # no item at all: one empty column, nothing valid
     x, (rel, valid) = Stage1Collate(pad_id=0)([(np.array([4]), [])])
     assert x.positions.shape == (0, 1) and valid.shape == (0, 1)
+
+
+@pytest.mark.parametrize("budget", [0, 2_000, None])
+def test_the_document_cache_changes_no_item_and_keeps_its_budget(budget):
+    # None: the default budget (everything cached); 2,000 bytes: a few documents; 0: none
+    docs, positives, R = _corpus(3)
+    kw = dict(labels_per_doc=6, max_relevant=3, n_negatives=4, ignore_ids=(0,))
+    if budget is not None:
+        kw["cache_bytes"] = budget
+    ds = Stage1Dataset(docs, positives, R, generator=np.random.default_rng(4), **kw)
+    rng = np.random.default_rng(4)
+    for _ in range(3):                       # epochs: the first fills the cache, the next read it
+        for i in range(len(docs)):
+            got, want = ds.sample(i), _oracle(ds, i, rng)
+            assert [l for l, _, _ in got] == [l for l, _, _ in want]
+            for (_, p, r), (_, p2, r2) in zip(got, want):
+                np.testing.assert_array_equal(p, p2)
+                np.testing.assert_array_equal(r, r2)
+    sizes = [sum(a.nbytes for a in ds.document(i)) for i in range(len(docs))]
+    limit = ds.cache_bytes
+    assert ds._cached_bytes == sum(sizes[i] for i in ds._documents) <= limit
+    if budget is None:
+        assert len(ds._documents) == len(docs)
+    elif budget == 0:
+        assert not ds._documents
+    else:                                    # a document is kept only if it fits beside the others
+        assert 0 < len(ds._documents) < len(docs)
+        assert ds._cached_bytes + sizes[min(set(range(len(docs))) - set(ds._documents))] > limit
+    # a pickled dataset (a DataLoader worker's copy) starts with an empty cache
+    import pickle
+    copy = pickle.loads(pickle.dumps(ds))
+    assert not copy._documents and copy._cached_bytes == 0

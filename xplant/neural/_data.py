@@ -357,11 +357,22 @@ class Stage1Dataset(Dataset):
         For dev evaluation: own labels in index order, then other
         candidates in index order; negatives are all remaining positions up
         to ``n_negatives`` in document order.
+    ignore_ids : iterable of int
+        Token ids that are never ranking candidates (padding, unknown).
+    cache_bytes : int, default=256 MiB
+        Memory, in bytes, for the part of each document's items that no
+        draw changes (its distinct tokens, the labels its tokens meet and
+        their hits), kept from the first epoch for the next ones. Past the
+        budget the remaining documents are worked out at every draw; the
+        items are the same either way.
     """
+
+    #: Default of ``cache_bytes``: 256 MiB.
+    CACHE_BYTES = 256 * 2 ** 20
 
     def __init__(self, docs, positives, relevance, *, labels_per_doc=16,
                  max_relevant=32, n_negatives=32, generator=None,
-                 deterministic=False, ignore_ids=()):
+                 deterministic=False, ignore_ids=(), cache_bytes=CACHE_BYTES):
         self.docs = docs
         self.positives = positives
         self.R = sp.csr_matrix(relevance, copy=True)
@@ -373,6 +384,13 @@ class Stage1Dataset(Dataset):
         self.generator = generator if generator is not None else np.random.default_rng(0)
         self.deterministic = deterministic
         self.ignore_ids = np.asarray(sorted(ignore_ids), dtype=np.int64)
+        self.cache_bytes = cache_bytes
+        self._documents, self._cached_bytes = {}, 0
+
+    def __getstate__(self):
+        state = dict(self.__dict__)             # the cache is rebuilt, never pickled
+        state["_documents"], state["_cached_bytes"] = {}, 0
+        return state
 
     def __len__(self):
         return len(self.docs)
@@ -401,25 +419,68 @@ class Stage1Dataset(Dataset):
         """
         return self.Rc[:, uniq].tocsr()
 
-    def sample(self, i):
-        ids = np.asarray(self.docs[i])
-        uniq, first = self.first_occurrences(ids)
+    def document(self, i):
+        """The part of document *i*'s items that no draw changes.
+
+        Kept for the next epochs while the cache has room
+        (``cache_bytes``).
+
+        Parameters
+        ----------
+        i : int
+            The document's index.
+
+        Returns
+        -------
+        first : ndarray of int64 of shape (m,)
+            The first position of each of the document's m distinct
+            (not ignored) tokens, in token-id order.
+        cand : ndarray of int64 of shape (c,)
+            The labels whose relevant tokens meet the document, ascending.
+        starts : ndarray of int64 of shape (c + 1,)
+            Candidate j's hits are ``at[starts[j]:starts[j + 1]]``.
+        at, rel : ndarray of shape (nnz,)
+            The hits' positions in the distinct tokens (int), ascending
+            per candidate, and their relevance (float).
+        own, other : ndarray of int64
+            Positions in ``cand`` of the document's own labels, and of the
+            other candidates, ascending.
+        """
+        got = self._documents.get(i)
+        if got is not None:
+            return got
+        uniq, first = self.first_occurrences(np.asarray(self.docs[i]))
         hits = self.label_hits(uniq)
-        cand = np.flatnonzero(np.diff(hits.indptr)).astype(np.int64)
-        own = np.intersect1d(self.positives[i], cand) if self.positives is not None else cand[:0]
-        other = np.setdiff1d(cand, own)
+        counts = np.diff(hits.indptr)
+        cand = np.flatnonzero(counts).astype(np.int64)
+        starts = np.zeros(len(cand) + 1, dtype=np.int64)
+        np.cumsum(counts[cand], out=starts[1:])
+        is_own = np.zeros(len(cand), dtype=bool)
+        if self.positives is not None:
+            is_own[np.isin(cand, self.positives[i])] = True
+        got = (first, cand, starts, hits.indices, hits.data,
+               np.flatnonzero(is_own), np.flatnonzero(~is_own))
+        size = sum(a.nbytes for a in got)
+        if self._cached_bytes + size <= self.cache_bytes:
+            self._documents[i] = got
+            self._cached_bytes += size
+        return got
+
+    def sample(self, i):
+        first, cand, starts, hit_at, hit_rel, own, other = self.document(i)
         rng = self.generator
         if not self.deterministic:
+            # a permutation depends on the length alone: positions draw as labels would
             own = rng.permutation(own)
             other = rng.permutation(other)
-        labels = np.concatenate([own, other])[: self.labels_per_doc]
+        chosen = np.concatenate([own, other])[: self.labels_per_doc]
         items = []
-        for l in labels:
-            lo, hi = hits.indptr[l], hits.indptr[l + 1]
-            at, rel = hits.indices[lo:hi], hits.data[lo:hi]
+        for j in chosen:
+            l = cand[j]
+            at, rel = hit_at[starts[j]:starts[j + 1]], hit_rel[starts[j]:starts[j + 1]]
             order = np.argsort(-rel, kind="stable")[: self.max_relevant]
             pos_rel, rel = first[at[order]], rel[order]
-            miss = np.ones(len(uniq), dtype=bool)
+            miss = np.ones(len(first), dtype=bool)
             miss[at] = False
             neg_pool = first[miss]
             if self.deterministic:
