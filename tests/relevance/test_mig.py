@@ -142,6 +142,23 @@ def test_top_k_matches_brute_force_with_ties(positive_only, k):
     assert all(np.all(np.diff(top.indices[top.indptr[i] : top.indptr[i + 1]]) > 0) for i in range(4))
 
 
+def test_kth_smallest_equals_numpy_partition():
+    # the selection behind every top-k: by hand, then against np.partition on runs of ties,
+    # sorted and reversed rows, and constant rows
+    a = np.array([0.5, 0.1, 0.9, 0.1, 0.3])
+    assert [_kernels._kth_smallest(a.copy(), k) for k in range(5)] == [0.1, 0.1, 0.3, 0.5, 0.9]
+    rng = np.random.default_rng(0)
+    for trial in range(2000):
+        m = int(rng.integers(1, 40))
+        a = [rng.random(m), rng.integers(0, 3, m).astype(float),
+             np.sort(rng.integers(0, 5, m).astype(float)), np.sort(rng.random(m))[::-1].copy(),
+             np.full(m, 0.25)][trial % 5]
+        k = int(rng.integers(0, m))
+        b = a.copy()
+        assert _kernels._kth_smallest(b, k) == np.partition(a, k)[k]
+        np.testing.assert_array_equal(np.sort(b), np.sort(a))      # reordered, nothing lost
+
+
 def test_top_k_tie_break_by_smaller_token_id():
     y = np.array([1, 1, 0, 0, 0, 1])
     strong = y.copy()
