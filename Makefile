@@ -10,7 +10,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.xplant-installed
-EXTRAS ?= neural,report,test,llm,deepspeed,trees,descriptions,docs
+EXTRAS ?= neural,pretrained,report,test,llm,deepspeed,trees,descriptions,docs
 # make run installs only what the main job uses (a fresh machine's setup is part of its
 # 15 minutes); a venv that make test or make docs set up already has it.
 RUN_STAMP   = $(VENV)/.xplant-run-installed

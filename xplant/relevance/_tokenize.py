@@ -190,7 +190,7 @@ def load_hf_tokenizer(path):
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             "Hugging Face tokenizers need the 'transformers' package: "
-            "pip install 'xplant[neural]'."
+            "pip install 'xplant[pretrained]'."
         ) from exc
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
 

