@@ -175,7 +175,7 @@ def _read_caml(root, subset):
 def _read_edin(root, name):
     try:
         import pyarrow.feather as feather
-    except ImportError as exc:  # pragma: no cover - pyarrow is in the neural extra
+    except ImportError as exc:  # pragma: no cover - pyarrow is in the pretrained extra
         raise ImportError("layout='edin' needs pyarrow: pip install 'xplant[pretrained]' or pyarrow") from exc
     table = feather.read_table(root / f"{name}.feather").to_pylist()
     splits = feather.read_table(root / f"{name}_splits.feather").to_pylist()
