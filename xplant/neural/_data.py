@@ -453,8 +453,8 @@ class Stage1Dataset(Dataset):
         hits = self.label_hits(uniq)
         counts = np.diff(hits.indptr)
         cand = np.flatnonzero(counts).astype(np.int64)
-        starts = np.zeros(len(cand) + 1, dtype=np.int64)
-        np.cumsum(counts[cand], out=starts[1:])
+        # rows without hits hold nothing: the candidates' rows follow each other in hits
+        starts = np.append(hits.indptr[cand], hits.indptr[-1]).astype(np.int64)
         is_own = np.zeros(len(cand), dtype=bool)
         if self.positives is not None:
             is_own[np.isin(cand, self.positives[i])] = True

@@ -156,8 +156,8 @@ def _kth_smallest(a, kth):
     Wirth's selection (N. Wirth, *Algorithms + Data Structures = Programs*,
     1976, section 2.3.4) with a median-of-three pivot: linear time on
     average, and runs of equal values split evenly. Written out because
-    numba's ``np.partition`` takes about 12 seconds to compile, paid by
-    every fresh installation's first fit.
+    numba's ``np.partition`` is slow to compile, a cost every fresh
+    installation's first fit pays (docs/benchmarks/speed.md).
 
     Parameters
     ----------
