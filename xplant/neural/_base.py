@@ -10,9 +10,9 @@ from sklearn.utils.metaestimators import available_if
 from torch.utils.data import DataLoader
 
 from .._labels import prediction_form
-from ._common import (_is_lists, check_param, check_targets, deterministic_on_cpu, encode,
-                      fit_or_take_corpus, is_count_matrix, n_documents, seed_everything, set_torch_threads,
-                      split_validation, to_python)
+from ._common import (SUBNORMAL_SWEEP_STEPS, _is_lists, check_param, check_targets, deterministic_on_cpu,
+                      encode, fit_or_take_corpus, is_count_matrix, n_documents, seed_everything,
+                      set_torch_threads, split_validation, to_python, zero_subnormal_state)
 from ._data import LengthBucketSampler, positives_list, truncate
 from ._settings import (check_renamed, encoder_settings, epoch_settings, merge_channel,
                         module_settings, signature_defaults)
@@ -263,10 +263,18 @@ class PlantNetBase(NeuralNet):
     _deepspeed_run_ = None
 
     def train_step(self, batch, **fit_params):
-        """skorch's optimizer step; in a DeepSpeed fit, the engine's backward and step."""
+        """skorch's optimizer step; in a DeepSpeed fit, the engine's backward and step.
+
+        On the CPU every :data:`~xplant.neural._common.SUBNORMAL_SWEEP_STEPS`-th
+        step of an epoch ends with :func:`~xplant.neural._common.zero_subnormal_state`,
+        which keeps the optimizer's moments out of the slow subnormal range.
+        """
         if self._deepspeed_run_ is not None:
             return self._deepspeed_run_.train_step(self, batch, **fit_params)
-        return super().train_step(batch, **fit_params)
+        step = super().train_step(batch, **fit_params)
+        if len(self.history) and len(self.history[-1]["batches"]) % SUBNORMAL_SWEEP_STEPS == 0:
+            zero_subnormal_state(self.optimizer_)
+        return step
 
     def get_default_callbacks(self):
         """The estimator's callbacks; a DeepSpeed fit adds rank 0's epoch record and

@@ -243,6 +243,59 @@ def deterministic_on_cpu(device):
         deterministic.fill_uninitialized_memory = fill
 
 
+#: optimizer steps between two sweeps of :func:`zero_subnormal_state` (within an epoch)
+SUBNORMAL_SWEEP_STEPS = 16
+
+_EXPONENT_BITS = {torch.float32: (torch.int32, 0x7F800000),
+                  torch.float64: (torch.int64, 0x7FF0000000000000)}
+
+
+def zero_subnormal_state(optimizer):
+    """Set every subnormal entry of an optimizer's CPU state to zero, in place.
+
+    Adam's first moment of a parameter whose gradient is zero decays by
+    ``beta1`` at every step: the moments of an embedding row whose word is
+    absent from the recent batches reach the subnormal range (below
+    ``torch.finfo(dtype).tiny``) after a few hundred steps and stay there for
+    about 150 more. An x86 core computes with subnormal operands through a
+    microcode assist that is many times slower than normal arithmetic, and
+    ``torch.set_flush_denormal`` cannot fix it from Python: it sets only the
+    calling thread's control register, not those of torch's OpenMP threads.
+    A fit calls this every :data:`SUBNORMAL_SWEEP_STEPS` steps. An entry it
+    zeroes is below 1.2e-38 (float32), so its share of any update is far
+    below a weight's last bit.
+
+    The test of each entry reads its exponent bits as an integer (an
+    exponent of zero is a subnormal or a zero), so the sweep itself does no
+    arithmetic on subnormals. Only float32 and float64 tensors on the CPU
+    are swept; the others are left as they are.
+
+    Parameters
+    ----------
+    optimizer : torch.optim.Optimizer
+        Its ``state`` tensors (for AdamW ``exp_avg`` and ``exp_avg_sq``) are
+        changed in place.
+
+    Examples
+    --------
+    >>> import torch
+    >>> w = torch.nn.Parameter(torch.ones(3))
+    >>> opt = torch.optim.AdamW([w])
+    >>> w.grad = torch.ones(3); opt.step()
+    >>> _ = opt.state[w]["exp_avg"].copy_(torch.tensor([1e-39, -1e-40, 1e-3]))
+    >>> zero_subnormal_state(opt)
+    >>> opt.state[w]["exp_avg"]
+    tensor([0.0000, 0.0000, 0.0010])
+    """
+    for state in optimizer.state.values():
+        for t in state.values():
+            if not torch.is_tensor(t) or t.device.type != "cpu" or t.dtype not in _EXPONENT_BITS \
+                    or t.dim() == 0:
+                continue
+            int_dtype, mask = _EXPONENT_BITS[t.dtype]
+            t.masked_fill_(torch.bitwise_and(t.view(int_dtype), mask) == 0, 0.0)
+
+
 @contextlib.contextmanager
 def torch_state_restored():
     """Leave torch's intra-op thread count and global RNG state as they were.
