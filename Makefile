@@ -44,7 +44,7 @@ test-fast: $(STAMP)
 
 # Warnings are errors and every cross-reference must resolve; the examples run.
 docs: $(STAMP)
-	$(BIN)/python -m sphinx -b html -W --keep-going -n docs docs/_build/html
+	$(BIN)/python -m sphinx -b html -W --keep-going -n -j auto docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,7 +1,7 @@
 """The documentation site builds with warnings as errors, and says what it should.
 
 One build per session (slow: it runs the gallery's examples): ``sphinx-build
--b html -W --keep-going -n`` on a copy of ``docs/`` and ``examples/`` in a
+-b html -W --keep-going -n -j auto`` (as ``make docs``) on a copy of ``docs/`` and ``examples/`` in a
 temporary folder, so that nothing generated lands in the checkout and every
 example runs afresh. Any warning, a page that stops building or an example
 that stops running fails it.
@@ -37,7 +37,7 @@ def site(repo_root, tmp_path_factory):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo_root), os.environ.get("PYTHONPATH", "")])}
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-n",
-                           "-q", str(work / "docs"), str(out)],
+                           "-j", "auto", "-q", str(work / "docs"), str(out)],
                           cwd=repo_root, env=env, capture_output=True, text=True, timeout=900)
     seconds = time.perf_counter() - started
     assert proc.returncode == 0, (f"the docs build failed (exit {proc.returncode}):\n"
