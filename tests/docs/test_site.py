@@ -3,8 +3,8 @@
 One build per session (slow: it runs the gallery's examples): ``sphinx-build
 -b html -W --keep-going -n -j auto`` (as ``make docs``) on a copy of
 ``docs/`` and ``examples/`` in a temporary folder, so that nothing generated
-lands in the checkout and every example runs afresh. Any warning, a page that stops building or an example
-that stops running fails it.
+lands in the checkout and every example runs afresh. Any warning, a page
+that stops building or an example that stops running fails it.
 """
 
 import inspect

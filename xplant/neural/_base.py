@@ -265,9 +265,9 @@ class PlantNetBase(NeuralNet):
     def train_step(self, batch, **fit_params):
         """skorch's optimizer step; in a DeepSpeed fit, the engine's backward and step.
 
-        On the CPU every :data:`~xplant.neural._common.SUBNORMAL_SWEEP_STEPS`-th
+        Outside DeepSpeed, every :data:`~xplant.neural._common.SUBNORMAL_SWEEP_STEPS`-th
         step of an epoch ends with :func:`~xplant.neural._common.zero_subnormal_state`,
-        which keeps the optimizer's moments out of the slow subnormal range.
+        which keeps the optimizer's CPU moments out of the slow subnormal range.
         """
         if self._deepspeed_run_ is not None:
             return self._deepspeed_run_.train_step(self, batch, **fit_params)
