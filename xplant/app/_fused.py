@@ -196,14 +196,15 @@ def fusion_rows(out, final, dev, test, dev_Y, *, same_as=None):
 DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
                       "parent_descriptions")
 
-
 def description_variant(out, model, train, dev, test, *, model_dir=None, row=None, pinned=None):
     """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model
     and the label descriptions, one more source of :func:`xplant.fusion.fuse`.
 
     :class:`xplant.unseen.DescriptionFusion` over the fitted model, frozen
     (``sklearn.frozen.FrozenEstimator``: never refitted), adds the
-    description cosine to the seen labels' fused scores and ranks the
+    description score (:func:`~xplant.app._rows.description_ranker`:
+    TF-IDF cosines and the sentence encoder's) to the seen labels' fused
+    scores and ranks the
     labels never seen in training by it; both weights are chosen on dev
     MAP. The row needs the training split's label descriptions (the
     bundled ICD and EUROVOC loaders give them, a user's files with
@@ -246,12 +247,13 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     from sklearn.frozen import FrozenEstimator
     from ..metrics import choose_rule, mean_average_precision
     from ..unseen import DescriptionFusion
-    from ._rows import FUSED_SUFFIXES, save_row
+    from ._rows import FUSED_SUFFIXES, description_ranker, save_row
     # the model's label names (its saved folder answers in them, not in column indices)
     names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
     fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
+    ranker, encoder_note = description_ranker()
     if pinned is None:
-        fused = DescriptionFusion(FrozenEstimator(model)).fit(
+        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
             train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
         dev32 = fused.decision_function(dev.texts).astype(np.float32)
         rule = choose_rule(dev.Y, dev32)       # the rule the run would choose for the row
@@ -259,7 +261,8 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         choice = fused.dev_choice_
     else:                                      # the refit: the first fit's weights and rule
         first = pinned["info"]
-        fused = DescriptionFusion(FrozenEstimator(model), weight=first["description_weight"],
+        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker,
+                                  weight=first["description_weight"],
                                   seen_weight=first["description_seen_weight"]).fit(
             train.texts, train.Y, label_names=names, **fields)
         dev32, rule, dev_map = pinned["dev_scores"], pinned["rule"], first["dev_MAP"]
@@ -273,6 +276,7 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         "test_scores": test_scores.astype(np.float32), "rule": rule,
         "info": dict(info, description_weight=fused.weight_,
                      description_seen_weight=fused.seen_weight_, description_choice=choice,
+                     description_encoder=encoder_note,
                      n_unseen_labels=int(fused.unseen_.size), dev_MAP=dev_map, **saved)}
     if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)
         variant["explainer"] = fused

