@@ -14,7 +14,7 @@ EXTRAS ?= neural,pretrained,report,test,llm,deepspeed,trees,descriptions,docs
 # make run installs only what the main job uses (a fresh machine's setup is part of its
 # 15 minutes); a venv that make test or make docs set up already has it.
 RUN_STAMP   = $(VENV)/.xplant-run-installed
-RUN_EXTRAS ?= neural,report,descriptions
+RUN_EXTRAS ?= neural,pretrained,report,descriptions
 
 .PHONY: run test test-fast docs setup clean
 
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
-$(RUN_STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then :; else \
 		$(BIN)/python -m pip install --quiet --upgrade pip && \

