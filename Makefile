@@ -3,8 +3,8 @@
 #   make test   set up, then run the whole test suite
 #   make docs   set up, then build the documentation site into docs/_build/html
 # The virtual environment is built once; a second call only re-installs when
-# pyproject.toml changed. make run installs the main job's extras only; make test
-# and make docs install every extra.
+# pyproject.toml or this Makefile changed. make run installs the main job's extras
+# only; make test and make docs install every extra.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -20,7 +20,7 @@ RUN_EXTRAS ?= neural,pretrained,report,descriptions
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 
 $(RUN_STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then :; else \
+	if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt Makefile ]; then :; else \
 		$(BIN)/python -m pip install --quiet --upgrade pip && \
 		$(BIN)/python -m pip install --quiet -e ".[$(RUN_EXTRAS)]"; fi
 	touch $(RUN_STAMP)
