@@ -98,7 +98,7 @@ def check_label_texts(n_labels, label_descriptions=None, label_synonyms=None, la
 
 
 def label_documents(descriptions, synonyms, parents=None, classes=None, parent_descriptions=None,
-                    ancestor_depth=0):
+                    ancestor_depth=0, joined=True):
     """One text per label: its description and synonyms, optionally its ancestors' text.
 
     Parameters
@@ -117,11 +117,15 @@ def label_documents(descriptions, synonyms, parents=None, classes=None, parent_d
         How many levels of ancestors to add (each level's parents are looked
         up among the labels, and then in ``parent_descriptions``; the
         ancestors of a non-label parent are not known and stop the walk).
+    joined : bool, default=True
+        Join each label's parts into one text; False returns the parts.
 
     Returns
     -------
     list of str, length n_labels
-        Description, synonyms and ancestor descriptions joined by ``" ; "``.
+        Description, synonyms and ancestor descriptions joined by ``" ; "``
+        (empty parts left out). With ``joined=False``, a list of the
+        non-empty parts per label, in that order.
 
     Examples
     --------
@@ -148,4 +152,6 @@ def label_documents(descriptions, synonyms, parents=None, classes=None, parent_d
                     elif p in extra:
                         texts[j].append(extra[p])
                 frontier = nxt
+    if not joined:
+        return [[t for t in parts if t] for parts in texts]
     return [" ; ".join(t for t in parts if t) for parts in texts]

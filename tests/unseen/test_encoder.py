@@ -54,10 +54,29 @@ def test_a_sentence_matched_by_meaning_not_words():
     np.testing.assert_allclose(r.decision_function(TEXTS), expected, atol=1e-6)
     assert r.decision_function(TEXTS)[0, 2] > 0.3 and tfidf.decision_function(TEXTS)[0, 2] == 0
     assert r.decision_function(TEXTS)[:, 3].tolist() == [0.0, 0.0, 0.0]       # no text, no score
-    assert r.label_embeddings_.shape == (4, 384) and not r.label_embeddings_[3].any()
+    assert r.label_embeddings_.shape == (3, 384) and r.label_embedding_owner_.tolist() == [0, 1, 2]
     span = r.explain(TEXTS[:1], labels=[[2]])[0]["labels"][0]["spans"]
     assert [s["text"] for s in span] == ["The kidneys failed."]
     assert span[0]["weight"] == pytest.approx(best[0, 2] - 0.3, abs=1e-6)
+
+
+def test_each_name_of_a_label_is_embedded_alone():
+    """A label's description and synonyms are separate texts: its encoder cosine is the best
+    name's, not the cosine of their concatenation."""
+    syn = [[], ["bone fracture", "broken arm"], ["kidney failure"], []]
+    r = DescriptionRanker(encoder="minilm", encoder_threshold=0.0).fit(
+        TEXTS, Y, label_descriptions=DESC, label_synonyms=syn)
+    assert r.label_embedding_owner_.tolist() == [0, 1, 1, 1, 2, 2]
+    names = encode_texts(["fever", "fracture of arm", "bone fracture", "broken arm",
+                          "renal failure", "kidney failure"])
+    owner = np.array([0, 1, 1, 1, 2, 2])
+    E = encode_texts(["broken left arm"])[0] @ names.T
+    expected = [E[owner == j].max() for j in range(3)] + [0.0]
+    tfidf = DescriptionRanker().fit(TEXTS, Y, label_descriptions=DESC, label_synonyms=syn)
+    got = r.decision_function(["broken left arm"])[0] - tfidf.decision_function(["broken left arm"])[0]
+    np.testing.assert_allclose(got, np.maximum(expected, 0), atol=1e-6)
+    joined = encode_texts(r.label_texts_[1:2])[0] @ encode_texts(["broken left arm"])[0]
+    assert expected[1] > joined            # "broken arm" alone matches better than all three joined
 
 
 def test_threshold_removes_the_floor_of_unrelated_texts():
@@ -105,6 +124,7 @@ def test_saved_and_loaded_with_its_label_embeddings(tmp_path):
     back = load_linear(save_linear(r, tmp_path / "ranker"))
     assert back.encoder == "minilm" and back.encoder_threshold == 0.25
     np.testing.assert_array_equal(back.label_embeddings_, r.label_embeddings_)
+    np.testing.assert_array_equal(back.label_embedding_owner_, r.label_embedding_owner_)
     np.testing.assert_array_equal(back.decision_function(TEXTS), r.decision_function(TEXTS))
     plain = load_linear(save_linear(DescriptionRanker().fit(TEXTS, Y, label_descriptions=DESC),
                                     tmp_path / "plain"))

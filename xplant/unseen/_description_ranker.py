@@ -188,18 +188,24 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     k_ : int
         Labels per document of the default ``predict`` rule: the mean number
         of labels per training document, rounded, at least 1.
-    label_embeddings_ : ndarray of shape (n_labels, hidden_size), float32, or None
-        The encoder's unit embeddings of ``label_texts_`` (zero rows for
-        labels without text); None without an encoder.
+    label_embeddings_ : ndarray of shape (n_parts, hidden_size), float32, or None
+        The encoder's unit embeddings of the parts of the label texts, each
+        embedded alone: a label's description, each synonym and each
+        ancestor's description; None without an encoder.
+    label_embedding_owner_ : ndarray of shape (n_parts,), int64, or None
+        The label (column) of each row of ``label_embeddings_``, ascending.
 
     Notes
     -----
     ``cos(d, l) = cos(tfidf(d), tfidf(text_l))`` in [0, 1], and with
     ``passages="both"`` ``score(d, l) = (cos(d, l) + max_s cos(s, l)) / 2``
     over the sentences s of d. With an encoder E and threshold t, every
-    ``passages`` setting adds ``max(0, max_s E(s)·E(text_l) - t)``, the best
-    sentence's embedding cosine above t: a 128-token encoder sees a
-    sentence, not a whole clinical note. The last call's result is kept, so
+    ``passages`` setting adds ``max(0, max_s max_p E(s)·E(p) - t)`` over the
+    parts p of the label's text (its description, each synonym, each
+    ancestor's description): the best sentence's cosine with the label's
+    best-matching name, above t. A 128-token encoder sees a sentence, not a
+    whole clinical note, and a synonym embedded alone is not diluted by the
+    label's other names. The last call's result is kept, so
     fitting a :class:`DescriptionFusion` on dev and then scoring dev encodes
     dev's sentences once. Scoring n documents costs one sparse product
     per passage kind, O(nnz(X) * mean postings) time, and a dense (n, L)
@@ -292,10 +298,14 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         self.vectorizer_ = vec.fit(texts + self.label_texts_)
         self.label_matrix_ = sp.csr_matrix(self.vectorizer_.transform(self.label_texts_), dtype=np.float64)
         self.k_ = max(1, int(round(Y.nnz / max(1, self.n_train_documents_))))
-        self.label_embeddings_ = None
+        self.label_embeddings_ = self.label_embedding_owner_ = None
         if self.encoder is not None:
-            has_text = np.array([bool(t.strip()) for t in self.label_texts_])
-            self.label_embeddings_ = _encode(self.label_texts_, self.encoder) * has_text[:, None]
+            # each part of a label's text (description, synonym, ancestor) embedded alone
+            parts = label_documents(desc, syn, parents, self.classes_ if label_names is not None else None,
+                                    parent_descriptions, int(self.ancestor_depth), joined=False)
+            owned = [(j, t) for j, texts_j in enumerate(parts) for t in texts_j if t.strip()]
+            self.label_embedding_owner_ = np.array([j for j, _ in owned], dtype=np.int64)
+            self.label_embeddings_ = _encode([t for _, t in owned], self.encoder)
         self._sentence_memo = None
         return self
 
@@ -331,9 +341,19 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         offsets = np.concatenate([[0], np.cumsum(n_sents)])
         for lo in range(0, len(texts), block):
             hi = min(lo + block, len(texts))
-            S = E[offsets[lo]:offsets[hi]] @ self.label_embeddings_.T
+            S = self._embedded_cosines(E[offsets[lo]:offsets[hi]])
             out[lo:hi] = np.maximum.reduceat(S, offsets[lo:hi] - offsets[lo], axis=0)
         self._sentence_memo = (key, out)
+        return out
+
+    def _embedded_cosines(self, E):
+        """(m, L): each label's highest cosine between a row of ``E`` (unit
+        embeddings) and the parts of the label's text; 0 for a label without text."""
+        P = E @ self.label_embeddings_.T                       # (m, n_parts)
+        out = np.zeros((E.shape[0], self.n_labels_), dtype=P.dtype)
+        labels, starts = np.unique(self.label_embedding_owner_, return_index=True)
+        if labels.size:                                        # the owners are sorted
+            out[:, labels] = np.maximum.reduceat(P, starts, axis=1)
         return out
 
     def _best_sentence(self, texts, block=64):
@@ -436,7 +456,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             C = np.asarray((V @ self.label_matrix_[cols].T).toarray(), dtype=np.float64)
             if getattr(self, "label_embeddings_", None) is not None and len(cols):
                 E = _encode([text[a:b] for a, b in spans], self.encoder)
-                C += np.maximum(E @ self.label_embeddings_[cols].T - self.encoder_threshold, 0.0)
+                C += np.maximum(self._embedded_cosines(E)[:, cols] - self.encoder_threshold, 0.0)
             entries = []
             for q, lab in enumerate(cols):
                 cos = C[:, q]

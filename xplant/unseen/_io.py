@@ -4,10 +4,11 @@ A DescriptionRanker is a step of :func:`xplant.linear.save_linear`'s folder
 (``config.json`` and ``arrays.safetensors``) of kind
 ``"description_ranker"``: its fitted TF-IDF (vocabulary and IDF), the label
 texts and their L2-normalised TF-IDF rows (CSR parts), and with an
-``encoder`` the label texts' embeddings (the encoder is named, by its spec,
-in the parameters, and loaded from its local folder when documents are
-scored). The kind names no module, so folders saved while the class lived
-in ``xplant.linear`` load unchanged. Importing :mod:`xplant.unseen` registers it.
+``encoder`` the embeddings of the label texts' parts and their labels (the
+encoder is named, by its spec, in the parameters, and loaded from its local
+folder when documents are scored). The kind names no module, so folders
+saved while the class lived in ``xplant.linear`` load unchanged. Importing
+:mod:`xplant.unseen` registers it.
 
 A DescriptionFusion is a folder of its own format (:data:`FUSION_FORMAT`,
 :func:`save_description_fusion`) made of the same parts: its ranker as that
@@ -35,6 +36,8 @@ def _save_ranker(est, arrays, prefix, folder):
             np.float64 if part == "data" else np.int64)
     if getattr(est, "label_embeddings_", None) is not None:
         arrays[prefix + "label_embeddings"] = np.asarray(est.label_embeddings_, dtype=np.float32)
+        arrays[prefix + "label_embedding_owner"] = np.asarray(est.label_embedding_owner_,
+                                                             dtype=np.int64)
     return {"params": _json_params(est, skip=("vectorizer",)),
             "vectorizer": _save_step(est.vectorizer_, arrays, prefix + "vectorizer.", folder),
             "label_texts": list(est.label_texts_), "shape": list(L.shape), "k": int(est.k_),
@@ -53,6 +56,7 @@ def _load_ranker(state, arrays, prefix, folder):
     est.k_ = int(state["k"])
     # the encoder's label embeddings; the encoder itself is loaded from its folder when used
     est.label_embeddings_ = arrays.get(prefix + "label_embeddings")
+    est.label_embedding_owner_ = arrays.get(prefix + "label_embedding_owner")
     est._sentence_memo = None
     return est
 
