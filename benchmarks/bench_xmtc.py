@@ -241,6 +241,7 @@ def run_dataset(dataset, out_dir, args, log=print):
                      random_state=args.seed, verbose=0 if args.quiet else 1,
                      isolate=not args.no_isolate, save_models=False, num_threads=args.threads,
                      splits=splits, keep_going=True, resume=args.resume, log=log,
+                     description_encoder=args.description_encoder,
                      record={"dataset": dataset, "split": "test", "dataset_args": data_args})
     from xplant.app import FUSED_SUFFIXES
     for m in res["models"]:           # a fused row has the budget of the fit it comes from
@@ -374,6 +375,9 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, help="torch threads per fit (default: torch's)")
     p.add_argument("--no-isolate", action="store_true", help="fit in this process")
+    p.add_argument("--description-encoder", default="minilm", metavar="SPEC",
+                   help="sentence encoder of the description source, as xplant run's: minilm "
+                        "(default), hf:<folder> or none (TF-IDF alone)")
     p.add_argument("--smoke", action="store_true",
                    help=f"a slice of each dataset and tiny budgets ({SMOKE})")
     p.add_argument("--resume", action="store_true",

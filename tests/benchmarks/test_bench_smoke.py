@@ -25,8 +25,11 @@ def _run(tmp_path, datasets, models, extra=(), data_home=DATA):
     torch.set_num_threads(1)
     bench = _load_script()
     out = tmp_path / "bench"
+    # the description source without its sentence encoder: the wiring is what is tested here
+    # (tests/unseen/test_encoder.py and tests/cli/test_run_extras.py test the encoder)
     report = bench.main(["--smoke", "--no-isolate", "--threads", "1", "--quiet", "--output", str(out),
-                         "--data-home", str(data_home), "--datasets", datasets, "--models", models, *extra],
+                         "--data-home", str(data_home), "--datasets", datasets, "--models", models,
+                         "--description-encoder", "none", *extra],
                         log=lambda *a: None)
     return out, report
 

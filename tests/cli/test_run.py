@@ -18,8 +18,10 @@ N_DOCS = 24
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     lines = []
+    # TF-IDF alone in the description source, to keep the smoke run short; the sentence
+    # encoder runs in tests/cli/test_run_extras.py and tests/unseen/test_encoder.py
     res = run_main_job(out, max_docs=N_DOCS, epochs=1, plant_epochs=1, verbose=0, isolate=False,
-                       log=lines.append)
+                       description_encoder="none", log=lines.append)
     return out, res, "\n".join(lines)
 
 
@@ -39,6 +41,7 @@ def test_results_json_schema(smoke_run):
     desc = data["models"][-1]
     assert desc["description_weight"] >= 0 and desc["description_seen_weight"] >= 0
     assert desc["description_choice"]["name"] == "description_weights"
+    assert desc["description_encoder"] == "none"             # as the run was asked
     assert desc["saved_to"] == str(out / "models" / "PLANT_fused_descriptions")
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
@@ -427,3 +430,13 @@ def test_designate_reads_dev_map_only():
     assert res["designated"]["name"] == "b" and res["designated"]["dev_MAP"] == 0.40
     assert [m["name"] for m in res["models"] if m.get("designated")] == ["b"]
     assert designate({"models": [{"name": "a", "dev_MAP": 0.0}]}) is None
+
+
+def test_a_description_encoder_folder_that_cannot_load_is_refused_before_fitting(tmp_path):
+    from xplant.app._job import run_job
+    out = tmp_path / "run"
+    with pytest.raises(FileNotFoundError, match=r"--description-encoder hf:.*config\.json"):
+        run_job(out, description_encoder=f"hf:{tmp_path}", verbose=0, log=lambda *a: None)
+    assert not out.exists()                                   # nothing written, nothing fitted
+    with pytest.raises(ValueError, match="description_encoder must be"):
+        run_job(out, description_encoder=3, verbose=0, log=lambda *a: None)

@@ -14,7 +14,7 @@ def refit_run(tmp_path_factory):
     # PLANT reads the first 64 tokens of each case (the refit does not depend on the length)
     plant = {"name": "PLANT", "params": {"module__max_length": 64}}
     res = run_models(data, ["TF-IDF + SVM", plant], out, epochs=1, plant_epochs=1, verbose=0,
-                     isolate=False, refit=True, log=lambda *a: None)
+                     isolate=False, refit=True, description_encoder="none", log=lambda *a: None)
     return {m["name"]: m for m in res["models"]}, res
 
 

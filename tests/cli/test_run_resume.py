@@ -15,7 +15,7 @@ DATA = {"dataset": "codiesp", "codes": "D", "language": "en", "data_home": None,
 # PLANT reads the first 64 tokens of each case: resuming does not depend on the length
 MODELS = ("frequency prior", {"name": "PLANT", "params": {"module__max_length": 64}})
 KW = dict(epochs=3, plant_epochs=1, verbose=0, isolate=False, save_models=False,
-          log=lambda *a: None)
+          description_encoder="none", log=lambda *a: None)
 
 
 class Interrupt(Exception):

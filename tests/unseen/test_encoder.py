@@ -131,11 +131,27 @@ def test_saved_and_loaded_with_its_label_embeddings(tmp_path):
     assert plain.encoder is None and plain.label_embeddings_ is None
 
 
+def test_a_fusion_with_an_encoder_is_saved_and_loaded_to_the_bit(tmp_path):
+    from xplant import load_saved
+    from xplant.linear import make_tfidf_logistic
+    from xplant.unseen import DescriptionFusion, save_description_fusion
+    dev = ["a fever at night", "the arm was broken", "kidneys failed and fever"]
+    Ydev = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 1, 0]])
+    f = DescriptionFusion(make_tfidf_logistic(C=10.0), ranker=DescriptionRanker(encoder="minilm")).fit(
+        TEXTS, Y, label_descriptions=DESC, validation_data=(dev, Ydev))
+    back = load_saved(save_description_fusion(f, tmp_path / "fusion"))[0]
+    assert back.ranker_.encoder == "minilm"
+    np.testing.assert_array_equal(back.decision_function(dev), f.decision_function(dev))
+
+
 def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch):
     import importlib.util
     from xplant.app._rows import description_ranker
     ranker, note = description_ranker()
     assert ranker.encoder == "minilm" and note == "minilm"
+    assert description_ranker(encoder="none")[0].encoder is None
+    assert description_ranker({"passages": "document"}, "hf:/a/folder")[0].get_params()["encoder"] \
+        == "hf:/a/folder"
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "transformers" else real(name, *a))
@@ -143,6 +159,7 @@ def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch):
         ranker, note = description_ranker()
     assert ranker.encoder is None and "transformers not installed" in note
     with warnings.catch_warnings():
-        warnings.simplefilter("error")        # an explicit choice is no surprise: no warning
+        warnings.simplefilter("error")        # TF-IDF asked for: no warning
         ranker, note = description_ranker({"encoder": None})
-    assert ranker.encoder is None and note == "none"
+        assert ranker.encoder is None and note == "none"
+        assert description_ranker(encoder="none")[1] == "none"

@@ -10,6 +10,8 @@ fitted model, frozen, as their shortlist (:func:`frozen_shortlist`).
 
 import numpy as np
 
+from ._rows import DESCRIPTION_ENCODER
+
 #: Shortlist size C of the neural rows per dataset: every label (None: the
 #: full-label Stage 2, fused with the linear shortlist) where the shortlist's
 #: recall at a small C is low (CodiEsp-D: 0.60 of test gold at C = 100, of a
@@ -196,7 +198,8 @@ def fusion_rows(out, final, dev, test, dev_Y, *, same_as=None):
 DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
                       "parent_descriptions")
 
-def description_variant(out, model, train, dev, test, *, model_dir=None, row=None, pinned=None):
+def description_variant(out, model, train, dev, test, *, model_dir=None, row=None, pinned=None,
+                        encoder=DESCRIPTION_ENCODER):
     """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model
     and the label descriptions, one more source of :func:`xplant.fusion.fuse`.
 
@@ -238,6 +241,10 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         fixed; its dev scores, ``dev_MAP`` and decision rule are carried
         over, as for the refit's other rows. None (the first fit) chooses
         the weights and the rule on ``dev``.
+    encoder : str or None, default=DESCRIPTION_ENCODER
+        The description source's sentence encoder
+        (:func:`~xplant.app._rows.description_ranker`; ``xplant run
+        --description-encoder``); None or ``"none"``: TF-IDF alone.
     """
     desc = train.get("label_descriptions")
     if desc is None or not any(d for d in desc) or train.get("texts") is None:
@@ -251,7 +258,7 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     # the model's label names (its saved folder answers in them, not in column indices)
     names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
     fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
-    ranker, encoder_note = description_ranker()
+    ranker, encoder_note = description_ranker(encoder=encoder)
     if pinned is None:
         fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
             train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)

@@ -8,6 +8,7 @@ inputs and writes what the report needs.
 import json
 import time
 
+from ._rows import DESCRIPTION_ENCODER
 from ._run import DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS
 
 def count_tokens(texts):
@@ -108,9 +109,24 @@ def _check_rows_fit_data(rows, splits, source):
                              "--label-descriptions FILE, or leave the row out of --models")
 
 
+def _check_description_encoder(spec):
+    """Refuse a description encoder that cannot load, before anything is fitted."""
+    if spec is None or spec in ("none", "minilm", "hf"):
+        return                     # the bundled one: a missing package warns and falls back
+    if not isinstance(spec, str):
+        raise ValueError(f"description_encoder must be 'minilm', 'hf:<folder>', 'none' or None; "
+                         f"got {spec!r}")
+    from ..neural.backbones import resolve_hf_path
+    try:
+        resolve_hf_path(spec)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"--description-encoder {spec}: {exc}; or pass "
+                                "--description-encoder minilm (the bundled encoder) or none") from exc
+
+
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
             random_state=0, verbose=1, isolate=True, report=False, resume=False, overwrite=False,
-            refit=False, log=print):
+            refit=False, description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit every row on train, choose on dev, score test once; write the run folder.
 
     Parameters
@@ -134,6 +150,12 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         rows ``"<row> (refit)"``
         (:func:`xplant.app.run_models`); off by default, as it doubles the
         neural rows' cost.
+    description_encoder : str or None, default="minilm"
+        The sentence encoder of the description source
+        (:func:`xplant.app.run_models`): ``"minilm"`` (the bundled
+        MiniLM-L6), ``"hf:<folder>"`` (a local Hugging Face encoder, for
+        example a multilingual one for Spanish text), or ``"none"`` / None
+        for TF-IDF alone (faster: no encoder to load, no sentence to embed).
 
     Returns
     -------
@@ -147,7 +169,11 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     ------
     ValueError
         ``resume=True`` without ``output_dir``, an unknown row, a text row
-        on a feature-only dataset.
+        on a feature-only dataset, a ``description_encoder`` that is not a
+        string or None.
+    FileNotFoundError
+        A ``description_encoder="hf:<folder>"`` whose folder holds no
+        ``config.json``; raised before anything is fitted.
     """
     from ._rows import parse_models
     from .._files import prepare_run_folder, write_text
@@ -155,6 +181,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
+    _check_description_encoder(description_encoder)
     epochs = DEFAULT_EPOCHS if epochs is None else epochs
     plant_epochs = DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs
     data_args = dict(data_args or {"dataset": "codiesp", "codes": "D", "language": "en",
@@ -191,7 +218,8 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
             "quick run)")
     results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                          random_state=random_state, verbose=verbose, isolate=isolate,
-                         splits=splits, record=record, resume=resume, refit=refit, log=log)
+                         splits=splits, record=record, resume=resume, refit=refit,
+                         description_encoder=description_encoder, log=log)
     results["wall_seconds"] = time.perf_counter() - start
     write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if results.get("optimistic"):
@@ -212,7 +240,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
                  random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
-                 log=print):
+                 description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit, choose on dev and test every model; write results.json and per_label.npz.
 
     Parameters
@@ -234,6 +262,8 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         Also write ``report.html`` (see :func:`xplant.report.render_report`).
     resume : bool, default=False
         Continue an interrupted run in ``output_dir`` (see :func:`run_models`).
+    description_encoder : str or None, default="minilm"
+        The description source's sentence encoder (:func:`run_job`).
 
     Returns
     -------
@@ -250,4 +280,4 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  "data_home": data_home, "max_docs": max_docs}
     return run_job(output_dir, data_args, models=models, epochs=epochs, plant_epochs=plant_epochs,
                    random_state=random_state, verbose=verbose, isolate=isolate, report=report,
-                   resume=resume, log=log)
+                   resume=resume, description_encoder=description_encoder, log=log)

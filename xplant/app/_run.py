@@ -25,6 +25,7 @@ from .._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it fr
 from .._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 from ._tables import rule_label
+from ._rows import DESCRIPTION_ENCODER
 
 #: Models of the main job, in table order.
 DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
@@ -137,7 +138,8 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
 
 
 def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
-                random_state=0, verbose=1, params=None, checkpoint_dir=None, features=False):
+                random_state=0, verbose=1, params=None, checkpoint_dir=None, features=False,
+                description_encoder=DESCRIPTION_ENCODER):
     """The estimator behind a model name (a row of :data:`xplant.app._rows.ROWS`).
 
     ``name`` is a row's short or display name, any letter case. ``params``
@@ -170,6 +172,9 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
         The neural rows' epoch checkpoints (see above).
     features : bool, default=False
         The data are feature vectors (see above).
+    description_encoder : str or None, default="minilm"
+        The sentence encoder of the ``descriptions`` row
+        (:func:`xplant.app._rows.description_ranker`); other rows ignore it.
 
     Returns
     -------
@@ -189,7 +194,7 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
                          "prior, svm, lr, omikuji, napkinxc, libmultilabel")
     return row.factory(dict(params or {}), features=features, epochs=epochs,
                        plant_epochs=plant_epochs, random_state=random_state, verbose=verbose,
-                       checkpoint_dir=checkpoint_dir)
+                       checkpoint_dir=checkpoint_dir, description_encoder=description_encoder)
 
 
 def _take(bunch, rows):
@@ -395,7 +400,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
             vname, vfolder = _description_row(spec)
             with step(f"{spec['name']}: fused + descriptions (weights on dev)", verbose):
                 description_variant(out, model, splits["train"], dv, te, row=vname, model_dir=(
-                    None if model_dir is None else str(Path(model_dir).parent / vfolder)))
+                    None if model_dir is None else str(Path(model_dir).parent / vfolder)),
+                    encoder=model_args.get("description_encoder", DESCRIPTION_ENCODER))
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
@@ -407,7 +413,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
                                            if same_as and refit_shared else None),
                                   model_dir=model_dir and model_dir + "-refit",
                                   row_name=spec["name"] + REFIT_SUFFIX, verbose=verbose,
-                                  described=_description_row(spec))
+                                  described=_description_row(spec),
+                                  encoder=model_args.get("description_encoder",
+                                                         DESCRIPTION_ENCODER))
     return out
 
 
@@ -416,7 +424,7 @@ REFIT_SUFFIX = " (refit)"
 
 
 def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as, model_dir,
-               row_name, verbose, described=None):
+               row_name, verbose, described=None, encoder=DESCRIPTION_ENCODER):
     """The row refitted on train + dev with its dev choices pinned; scored on test once.
 
     The choices come from the first fit (:func:`xplant.model_selection.refit_params`,
@@ -425,7 +433,8 @@ def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as,
     first fit with a ``fused + descriptions`` row (``described``: its
     ``(name, folder)``) gets that row refitted too, its two weights pinned
     (:func:`xplant.app._fused.description_variant` with ``pinned``), the
-    description source reading the training split's label texts.
+    description source (its sentence ``encoder`` the first fit's) reading
+    the training split's label texts.
     """
     from sklearn.base import clone
     from .._progress import step
@@ -477,7 +486,7 @@ def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as,
                     out, refit, both, dv, te, pinned=desc,
                     row=described[0] + REFIT_SUFFIX,
                     model_dir=None if model_dir is None else str(
-                        Path(model_dir).parent / (described[1] + "-refit")))
+                        Path(model_dir).parent / (described[1] + "-refit")), encoder=encoder)
     return out
 
 
@@ -703,7 +712,7 @@ def _read_fused_parts(out_dir, name, key):
 def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                plant_epochs=DEFAULT_PLANT_EPOCHS, random_state=0, verbose=1, isolate=True,
                save_models=True, num_threads=None, splits=None, record=None, keep_going=False,
-               resume=False, refit=False, log=print):
+               resume=False, refit=False, description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit each model on train, choose on dev, score test once; write the run files.
 
     The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
@@ -765,6 +774,12 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         the first fit's dev scores. The refit neural rows take the refit SVM
         as their frozen shortlist. Not kept across ``resume``: a resumed row
         is not refitted.
+    description_encoder : str or None, default="minilm"
+        The sentence encoder of the description source (PLANT's ``fused +
+        descriptions`` row and the ``descriptions`` row;
+        :func:`xplant.app._rows.description_ranker`): ``"minilm"``,
+        ``"hf:<folder>"``, or None / ``"none"`` for TF-IDF alone. Part of
+        each row's ``resume`` key.
     log : callable, default=print
         Receives each progress line.
 
@@ -805,7 +820,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         name = spec["name"]
         log(f"\n== {name} ==")
         model_args = {"epochs": epochs, "plant_epochs": plant_epochs,
-                      "random_state": random_state, "verbose": verbose, "num_threads": num_threads}
+                      "random_state": random_state, "verbose": verbose, "num_threads": num_threads,
+                      "description_encoder": description_encoder}
         key = _part_key(spec, data_args, model_args, inputs)
         part = _read_part(out_dir, folder, key) if resume else None
         if part is not None:

@@ -32,7 +32,7 @@ def _run(args):
             plant_epochs=args.plant_epochs, random_state=args.seed,
             verbose=0 if args.quiet else 1, report=args.report, resume=args.resume,
             overwrite=args.overwrite, isolate=not args.no_isolate, refit=args.refit,
-            log=_logger(args))
+            description_encoder=args.description_encoder, log=_logger(args))
     return 0
 
 
@@ -169,6 +169,11 @@ def build_parser():
                         "the epoch count scaled by (train + dev) / train, reported as "
                         "'<row> (refit)' rows (more than doubles the neural cost; off by "
                         "default)")
+    r.add_argument("--description-encoder", default="minilm", metavar="SPEC",
+                   help="sentence encoder of the description source (PLANT's fused + "
+                        "descriptions row): minilm (the bundled MiniLM-L6; default), "
+                        "hf:<folder> (a local Hugging Face encoder, e.g. a multilingual one "
+                        "for --language es), or none (TF-IDF alone, faster)")
     r.add_argument("--no-isolate", action="store_true",
                    help="fit every model in this process (faster start; fit times and peak "
                         "memory then share one process)")
