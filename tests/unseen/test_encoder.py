@@ -152,6 +152,10 @@ def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch):
     assert description_ranker(encoder="none")[0].encoder is None
     assert description_ranker({"passages": "document"}, "hf:/a/folder")[0].get_params()["encoder"] \
         == "hf:/a/folder"
+    from xplant.app import build_model            # the descriptions row takes the run's encoder
+    assert build_model("descriptions").encoder == "minilm"
+    assert build_model("descriptions", description_encoder="none").encoder is None
+    assert build_model("prior", description_encoder="none") is not None    # other rows ignore it
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "transformers" else real(name, *a))

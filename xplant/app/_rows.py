@@ -50,7 +50,8 @@ class Row:
         choice is made on dev). Far more are needed for useful scores.
     needs_descriptions : bool
         True when the row reads label descriptions (``label_descriptions``
-        of the training split).
+        of the training split); its factory then also receives
+        ``description_encoder`` (``xplant run --description-encoder``).
     planted : bool
         True for the PLANT rows (a planted :class:`~xplant.neural.PlantClassifier`),
         which take the bundled datasets' settings of :data:`DATASET_SETTINGS`.
@@ -175,7 +176,7 @@ def _wrapper(cls_name):
 
 def _neural(plant, **defaults):
     def factory(params, *, epochs, plant_epochs, random_state, verbose, checkpoint_dir,
-                features=False, **_):
+                features=False):
         from ..neural import AttentionPlanter, PlantClassifier
         from ..neural import translate_params
         # --set and --params files may use the names of earlier releases (gamma=...)

@@ -192,9 +192,11 @@ def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCH
         raise ValueError(f"model {row.name!r} ({row.display}) reads text, and this dataset holds "
                          "feature vectors only (XC format); choose feature-based rows: "
                          "prior, svm, lr, omikuji, napkinxc, libmultilabel")
+    # only a row that reads descriptions takes the encoder (a registered factory need not)
+    extra = {"description_encoder": description_encoder} if row.needs_descriptions else {}
     return row.factory(dict(params or {}), features=features, epochs=epochs,
                        plant_epochs=plant_epochs, random_state=random_state, verbose=verbose,
-                       checkpoint_dir=checkpoint_dir, description_encoder=description_encoder)
+                       checkpoint_dir=checkpoint_dir, **extra)
 
 
 def _take(bunch, rows):
