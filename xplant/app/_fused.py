@@ -198,6 +198,7 @@ def fusion_rows(out, final, dev, test, dev_Y, *, same_as=None):
 DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
                       "parent_descriptions")
 
+
 def description_variant(out, model, train, dev, test, *, model_dir=None, row=None, pinned=None,
                         encoder=DESCRIPTION_ENCODER):
     """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model

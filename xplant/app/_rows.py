@@ -254,7 +254,8 @@ def description_ranker(params=None, encoder=DESCRIPTION_ENCODER):
     params = dict(params or {})
     wanted = params.pop("encoder", encoder)
     wanted = None if wanted in (None, "none") else wanted
-    packages = _ENCODER_PACKAGES if wanted in ("minilm", "hf") else _ENCODER_PACKAGES[:2]
+    packages = (_ENCODER_PACKAGES if wanted in ("minilm", "hf", "hf:minilm")
+                else _ENCODER_PACKAGES[:2])     # a folder of its own needs no bundled weights
     missing = [m for m in packages if importlib.util.find_spec(m) is None] if wanted else []
     if missing:
         note = (f"none: TF-IDF alone ({', '.join(missing)} not installed; "
