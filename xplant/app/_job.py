@@ -120,8 +120,11 @@ def _check_description_encoder(spec):
     try:
         resolve_hf_path(spec)
     except FileNotFoundError as exc:
-        raise FileNotFoundError(f"--description-encoder {spec}: {exc}; or pass "
-                                "--description-encoder minilm (the bundled encoder) or none") from exc
+        folder = spec.split(":", 1)[1] if ":" in spec else spec
+        raise FileNotFoundError(
+            f"--description-encoder {spec}: {folder} is not a local Hugging Face model folder "
+            "(no config.json). Give a folder saved by save_pretrained() as hf:<folder>, minilm "
+            "(the bundled encoder) or none (TF-IDF alone)") from exc
 
 
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
