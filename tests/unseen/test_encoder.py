@@ -144,14 +144,17 @@ def test_a_fusion_with_an_encoder_is_saved_and_loaded_to_the_bit(tmp_path):
     np.testing.assert_array_equal(back.decision_function(dev), f.decision_function(dev))
 
 
-def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch):
+def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch, tmp_path):
     import importlib.util
     from xplant.app._rows import description_ranker
     ranker, note = description_ranker()
     assert ranker.encoder == "minilm" and note == "minilm"
     assert description_ranker(encoder="none")[0].encoder is None
-    assert description_ranker({"passages": "document"}, "hf:/a/folder")[0].get_params()["encoder"] \
-        == "hf:/a/folder"
+    (tmp_path / "config.json").write_text("{}")             # a local folder (not loaded here)
+    assert description_ranker({"passages": "document"}, f"hf:{tmp_path}")[0].get_params()["encoder"] \
+        == f"hf:{tmp_path}"
+    with pytest.raises(FileNotFoundError, match="--description-encoder hf:"):
+        description_ranker(encoder=f"hf:{tmp_path / 'absent'}")
     from xplant.app import build_model            # the descriptions row takes the run's encoder
     assert build_model("descriptions").encoder == "minilm"
     assert build_model("descriptions", description_encoder="none").encoder is None

@@ -8,7 +8,7 @@ inputs and writes what the report needs.
 import json
 import time
 
-from ._rows import DESCRIPTION_ENCODER
+from ._rows import DESCRIPTION_ENCODER, check_description_encoder
 from ._run import DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS
 
 def count_tokens(texts):
@@ -109,24 +109,6 @@ def _check_rows_fit_data(rows, splits, source):
                              "--label-descriptions FILE, or leave the row out of --models")
 
 
-def _check_description_encoder(spec):
-    """Refuse a description encoder that cannot load, before anything is fitted."""
-    if spec is None or spec in ("none", "minilm", "hf"):
-        return                     # the bundled one: a missing package warns and falls back
-    if not isinstance(spec, str):
-        raise ValueError(f"description_encoder must be 'minilm', 'hf:<folder>', 'none' or None; "
-                         f"got {spec!r}")
-    from ..neural.backbones import resolve_hf_path
-    try:
-        resolve_hf_path(spec)
-    except FileNotFoundError as exc:
-        folder = spec.split(":", 1)[1] if ":" in spec else spec
-        raise FileNotFoundError(
-            f"--description-encoder {spec}: {folder} is not a local Hugging Face model folder "
-            "(no config.json). Give a folder saved by save_pretrained() as hf:<folder>, minilm "
-            "(the bundled encoder) or none (TF-IDF alone)") from exc
-
-
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
             random_state=0, verbose=1, isolate=True, report=False, resume=False, overwrite=False,
             refit=False, description_encoder=DESCRIPTION_ENCODER, log=print):
@@ -184,7 +166,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
-    _check_description_encoder(description_encoder)
+    check_description_encoder(description_encoder)
     epochs = DEFAULT_EPOCHS if epochs is None else epochs
     plant_epochs = DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs
     data_args = dict(data_args or {"dataset": "codiesp", "codes": "D", "language": "en",

