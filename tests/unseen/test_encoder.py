@@ -170,3 +170,14 @@ def test_the_jobs_description_source_says_when_it_has_no_encoder(monkeypatch, tm
         ranker, note = description_ranker({"encoder": None})
         assert ranker.encoder is None and note == "none"
         assert description_ranker(encoder="none")[1] == "none"
+
+
+def test_loading_the_encoder_prints_no_progress_bar(capsys):
+    """`xplant fit --quiet` with the encoder printed transformers' "Loading weights" bar; the
+    load now hides it, and leaves transformers' own setting as it was."""
+    from transformers.utils import logging as hf_logging
+    before = hf_logging.is_progress_bar_enabled()
+    _encoder._sentence_model.cache_clear()
+    encode_texts(["fever"])
+    assert "Loading weights" not in capsys.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == before

@@ -18,7 +18,15 @@ def _sentence_model(path):
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("A sentence encoder needs the packages 'torch' and 'transformers': "
                           "pip install 'xplant[neural,pretrained]'") from exc
-    return load_hf_tokenizer(path), AutoModel.from_pretrained(path).eval()
+    from transformers.utils import logging as hf_logging
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()          # no "Loading weights" bar: --quiet stays quiet
+    try:
+        model = AutoModel.from_pretrained(path).eval()
+    finally:
+        if bar:
+            hf_logging.enable_progress_bar()
+    return load_hf_tokenizer(path), model
 
 
 def encode_texts(texts, spec="minilm", *, max_length=128, batch_size=64):
