@@ -66,6 +66,72 @@ def glove_matrix(vocabulary, dim=50):
     return W, found
 
 
+class MaskDropout(nn.Module):
+    """Inverted dropout whose keep-mask is drawn 16 random bits per element.
+
+    The same regulariser as :class:`torch.nn.Dropout` (Srivastava et al.,
+    JMLR 2014): in training each element is zeroed with probability ``p``
+    and the others are scaled so that the expectation is unchanged; in
+    evaluation it is the identity. Only the way the mask is drawn differs.
+    torch's CPU ``bernoulli_`` (behind ``nn.Dropout``) draws one element at a
+    time on one thread; on the word backbones' (b, n, d) inputs it was the
+    largest single operation of a training step on a 2-core CPU (18 % of a
+    EURLEX57K epoch's time, docs/benchmarks/speed.md, "Dropout's masks from
+    random bits"). Here the mask comes from full-range 64-bit integers of
+    torch's own generator (``random_``), four 16-bit lanes each, so a
+    seeded fit (``torch.manual_seed``, a checkpoint's RNG state) repeats it,
+    at any thread count. On other devices it is ``nn.functional.dropout``,
+    whose masks are drawn in parallel there.
+
+    An element is kept when its 16-bit lane is at least ``round(p * 65536)``
+    below the top: the drop rate is ``round(p * 65536) / 65536`` (within
+    ``7.7e-6`` of ``p``), and the kept elements are scaled by the inverse of
+    that exact keep rate, so the output's expectation equals the input.
+
+    Parameters
+    ----------
+    p : float
+        Drop probability, in [0, 1].
+
+    Examples
+    --------
+    >>> import torch
+    >>> drop = MaskDropout(0.25).eval()
+    >>> x = torch.ones(2, 3)
+    >>> bool(torch.equal(drop(x), x))                      # identity in evaluation
+    True
+    >>> _ = torch.manual_seed(0)
+    >>> y = drop.train()(torch.ones(1000, 1000))
+    >>> sorted({round(v, 6) for v in y.unique().tolist()})  # zeroed, or scaled by 1 / 0.75
+    [0.0, 1.333333]
+    >>> round(float((y > 0).float().mean()), 2)
+    0.75
+    """
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = float(p)
+
+    def forward(self, x):
+        """x: any shape, float -> the same shape and dtype."""
+        if not self.training or self.p == 0:
+            return x
+        if x.device.type != "cpu":                     # accelerators draw masks in parallel
+            return nn.functional.dropout(x, self.p, training=True)
+        cut = round(self.p * 65536)
+        if cut >= 65536:
+            return x * 0
+        n = x.numel()
+        words = torch.empty((n + 3) // 4, dtype=torch.int64, device=x.device)
+        words.random_(-2 ** 63, None)                  # every 64-bit pattern alike
+        lanes = words.view(torch.int16)[:n].view(x.shape)
+        keep = (lanes >= cut - 32768).to(x.dtype)
+        return x * keep.mul_(65536 / (65536 - cut))
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
 class WordEncoder(nn.Module):
     """Embedding + CNN or BiGRU encoder.
 
@@ -84,7 +150,7 @@ class WordEncoder(nn.Module):
     kernel_size : int
         CNN window (odd).
     dropout : float
-        Dropout rate on the embeddings and the hidden states.
+        Dropout rate on the embeddings and the hidden states (:class:`MaskDropout`).
     embedding_weights : ndarray of shape (V, embedding_dim) or None
         Initial embedding rows (GloVe).
     """
@@ -98,7 +164,7 @@ class WordEncoder(nn.Module):
         if embedding_weights is not None:
             with torch.no_grad():
                 self.embedding.weight.copy_(torch.as_tensor(embedding_weights))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = MaskDropout(dropout)
         if kind == "cnn":
             self.conv = nn.Conv1d(embedding_dim, hidden_dim, kernel_size, padding=kernel_size // 2)
         elif kind == "bigru":
