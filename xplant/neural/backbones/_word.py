@@ -75,18 +75,19 @@ class MaskDropout(nn.Module):
     evaluation it is the identity. Only the way the mask is drawn differs.
     torch's CPU ``bernoulli_`` (behind ``nn.Dropout``) draws one element at a
     time on one thread; on the word backbones' (b, n, d) inputs it was the
-    largest single operation of a training step on a 2-core CPU (18 % of a
-    EURLEX57K epoch's time, docs/benchmarks/speed.md, "Dropout's masks from
-    random bits"). Here the mask comes from full-range 64-bit integers of
-    torch's own generator (``random_``), four 16-bit lanes each, so a
-    seeded fit (``torch.manual_seed``, a checkpoint's RNG state) repeats it,
-    at any thread count. On other devices it is ``nn.functional.dropout``,
-    whose masks are drawn in parallel there.
+    largest single operation of a EURLEX57K training step on a 2-core CPU
+    (docs/benchmarks/speed.md, "Dropout masks from random bits"). Here
+    the mask comes from full-range 64-bit integers of torch's own generator
+    (``random_``), four 16-bit lanes each, so a seeded fit
+    (``torch.manual_seed``, a checkpoint's RNG state) repeats it, at any
+    thread count. On other devices it is ``nn.functional.dropout``, whose
+    masks are drawn in parallel there.
 
-    An element is kept when its 16-bit lane is at least ``round(p * 65536)``
-    below the top: the drop rate is ``round(p * 65536) / 65536`` (within
-    ``7.7e-6`` of ``p``), and the kept elements are scaled by the inverse of
-    that exact keep rate, so the output's expectation equals the input.
+    An element is dropped when its lane, read as a number from 0 to 65535,
+    is below ``round(p * 65536)``: the drop rate is ``round(p * 65536) /
+    65536`` (at most 7.7e-6 from ``p``), and the kept elements are scaled
+    by the inverse of that exact keep rate, so the output's expectation
+    equals the input.
 
     Parameters
     ----------
