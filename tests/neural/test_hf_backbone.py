@@ -64,3 +64,14 @@ def test_document_does_not_depend_on_its_batch_and_padding_is_zero(encoder, monk
     torch.testing.assert_close(both[1, :5], alone, atol=1e-5, rtol=1e-4)
     assert torch.count_nonzero(both[1, 5:]) == 0 and torch.count_nonzero(both[2]) == 0
     torch.testing.assert_close(both[0, :7], plain(enc, tok, long_[:7]), atol=1e-5, rtol=1e-4)
+
+
+def test_loading_prints_no_progress_bar(capfd):
+    """PlantClassifier(backbone="hf", verbose=0) printed transformers' "Loading weights" bar
+    on every fit; the load now hides it and leaves transformers' own setting as it was."""
+    from transformers.utils import logging as hf_logging
+    before = hf_logging.is_progress_bar_enabled()
+    tok = load_hf_tokenizer(resolve_hf_path("hf"))
+    HFEncoder(resolve_hf_path("hf"), tok.cls_token_id, tok.sep_token_id, tok.pad_token_id)
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == before

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ..relevance._tokenize import load_hf_tokenizer, resolve_hf_path
+from ..relevance._tokenize import load_hf_tokenizer, no_progress_bars, resolve_hf_path
 
 
 @functools.lru_cache(maxsize=2)
@@ -18,14 +18,8 @@ def _sentence_model(path):
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("A sentence encoder needs the packages 'torch' and 'transformers': "
                           "pip install 'xplant[neural,pretrained]'") from exc
-    from transformers.utils import logging as hf_logging
-    bar = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()          # no "Loading weights" bar: --quiet stays quiet
-    try:
+    with no_progress_bars():                   # --quiet stays quiet
         model = AutoModel.from_pretrained(path).eval()
-    finally:
-        if bar:
-            hf_logging.enable_progress_bar()
     return load_hf_tokenizer(path), model
 
 

@@ -13,7 +13,7 @@ import os
 import torch
 from torch import nn
 
-from ...relevance._tokenize import default_pretrained_path, resolve_hf_path  # noqa: F401
+from ...relevance._tokenize import default_pretrained_path, no_progress_bars, resolve_hf_path  # noqa: F401
 
 
 def load_hf_tokenizer(spec):
@@ -91,7 +91,8 @@ class HFEncoder(nn.Module):
         # Attention dropout sends CPU attention onto a ~2.5x slower path.
         if hasattr(config, "attention_probs_dropout_prob"):
             config.attention_probs_dropout_prob = 0.0
-        self.model = AutoModel.from_pretrained(path, config=config)
+        with no_progress_bars():               # verbose=0 and --quiet stay quiet
+            self.model = AutoModel.from_pretrained(path, config=config)
         self.hidden_size = config.hidden_size
         limit = usable_window(config, getattr(self.model, "embeddings", None))
         self.window = min(max_window or limit, limit)

@@ -33,6 +33,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ...relevance._tokenize import no_progress_bars
+
 _DTYPES = {None: None, "float32": torch.float32, "bfloat16": torch.bfloat16,
            "float16": torch.float16}
 
@@ -151,17 +153,14 @@ def _dtype_kwarg():
 def _quiet_transformers():
     """Silence transformers' load report (e.g. the unused lm_head) during a load."""
     from transformers.utils import logging as hf_logging
-    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
     try:
-        with warnings.catch_warnings():
+        with no_progress_bars(), warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=FutureWarning)
             yield
     finally:
         hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 def _drop_frozen_keys(module, state_dict, prefix, local_metadata):
