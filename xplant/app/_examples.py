@@ -273,8 +273,17 @@ def add_zero_shot(out, model, dev, test, train):
     the listed predictions are those of the row's own rule. A failure is
     recorded as ``zero_shot_error`` (the report says so); the scores stand.
     """
+    from sklearn.utils import Bunch
     from ..metrics import choose_rule
-    rows = [out] + list(out.get("variants", ()))
+    # a row over an open label space (a catalogue) lists its unseen codes itself
+    # (``unseen_suggestions``); the others list the zero-shot codes of the training columns
+    for row in [out] + list(out.get("variants", ())):
+        if row.get("label_names") is not None:
+            row.pop("explainer", None)
+    rows = [r for r in [out] + list(out.get("variants", ())) if r.get("label_names") is None]
+    n_known = train.Y.shape[1]
+    if test.Y.shape[1] != n_known:            # test codes outside the space: none can be listed
+        test = Bunch(**{**test, "Y": test.Y[:, :n_known].tocsr()})
     for row in rows:
         if row.get("rule") is None:
             row["rule"] = choose_rule(dev.Y, row["dev_scores"])

@@ -194,6 +194,9 @@ def fusion_rows(out, final, dev, test, dev_Y, *, same_as=None):
         for key, a, t in (("fused", alpha, tau), ("shortlist", 1.0, 0.0))]
 
 
+#: Test documents whose unseen-code suggestions ``results.json`` keeps.
+UNSEEN_EXAMPLES = 5
+
 #: The fields of a training split that the description source reads.
 DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
                       "parent_descriptions")
@@ -260,12 +263,19 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
     fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
     ranker, encoder_note = description_ranker(encoder=encoder)
+    catalogue = train.get("catalogue")
+    if catalogue is not None and names is None:
+        catalogue = None                       # a catalogue matches codes by name
+    if catalogue is not None:
+        fields["catalogue"] = catalogue
     if pinned is None:
         fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
             train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
         dev32 = fused.decision_function(dev.texts).astype(np.float32)
-        rule = choose_rule(dev.Y, dev32)       # the rule the run would choose for the row
-        dev_map = float(mean_average_precision(dev.Y, dev32)) if dev.Y.nnz else 0.0
+        from ._run import row_targets
+        dev_Y = row_targets(dev, fused.classes_)[:, :fused.n_labels_]
+        rule = choose_rule(dev_Y, dev32)       # the rule the run would choose for the row
+        dev_map = float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0
         choice = fused.dev_choice_
     else:                                      # the refit: the first fit's weights and rule
         first = pinned["info"]
@@ -279,9 +289,17 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
     saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
+    if fused.catalogue_ is not None:           # the open label space and its unseen channel
+        info.update(label_space=dict(fused.catalogue_record_),
+                    near_weight=fused.near_weight_, family_weight=fused.family_weight_,
+                    unseen_suggestions=[
+                        {"id": str(i), "suggestions": s} for i, s in
+                        zip(test.ids[:UNSEEN_EXAMPLES], fused.suggest_unseen(
+                            test.texts[:UNSEEN_EXAMPLES], k=5))])
     variant = {
         "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev32,
         "test_scores": test_scores.astype(np.float32), "rule": rule,
+        "label_names": None if fused.catalogue_ is None else fused.classes_,
         "info": dict(info, description_weight=fused.weight_,
                      description_seen_weight=fused.seen_weight_, description_choice=choice,
                      description_encoder=encoder_note,

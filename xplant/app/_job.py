@@ -6,6 +6,8 @@ inputs and writes what the report needs.
 """
 
 import json
+
+import numpy as np
 import time
 
 from ._rows import DESCRIPTION_ENCODER, check_description_encoder
@@ -28,8 +30,22 @@ def describe(data_args, splits):
     """The ``results.json`` record of the data: source, how dev and test were made, input files."""
     kind = data_args["dataset"]
     record = {"dataset": kind, "split": "test", "data_home": data_args.get("data_home")}
+    from ._run import catalogue_name
+    tr = splits["train"] if splits else None
+    cat = tr.get("catalogue") if tr is not None else None
+    closed = data_args.get("catalogue") == "all-splits"
+    record["label_space"] = {
+        "protocol": ("closed: the codes of all splits, test included (optimistic)" if closed else
+                     "open: the labels of train and dev, then every other code of the catalogue"
+                     if cat is not None else "the labels of train and dev"),
+        "catalogue": catalogue_name(kind, data_args.get("codes"), data_args.get("catalogue",
+                                                                                 "default")),
+        "n_known_labels": None if tr is None else int(tr.Y.shape[1]),
+        "n_labels": None if tr is None else int(tr.Y.shape[1] + (0 if cat is None else np.setdiff1d(
+            np.asarray(cat.label_names, dtype=str), np.asarray(tr.label_names, dtype=str)).size))}
     if kind == "codiesp":
-        record["dataset_args"] = {k: data_args.get(k) for k in ("codes", "language", "max_docs")}
+        record["dataset_args"] = {k: data_args.get(k) for k in ("codes", "language", "max_docs",
+                                                                "catalogue")}
         return record
     if kind in ("user", "xc"):
         from ._sources import load_source

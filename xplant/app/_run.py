@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._labels import label_frequency
 from .._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
@@ -28,7 +29,7 @@ from ._tables import rule_label
 from ._rows import DESCRIPTION_ENCODER
 
 #: Models of the main job, in table order.
-DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
+DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "PLANT")
 
 #: Display names of the original rows (:data:`xplant.app._rows.ROWS` has them all).
 #: The tree and LibMultiLabel rows need their optional extras
@@ -61,7 +62,7 @@ def _versions():
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None, dev_docs=None, subset=None, **source):
+                train_rows=None, dev_docs=None, subset=None, catalogue="default", **source):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
@@ -92,6 +93,18 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         applied first): every split keeps the L labels most frequent in
         train and drops the documents left without a label, and train keeps
         a seeded sample of N of its documents (None: all).
+    catalogue : str or None, default="default"
+        The open label space (``xplant run --labels``): a catalogue name of
+        :func:`xplant.datasets.load_catalogue` (``"icd10cm"``,
+        ``"icd10pcs"``, ``"eurovoc"``) or a label file, attached to the
+        training split as ``catalogue``; the splits themselves keep the
+        labels of train and dev (a test code outside them is an extra
+        column of test, a miss for every model that cannot rank it).
+        ``"default"``: CodiEsp's code-set catalogue (ICD-10-CM for D,
+        ICD-10-PCS for P, none for DP), none elsewhere. None or ``"none"``:
+        no catalogue. ``"all-splits"`` (CodiEsp only): the closed space of
+        earlier releases, the codes of all three splits, test included
+        (optimistic; no catalogue).
     **source
         For ``"user"`` and ``"xc"``: the files and how to read them (see
         ``dataset``).
@@ -111,8 +124,9 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         splits = {s: first_documents(load_mimic(data_home, split=s), max_docs)
                   for s in ("train", "dev", "test")}
     elif dataset == "codiesp":
+        space = "all-splits" if catalogue == "all-splits" else "train+dev"
         splits = {s: first_documents(load_codiesp(split=s, codes=codes, language=language,
-                                                  data_home=data_home), max_docs)
+                                                  data_home=data_home, label_space=space), max_docs)
                   for s in ("train", "dev", "test")}
     elif dataset == "eurlex57k":
         splits = {s: load_eurlex57k(split=s, data_home=data_home, max_docs=max_docs)
@@ -134,7 +148,32 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
                              f"got {dev_docs!r}")
         rows = np.sort(np.random.default_rng(0).choice(n_dev, int(dev_docs), replace=False))
         splits["dev"] = _take(splits["dev"], rows)
+    name = catalogue_name(dataset, codes, catalogue)
+    if name is not None:
+        from ..datasets import load_catalogue
+        splits["train"].catalogue = load_catalogue(
+            name, data_home=data_home, drop_extension=dataset == "codiesp" and codes == "D",
+            upper=bool(source.get("upper", False)))
     return splits
+
+
+def catalogue_name(dataset, codes, catalogue):
+    """The catalogue :func:`load_splits` loads, or None (see its ``catalogue``).
+
+    Examples
+    --------
+    >>> catalogue_name("codiesp", "D", "default"), catalogue_name("user", None, "default")
+    ('icd10cm', None)
+    """
+    if catalogue in (None, "none", "all-splits"):
+        if catalogue == "all-splits" and dataset != "codiesp":
+            raise ValueError("--labels all-splits is CodiEsp's closed label space; other datasets "
+                             "have no such option")
+        return None
+    if catalogue == "default":
+        from ..datasets._codiesp import CATALOGUE_OF
+        return CATALOGUE_OF.get(codes) if dataset == "codiesp" else None
+    return str(catalogue)
 
 
 def build_model(name, *, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
@@ -542,25 +581,37 @@ def evaluate_row(name, out, splits, *, refit=False):
     """
     from .. import metrics
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
-    freq = label_frequency(tr.Y)
-    rule = out.get("rule") or metrics.choose_rule(dv.Y, out["dev_scores"])
+    names = out.get("label_names")            # the row's columns, when not the training split's
+    names = tr.label_names if names is None else names
+    dev_Y = row_targets(dv, names)
+    test_Y = row_targets(te, names)
+    n_row = len(names)
+    freq = _padded(label_frequency(tr.Y), test_Y.shape[1])
+    rule = out.get("rule") or metrics.choose_rule(dev_Y[:, :n_row], out["dev_scores"])
     k, th = rule["k"], rule["threshold"]
-    y_pred = metrics.apply_rule(out["test_scores"], rule)
-    rep = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred, label_frequency=freq,
+    scores = pad_scores(out["test_scores"], test_Y.shape[1])
+
+    def predicted(r):                         # the rule on the row's own columns, then no label
+        return _padded_columns(metrics.apply_rule(out["test_scores"], r), test_Y.shape[1])
+
+    y_pred = predicted(rule)
+    rep = metrics.xmtc_report(test_Y, scores, y_pred=y_pred, label_frequency=freq,
                               n_train_documents=tr.Y.shape[0])
     for other in ("top_k", "threshold"):      # beside it: F1 of the simpler rules
-        y_other = y_pred if other == rule["rule"] else \
-            metrics.apply_rule(out["test_scores"], dict(rule, rule=other))
-        rep[f"micro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="micro"))
-        rep[f"macro_F1_{other}"] = float(metrics.f1_score(te.Y, y_other, average="per_label",
+        y_other = y_pred if other == rule["rule"] else predicted(dict(rule, rule=other))
+        rep[f"micro_F1_{other}"] = float(metrics.f1_score(test_Y, y_other, average="micro"))
+        rep[f"macro_F1_{other}"] = float(metrics.f1_score(test_Y, y_other, average="per_label",
                                                           labels="present"))
     if refit:                                 # the labels the refit never saw either
-        both = metrics.xmtc_report(te.Y, out["test_scores"], y_pred=y_pred,
-                                   label_frequency=freq + label_frequency(dv.Y),
+        both = metrics.xmtc_report(test_Y, scores, y_pred=y_pred,
+                                   label_frequency=freq + _padded(label_frequency(dv.Y),
+                                                                  test_Y.shape[1]),
                                    n_train_documents=tr.Y.shape[0] + dv.Y.shape[0])
         rep.update({"zero_train_dev_" + key[len("zero_"):]: v for key, v in both.items()
                     if key.startswith("zero_")}, F1_zero_train_dev=both["F1_zero"])
-    per = metrics.per_label_scores(te.Y, y_pred)
+    rep["n_labels"] = float(n_row)            # the labels the row ranks (its label space)
+    n_known = tr.Y.shape[1]                   # per-label results: the training split's columns
+    per = metrics.per_label_scores(test_Y[:, :n_known], y_pred[:, :n_known])
     from .._saved import decision_record
     choice = rule.get("choices", {}).get("decision")
     return {"name": name, "params": out["params"], "fit_seconds": out["fit_seconds"],
@@ -569,6 +620,54 @@ def evaluate_row(name, out, splits, *, refit=False):
             "decision": decision_record(rule),
             "decision_choice": None if choice is None else choice.to_dict(),
             **out["info"]}, per
+
+
+def row_targets(split, names):
+    """A split's labels over a row's columns ``names``, then its labels outside them.
+
+    :func:`xplant.datasets.align_label_space`: a row ranks the columns of its
+    label space (the training split's, or an open space with a catalogue);
+    the split's positives outside it follow as extra columns, which no row
+    scores, so every metric counts them as misses.
+
+    Returns
+    -------
+    csr_matrix of shape (n_docs, len(names) + n_outside)
+    """
+    own = np.asarray(split.label_names).astype(str)
+    names = np.asarray(names).astype(str)
+    if own.size <= names.size and np.array_equal(own, names[:own.size]):
+        Y = split.Y.tocsr()                   # a prefix: the same columns, no re-indexing
+        return Y if own.size == names.size else sp.csr_matrix(
+            (Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], names.size))
+    from ..datasets import align_label_space
+    return align_label_space(names, split.Y, own).Y
+
+
+def pad_scores(scores, width):
+    """(n, width) scores: ``scores``' columns, then columns that rank no label.
+
+    Dense scores get ``-inf`` columns (ranked after every scored label);
+    sparse ones are widened (a missing entry is never ranked).
+    """
+    n, m = scores.shape
+    if m >= width:
+        return scores
+    if sp.issparse(scores):
+        out = sp.csr_matrix(scores, copy=True)
+        out.resize((n, width))
+        return out
+    return np.hstack([np.asarray(scores), np.full((n, width - m), -np.inf, dtype=scores.dtype)])
+
+
+def _padded(values, width):
+    return np.concatenate([values, np.zeros(width - values.size, dtype=values.dtype)])
+
+
+def _padded_columns(Y, width):
+    Y = sp.csr_matrix(Y)
+    return Y if Y.shape[1] >= width else sp.csr_matrix(
+        (Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], width))
 
 
 def _model_folder(name):

@@ -60,7 +60,7 @@ def _check_file(path, what):
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
                    id_field=None, sep="|", max_docs=None, random_state=0,
-                   label_descriptions=None):
+                   label_descriptions=None, catalogue="default"):
     """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
 
     Parameters
@@ -85,6 +85,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     label_descriptions : path or None
         The user's label descriptions file (``--label-descriptions``, read by
         :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
+    catalogue : str or None, default="default"
+        ``--labels``: the open label space's catalogue
+        (:func:`xplant.app._run.load_splits`); a file is checked to exist.
 
     Returns
     -------
@@ -108,6 +111,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if dataset is not None and label_descriptions:
         raise ValueError("--label-descriptions goes with your own files (--train); the named "
                          "datasets bring their own descriptions")
+    cat = {} if catalogue in ("default", None) else {"catalogue": str(catalogue)}
+    if cat and cat["catalogue"] not in ("none", "all-splits", "icd10cm", "icd10pcs", "eurovoc"):
+        cat["catalogue"] = str(_check_file(cat["catalogue"], "--labels"))
     if train:
         files = {"train": str(_check_file(train, "--train"))}
         for split, path in (("dev", dev), ("test", test)):
@@ -118,7 +124,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         return {"dataset": "user", "files": files, "upper": bool(upper),
                 "fields": {"text_field": text_field, "labels_field": labels_field,
                            "id_field": id_field, "sep": sep},
-                "max_docs": max_docs, "random_state": int(random_state)}
+                "max_docs": max_docs, "random_state": int(random_state), **cat}
     dataset = str(dataset)
     if dataset.lower().startswith("xc:"):
         folder = Path(dataset[3:])
@@ -127,7 +133,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
                                     "folder holding train.txt and test.txt")
         _check_file(folder / "train.txt", f"--dataset {dataset}: the training")
         return {"dataset": "xc", "data_home": str(folder), "max_docs": max_docs,
-                "random_state": int(random_state)}
+                "random_state": int(random_state), **cat}
     name = dataset.lower()
     if name not in NAMED_DATASETS:
         raise ValueError(f"unknown --dataset {dataset!r}; choose codiesp, eurlex57k, mimic, "
@@ -139,7 +145,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
             "max_docs": max_docs}
     if name == "codiesp":
         args.update(codes=codes, language=language)
-    return args
+    return {**args, **cat}
 
 
 def carve_dev(Y, fraction=DEV_FRACTION, random_state=0):

@@ -7,10 +7,14 @@ str), ``Y`` (CSR, int64 {0, 1}), ``label_names``, ``ids``,
 loaders add ``label_descriptions``, ``label_synonyms``, ``label_parents``,
 ``label_ancestor`` and ``parent_descriptions`` (one entry per label);
 :func:`read_label_descriptions` gives the same fields for a user's file. ``return_X_y=True`` gives
-``(texts, Y)``. The label space is the sorted union of the labels of all
-official splits, so every split has the same columns.
+``(texts, Y)``. Every split of a loader has the same label columns, built
+from what a user can know; a split's labels outside them (codes that only
+test holds) follow as extra columns, so metrics count them as misses.
+:func:`load_catalogue` gives a whole code system (ICD-10-CM, ICD-10-PCS,
+EUROVOC, a user's label file) for an open label space.
 """
 
+from ._catalogue import CATALOGUES, load_catalogue, open_label_space
 from ._descriptions import align_descriptions, describe_codes, icd_prefixes, read_label_descriptions
 from ._codiesp import load_codiesp, load_codiesp_evidence, parse_positions
 from ._eurlex import load_eurlex57k
@@ -20,6 +24,9 @@ from ._user import check_document_ids, read_labelled_texts, read_rows, read_text
 from ._xc import dump_xc, load_xc
 
 __all__ = [
+    "CATALOGUES",
+    "load_catalogue",
+    "open_label_space",
     "check_document_ids",
     "read_rows",
     "read_text_file",

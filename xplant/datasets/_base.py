@@ -82,7 +82,8 @@ def binarize(label_lists, label_names):
     return Y, n_duplicates
 
 
-def make_bunch(texts, label_lists, ids, label_names, record, return_X_y=False, **extra):
+def make_bunch(texts, label_lists, ids, label_names, record, return_X_y=False, sorted_names=True,
+               **extra):
     """Assemble the standard loader output.
 
     Parameters
@@ -91,11 +92,15 @@ def make_bunch(texts, label_lists, ids, label_names, record, return_X_y=False, *
     label_lists : list of list of str
     ids : sequence of str
     label_names : sequence of str
-        The fixed label space (union over all official splits), sorted.
+        The fixed label space, unique; sorted unless ``sorted_names=False``
+        (an open label space keeps the known labels first, then its
+        catalogue's order).
     record : dict
         What was done; counts are added here.
     return_X_y : bool
         Return ``(texts, Y)`` instead of the Bunch.
+    sorted_names : bool, default=True
+        Require ``label_names`` sorted (else unique only).
     **extra
         More fields for the Bunch (for example ``label_descriptions``).
 
@@ -106,8 +111,10 @@ def make_bunch(texts, label_lists, ids, label_names, record, return_X_y=False, *
         ``record`` and ``extra``.
     """
     label_names = np.asarray(list(label_names), dtype=str)
-    if len(label_names) > 1 and not np.all(label_names[:-1] < label_names[1:]):
+    if sorted_names and len(label_names) > 1 and not np.all(label_names[:-1] < label_names[1:]):
         raise ValueError("label_names must be sorted and unique")
+    if not sorted_names and np.unique(label_names).size != label_names.size:
+        raise ValueError("label_names must be unique")
     Y, n_dup = binarize(label_lists, label_names)
     texts = list(texts)
     if len(texts) != Y.shape[0] or len(ids) != Y.shape[0]:

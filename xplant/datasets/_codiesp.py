@@ -167,11 +167,19 @@ def _english(text):
     return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
 
 
-def _label_space(records, codes):
-    """Sorted union of the normalised codes of all splits, and their kinds."""
+#: The label spaces :func:`load_codiesp` builds (``label_space``).
+LABEL_SPACES = ("train+dev", "catalogue", "all-splits")
+#: The catalogue of each CodiEsp code set (:func:`xplant.datasets.load_catalogue`).
+CATALOGUE_OF = {"D": "icd10cm", "P": "icd10pcs"}
+
+
+def _label_space(records, codes, splits=SPLITS):
+    """Sorted union of the normalised codes of ``splits``, and their kinds."""
     kinds = {}
     for kind in codes:
         for rec in records:
+            if rec["split"] not in splits:
+                continue
             for code in rec[kind]:
                 c = normalise_code(code)
                 other = kinds.setdefault(c, kind)
@@ -185,7 +193,7 @@ def _label_space(records, codes):
 
 
 def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False,
-                 descriptions=True):
+                 descriptions=True, label_space="train+dev"):
     """Load CodiEsp, the Spanish clinical coding corpus (CLEF eHealth 2020).
 
     1,000 clinical case reports: official splits train 500, dev 250, test
@@ -217,6 +225,21 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         ``codiesp_codes/`` folder) holds them; otherwise the ICD-10-CM and
         ICD-10-PCS titles of the ``descriptions`` extra (English only), or
         none, and the record says which.
+    label_space : {"train+dev", "catalogue", "all-splits"}, default="train+dev"
+        The columns, the same for every split. ``"train+dev"``: the codes
+        of the training and dev splits, sorted, what a user with the
+        labelled data knows. ``"catalogue"``: those, then every other code
+        of the code system's catalogue (ICD-10-CM for D, with the
+        7th-character extensions dropped as CodiEsp writes them; ICD-10-PCS
+        for P; :func:`xplant.datasets.load_catalogue`), as CLEF eHealth 2020
+        ranked them; needs the ``descriptions`` extra and ``codes`` "D" or
+        "P". ``"all-splits"``: the codes of all three splits, test
+        included, the closed space of earlier releases: it tells a model
+        which codes test holds, so its figures are optimistic. A split's
+        codes outside the space (test codes that are in no catalogue or,
+        with ``"train+dev"``, seen in neither train nor dev) are kept as
+        extra columns after the space's (``n_space``), so metrics count
+        them as misses: a model's (n, n_space) scores rank none of them.
 
     Returns
     -------
@@ -227,8 +250,18 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
             Each document's codes.
         label_names : ndarray of str of shape (n_labels,)
             Upper-case codes as written by CodiEsp (``"N44.8"``,
-            ``"BW03ZZZ"``). The label space is the union over all three
-            official splits, sorted, so every split has the same columns.
+            ``"BW03ZZZ"``): the label space (``label_space``), then this
+            split's codes outside it.
+        n_known : int
+            The first ``n_known`` columns are the codes of the labelled
+            splits (all of them with ``"all-splits"``, train and dev
+            otherwise); a catalogue's other codes follow them.
+        n_space : int
+            Columns of the label space, the same in every split;
+            ``n_labels - n_space`` are this split's codes outside it.
+        catalogue : Bunch or None
+            With ``label_space="catalogue"``, the catalogue
+            (:func:`xplant.datasets.load_catalogue`).
         label_types : ndarray of str of shape (n_labels,)
             ``"D"`` (ICD-10-CM) or ``"P"`` (ICD-10-PCS) for each label.
         label_descriptions : ndarray of object (str) of shape (n_labels,)
@@ -272,15 +305,33 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     >>> from xplant.datasets import load_codiesp
     >>> data = load_codiesp("dev")
     >>> len(data.texts), data.Y.shape
-    (250, (250, 2557))
+    (250, (250, 2194))
     """
     check_split(split, SPLITS)
     if codes not in ("D", "P", "DP"):
         raise ValueError(f"codes={codes!r} is not valid; choose 'D', 'P' or 'DP'")
     if language not in ("en", "es"):
         raise ValueError(f"language={language!r} is not valid; choose 'en' or 'es'")
+    if label_space not in LABEL_SPACES:
+        raise ValueError(f"label_space={label_space!r} is not valid; choose one of {LABEL_SPACES}")
+    if label_space == "catalogue" and codes not in CATALOGUE_OF:
+        raise ValueError("label_space='catalogue' needs codes='D' (ICD-10-CM) or 'P' (ICD-10-PCS)")
     records = _get_records(data_home)
-    label_names, label_types = _label_space(records, codes)
+    label_names, label_types = _label_space(
+        records, codes, SPLITS if label_space == "all-splits" else ("train", "dev"))
+    catalogue, n_known = None, int(label_names.size)
+    if label_space == "catalogue":
+        from ._catalogue import load_catalogue, open_label_space
+        catalogue = load_catalogue(CATALOGUE_OF[codes], drop_extension=codes == "D")
+        label_names, _ = open_label_space(label_names, catalogue)
+        label_types = np.full(label_names.size, codes, dtype=str)
+    n_space = int(label_names.size)
+    outside, _ = _label_space(records, codes, (split,))
+    outside = np.setdiff1d(outside, label_names)
+    if outside.size:
+        label_names = np.concatenate([label_names, outside])
+        label_types = np.concatenate([label_types, np.array(
+            ["D" if "." in c or len(c) == 3 else "P" for c in outside], dtype=str)])
     docs = [r for r in records if r["split"] == split]
     texts = [r["text_en"] if language == "en" else r["text_es"] for r in docs]
     if language == "en":
@@ -293,7 +344,15 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         "split": split,
         "codes": codes,
         "language": language,
-        "label_policy": "union of the codes of all official splits (train, dev, test), sorted",
+        "label_space": label_space,
+        "label_policy": {
+            "train+dev": "the codes of the train and dev splits, sorted",
+            "catalogue": "the codes of the train and dev splits, sorted, then the other codes of "
+                         "the catalogue",
+            "all-splits": "union of the codes of all official splits (train, dev, test), sorted: "
+                          "closed, it tells the model which codes test holds"}[label_space],
+        "n_space": n_space,
+        "n_outside_space": int(outside.size),
         "steps": [
             "codes stripped and upper-cased, never parsed as numbers",
             "repeated (document, code) pairs counted once",
@@ -316,9 +375,16 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         label_names,
         record,
         return_X_y=return_X_y,
+        sorted_names=False,
         label_types=label_types,
         **extra,
     )
+    if not return_X_y:
+        bunch.n_space = n_space
+        bunch.n_known = n_known
+        bunch.catalogue = catalogue
+        if catalogue is not None:
+            bunch.record["catalogue"] = dict(catalogue.record)
     return bunch
 
 

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from .._params import fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
+from ._catalogue_fusion import CatalogueFusionMixin
 from ._description_ranker import DescriptionRanker, _check_texts, _TextScorer
 
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
@@ -22,6 +23,12 @@ SEEN_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
 #: The seen-label weight ``seen_weight="dev"`` takes without labelled dev data:
 #: the seen labels keep the model's scores.
 FALLBACK_SEEN_WEIGHT = 0.0
+#: With a catalogue: weights of the ``near`` signal (the model's best score among an
+#: unseen label's parent, siblings and children) tried by ``near_weight="dev"``.
+NEAR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
+#: With a catalogue: weights of the ``family`` signal (the model's best score in an
+#: unseen label's family, the ICD-10 category) tried by ``family_weight="dev"``.
+FAMILY_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
 
 
 def _model_scores(model, X):
@@ -31,7 +38,8 @@ def _model_scores(model, X):
     return np.asarray(model.decision_function(X), dtype=np.float64)
 
 
-class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin, ClassifierMixin,
+                        BaseEstimator):
     """A trained model for the labels it has seen, label descriptions for the rest.
 
     A model trained on ``Y`` cannot rank a label with no training positive.
@@ -116,14 +124,19 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     ([2], [[2, 0]])
     """
 
-    def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev"):
+    def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev", near_weight="dev",
+                 family_weight="dev", n_candidates=100):
         self.estimator = estimator
         self.ranker = ranker
         self.weight = weight
         self.seen_weight = seen_weight
+        self.near_weight = near_weight
+        self.family_weight = family_weight
+        self.n_candidates = n_candidates
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
-            parent_descriptions=None, label_names=None, validation_data=None, **fit_params):
+            parent_descriptions=None, label_names=None, validation_data=None, catalogue=None,
+            **fit_params):
         """Fit the model and the ranker; choose the weight on dev.
 
         Parameters
@@ -138,7 +151,16 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             Names of ``Y``'s columns, stored as ``classes_``.
         validation_data : tuple (X_dev, Y_dev), optional
             Needed for ``weight="dev"``; also passed to the model when its
-            ``fit`` takes it.
+            ``fit`` takes it. With a ``catalogue``, ``Y_dev`` may have the
+            open space's width (the labels, then the catalogue's others) or
+            ``Y``'s.
+        catalogue : Bunch, optional
+            A label catalogue (:func:`xplant.datasets.load_catalogue`): the
+            open label space is ``label_names`` then the catalogue's other
+            codes (:func:`xplant.datasets.open_label_space`), and every label
+            without a training positive, of either part, is scored by its
+            text and its seen relatives (:class:`CatalogueIndex`). Needs
+            ``label_names``.
         **fit_params
             Passed to the model's ``fit`` as they are (for a Pipeline,
             ``<step>__<param>``).
@@ -178,8 +200,26 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             if value is not None and fit_accepts(self.estimator_, name):
                 params[prefix + name] = value
         self.estimator_.fit(texts, Y, **params)
-        self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
         self.k_ = max(1, int(round(int(self.label_frequency_.sum()) / max(1, self.n_train_documents_))))
+        self.catalogue_ = None
+        self.near_weight_ = self.family_weight_ = 0.0
+        if catalogue is not None:
+            self._fit_catalogue(texts, label_names, desc, catalogue)
+            value, record = self._choose_open_weights(validation_data)
+            self.weight_, self.seen_weight_, self.near_weight_, self.family_weight_ = (
+                float(value[k]) for k in ("weight", "seen_weight", "near_weight", "family_weight"))
+            if record is not None:
+                self.dev_choice_ = record
+            # the estimator's columns are the open space from here on
+            self.known_classes_ = self.classes_
+            self.classes_ = self.open_classes_
+            self.n_labels_ = int(self.classes_.size)
+            freq = np.zeros(self.n_labels_, dtype=np.int64)
+            freq[:self.known_classes_.size] = self.label_frequency_
+            self.label_frequency_ = freq
+            self.unseen_ = self.catalogue_.unseen_
+            return self
+        self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
         self.dev_map_ = {}
         grid = {"weight": list(FUSION_WEIGHTS) if self.weight == "dev" else [float(self.weight)],
                 "seen_weight": (list(SEEN_WEIGHTS) if self.seen_weight == "dev"
@@ -229,6 +269,9 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     def _scores(self, X):
         X = list(X)
+        if getattr(self, "catalogue_", None) is not None:
+            return self._open_scores(self._open_parts(X), self.weight_, self.seen_weight_,
+                                     self.near_weight_, self.family_weight_)
         return self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X), self.weight_,
                           self.seen_weight_)
 
@@ -249,7 +292,10 @@ class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
         Returns
         -------
-        scores : ndarray of shape (n_samples, n_labels), dtype float64
+        scores : ndarray or csr_matrix of shape (n_samples, n_labels), dtype float64
+            Dense without a catalogue. With one, a CSR matrix over the open
+            label space: every seen label, and each document's candidates
+            among the unseen ones (a label not stored is never ranked).
         """
         return self._text_scores(X)
 

@@ -193,7 +193,8 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
                   "k": int(fusion.k_), **_label_space(fusion, arrays, ""),
                   "ranker": _save_step(fusion.ranker_, arrays, "ranker.", tmp),
                   "estimator": {"folder": ESTIMATOR_FOLDER, "frozen": frozen},
-                  "dev_map": [[w, s, float(v)] for (w, s), v in fusion.dev_map_.items()],
+                  "catalogue": _save_catalogue(fusion, arrays),
+                  "dev_map": [[*key, float(v)] for key, v in fusion.dev_map_.items()],
                   "dev_choice": getattr(fusion, "dev_choice_", None), "decision": decision,
                   "versions": {"xplant": md.version("xplant"),
                                "scikit-learn": md.version("scikit-learn")}}
@@ -203,10 +204,43 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     return path
 
 
+def _save_catalogue(fusion, arrays):
+    """The open label space's part of ``config.json`` (its arrays into ``arrays``), or None."""
+    if getattr(fusion, "catalogue_", None) is None:
+        return None
+    config, parts = fusion.catalogue_.to_dict()
+    arrays.update({"catalogue." + k: v for k, v in parts.items()})
+    return {"index": config, "known_classes": [str(c) for c in fusion.known_classes_],
+            "near_weight": float(fusion.near_weight_),
+            "family_weight": float(fusion.family_weight_), "record": fusion.catalogue_record_}
+
+
+def _load_catalogue(fusion, config, arrays):
+    """Restore what :func:`_save_catalogue` wrote (None: a fusion without a catalogue)."""
+    from ._catalogue import CatalogueIndex
+    if config is None:
+        fusion.catalogue_, fusion.near_weight_, fusion.family_weight_ = None, 0.0, 0.0
+        return
+    parts = {k[len("catalogue."):]: v for k, v in arrays.items() if k.startswith("catalogue.")}
+    fusion.catalogue_ = CatalogueIndex.from_dict(config["index"], parts)
+    fusion.known_classes_ = np.asarray(config["known_classes"])
+    fusion.open_classes_ = fusion.classes_
+    fusion.near_weight_ = float(config["near_weight"])
+    fusion.family_weight_ = float(config["family_weight"])
+    fusion.catalogue_record_ = dict(config["record"])
+    if [str(c) for c in fusion.catalogue_.label_names_] != [str(c) for c in fusion.classes_]:
+        raise ValueError("the catalogue's labels are not the fusion's labels")
+    if not (fusion.near_weight_ >= 0 and fusion.family_weight_ >= 0):
+        raise ValueError("the weights must be non-negative numbers")
+
+
 def _check_same_labels(fusion, other, what):
-    """ValueError unless ``other`` (a model or the ranker) has the fusion's labels, in order."""
+    """ValueError unless ``other`` (a model or the ranker) has the fusion's labels, in order
+    (with a catalogue: the labels it was fitted on, before the catalogue's)."""
     names = [str(c) for c in (other.steps[-1][1] if hasattr(other, "steps") else other).classes_]
-    own = [str(c) for c in fusion.classes_]
+    known = getattr(fusion, "known_classes_", None)
+    own = [str(c) for c in (fusion.classes_ if getattr(fusion, "catalogue_", None) is None
+                            or known is None else known)]
     if names != own:
         i = next((i for i, (a, b) in enumerate(zip(names, own)) if a != b), None)
         first = "" if i is None else f"; column {i} is {names[i]!r} there, {own[i]!r} here"
@@ -265,11 +299,13 @@ def load_description_fusion(path, config, load_model):
         fusion.weight_, fusion.seen_weight_ = float(config["weight"]), float(config["seen_weight"])
         fusion.k_ = int(config["k"])
         fusion.unseen_ = arrays["unseen"].astype(np.int64)
+        _load_catalogue(fusion, config.get("catalogue"), arrays)
         if not np.array_equal(fusion.unseen_, np.flatnonzero(fusion.label_frequency_ == 0)):
             raise ValueError("the unseen labels are not the labels of training frequency 0")
         if not (fusion.weight_ >= 0 and fusion.seen_weight_ >= 0):
             raise ValueError("the weights must be non-negative numbers")
-        fusion.dev_map_ = {(float(w), float(s)): float(v) for w, s, v in config["dev_map"]}
+        fusion.dev_map_ = {tuple(float(w) for w in row[:-1]): float(row[-1])
+                           for row in config["dev_map"]}
         if config.get("dev_choice") is not None:
             fusion.dev_choice_ = config["dev_choice"]
         _check_same_labels(fusion, fusion.ranker_, "the ranker")

@@ -1,0 +1,315 @@
+"""The unseen labels of an open label space, scored by their texts and their hierarchy.
+
+:class:`CatalogueIndex` is a fitted part of
+:class:`~xplant.unseen.DescriptionFusion` with a catalogue
+(``fit(..., catalogue=...)``): it holds every label that has no training
+positive (tens of thousands for a whole ICD-10-CM catalogue) and gives each
+document a short list of them, batch by batch, never an (n, L) array over
+the catalogue. Three signals score an unseen label u for a document d:
+
+* ``text``: TF-IDF cosine of u's name and synonyms with d and with d's best
+  sentence, averaged (:class:`~xplant.unseen.DescriptionRanker` with
+  ``passages="both"``);
+* ``near``: the highest score of the trained model, on d, among u's seen
+  relatives one step away: its parent, its siblings (seen labels with the
+  same parent) and its children;
+* ``family``: the same over the seen labels of u's family (for ICD codes
+  the 3-character category, ``I21`` for ``I21.A1``).
+
+A document's candidates are the union of its top ``n_candidates`` labels by
+each signal (``near`` and ``family`` ties broken by ``text``), so the pool
+does not depend on the weights the fusion chooses on dev.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from ._description_ranker import split_sentences
+
+#: The three signals of a candidate, in the order of :meth:`CatalogueIndex.candidates`.
+SIGNALS = ("text", "near", "family")
+
+
+def _vectorizer(vocabulary=None):
+    return TfidfVectorizer(sublinear_tf=True, stop_words="english", vocabulary=vocabulary,
+                           dtype=np.float32)
+
+
+def label_family(name, parent, family_prefix):
+    """The family key of a label: its first ``family_prefix`` characters, else its parent.
+
+    Examples
+    --------
+    >>> label_family("I21.A1", "I21.A", 3), label_family("1204", "100142", None)
+    ('I21', '100142')
+    """
+    if family_prefix:
+        return str(name)[:int(family_prefix)]
+    return str(parent)
+
+
+class CatalogueIndex:
+    """Unseen labels indexed by text and hierarchy; a fitted part, not an estimator.
+
+    Parameters
+    ----------
+    n_candidates : int, default=100
+        Labels kept per document and signal (:data:`SIGNALS`).
+    family_prefix : int or None, default=3
+        The family of a label is its first ``family_prefix`` characters (the
+        ICD-10 category); None: its parent.
+    block : int, default=16
+        Documents scored together: the dense work of a block is
+        (block sentences, n_unseen) float32.
+
+    Attributes
+    ----------
+    vectorizer_ : TfidfVectorizer
+        Its vocabulary is the words of the training documents and of every
+        label text given to ``fit``; its IDF weights come from the training
+        documents alone, so labels added later (:meth:`add`) do not change
+        the weights of the others.
+    label_names_ : ndarray of str of shape (n_open,)
+    seen_ : ndarray of int64
+        Columns with a training positive.
+    unseen_ : ndarray of int64
+        Columns without one: the labels this index scores.
+    label_matrix_ : csr_matrix of shape (n_unseen, n_features), float32
+        L2-normalised TF-IDF rows of the unseen labels' texts.
+    """
+
+    def __init__(self, n_candidates=100, family_prefix=3, block=16):
+        self.n_candidates = n_candidates
+        self.family_prefix = family_prefix
+        self.block = block
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, texts, label_names, label_texts, label_parents, seen):
+        """Fit the vectorizer on the training documents and index the unseen labels.
+
+        Parameters
+        ----------
+        texts : list of str
+            Training documents.
+        label_names : sequence of str of shape (n_open,)
+            The open label space.
+        label_texts : sequence of str of shape (n_open,)
+            Each label's name and synonyms, joined.
+        label_parents : sequence of str of shape (n_open,)
+            Each label's parent code, ``""`` for none.
+        seen : array-like of bool of shape (n_open,)
+            Labels with a training positive.
+
+        Returns
+        -------
+        self
+        """
+        analyzer = _vectorizer().build_analyzer()
+        vocab = set()
+        for t in list(texts) + [t for t in label_texts if t]:
+            vocab.update(analyzer(t))
+        self.vectorizer_ = _vectorizer(sorted(vocab)).fit(texts)
+        seen = np.asarray(seen, dtype=bool)
+        self.label_names_ = np.asarray(label_names, dtype=str)
+        self.seen_ = np.flatnonzero(seen).astype(np.int64)
+        self.unseen_ = np.flatnonzero(~seen).astype(np.int64)
+        self.label_parents_ = np.asarray([str(p) for p in label_parents], dtype=str)
+        self.label_matrix_ = sp.csr_matrix(
+            self.vectorizer_.transform([label_texts[j] for j in self.unseen_]), dtype=np.float32)
+        self._index_hierarchy()
+        return self
+
+    def add(self, label_names, label_texts, label_parents):
+        """Append labels (a new catalogue release) without refitting anything.
+
+        The new labels have no training positive: they are indexed with the
+        fitted vectorizer (words outside its vocabulary count for nothing)
+        and their parents, exactly as they would have been at ``fit``.
+
+        Parameters
+        ----------
+        label_names, label_texts, label_parents : sequence of str of shape (n_new,)
+
+        Returns
+        -------
+        self
+        """
+        start = self.label_names_.size
+        self.label_names_ = np.concatenate([self.label_names_, np.asarray(label_names, dtype=str)])
+        self.label_parents_ = np.concatenate([self.label_parents_,
+                                              np.asarray([str(p) for p in label_parents], dtype=str)])
+        self.unseen_ = np.concatenate([self.unseen_, start + np.arange(len(label_names))])
+        self.label_matrix_ = sp.vstack([self.label_matrix_, sp.csr_matrix(
+            self.vectorizer_.transform(list(label_texts)), dtype=np.float32)]).tocsr()
+        self._index_hierarchy()
+        return self
+
+    def _index_hierarchy(self):
+        """Group the seen labels by the keys their unseen relatives look up."""
+        names, parents = self.label_names_, self.label_parents_
+        fam = np.array([label_family(n, p, self.family_prefix) for n, p in zip(names, parents)],
+                       dtype=str)
+        keys = {}
+        near_pairs = []                                    # (key, seen position)
+        for pos, j in enumerate(self.seen_):
+            for key in {parents[j], names[j]} - {""}:      # parent's group: siblings and parent
+                near_pairs.append((keys.setdefault(key, len(keys)), pos))
+        u = self.unseen_
+        # an unseen label looks up its parent's group (siblings, the parent) and its own (children)
+        self.near_keys_ = np.array([[keys.get(parents[j], -1) if parents[j] else -1,
+                                     keys.get(names[j], -1)] for j in u], dtype=np.int64
+                                   ).reshape(-1, 2)
+        self.near_groups_ = _groups(near_pairs, len(keys))
+        fkeys = {}
+        fam_pairs = [(fkeys.setdefault(fam[j], len(fkeys)), pos) for pos, j in enumerate(self.seen_)
+                     if fam[j]]
+        self.family_keys_ = np.array([fkeys.get(fam[j], -1) if fam[j] else -1 for j in u],
+                                     dtype=np.int64)
+        self.family_groups_ = _groups(fam_pairs, len(fkeys))
+
+    # ------------------------------------------------------------------ scoring
+
+    def text_scores(self, texts):
+        """(n, n_unseen) float32: the ``text`` signal of every unseen label (small inputs)."""
+        return np.vstack([self._text_block(texts[lo:lo + self.block])
+                          for lo in range(0, len(texts), self.block)]) if texts else \
+            np.zeros((0, self.unseen_.size), dtype=np.float32)
+
+    def _text_block(self, texts):
+        D = self.vectorizer_.transform(texts)
+        doc = (D @ self.label_matrix_.T).toarray()
+        sents = [split_sentences(t) for t in texts]
+        starts = np.cumsum([0] + [len(s) for s in sents[:-1]])
+        S = (self.vectorizer_.transform([x for s in sents for x in s]) @ self.label_matrix_.T).toarray()
+        return (doc + np.maximum.reduceat(S, starts, axis=0)) / 2
+
+    def _relative_scores(self, P):
+        """``near`` and ``family`` signals (b, n_unseen) from the seen labels' scores P (b, n_seen)."""
+        def gather(groups, keys):
+            G = _group_max(P, groups)
+            G = np.concatenate([G, np.zeros((P.shape[0], 1), dtype=G.dtype)], axis=1)   # key -1
+            return G[:, keys]
+        near = np.maximum(gather(self.near_groups_, self.near_keys_[:, 0]),
+                          gather(self.near_groups_, self.near_keys_[:, 1]))
+        return near, gather(self.family_groups_, self.family_keys_)
+
+    def candidates(self, texts, seen_scores):
+        """Each document's candidate unseen labels and their three signals.
+
+        Parameters
+        ----------
+        texts : list of str of length n
+        seen_scores : ndarray of shape (n, n_seen)
+            The trained model's scores of the seen labels (columns ``seen_``),
+            on any scale: each document's are mapped onto [0, 1] by their
+            minimum and maximum before ``near`` and ``family`` read them.
+
+        Returns
+        -------
+        indptr : ndarray of int64 of shape (n + 1,)
+        columns : ndarray of int64 of shape (nnz,)
+            Open-space columns, ascending within a document.
+        signals : ndarray of float32 of shape (nnz, 3)
+            ``text``, ``near``, ``family`` of each candidate.
+        """
+        k = max(1, min(int(self.n_candidates), self.unseen_.size))
+        indptr, cols, sigs = [0], [], []
+        P = np.asarray(seen_scores, dtype=np.float32)
+        if P.shape[1]:
+            lo_, hi_ = P.min(axis=1, keepdims=True), P.max(axis=1, keepdims=True)
+            P = (P - lo_) / np.where(hi_ > lo_, hi_ - lo_, 1.0)
+        for lo in range(0, len(texts), self.block):
+            block = texts[lo:lo + self.block]
+            if not self.unseen_.size:
+                indptr.extend([indptr[-1]] * len(block))
+                continue
+            text = self._text_block(block)
+            near, fam = self._relative_scores(P[lo:lo + len(block)])
+            tie = 1e-4 * text
+            for i in range(len(block)):
+                pool = np.unique(np.concatenate([_top(text[i], k), _top(near[i] + tie[i], k),
+                                                 _top(fam[i] + tie[i], k)]))
+                cols.append(self.unseen_[pool])
+                sigs.append(np.stack([text[i, pool], near[i, pool], fam[i, pool]], axis=1))
+                indptr.append(indptr[-1] + pool.size)
+        columns = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+        signals = np.concatenate(sigs).astype(np.float32) if sigs else np.zeros((0, 3), np.float32)
+        order = np.concatenate([np.argsort(columns[a:b], kind="stable") + a
+                                for a, b in zip(indptr[:-1], indptr[1:])]) if cols else columns
+        return np.asarray(indptr, dtype=np.int64), columns[order], signals[order]
+
+    def best_sentence(self, text, column):
+        """``(start, end, cosine)`` of the sentence of ``text`` closest to label ``column``'s text."""
+        from ._description_ranker import sentence_spans
+        spans = sentence_spans(text)
+        row = int(np.searchsorted(self.unseen_, column)) if self.unseen_[-1] >= column else -1
+        if row < 0 or row >= self.unseen_.size or self.unseen_[row] != column:
+            row = int(np.flatnonzero(self.unseen_ == column)[0])
+        V = self.vectorizer_.transform([text[a:b] for a, b in spans])
+        cos = np.asarray((V @ self.label_matrix_[row].T).toarray()).ravel()
+        best = int(np.argmax(cos)) if cos.size else 0
+        return spans[best][0], spans[best][1], float(cos[best]) if cos.size else 0.0
+
+    # ------------------------------------------------------------------ saving
+
+    def to_dict(self):
+        """``(config, arrays)``: JSON-ready settings and the numpy arrays (for safetensors)."""
+        vec = self.vectorizer_
+        config = {"n_candidates": int(self.n_candidates),
+                  "family_prefix": None if self.family_prefix is None else int(self.family_prefix),
+                  "block": int(self.block),
+                  "vocabulary": vec.get_feature_names_out().tolist(),
+                  "label_names": self.label_names_.tolist(),
+                  "label_parents": self.label_parents_.tolist()}
+        m = self.label_matrix_
+        arrays = {"idf": vec.idf_.astype(np.float64), "seen": self.seen_, "unseen": self.unseen_,
+                  "lm_data": m.data.astype(np.float32), "lm_indices": m.indices.astype(np.int64),
+                  "lm_indptr": m.indptr.astype(np.int64)}
+        return config, arrays
+
+    @classmethod
+    def from_dict(cls, config, arrays):
+        """The index :meth:`to_dict` wrote, with no refitting."""
+        out = cls(config["n_candidates"], config["family_prefix"], config["block"])
+        vec = _vectorizer(config["vocabulary"])
+        vec.fit([" ".join(config["vocabulary"][:1])])        # sets the vocabulary; idf below
+        vec.idf_ = np.asarray(arrays["idf"], dtype=np.float64)
+        out.vectorizer_ = vec
+        out.label_names_ = np.asarray(config["label_names"], dtype=str)
+        out.label_parents_ = np.asarray(config["label_parents"], dtype=str)
+        out.seen_ = np.asarray(arrays["seen"], dtype=np.int64)
+        out.unseen_ = np.asarray(arrays["unseen"], dtype=np.int64)
+        out.label_matrix_ = sp.csr_matrix(
+            (arrays["lm_data"], arrays["lm_indices"], arrays["lm_indptr"]),
+            shape=(out.unseen_.size, len(config["vocabulary"])))
+        out._index_hierarchy()
+        return out
+
+
+def _groups(pairs, n_groups):
+    """``(order, starts, present)``: seen positions sorted by group, each group's first row."""
+    if not pairs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(n_groups, bool), n_groups
+    arr = np.array(sorted(pairs), dtype=np.int64)
+    gid, starts = np.unique(arr[:, 0], return_index=True)
+    present = np.zeros(n_groups, dtype=bool)
+    present[gid] = True
+    return arr[:, 1], starts, present, n_groups
+
+
+def _group_max(P, groups):
+    """(b, n_groups): each group's highest score in P; 0 for a group without members."""
+    order, starts, present, n = groups
+    out = np.zeros((P.shape[0], n), dtype=P.dtype)
+    if order.size:
+        out[:, present] = np.maximum.reduceat(P[:, order], starts, axis=1)
+    return out
+
+
+def _top(row, k):
+    """Indices of the k highest entries of ``row`` (ties: any of them)."""
+    if k >= row.size:
+        return np.arange(row.size)
+    return np.argpartition(-row, k - 1)[:k]

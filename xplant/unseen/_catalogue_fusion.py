@@ -1,0 +1,246 @@
+"""DescriptionFusion over an open label space: the labels it knows and a whole catalogue.
+
+The catalogue half of :class:`~xplant.unseen.DescriptionFusion`: with
+``fit(..., catalogue=...)`` its output columns are the open label space
+(:func:`xplant.datasets.open_label_space`), the seen labels keep the
+closed fusion's scores, and every label without a training positive is
+scored from its :class:`~xplant.unseen.CatalogueIndex` candidates:
+
+``m(d) + weight * text + near_weight * near + family_weight * family``
+
+(``m(d)`` the document's lowest seen-label score). A label outside a
+document's candidates is not ranked for it (a sparse score matrix: missing
+means never ranked, which the metrics read as a miss).
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._catalogue import CatalogueIndex
+
+
+def _check_weight(name, value):
+    if not isinstance(value, (str, bool)) and isinstance(value, numbers.Real) and value >= 0:
+        return
+    if value != "dev":
+        raise ValueError(f"{name} must be 'dev' or a non-negative number; got {value!r}")
+
+
+def _label_texts(fields, names):
+    """One text per label (description and synonyms) and its first parent, from loader fields."""
+    from .._descriptions import check_label_texts, label_documents
+    desc, syn, parents = check_label_texts(len(names), fields.get("label_descriptions"),
+                                           fields.get("label_synonyms"), fields.get("label_parents"))
+    texts = label_documents(desc, syn)
+    return texts, [p[0] if p else "" for p in parents]
+
+
+class CatalogueFusionMixin:
+    """The open-label-space methods of DescriptionFusion (see the module docstring)."""
+
+    def _fit_catalogue(self, texts, label_names, fields, catalogue):
+        from ..datasets import open_label_space
+        if label_names is None:
+            raise ValueError("a catalogue needs label_names: the names of Y's columns, to match "
+                             "them with the catalogue's codes")
+        for name in ("near_weight", "family_weight"):
+            _check_weight(name, getattr(self, name))
+        n = self.n_candidates
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_candidates must be a positive integer; got {n!r}")
+        names, rows = open_label_space(label_names, catalogue)
+        own_texts, own_parents = _label_texts(fields, [str(c) for c in label_names])
+        cat_texts, cat_parents = _label_texts(catalogue, catalogue.label_names)
+        where = {str(c): i for i, c in enumerate(catalogue.label_names)}
+        for j, c in enumerate(label_names):        # a known label the data left undescribed
+            i = where.get(str(c))
+            if i is not None and not own_texts[j]:
+                own_texts[j], own_parents[j] = cat_texts[i], own_parents[j] or cat_parents[i]
+        seen = np.zeros(names.size, dtype=bool)
+        seen[:self.n_labels_] = self.label_frequency_ > 0
+        self.catalogue_ = CatalogueIndex(int(n)).fit(
+            texts, names, own_texts + [cat_texts[i] for i in rows],
+            own_parents + [cat_parents[i] for i in rows], seen)
+        self.open_classes_ = names
+        self.catalogue_record_ = dict(catalogue.get("record", {}), n_open_labels=int(names.size),
+                                      n_unseen=int(self.catalogue_.unseen_.size))
+
+    def _open_parts(self, X):
+        """What every open-space score is built from: the seen block, the candidates and
+        the layout of the CSR result (which does not depend on the weights)."""
+        from ._description_fusion import _model_scores
+        base = _model_scores(self.estimator_, X)
+        cos = self.ranker_.decision_function(X)
+        seen = self.catalogue_.seen_
+        indptr, cols, sig = self.catalogue_.candidates(list(X), base[:, seen])
+        n, n_seen = base.shape[0], seen.size
+        counts = np.diff(indptr)
+        out_ptr = np.arange(n + 1, dtype=np.int64) * n_seen + indptr
+        # row i of the result, before sorting: its seen block, then its candidates
+        rows = np.repeat(np.arange(n), n_seen + counts)
+        raw_cols = np.concatenate([np.concatenate([seen, cols[indptr[i]:indptr[i + 1]]])
+                                   for i in range(n)]) if n else np.zeros(0, np.int64)
+        perm = np.lexsort((raw_cols, rows))
+        is_seen = np.concatenate([np.r_[np.ones(n_seen, bool), np.zeros(c, bool)] for c in counts]) \
+            if n else np.zeros(0, bool)
+        return {"base": base[:, seen], "cos": cos[:, seen], "indptr": indptr, "cols": cols,
+                "sig": sig, "out_ptr": out_ptr, "index": raw_cols[perm], "perm": perm,
+                "is_seen": is_seen}
+
+    def _open_scores(self, parts, weight, seen_weight, near_weight, family_weight):
+        """CSR (n, n_open) float64 of the fused open-space scores."""
+        base, sig = parts["base"], parts["sig"]
+        fused = base + seen_weight * parts["cos"] if seen_weight else base
+        n, n_seen = fused.shape
+        floor = fused.min(axis=1) if n_seen else np.zeros(n)
+        unseen = (np.repeat(floor, np.diff(parts["indptr"])) + weight * sig[:, 0]
+                  + near_weight * sig[:, 1] + family_weight * sig[:, 2])
+        raw = np.empty(parts["is_seen"].size)
+        raw[parts["is_seen"]] = fused.ravel()
+        raw[~parts["is_seen"]] = unseen
+        return sp.csr_matrix((raw[parts["perm"]], parts["index"], parts["out_ptr"]),
+                             shape=(n, self.open_classes_.size))
+
+    def _choose_open_weights(self, validation_data):
+        """The four weights on dev MAP in the open space (one choose_on_dev over their grid)."""
+        from sklearn.model_selection import ParameterGrid
+        from ..metrics import mean_average_precision
+        from ..model_selection import choose_on_dev
+        from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FAMILY_WEIGHTS,
+                                          FUSION_WEIGHTS, NEAR_WEIGHTS, SEEN_WEIGHTS)
+        grids = {"weight": FUSION_WEIGHTS, "seen_weight": SEEN_WEIGHTS,
+                 "near_weight": NEAR_WEIGHTS, "family_weight": FAMILY_WEIGHTS}
+        fallbacks = {"weight": FALLBACK_WEIGHT, "seen_weight": FALLBACK_SEEN_WEIGHT,
+                     "near_weight": 0.0, "family_weight": 0.0}
+        grid = {k: list(v) if getattr(self, k) == "dev" else [float(getattr(self, k))]
+                for k, v in grids.items()}
+        fallback = {k: fallbacks[k] if getattr(self, k) == "dev" else grid[k][0] for k in grids}
+        keys = ("weight", "seen_weight", "near_weight", "family_weight")
+        pairs = sorted(ParameterGrid(grid), key=lambda c: tuple(c[k] for k in keys))
+        if all(getattr(self, k) != "dev" for k in keys):
+            self.dev_map_ = {}
+            return fallback, None
+        has_dev = validation_data is not None and sp.csr_matrix(validation_data[1]).nnz > 0
+        if has_dev:
+            Xd, Yd = list(validation_data[0]), self.open_targets(validation_data[1])
+            parts = self._open_parts(Xd)
+        choice = choose_on_dev(
+            "description_weights", pairs,
+            lambda c: mean_average_precision(Yd, self._open_scores(parts, *(c[k] for k in keys))),
+            family="ranking", criterion="map", fallback=fallback, has_dev=has_dev)
+        self.dev_map_ = {tuple(float(c[k]) for k in keys): v for c, v in choice.scores}
+        return choice.value, choice.to_dict()
+
+    def open_targets(self, Y):
+        """``Y`` over the open label space: its columns, then zero columns to the open width.
+
+        Parameters
+        ----------
+        Y : {array-like, sparse matrix} of shape (n, n_labels) or (n, n_open [+ n_outside])
+            Labels over the fitted ``classes_`` (padded), or already over
+            the open space (columns after it are labels outside it, kept).
+
+        Returns
+        -------
+        csr_matrix of shape (n, max(n_open, Y's width)), int8
+        """
+        Y = sp.csr_matrix(Y, dtype=np.int8)
+        width = self.open_classes_.size
+        if Y.shape[1] < width:
+            Y = sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], width))
+        return Y
+
+    def add_labels(self, catalogue):
+        """Add the codes of a new catalogue release, with no refitting.
+
+        Each code not yet in the open label space joins it after the
+        others, indexed from its name, synonyms and parent
+        (:meth:`CatalogueIndex.add`); it has no training positive, so it is
+        scored as every unseen label is, with the weights chosen at fit.
+        Codes already in the space keep their column and their texts.
+
+        Parameters
+        ----------
+        catalogue : Bunch
+            :func:`xplant.datasets.load_catalogue` of the release (or any
+            Bunch with ``label_names``, ``label_descriptions`` and optionally
+            ``label_synonyms`` and ``label_parents``).
+
+        Returns
+        -------
+        added : ndarray of str
+            The new codes, in their new columns' order.
+
+        Raises
+        ------
+        ValueError
+            If the model was fitted without a catalogue.
+        """
+        if getattr(self, "catalogue_", None) is None:
+            raise ValueError("add_labels needs a model fitted with a catalogue "
+                             "(fit(..., catalogue=load_catalogue(...)))")
+        have = set(self.open_classes_.tolist())
+        texts, parents = _label_texts(catalogue, catalogue.label_names)
+        new = [i for i, c in enumerate(catalogue.label_names) if str(c) not in have]
+        names = np.asarray(catalogue.label_names, dtype=str)[new]
+        self.catalogue_.add(names, [texts[i] for i in new], [parents[i] for i in new])
+        self.open_classes_ = self.catalogue_.label_names_
+        self.catalogue_record_ = dict(self.catalogue_record_, n_open_labels=int(self.open_classes_.size),
+                                      n_unseen=int(self.catalogue_.unseen_.size),
+                                      n_added=int(self.catalogue_record_.get("n_added", 0) + len(new)))
+        return names
+
+    def suggest_unseen(self, X, k=5):
+        """Each document's best codes among those absent from training, with the sentence that matched.
+
+        The unseen-code channel, apart from the main ranking: the
+        candidates of :class:`CatalogueIndex`, ordered by
+        ``weight * text + near_weight * near + family_weight * family`` with
+        the weights chosen at fit (the floor ``m(d)`` orders nothing among
+        them).
+
+        Parameters
+        ----------
+        X : sequence of str of length n
+            Raw documents.
+        k : int, default=5
+            Codes per document.
+
+        Returns
+        -------
+        list of list of dict
+            Per document, ``{"label", "score", "text", "near", "family",
+            "span": {"start", "end", "text", "weight"}}`` (``weight`` the
+            sentence's TF-IDF cosine with the code's text), best first.
+
+        Raises
+        ------
+        ValueError
+            Without a catalogue, or for a ``k`` that is not a positive integer.
+        """
+        from ..metrics._validation import check_k
+        if getattr(self, "catalogue_", None) is None:
+            raise ValueError("suggest_unseen needs a model fitted with a catalogue")
+        k = check_k(k)
+        texts = self._validate_X(X)
+        parts = self._open_parts(texts)
+        indptr, cols, sig = parts["indptr"], parts["cols"], parts["sig"]
+        w = np.array([self.weight_, self.near_weight_, self.family_weight_])
+        out = []
+        for i, text in enumerate(texts):
+            a, b = indptr[i], indptr[i + 1]
+            s = sig[a:b] @ w
+            top = np.lexsort((cols[a:b], -s))[:k]
+            items = []
+            for t in top:
+                col = int(cols[a + t])
+                start, end, cos = self.catalogue_.best_sentence(text, col)
+                items.append({"label": str(self.open_classes_[col]), "score": float(s[t]),
+                              "text": float(sig[a + t, 0]), "near": float(sig[a + t, 1]),
+                              "family": float(sig[a + t, 2]),
+                              "span": {"start": start, "end": end, "text": text[start:end],
+                                       "weight": cos}})
+            out.append(items)
+        return out
