@@ -20,7 +20,7 @@ def _check_contract(b):
 def test_bundled_counts():
     sizes = {}
     for split in ("train", "dev", "test"):
-        b = load_codiesp(split)
+        b = load_codiesp(split, label_space="all-splits")
         _check_contract(b)
         sizes[split] = len(b.texts)
         assert b.Y.shape[1] == 2557  # D codes across all splits
@@ -31,7 +31,7 @@ def test_bundled_counts():
 
 
 def test_same_columns_for_every_split_and_codes_are_upper_strings():
-    a, b = load_codiesp("train", "P"), load_codiesp("test", "P")
+    a, b = (load_codiesp(s, "P", label_space="all-splits") for s in ("train", "test"))
     np.testing.assert_array_equal(a.label_names, b.label_names)
     assert len(a.label_names) == 870
     assert all(n == n.upper() and isinstance(n, str) for n in a.label_names)
@@ -41,10 +41,10 @@ def test_same_columns_for_every_split_and_codes_are_upper_strings():
 
 
 def test_dp_keeps_systems_apart():
-    b = load_codiesp("dev", "DP")
+    b = load_codiesp("dev", "DP", label_space="all-splits")
     assert len(b.label_names) == 2557 + 870
     assert (b.label_types == "D").sum() == 2557 and (b.label_types == "P").sum() == 870
-    d, p = load_codiesp("dev", "D"), load_codiesp("dev", "P")
+    d, p = (load_codiesp("dev", c, label_space="all-splits") for c in "DP")
     assert b.Y.nnz == d.Y.nnz + p.Y.nnz
     # no P code contains a dot; every D code longer than 3 characters has one at index 3
     assert not any("." in n for n in b.label_names[b.label_types == "P"])

@@ -136,6 +136,8 @@ class CatalogueIndex:
         -------
         self
         """
+        if not len(label_names):
+            return self
         start = self.label_names_.size
         self.label_names_ = np.concatenate([self.label_names_, np.asarray(label_names, dtype=str)])
         self.label_parents_ = np.concatenate([self.label_parents_,
@@ -244,9 +246,9 @@ class CatalogueIndex:
         """``(start, end, cosine)`` of the sentence of ``text`` closest to label ``column``'s text."""
         from ._description_ranker import sentence_spans
         spans = sentence_spans(text)
-        row = int(np.searchsorted(self.unseen_, column)) if self.unseen_[-1] >= column else -1
-        if row < 0 or row >= self.unseen_.size or self.unseen_[row] != column:
-            row = int(np.flatnonzero(self.unseen_ == column)[0])
+        row = int(np.searchsorted(self.unseen_, column))   # unseen_ ascends
+        if row >= self.unseen_.size or self.unseen_[row] != column:
+            raise ValueError(f"column {column} is not an unseen label of this index")
         V = self.vectorizer_.transform([text[a:b] for a, b in spans])
         cos = np.asarray((V @ self.label_matrix_[row].T).toarray()).ravel()
         best = int(np.argmax(cos)) if cos.size else 0

@@ -133,6 +133,37 @@ class CatalogueFusionMixin:
         self.dev_map_ = {tuple(float(c[k]) for k in keys): v for c, v in choice.scores}
         return choice.value, choice.to_dict()
 
+    def predict_top_k(self, X, k):
+        """Top-``k`` labels of each document (with a catalogue: over the open label space).
+
+        Parameters
+        ----------
+        X : sequence of str of length n_samples
+        k : int
+            Labels per document, clipped to ``n_labels_``.
+
+        Returns
+        -------
+        indices : ndarray of shape (n_samples, k), dtype int64
+            Label columns by decreasing score (ties: the lower column); with a
+            catalogue a document ranks only its stored labels, and a row
+            with fewer than ``k`` of them is padded with -1.
+        scores : ndarray of shape (n_samples, k), dtype float64
+            The matching scores (``-inf`` where padded).
+        """
+        if getattr(self, "catalogue_", None) is None:
+            return super().predict_top_k(X, k)
+        from ..metrics._validation import check_k
+        k = min(check_k(k), self.n_labels_)
+        S = self.decision_function(X).tocsr()
+        idx = np.full((S.shape[0], k), -1, dtype=np.int64)
+        val = np.full((S.shape[0], k), -np.inf)
+        for i in range(S.shape[0]):
+            a, b = S.indptr[i], S.indptr[i + 1]
+            order = np.lexsort((S.indices[a:b], -S.data[a:b]))[:k]
+            idx[i, :order.size], val[i, :order.size] = S.indices[a:b][order], S.data[a:b][order]
+        return idx, val
+
     def open_targets(self, Y):
         """``Y`` over the open label space: its columns, then zero columns to the open width.
 
@@ -186,7 +217,11 @@ class CatalogueFusionMixin:
         new = [i for i, c in enumerate(catalogue.label_names) if str(c) not in have]
         names = np.asarray(catalogue.label_names, dtype=str)[new]
         self.catalogue_.add(names, [texts[i] for i in new], [parents[i] for i in new])
-        self.open_classes_ = self.catalogue_.label_names_
+        self.open_classes_ = self.classes_ = self.catalogue_.label_names_
+        self.n_labels_ = int(self.classes_.size)
+        self.label_frequency_ = np.concatenate([self.label_frequency_,
+                                                np.zeros(len(new), dtype=np.int64)])
+        self.unseen_ = self.catalogue_.unseen_
         self.catalogue_record_ = dict(self.catalogue_record_, n_open_labels=int(self.open_classes_.size),
                                       n_unseen=int(self.catalogue_.unseen_.size),
                                       n_added=int(self.catalogue_record_.get("n_added", 0) + len(new)))

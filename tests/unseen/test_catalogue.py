@@ -1,0 +1,138 @@
+"""DescriptionFusion over an open label space: a catalogue's codes scored by text and hierarchy."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+from xplant.linear import FrequencyPrior
+from xplant.unseen import DescriptionFusion, DescriptionRanker
+from xplant.unseen._catalogue import CatalogueIndex
+
+TEXTS = ["acute chest pain today. no fever", "fracture of the left femur neck after a fall",
+         "fever and dry cough", "chest pain with fever. cough at night"]
+KNOWN = ["R07.9", "S72.0", "R50.9"]
+Y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1]])
+DESC = ["Chest pain, unspecified", "Fracture of head and neck of femur", "Fever, unspecified"]
+CATALOGUE = {"R07.9": ("Chest pain, unspecified", "R07"), "R07.1": ("Chest pain on breathing", "R07"),
+             "S72.0": ("Fracture of head and neck of femur", "S72"),
+             "S72.1": ("Fracture of femur after a fall", "S72"), "R50.9": ("Fever, unspecified", "R50"),
+             "R50.8": ("Other fever at night", "R50"), "J05": ("Acute dry cough", "J00-J06")}
+
+
+def _catalogue(codes=None):
+    codes = list(CATALOGUE) if codes is None else codes
+    return Bunch(label_names=np.array(codes), label_descriptions=np.array(
+        [CATALOGUE[c][0] for c in codes], dtype=object),
+        label_synonyms=[[] for _ in codes], label_parents=[[CATALOGUE[c][1]] for c in codes])
+
+
+def _fit(catalogue, **weights):
+    params = dict(weight=1.0, seen_weight=0.0, near_weight=0.5, family_weight=0.25, n_candidates=10)
+    params.update(weights)
+    return DescriptionFusion(FrequencyPrior(), **params).fit(
+        TEXTS, Y, label_names=KNOWN, label_descriptions=DESC,
+        label_parents=[[CATALOGUE[c][1]] for c in KNOWN], catalogue=catalogue)
+
+
+def test_open_space_columns_and_a_hand_computed_hierarchy_score():
+    f = _fit(_catalogue(), weight=0.0, near_weight=1.0, family_weight=0.0)
+    assert f.classes_.tolist() == KNOWN + ["R07.1", "S72.1", "R50.8", "J05"]
+    assert f.label_frequency_.tolist() == [2, 1, 2, 0, 0, 0, 0]
+    S = f.decision_function(TEXTS[:1])
+    assert sp.issparse(S) and S.shape == (1, 7)
+    prior = FrequencyPrior().fit(TEXTS, Y).predict_proba(TEXTS[:1])[0]
+    m = prior.min()
+    dense = S.toarray()[0]
+    np.testing.assert_allclose(dense[:3], prior)
+    # seen scores mapped onto [0, 1] per document: R07.9 and R50.9 (2 of 4) -> 1, S72.0 -> 0;
+    # near = the best of the parent's group (siblings, the parent) and the own group (children)
+    np.testing.assert_allclose(dense[3:6], [m + 1.0, m + 0.0, m + 1.0])
+    np.testing.assert_allclose(dense[6], m)            # J05: no seen relative, no text weight
+
+
+def test_text_signal_is_the_mean_of_document_and_best_sentence_cosines():
+    f = _fit(_catalogue())
+    idx = f.catalogue_
+    text = idx.text_scores(["Chest pain on breathing. Nothing else"])
+    vec = idx.vectorizer_
+    row = list(idx.unseen_).index(3)                   # R07.1
+    lab = vec.transform(["Chest pain on breathing"])
+    doc = float((vec.transform(["Chest pain on breathing. Nothing else"]) @ lab.T).toarray()[0, 0])
+    sent = float((vec.transform(["Chest pain on breathing."]) @ lab.T).toarray()[0, 0])
+    assert sent == pytest.approx(1.0, abs=1e-6)
+    assert text[0, row] == pytest.approx((doc + sent) / 2, rel=1e-5)
+
+
+def test_a_new_release_ranks_its_codes_as_a_model_that_had_them_from_the_start():
+    full = _fit(_catalogue())
+    new = ["S72.1", "R50.8"]
+    older = _fit(_catalogue([c for c in CATALOGUE if c not in new]))
+    assert "S72.1" not in older.classes_.tolist()
+    added = older.add_labels(_catalogue(new))
+    assert added.tolist() == new and older.n_labels_ == full.n_labels_
+    docs = ["a fall and a femur fracture", "fever at night, cough", "chest pain"]
+    a, b = full.decision_function(docs).toarray(), older.decision_function(docs).toarray()
+    order = [older.classes_.tolist().index(c) for c in full.classes_]
+    np.testing.assert_allclose(b[:, order], a, rtol=1e-6)
+    assert older.add_labels(_catalogue(new)).size == 0          # known codes are not added twice
+
+
+def test_dev_choice_is_made_in_the_open_space():
+    f = DescriptionFusion(FrequencyPrior(), n_candidates=10).fit(
+        TEXTS, Y, label_names=KNOWN, label_descriptions=DESC, catalogue=_catalogue(),
+        validation_data=(["chest pain on breathing", "a fall, femur fracture"],
+                         np.array([[0, 0, 0, 1, 0, 0, 0], [0, 1, 0, 0, 1, 0, 0]])))
+    assert f.dev_choice_["name"] == "description_weights"
+    assert set(f.dev_choice_["value"]) == {"weight", "seen_weight", "near_weight", "family_weight"}
+    assert max(f.dev_map_.values()) == f.dev_map_[(f.weight_, f.seen_weight_, f.near_weight_,
+                                                   f.family_weight_)]
+    # dev gold in the catalogue part: R07.1 ranks first for the first document once chosen
+    top = f.predict_top_k(["chest pain on breathing"], 1)[0][0, 0]
+    assert f.classes_[top] in ("R07.1", "R07.9")
+
+
+def test_suggestions_name_the_matching_sentence():
+    f = _fit(_catalogue())
+    (first, *_), = f.suggest_unseen(["Seen today. Acute dry cough since Monday."], k=2)
+    assert first["label"] == "J05"
+    assert first["span"]["text"] == "Acute dry cough since Monday."
+    assert first["span"]["start"] == 12
+    with pytest.raises(ValueError, match="catalogue"):
+        DescriptionFusion(FrequencyPrior(), weight=1.0).fit(
+            TEXTS, Y, label_descriptions=DESC).suggest_unseen(TEXTS)
+
+
+def test_saved_and_loaded_with_its_catalogue(tmp_path):
+    from xplant import load_saved
+    from xplant.unseen import save_description_fusion
+    f = _fit(_catalogue())
+    f.add_labels(Bunch(label_names=np.array(["R07.2"]), label_descriptions=np.array(
+        ["Precordial chest pain"], dtype=object), label_parents=[["R07"]]))
+    g, _ = load_saved(save_description_fusion(f, tmp_path / "m"))
+    docs = ["precordial chest pain", "fever"]
+    assert g.classes_.tolist() == f.classes_.tolist()
+    np.testing.assert_array_equal(g.decision_function(docs).toarray(),
+                                  f.decision_function(docs).toarray())
+    assert g.suggest_unseen(docs, k=1) == f.suggest_unseen(docs, k=1)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="label_names"):
+        DescriptionFusion(FrequencyPrior()).fit(TEXTS, Y, label_descriptions=DESC,
+                                                catalogue=_catalogue())
+    with pytest.raises(ValueError, match="near_weight"):
+        _fit(_catalogue(), near_weight=-1)
+    with pytest.raises(ValueError, match="n_candidates"):
+        _fit(_catalogue(), n_candidates=0)
+    with pytest.raises(ValueError, match="add_labels"):
+        DescriptionFusion(FrequencyPrior(), weight=1.0).fit(
+            TEXTS, Y, label_descriptions=DESC).add_labels(_catalogue())
+
+
+def test_index_round_trip_is_exact():
+    idx = _fit(_catalogue()).catalogue_
+    again = CatalogueIndex.from_dict(*idx.to_dict())
+    P = np.array([[0.2, 0.9, 0.5]])
+    for a, b in zip(idx.candidates(["femur fall"], P), again.candidates(["femur fall"], P)):
+        np.testing.assert_array_equal(a, b)
