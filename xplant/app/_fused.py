@@ -9,6 +9,7 @@ fitted model, frozen, as their shortlist (:func:`frozen_shortlist`).
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._rows import DESCRIPTION_ENCODER
 
@@ -272,7 +273,6 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
             train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
         dev32 = fused.decision_function(dev.texts).astype(np.float32)
-        from ._run import row_targets
         dev_Y = row_targets(dev, fused.classes_)[:, :fused.n_labels_]
         rule = choose_rule(dev_Y, dev32)       # the rule the run would choose for the row
         dev_map = float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0
@@ -307,3 +307,41 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)
         variant["explainer"] = fused
     out["variants"].append(variant)
+
+
+def row_targets(split, names):
+    """A split's labels over a row's columns ``names``, then its labels outside them.
+
+    :func:`xplant.datasets.align_label_space`: a row ranks the columns of its
+    label space (the training split's, or an open space with a catalogue);
+    the split's positives outside it follow as extra columns, which no row
+    scores, so every metric counts them as misses.
+
+    Returns
+    -------
+    csr_matrix of shape (n_docs, len(names) + n_outside)
+    """
+    own = np.asarray(split.label_names).astype(str)
+    names = np.asarray(names).astype(str)
+    if own.size <= names.size and np.array_equal(own, names[:own.size]):
+        Y = split.Y.tocsr()                   # a prefix: the same columns, no re-indexing
+        return Y if own.size == names.size else sp.csr_matrix(
+            (Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], names.size))
+    from ..datasets import align_label_space
+    return align_label_space(names, split.Y, own).Y
+
+
+def pad_scores(scores, width):
+    """(n, width) scores: ``scores``' columns, then columns that rank no label.
+
+    Dense scores get ``-inf`` columns (ranked after every scored label);
+    sparse ones are widened (a missing entry is never ranked).
+    """
+    n, m = scores.shape
+    if m >= width:
+        return scores
+    if sp.issparse(scores):
+        out = sp.csr_matrix(scores, copy=True)
+        out.resize((n, width))
+        return out
+    return np.hstack([np.asarray(scores), np.full((n, width - m), -np.inf, dtype=scores.dtype)])

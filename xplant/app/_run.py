@@ -29,7 +29,7 @@ from ._tables import rule_label
 from ._rows import DESCRIPTION_ENCODER
 
 #: Models of the main job, in table order.
-DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "PLANT")
+DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
 
 #: Display names of the original rows (:data:`xplant.app._rows.ROWS` has them all).
 #: The tree and LibMultiLabel rows need their optional extras
@@ -62,7 +62,7 @@ def _versions():
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None, dev_docs=None, subset=None, catalogue="default", **source):
+                train_rows=None, dev_docs=None, subset=None, catalogue="all-splits", **source):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
@@ -93,7 +93,7 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         applied first): every split keeps the L labels most frequent in
         train and drops the documents left without a label, and train keeps
         a seeded sample of N of its documents (None: all).
-    catalogue : str or None, default="default"
+    catalogue : str or None, default="all-splits"
         The open label space (``xplant run --labels``): a catalogue name of
         :func:`xplant.datasets.load_catalogue` (``"icd10cm"``,
         ``"icd10pcs"``, ``"eurovoc"``) or a label file, attached to the
@@ -166,13 +166,10 @@ def catalogue_name(dataset, codes, catalogue):
     ('icd10cm', None)
     """
     if catalogue in (None, "none", "all-splits"):
-        if catalogue == "all-splits" and dataset != "codiesp":
-            raise ValueError("--labels all-splits is CodiEsp's closed label space; other datasets "
-                             "have no such option")
         return None
     if catalogue == "default":
-        from ..datasets._codiesp import CATALOGUE_OF
-        return CATALOGUE_OF.get(codes) if dataset == "codiesp" else None
+        from ..datasets import CODIESP_CATALOGUES
+        return CODIESP_CATALOGUES.get(codes) if dataset == "codiesp" else None
     return str(catalogue)
 
 
@@ -580,6 +577,7 @@ def evaluate_row(name, out, splits, *, refit=False):
         :func:`xplant.metrics.per_label_scores` of its predictions under the rule.
     """
     from .. import metrics
+    from ._fused import pad_scores, row_targets
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     names = out.get("label_names")            # the row's columns, when not the training split's
     names = tr.label_names if names is None else names
@@ -620,44 +618,6 @@ def evaluate_row(name, out, splits, *, refit=False):
             "decision": decision_record(rule),
             "decision_choice": None if choice is None else choice.to_dict(),
             **out["info"]}, per
-
-
-def row_targets(split, names):
-    """A split's labels over a row's columns ``names``, then its labels outside them.
-
-    :func:`xplant.datasets.align_label_space`: a row ranks the columns of its
-    label space (the training split's, or an open space with a catalogue);
-    the split's positives outside it follow as extra columns, which no row
-    scores, so every metric counts them as misses.
-
-    Returns
-    -------
-    csr_matrix of shape (n_docs, len(names) + n_outside)
-    """
-    own = np.asarray(split.label_names).astype(str)
-    names = np.asarray(names).astype(str)
-    if own.size <= names.size and np.array_equal(own, names[:own.size]):
-        Y = split.Y.tocsr()                   # a prefix: the same columns, no re-indexing
-        return Y if own.size == names.size else sp.csr_matrix(
-            (Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], names.size))
-    from ..datasets import align_label_space
-    return align_label_space(names, split.Y, own).Y
-
-
-def pad_scores(scores, width):
-    """(n, width) scores: ``scores``' columns, then columns that rank no label.
-
-    Dense scores get ``-inf`` columns (ranked after every scored label);
-    sparse ones are widened (a missing entry is never ranked).
-    """
-    n, m = scores.shape
-    if m >= width:
-        return scores
-    if sp.issparse(scores):
-        out = sp.csr_matrix(scores, copy=True)
-        out.resize((n, width))
-        return out
-    return np.hstack([np.asarray(scores), np.full((n, width - m), -np.inf, dtype=scores.dtype)])
 
 
 def _padded(values, width):

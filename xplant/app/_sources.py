@@ -60,7 +60,7 @@ def _check_file(path, what):
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
                    id_field=None, sep="|", max_docs=None, random_state=0,
-                   label_descriptions=None, catalogue="default"):
+                   label_descriptions=None, catalogue="all-splits"):
     """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
 
     Parameters
@@ -85,7 +85,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     label_descriptions : path or None
         The user's label descriptions file (``--label-descriptions``, read by
         :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
-    catalogue : str or None, default="default"
+    catalogue : str or None, default="all-splits"
         ``--labels``: the open label space's catalogue
         (:func:`xplant.app._run.load_splits`); a file is checked to exist.
 
@@ -111,8 +111,8 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if dataset is not None and label_descriptions:
         raise ValueError("--label-descriptions goes with your own files (--train); the named "
                          "datasets bring their own descriptions")
-    cat = {} if catalogue in ("default", None) else {"catalogue": str(catalogue)}
-    if cat and cat["catalogue"] not in ("none", "all-splits", "icd10cm", "icd10pcs", "eurovoc"):
+    cat = {} if catalogue in ("all-splits", None) else {"catalogue": str(catalogue)}
+    if cat and cat["catalogue"] not in ("none", "default", "icd10cm", "icd10pcs", "eurovoc"):
         cat["catalogue"] = str(_check_file(cat["catalogue"], "--labels"))
     if train:
         files = {"train": str(_check_file(train, "--train"))}

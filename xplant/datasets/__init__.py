@@ -16,6 +16,7 @@ EUROVOC, a user's label file) for an open label space.
 
 from ._catalogue import CATALOGUES, load_catalogue, open_label_space
 from ._descriptions import align_descriptions, describe_codes, icd_prefixes, read_label_descriptions
+from ._codiesp import CODIESP_CATALOGUES
 from ._codiesp import load_codiesp, load_codiesp_evidence, parse_positions
 from ._eurlex import load_eurlex57k
 from ._label_space import align_label_space
@@ -25,6 +26,7 @@ from ._xc import dump_xc, load_xc
 
 __all__ = [
     "CATALOGUES",
+    "CODIESP_CATALOGUES",
     "load_catalogue",
     "open_label_space",
     "check_document_ids",

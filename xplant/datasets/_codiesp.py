@@ -170,7 +170,8 @@ def _english(text):
 #: The label spaces :func:`load_codiesp` builds (``label_space``).
 LABEL_SPACES = ("train+dev", "catalogue", "all-splits")
 #: The catalogue of each CodiEsp code set (:func:`xplant.datasets.load_catalogue`).
-CATALOGUE_OF = {"D": "icd10cm", "P": "icd10pcs"}
+CODIESP_CATALOGUES = {"D": "icd10cm", "P": "icd10pcs"}
+CATALOGUE_OF = CODIESP_CATALOGUES
 
 
 def _label_space(records, codes, splits=SPLITS):
@@ -193,7 +194,7 @@ def _label_space(records, codes, splits=SPLITS):
 
 
 def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False,
-                 descriptions=True, label_space="train+dev"):
+                 descriptions=True, label_space="all-splits"):
     """Load CodiEsp, the Spanish clinical coding corpus (CLEF eHealth 2020).
 
     1,000 clinical case reports: official splits train 500, dev 250, test
@@ -225,7 +226,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         ``codiesp_codes/`` folder) holds them; otherwise the ICD-10-CM and
         ICD-10-PCS titles of the ``descriptions`` extra (English only), or
         none, and the record says which.
-    label_space : {"train+dev", "catalogue", "all-splits"}, default="train+dev"
+    label_space : {"train+dev", "catalogue", "all-splits"}, default="all-splits"
         The columns, the same for every split. ``"train+dev"``: the codes
         of the training and dev splits, sorted, what a user with the
         labelled data knows. ``"catalogue"``: those, then every other code
@@ -305,7 +306,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     >>> from xplant.datasets import load_codiesp
     >>> data = load_codiesp("dev")
     >>> len(data.texts), data.Y.shape
-    (250, (250, 2194))
+    (250, (250, 2557))
     """
     check_split(split, SPLITS)
     if codes not in ("D", "P", "DP"):

@@ -10,7 +10,12 @@ These estimators read each label's description, synonyms and ancestors
 - :class:`DescriptionFusion`: a trained model for the labels it has seen,
   the descriptions for the rest (a member of :func:`xplant.fusion.fuse`);
   its weights are chosen on dev from :data:`FUSION_WEIGHTS` (unseen labels)
-  and :data:`SEEN_WEIGHTS` (the description score added to the seen labels).
+  and :data:`SEEN_WEIGHTS` (the description score added to the seen labels);
+  with a catalogue (``fit(..., catalogue=...)``) it ranks an open label
+  space, every code of the catalogue, and :class:`CatalogueIndex` scores
+  the codes without a training positive by their text and their seen
+  relatives (``add_labels`` for a new release, ``suggest_unseen`` for the
+  unseen-code channel).
 
 A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`,
 a fitted DescriptionFusion (with its model) with
@@ -20,10 +25,11 @@ See docs/guide/unseen.md.
 
 from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,
                                   SEEN_WEIGHTS, DescriptionFusion)
+from ._catalogue import CatalogueIndex
 from ._description_ranker import DescriptionRanker
 from ._encoder import encode_texts
 # importing _io also registers DescriptionRanker with save_linear and load_linear
 from ._io import save_description_fusion
 
-__all__ = ["DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
+__all__ = ["CatalogueIndex", "DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
            "FUSION_WEIGHTS", "SEEN_WEIGHTS", "encode_texts", "save_description_fusion"]

@@ -39,6 +39,17 @@ def _vectorizer(vocabulary=None):
 def label_family(name, parent, family_prefix):
     """The family key of a label: its first ``family_prefix`` characters, else its parent.
 
+    Parameters
+    ----------
+    name, parent : str
+        The label and its parent (``""`` for none).
+    family_prefix : int or None
+        Characters that make the family; None: the parent is the family.
+
+    Returns
+    -------
+    str
+
     Examples
     --------
     >>> label_family("I21.A1", "I21.A", 3), label_family("1204", "100142", None)
@@ -131,6 +142,8 @@ class CatalogueIndex:
         Parameters
         ----------
         label_names, label_texts, label_parents : sequence of str of shape (n_new,)
+            The new labels, their names and synonyms joined, their parents
+            (``""`` for none).
 
         Returns
         -------
@@ -174,7 +187,18 @@ class CatalogueIndex:
     # ------------------------------------------------------------------ scoring
 
     def text_scores(self, texts):
-        """(n, n_unseen) float32: the ``text`` signal of every unseen label (small inputs)."""
+        """The ``text`` signal of every unseen label: dense, for small inputs and tests.
+
+        Parameters
+        ----------
+        texts : list of str of length n
+            Raw documents.
+
+        Returns
+        -------
+        ndarray of float32 of shape (n, n_unseen)
+            Columns in the order of ``unseen_``.
+        """
         return np.vstack([self._text_block(texts[lo:lo + self.block])
                           for lo in range(0, len(texts), self.block)]) if texts else \
             np.zeros((0, self.unseen_.size), dtype=np.float32)
@@ -203,6 +227,7 @@ class CatalogueIndex:
         Parameters
         ----------
         texts : list of str of length n
+            Raw documents.
         seen_scores : ndarray of shape (n, n_seen)
             The trained model's scores of the seen labels (columns ``seen_``),
             on any scale: each document's are mapped onto [0, 1] by their
@@ -243,7 +268,27 @@ class CatalogueIndex:
         return np.asarray(indptr, dtype=np.int64), columns[order], signals[order]
 
     def best_sentence(self, text, column):
-        """``(start, end, cosine)`` of the sentence of ``text`` closest to label ``column``'s text."""
+        """The sentence of ``text`` closest to an unseen label's text.
+
+        Parameters
+        ----------
+        text : str
+            A raw document.
+        column : int
+            An open-space column of ``unseen_``.
+
+        Returns
+        -------
+        start, end : int
+            Character offsets of the sentence (:func:`~xplant.unseen.sentence_spans`).
+        cosine : float
+            Its TF-IDF cosine with the label's text.
+
+        Raises
+        ------
+        ValueError
+            If ``column`` is not an unseen label of this index.
+        """
         from ._description_ranker import sentence_spans
         spans = sentence_spans(text)
         row = int(np.searchsorted(self.unseen_, column))   # unseen_ ascends
@@ -273,7 +318,19 @@ class CatalogueIndex:
 
     @classmethod
     def from_dict(cls, config, arrays):
-        """The index :meth:`to_dict` wrote, with no refitting."""
+        """The index :meth:`to_dict` wrote, with no refitting.
+
+        Parameters
+        ----------
+        config : dict
+            The settings part of :meth:`to_dict`.
+        arrays : dict of str to ndarray
+            Its arrays part.
+
+        Returns
+        -------
+        CatalogueIndex
+        """
         out = cls(config["n_candidates"], config["family_prefix"], config["block"])
         vec = _vectorizer(config["vocabulary"])
         vec.fit([" ".join(config["vocabulary"][:1])])        # sets the vocabulary; idf below

@@ -70,8 +70,7 @@ class CatalogueFusionMixin:
     def _open_parts(self, X):
         """What every open-space score is built from: the seen block, the candidates and
         the layout of the CSR result (which does not depend on the weights)."""
-        from ._description_fusion import _model_scores
-        base = _model_scores(self.estimator_, X)
+        base = self._base_scores(X)
         cos = self.ranker_.decision_function(X)
         seen = self.catalogue_.seen_
         indptr, cols, sig = self.catalogue_.candidates(list(X), base[:, seen])
@@ -108,12 +107,7 @@ class CatalogueFusionMixin:
         from sklearn.model_selection import ParameterGrid
         from ..metrics import mean_average_precision
         from ..model_selection import choose_on_dev
-        from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FAMILY_WEIGHTS,
-                                          FUSION_WEIGHTS, NEAR_WEIGHTS, SEEN_WEIGHTS)
-        grids = {"weight": FUSION_WEIGHTS, "seen_weight": SEEN_WEIGHTS,
-                 "near_weight": NEAR_WEIGHTS, "family_weight": FAMILY_WEIGHTS}
-        fallbacks = {"weight": FALLBACK_WEIGHT, "seen_weight": FALLBACK_SEEN_WEIGHT,
-                     "near_weight": 0.0, "family_weight": 0.0}
+        grids, fallbacks = self._weight_grids()
         grid = {k: list(v) if getattr(self, k) == "dev" else [float(getattr(self, k))]
                 for k, v in grids.items()}
         fallback = {k: fallbacks[k] if getattr(self, k) == "dev" else grid[k][0] for k in grids}
@@ -139,6 +133,7 @@ class CatalogueFusionMixin:
         Parameters
         ----------
         X : sequence of str of length n_samples
+            Raw documents.
         k : int
             Labels per document, clipped to ``n_labels_``.
 

@@ -85,6 +85,18 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         ``weight`` (every pair of the two grids when both are ``"dev"``) by
         dev MAP, in the same choice (ties: the earlier pair, smaller weights
         first); without labelled dev data :data:`FALLBACK_SEEN_WEIGHT`.
+    near_weight : float or "dev", default="dev"
+        With a catalogue only: the weight of the ``near`` signal of an
+        unseen label (the model's best score among its seen parent,
+        siblings and children; :class:`CatalogueIndex`); ``"dev"`` picks
+        it from :data:`NEAR_WEIGHTS` in the same choice as the others;
+        without labelled dev data 0.
+    family_weight : float or "dev", default="dev"
+        With a catalogue only: the weight of the ``family`` signal (the
+        model's best score in the label's 3-character category), from
+        :data:`FAMILY_WEIGHTS`; without labelled dev data 0.
+    n_candidates : int, default=100
+        With a catalogue only: unseen labels kept per document and signal.
 
     Attributes
     ----------
@@ -99,6 +111,14 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     dev_map_ : dict of tuple (float, float) to float
         Dev MAP of each ``(weight, seen_weight)`` pair tried (empty when
         neither is ``"dev"``).
+    catalogue_ : CatalogueIndex or None
+        With a catalogue: the unseen labels of the open space, indexed.
+    known_classes_ : ndarray of str
+        With a catalogue: the labels of ``Y``, the first columns of ``classes_``.
+    near_weight_, family_weight_ : float
+        The hierarchy weights used (0 without a catalogue).
+    catalogue_record_ : dict
+        With a catalogue: its record, the open space's size and the unseen labels' count.
     dev_choice_ : dict
         With a ``"dev"`` weight: the choice's record
         (:class:`~xplant.model_selection.DevChoice`, named
@@ -266,6 +286,17 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
     def _validate_X(self, X):
         return _check_texts(X)
+
+    def _base_scores(self, X):
+        return _model_scores(self.estimator_, X)
+
+    @staticmethod
+    def _weight_grids():
+        """The grids of the four weights, and the values taken without dev data."""
+        return ({"weight": FUSION_WEIGHTS, "seen_weight": SEEN_WEIGHTS,
+                 "near_weight": NEAR_WEIGHTS, "family_weight": FAMILY_WEIGHTS},
+                {"weight": FALLBACK_WEIGHT, "seen_weight": FALLBACK_SEEN_WEIGHT,
+                 "near_weight": 0.0, "family_weight": 0.0})
 
     def _scores(self, X):
         X = list(X)
