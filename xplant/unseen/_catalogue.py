@@ -280,7 +280,7 @@ class CatalogueIndex:
         Returns
         -------
         start, end : int
-            Character offsets of the sentence (:func:`~xplant.unseen.sentence_spans`).
+            Character offsets of the sentence (the sentence rule of the description ranker).
         cosine : float
             Its TF-IDF cosine with the label's text.
 
