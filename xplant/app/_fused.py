@@ -329,19 +329,3 @@ def row_targets(split, names):
             (Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], names.size))
     from ..datasets import align_label_space
     return align_label_space(names, split.Y, own).Y
-
-
-def pad_scores(scores, width):
-    """(n, width) scores: ``scores``' columns, then columns that rank no label.
-
-    Dense scores get ``-inf`` columns (ranked after every scored label);
-    sparse ones are widened (a missing entry is never ranked).
-    """
-    n, m = scores.shape
-    if m >= width:
-        return scores
-    if sp.issparse(scores):
-        out = sp.csr_matrix(scores, copy=True)
-        out.resize((n, width))
-        return out
-    return np.hstack([np.asarray(scores), np.full((n, width - m), -np.inf, dtype=scores.dtype)])

@@ -577,7 +577,7 @@ def evaluate_row(name, out, splits, *, refit=False):
         :func:`xplant.metrics.per_label_scores` of its predictions under the rule.
     """
     from .. import metrics
-    from ._fused import pad_scores, row_targets
+    from ._fused import row_targets
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     names = out.get("label_names")            # the row's columns, when not the training split's
     names = tr.label_names if names is None else names
@@ -587,10 +587,11 @@ def evaluate_row(name, out, splits, *, refit=False):
     freq = _padded(label_frequency(tr.Y), test_Y.shape[1])
     rule = out.get("rule") or metrics.choose_rule(dev_Y[:, :n_row], out["dev_scores"])
     k, th = rule["k"], rule["threshold"]
-    scores = pad_scores(out["test_scores"], test_Y.shape[1])
+    scores = metrics.pad_scores(out["test_scores"], test_Y.shape[1])
 
     def predicted(r):                         # the rule on the row's own columns, then no label
-        return _padded_columns(metrics.apply_rule(out["test_scores"], r), test_Y.shape[1])
+        return metrics.pad_scores(sp.csr_matrix(metrics.apply_rule(out["test_scores"], r)),
+                                  test_Y.shape[1])
 
     y_pred = predicted(rule)
     rep = metrics.xmtc_report(test_Y, scores, y_pred=y_pred, label_frequency=freq,
@@ -622,12 +623,6 @@ def evaluate_row(name, out, splits, *, refit=False):
 
 def _padded(values, width):
     return np.concatenate([values, np.zeros(width - values.size, dtype=values.dtype)])
-
-
-def _padded_columns(Y, width):
-    Y = sp.csr_matrix(Y)
-    return Y if Y.shape[1] >= width else sp.csr_matrix(
-        (Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], width))
 
 
 def _model_folder(name):

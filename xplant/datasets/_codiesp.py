@@ -171,7 +171,6 @@ def _english(text):
 LABEL_SPACES = ("train+dev", "catalogue", "all-splits")
 #: The catalogue of each CodiEsp code set (:func:`xplant.datasets.load_catalogue`).
 CODIESP_CATALOGUES = {"D": "icd10cm", "P": "icd10pcs"}
-CATALOGUE_OF = CODIESP_CATALOGUES
 
 
 def _label_space(records, codes, splits=SPLITS):
@@ -315,7 +314,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         raise ValueError(f"language={language!r} is not valid; choose 'en' or 'es'")
     if label_space not in LABEL_SPACES:
         raise ValueError(f"label_space={label_space!r} is not valid; choose one of {LABEL_SPACES}")
-    if label_space == "catalogue" and codes not in CATALOGUE_OF:
+    if label_space == "catalogue" and codes not in CODIESP_CATALOGUES:
         raise ValueError("label_space='catalogue' needs codes='D' (ICD-10-CM) or 'P' (ICD-10-PCS)")
     records = _get_records(data_home)
     label_names, label_types = _label_space(
@@ -323,16 +322,16 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     catalogue, n_known = None, int(label_names.size)
     if label_space == "catalogue":
         from ._catalogue import load_catalogue, open_label_space
-        catalogue = load_catalogue(CATALOGUE_OF[codes], drop_extension=codes == "D")
+        catalogue = load_catalogue(CODIESP_CATALOGUES[codes], drop_extension=codes == "D")
         label_names, _ = open_label_space(label_names, catalogue)
         label_types = np.full(label_names.size, codes, dtype=str)
     n_space = int(label_names.size)
-    outside, _ = _label_space(records, codes, (split,))
-    outside = np.setdiff1d(outside, label_names)
+    own, own_types = _label_space(records, codes, (split,))
+    keep = ~np.isin(own, label_names)
+    outside = own[keep]
     if outside.size:
         label_names = np.concatenate([label_names, outside])
-        label_types = np.concatenate([label_types, np.array(
-            ["D" if "." in c or len(c) == 3 else "P" for c in outside], dtype=str)])
+        label_types = np.concatenate([label_types, own_types[keep]])
     docs = [r for r in records if r["split"] == split]
     texts = [r["text_en"] if language == "en" else r["text_es"] for r in docs]
     if language == "en":

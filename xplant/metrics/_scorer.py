@@ -131,16 +131,46 @@ def _response_scores(estimator, X, response_method):
                     "scored by this metric")
 
 
+def pad_scores(y_score, n_labels, fill=-np.inf):
+    """Scores widened to ``n_labels`` columns for labels outside a model's space.
+
+    The extra columns are labels of the targets that the model cannot rank
+    (a test code outside its label space): a sparse matrix is widened (a
+    missing entry is never ranked), a dense one gets columns of ``fill``
+    (``-inf``: ranked after every scored label). Either way every metric
+    counts their positives as misses.
+
+    Parameters
+    ----------
+    y_score : {ndarray, sparse matrix} of shape (n_samples, m)
+        A model's scores.
+    n_labels : int
+        The targets' width, at least ``m``.
+    fill : float, default=-inf
+        The dense columns' value (0 for predictions).
+
+    Returns
+    -------
+    {ndarray of float64, csr_matrix} of shape (n_samples, max(m, n_labels))
+
+    Examples
+    --------
+    >>> pad_scores(np.array([[0.5, 0.2]]), 3).tolist()
+    [[0.5, 0.2, -inf]]
+    """
+    n, m = y_score.shape
+    if n_labels <= m:
+        return y_score
+    if hasattr(y_score, "tocsr"):
+        out = y_score.tocsr(copy=True)
+        out.resize((n, n_labels))
+        return out
+    return np.hstack([np.asarray(y_score, dtype=np.float64), np.full((n, n_labels - m), fill)])
+
+
 def _pad(matrix, n_unknown, fill):
-    """``matrix`` with ``n_unknown`` more columns of ``fill`` (sparse: missing = never ranked)."""
-    if not n_unknown:
-        return matrix
-    n = matrix.shape[0]
-    if hasattr(matrix, "tocsr"):
-        m = matrix.tocsr(copy=True)
-        m.resize((n, matrix.shape[1] + n_unknown))
-        return m
-    return np.hstack([np.asarray(matrix, dtype=np.float64), np.full((n, n_unknown), fill)])
+    """``matrix`` with ``n_unknown`` more columns of ``fill`` (:func:`pad_scores`)."""
+    return pad_scores(matrix, matrix.shape[1] + n_unknown, fill)
 
 
 def _fitted_frequency(estimator, kwargs, need_n):

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from ._description_ranker import split_sentences
+from ._description_ranker import best_sentence_cosines
 
 #: The three signals of a candidate, in the order of :meth:`CatalogueIndex.candidates`.
 SIGNALS = ("text", "near", "family")
@@ -204,12 +204,9 @@ class CatalogueIndex:
             np.zeros((0, self.unseen_.size), dtype=np.float32)
 
     def _text_block(self, texts):
-        D = self.vectorizer_.transform(texts)
-        doc = (D @ self.label_matrix_.T).toarray()
-        sents = [split_sentences(t) for t in texts]
-        starts = np.cumsum([0] + [len(s) for s in sents[:-1]])
-        S = (self.vectorizer_.transform([x for s in sents for x in s]) @ self.label_matrix_.T).toarray()
-        return (doc + np.maximum.reduceat(S, starts, axis=0)) / 2
+        doc = (self.vectorizer_.transform(texts) @ self.label_matrix_.T).toarray()
+        best = best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, len(texts))
+        return (doc + best) / 2
 
     def _relative_scores(self, P):
         """``near`` and ``family`` signals (b, n_unseen) from the seen labels' scores P (b, n_seen)."""
@@ -302,22 +299,24 @@ class CatalogueIndex:
     # ------------------------------------------------------------------ saving
 
     def to_dict(self):
-        """``(config, arrays)``: JSON-ready settings and the numpy arrays (for safetensors)."""
-        vec = self.vectorizer_
+        """``(config, arrays)``: JSON-ready settings and numpy arrays (for safetensors).
+
+        The fitted vectorizer is not part of them: the fusion's saver
+        stores it as every saved TF-IDF step is stored.
+        """
         config = {"n_candidates": int(self.n_candidates),
                   "family_prefix": None if self.family_prefix is None else int(self.family_prefix),
                   "block": int(self.block),
-                  "vocabulary": vec.get_feature_names_out().tolist(),
                   "label_names": self.label_names_.tolist(),
                   "label_parents": self.label_parents_.tolist()}
         m = self.label_matrix_
-        arrays = {"idf": vec.idf_.astype(np.float64), "seen": self.seen_, "unseen": self.unseen_,
+        arrays = {"seen": self.seen_, "unseen": self.unseen_,
                   "lm_data": m.data.astype(np.float32), "lm_indices": m.indices.astype(np.int64),
                   "lm_indptr": m.indptr.astype(np.int64)}
         return config, arrays
 
     @classmethod
-    def from_dict(cls, config, arrays):
+    def from_dict(cls, config, arrays, vectorizer):
         """The index :meth:`to_dict` wrote, with no refitting.
 
         Parameters
@@ -326,23 +325,22 @@ class CatalogueIndex:
             The settings part of :meth:`to_dict`.
         arrays : dict of str to ndarray
             Its arrays part.
+        vectorizer : TfidfVectorizer
+            The fitted vectorizer, loaded by the fusion's loader.
 
         Returns
         -------
         CatalogueIndex
         """
         out = cls(config["n_candidates"], config["family_prefix"], config["block"])
-        vec = _vectorizer(config["vocabulary"])
-        vec.fit([" ".join(config["vocabulary"][:1])])        # sets the vocabulary; idf below
-        vec.idf_ = np.asarray(arrays["idf"], dtype=np.float64)
-        out.vectorizer_ = vec
+        out.vectorizer_ = vectorizer
         out.label_names_ = np.asarray(config["label_names"], dtype=str)
         out.label_parents_ = np.asarray(config["label_parents"], dtype=str)
         out.seen_ = np.asarray(arrays["seen"], dtype=np.int64)
         out.unseen_ = np.asarray(arrays["unseen"], dtype=np.int64)
         out.label_matrix_ = sp.csr_matrix(
             (arrays["lm_data"], arrays["lm_indices"], arrays["lm_indptr"]),
-            shape=(out.unseen_.size, len(config["vocabulary"])))
+            shape=(out.unseen_.size, len(vectorizer.vocabulary_)))
         out._index_hierarchy()
         return out
 

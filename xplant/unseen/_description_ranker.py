@@ -80,6 +80,34 @@ def split_sentences(text):
     return [text[a:b] for a, b in sentence_spans(text)]
 
 
+def best_sentence_cosines(vectorizer, label_matrix, texts, block=64):
+    """Each label's highest TF-IDF cosine over a document's sentences (:func:`split_sentences`).
+
+    Parameters
+    ----------
+    vectorizer : TfidfVectorizer
+        Fitted, L2-normalising.
+    label_matrix : csr_matrix of shape (n_labels, n_features)
+        L2-normalised label texts.
+    texts : list of str of length n
+        Raw documents.
+    block : int, default=64
+        Documents whose sentences are scored together: the dense work is
+        (their sentences, n_labels).
+
+    Returns
+    -------
+    ndarray of shape (n, n_labels), of ``label_matrix``'s dtype
+    """
+    out = np.empty((len(texts), label_matrix.shape[0]), dtype=label_matrix.dtype)
+    for lo in range(0, len(texts), block):
+        sents = [split_sentences(t) for t in texts[lo:lo + block]]
+        starts = np.cumsum([0] + [len(x) for x in sents[:-1]])
+        S = vectorizer.transform([x for doc in sents for x in doc]) @ label_matrix.T
+        out[lo:lo + len(sents)] = np.maximum.reduceat(S.toarray(), starts, axis=0)
+    return out
+
+
 def _encode(texts, spec):
     """:func:`xplant.unseen.encode_texts`, imported only when an encoder is used."""
     from ._encoder import encode_texts
@@ -358,13 +386,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     def _best_sentence(self, texts, block=64):
         """(n, L) float64: each label's highest cosine over a document's sentences."""
-        out = np.empty((len(texts), self.n_labels_))
-        for lo in range(0, len(texts), block):
-            sents = [split_sentences(t) for t in texts[lo:lo + block]]
-            starts = np.cumsum([0] + [len(x) for x in sents[:-1]])
-            S = self.vectorizer_.transform([x for doc in sents for x in doc]) @ self.label_matrix_.T
-            out[lo:lo + len(sents)] = np.maximum.reduceat(S.toarray(), starts, axis=0)
-        return out
+        return best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, block)
 
     def __getstate__(self):
         state = super().__getstate__()

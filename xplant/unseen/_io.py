@@ -210,6 +210,8 @@ def _save_catalogue(fusion, arrays):
         return None
     config, parts = fusion.catalogue_.to_dict()
     arrays.update({"catalogue." + k: v for k, v in parts.items()})
+    config["vectorizer"] = _save_step(fusion.catalogue_.vectorizer_, arrays,
+                                      "catalogue.vectorizer.", None)
     return {"index": config, "known_classes": [str(c) for c in fusion.known_classes_],
             "near_weight": float(fusion.near_weight_),
             "family_weight": float(fusion.family_weight_), "record": fusion.catalogue_record_}
@@ -222,7 +224,8 @@ def _load_catalogue(fusion, config, arrays):
         fusion.catalogue_, fusion.near_weight_, fusion.family_weight_ = None, 0.0, 0.0
         return
     parts = {k[len("catalogue."):]: v for k, v in arrays.items() if k.startswith("catalogue.")}
-    fusion.catalogue_ = CatalogueIndex.from_dict(config["index"], parts)
+    vectorizer = _load_step(config["index"]["vectorizer"], arrays, "catalogue.vectorizer.", None)
+    fusion.catalogue_ = CatalogueIndex.from_dict(config["index"], parts, vectorizer)
     fusion.known_classes_ = np.asarray(config["known_classes"])
     fusion.open_classes_ = fusion.classes_
     fusion.near_weight_ = float(config["near_weight"])
