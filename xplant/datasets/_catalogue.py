@@ -86,6 +86,7 @@ def load_catalogue(name, *, data_home=None, drop_extension=False, upper=False):
         label_names : ndarray of str of shape (n_codes,)
             The catalogue's codes, in the catalogue's order.
         label_descriptions : ndarray of object (str) of shape (n_codes,)
+            Each code's title, ``""`` where unknown.
         label_synonyms, label_parents : list of list of str, length n_codes
             Synonyms (ICD-10-CM inclusion terms, EUROVOC alternative labels)
             and parent codes, which need not be codes of the catalogue.
