@@ -184,3 +184,97 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
         raise ValueError(f"{len(values)} scores for {len(candidates)} candidates of {name}")
     return DevChoice(name, family, criterion, candidates[best],
                      tuple(zip(candidates, values)), True, kept)
+
+
+#: Below this share of its positives on labels with training documents, a dev split is
+#: flagged: its choices rest on few of its labels (:func:`dev_usability`).
+LOW_DEV_COVERAGE = 0.5
+
+
+@dataclass(frozen=True)
+class DevUsability:
+    """Whether a dev split can guide a choice (:func:`dev_usability`).
+
+    Attributes
+    ----------
+    usable : bool
+        At least one dev positive is on a label with a training positive.
+    reason : str or None
+        Why not, for the messages (None when usable).
+    n_positives : int
+        The dev split's positive (document, label) pairs.
+    n_covered : int
+        Those on labels with at least one training positive.
+    coverage : float
+        ``n_covered / n_positives`` (0.0 without positives).
+    low : bool
+        Usable, but ``coverage`` is below :data:`LOW_DEV_COVERAGE`.
+    """
+
+    usable: bool
+    reason: object
+    n_positives: int
+    n_covered: int
+    coverage: float
+    low: bool
+
+
+def dev_usability(Y_dev, label_frequency=None):
+    """Whether a dev split's labels can guide a choice on dev: the one rule of every choice.
+
+    A choice on dev compares a model's rankings or decisions on the dev
+    labels; a model trained on the training split ranks only the labels it
+    has training positives for. So a dev split guides a choice only if some
+    of its positives are on such labels: one whose labels all lie outside
+    them (or that has no positive, or no documents) makes every choice
+    meaningless (the top-k rule would pick k = all labels), and each choice
+    then takes its fallback with a :class:`NoDevDataWarning` naming the
+    reason. ``xplant run`` refuses such a dev file before fitting and warns
+    when its coverage is low.
+
+    Parameters
+    ----------
+    Y_dev : {ndarray, sparse matrix} of shape (n_docs, n_labels) or None
+        The dev labels, 0/1; columns past ``label_frequency``'s length
+        (labels outside the training columns) count as uncovered.
+    label_frequency : array-like of int of shape (n_known,), default=None
+        Training documents per label; None counts every dev positive as
+        covered (only an empty dev split is unusable).
+
+    Returns
+    -------
+    DevUsability
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dev_usability(np.array([[1, 0, 1], [0, 0, 1]]), [5, 0, 0]).coverage
+    0.3333333333333333
+    >>> dev_usability(np.array([[0, 1]]), [4, 0]).reason
+    "none of the dev split's 1 positive labels is on a label with training documents"
+    >>> dev_usability(None).reason
+    'no dev split'
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    if Y_dev is None:
+        return DevUsability(False, "no dev split", 0, 0, 0.0, False)
+    Y = sp.csr_matrix(Y_dev)
+    Y.eliminate_zeros()
+    n = int(Y.nnz)
+    if Y.shape[0] == 0:
+        return DevUsability(False, "the dev split holds no documents", 0, 0, 0.0, False)
+    if n == 0:
+        return DevUsability(False, "the dev split has no positive label", 0, 0, 0.0, False)
+    if label_frequency is None:
+        covered = n
+    else:
+        freq = np.asarray(label_frequency).ravel()
+        cols = Y.indices
+        inside = cols < freq.size
+        covered = int(np.count_nonzero(freq[cols[inside]] > 0))
+    coverage = covered / n
+    if covered == 0:
+        return DevUsability(False, f"none of the dev split's {n} positive labels is on a label "
+                                   "with training documents", n, 0, 0.0, False)
+    return DevUsability(True, None, n, covered, coverage, coverage < LOW_DEV_COVERAGE)

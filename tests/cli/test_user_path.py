@@ -453,3 +453,86 @@ def test_no_data_switch_is_the_bundled_codiesp_job():
     parsed = build_parser().parse_args(["run"])
     from xplant.app.cli import _data_args
     assert _data_args(parsed)["dataset"] == "codiesp"
+
+
+# -- issue 50: one rule for a text field, in every command -------------------------------------
+
+#: JSON values that are not text, and how the message names each.
+NOT_TEXT = [(None, "got null"), (0, "got a number 0"), (2.5, "got a number 2.5"),
+            (False, "got a boolean false"), (["Fever.", "Cough."], "got a list"),
+            ({"body": "fever"}, "got an object")]
+
+
+@pytest.mark.parametrize("value, kind", NOT_TEXT, ids=[k for _, k in NOT_TEXT])
+@pytest.mark.parametrize("command", ["run", "fit", "evaluate", "predict"])
+def test_every_command_refuses_a_text_that_is_not_a_string(command, value, kind, corpus,
+                                                            svm_model, tmp_path, capsys):
+    """null, numbers, booleans, lists and objects are refused, naming the file and line,
+    before anything is fitted or written; never read as an empty or stringified text."""
+    rows = _notes(10, 3)
+    rows[2]["text"] = value
+    bad = _write(tmp_path / "bad.jsonl", rows)
+    out = tmp_path / "out"
+    args = {"run": ["run", "--train", bad, "--dev", corpus["dev"], "--test", corpus["test"],
+                    "--models", "prior", "--output", out, *FAST],
+            "fit": ["fit", "--model", "prior", "--train", bad, "--output", out, "--quiet"],
+            "evaluate": _evaluate(svm_model, bad, out),
+            "predict": _predict(svm_model, bad, out)}[command]
+    rc, err = _cli(args, capsys)
+    assert rc == 2 and f"bad.jsonl, line 3: the text field 'text' must be a string, {kind}" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value, kind", NOT_TEXT[:2] + NOT_TEXT[4:5])
+def test_label_files_take_the_same_rule(value, kind, corpus, tmp_path, capsys):
+    """The descriptions of --label-descriptions and a --labels catalogue file: the label and
+    the description are text fields; a description left out is an empty one."""
+    from xplant.datasets import load_catalogue, read_label_descriptions
+    ok = [{"label": "A10", "description": "fever and cough"}, {"label": "B20"}]
+    p = _write(tmp_path / "labels.jsonl", ok + [{"label": "C30", "description": value}])
+    with pytest.raises(ValueError, match=rf"labels.jsonl, line 3: the text field 'description' "
+                                         rf"must be a string, {kind}"):
+        read_label_descriptions(p, ["A10", "B20", "C30"])
+    with pytest.raises(ValueError, match=r"labels.jsonl, line 3: the text field 'description'"):
+        load_catalogue(p)
+    rc, err = _cli(["run", *_data(corpus), "--label-descriptions", p, "--models", "prior",
+                    "--output", tmp_path / "R", *FAST], capsys)
+    assert rc == 2 and "labels.jsonl, line 3: the text field 'description'" in err
+    rc, err = _cli(["run", *_data(corpus), "--labels", p, "--models", "prior",
+                    "--output", tmp_path / "R2", *FAST], capsys)
+    assert rc == 2 and "labels.jsonl, line 3: the text field 'description'" in err
+    assert not (tmp_path / "R").exists() and not (tmp_path / "R2").exists()
+    _write(p, ok + [{"label": value, "description": "rash"}])
+    with pytest.raises(ValueError, match=rf"labels.jsonl, line 3: the label field 'label' "
+                                         rf"must be a string, {kind}"):
+        read_label_descriptions(p, ["A10", "B20", "C30"])
+    d = read_label_descriptions(_write(p, ok), ["A10", "B20"])
+    assert d.label_descriptions.tolist() == ["fever and cough", ""]
+
+
+# -- issue 50: a dev file that cannot guide a choice ---------------------------------------------
+
+@pytest.mark.parametrize("command", ["run", "fit"])
+def test_a_dev_file_whose_labels_lie_outside_training_is_refused(command, corpus, tmp_path,
+                                                                 capsys):
+    dev = _write(tmp_path / "dev_other.jsonl",
+                 [{**r, "labels": ["Z99"]} for r in _notes(10, 1)])
+    out = tmp_path / "out"
+    args = ["--train", corpus["train"], "--dev", dev, "--test", corpus["test"],
+            "--output", out]
+    args = (["run", *args, "--models", "prior", *FAST] if command == "run"
+            else ["fit", "--model", "prior", *args, "--quiet"])
+    rc, err = _cli(args, capsys)
+    assert rc == 2 and "dev_other.jsonl: none of its labels occurs in the training file" in err
+    assert "e.g. Z99" in err and "leave --dev out" in err and not out.exists()
+
+
+def test_a_dev_file_that_covers_few_training_labels_warns_naming_it(corpus, tmp_path, capsys):
+    rows = _notes(10, 1)
+    rows = [{**r, "labels": ["Z99"]} if i < 7 else r for i, r in enumerate(rows)]
+    dev = _write(tmp_path / "dev_few.jsonl", rows)
+    with pytest.warns(UserWarning, match=r"dev_few.jsonl: only \d+ of its \d+ positive labels "
+                                         r"\(\d+%\) are labels of the training file"):
+        rc, _ = _cli(["run", "--train", corpus["train"], "--dev", dev, "--test", corpus["test"],
+                      "--models", "prior", "--output", tmp_path / "R", *FAST], capsys)
+    assert rc == 0

@@ -80,10 +80,12 @@ def test_user_reader_traps(tmp_path):
     te.write_text("id\ttext\tlabels\nd1\tsome text\t117|25000\n")
     data = read_labelled_texts({"train": tr, "test": te})
     train, test = data["train"], data["test"]
-    assert train.label_names.tolist() == ["0117", "117", "25000", "2720"]  # one space for both
-    np.testing.assert_array_equal(train.label_names, test.label_names)
-    assert train.Y.toarray().tolist() == [[0, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 0]]
-    assert test.Y.toarray().tolist() == [[0, 1, 1, 0]]
+    # one space for both, from the training file: test's "117" (not "0117") is outside it,
+    # an extra column of test
+    assert train.label_names.tolist() == ["0117", "25000", "2720"] and train.n_space == 3
+    assert test.label_names.tolist() == ["0117", "25000", "2720", "117"] and test.n_space == 3
+    assert train.Y.toarray().tolist() == [[0, 1, 1], [0, 0, 0], [1, 0, 0]]
+    assert test.Y.toarray().tolist() == [[0, 1, 0, 1]]
     assert train.texts[1] == "" and train.record["n_empty_texts"] == 1
     assert train.record["n_duplicate_labels_removed"] == 1
     # the MultiLabelBinarizer trap: raw strings become single characters

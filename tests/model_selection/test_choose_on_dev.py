@@ -71,3 +71,23 @@ def test_a_fixed_value_is_recorded_as_given_without_a_warning():
     with pytest.raises(ValueError, match="a fixed k is one value, got 2"):
         choose_on_dev("k", [1, 2], None, family="decision", criterion="micro_f1", fallback=1,
                       fixed=True)
+
+
+def test_dev_usability_by_hand():
+    """A dev split guides a choice only through positives on labels with training documents."""
+    import numpy as np
+    from xplant.model_selection import LOW_DEV_COVERAGE, dev_usability
+    freq = [3, 0, 1]
+    # 4 positives, 3 on labels 0 and 2 (trained), 1 on label 1 (no training document)
+    u = dev_usability(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]]), freq)
+    assert (u.usable, u.n_positives, u.n_covered, u.coverage, u.low) == (True, 4, 3, 0.75, False)
+    # 1 of 3 covered: usable, flagged low; a column past the frequencies (a label outside
+    # the training columns) is uncovered
+    u = dev_usability(np.array([[0, 1, 0, 1], [1, 0, 0, 0]]), freq)
+    assert (u.usable, u.n_covered, u.low) == (True, 1, True) and 1 / 3 < LOW_DEV_COVERAGE
+    for Y, reason in ((np.array([[0, 1, 0]]), "none of the dev split's 1 positive labels"),
+                      (np.zeros((2, 3)), "no positive label"),
+                      (np.zeros((0, 3)), "no documents"), (None, "no dev split")):
+        u = dev_usability(Y, freq)
+        assert not u.usable and reason in u.reason and u.coverage == 0.0
+    assert dev_usability(np.array([[0, 1, 0]])).usable        # no frequencies: every label

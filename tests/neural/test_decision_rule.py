@@ -135,3 +135,23 @@ def test_the_predict_record_shows_each_label_with_the_threshold_it_passed(chosen
             assert p["threshold"] == own[j] and p["score"] == float(P[i, j]) >= own[j]
         n_passed += len(rec["passed"])
     assert 0 < n_passed < 6 * len(recs)
+
+
+def test_a_dev_split_whose_labels_lie_outside_training_chooses_nothing(small, make_corpus):
+    """Issue 50: dev positives only on labels without training documents (the top-k rule
+    would take k = all labels); every choice takes its fallback, with the reason."""
+    from xplant.model_selection import NoDevDataWarning
+    texts, Y = make_corpus(n_docs=40, n_labels=4, seed=3)
+    Y = sp.csr_matrix(Y).tolil()
+    Y[:30, 3] = 0                                  # label 3: no training document ...
+    Y[30:, :3] = 0                                 # ... and the dev split's only label
+    Y[30:, 3] = 1
+    Y = Y.tocsr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = small(max_epochs=1, stage1_weight=0.0).fit(
+            texts[:30], Y[:30], validation_data=(texts[30:], Y[30:]))
+    ours = [str(w.message) for w in caught if issubclass(w.category, NoDevDataWarning)]
+    assert len(ours) == 1 and "none of the dev split's 10 positive labels" in ours[0]
+    assert clf.dev_choices_["decision"]["on_dev"] is False
+    assert clf.k_ == max(1, round(Y[:30].nnz / 30)) < 4

@@ -60,7 +60,7 @@ def _check_file(path, what):
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
                    id_field=None, sep="|", max_docs=None, random_state=0,
-                   label_descriptions=None, catalogue="all-splits"):
+                   label_descriptions=None, catalogue="default"):
     """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
 
     Parameters
@@ -85,7 +85,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     label_descriptions : path or None
         The user's label descriptions file (``--label-descriptions``, read by
         :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
-    catalogue : str or None, default="all-splits"
+    catalogue : str or None, default="default"
         ``--labels``: the open label space's catalogue
         (:func:`xplant.app._run.load_splits`); a file is checked to exist.
 
@@ -111,8 +111,8 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if dataset is not None and label_descriptions:
         raise ValueError("--label-descriptions goes with your own files (--train); the named "
                          "datasets bring their own descriptions")
-    cat = {} if catalogue in ("all-splits", None) else {"catalogue": str(catalogue)}
-    if cat and cat["catalogue"] not in ("none", "default", "icd10cm", "icd10pcs", "eurovoc"):
+    cat = {"catalogue": "none" if catalogue is None else str(catalogue)}
+    if cat["catalogue"] not in ("none", "default", "all-splits", "icd10cm", "icd10pcs", "eurovoc"):
         cat["catalogue"] = str(_check_file(cat["catalogue"], "--labels"))
     if train:
         files = {"train": str(_check_file(train, "--train"))}
@@ -235,14 +235,39 @@ def check_split(bunch, split, where):
 
 
 def _check_splits(splits, files):
-    """Every split by :func:`check_split`; a test file whose labels are all unseen is an error."""
+    """Every split by :func:`check_split`; a dev or test file whose labels are all unseen
+    is an error, a dev file that covers few of them a warning
+    (:func:`xplant.model_selection.dev_usability`)."""
+    from ..model_selection import dev_usability
     for split, b in splits.items():
         check_split(b, split, files.get(split, f"the {split} split carved out of "
                                                f"{files.get('train', 'train')}"))
     train_freq = label_frequency(splits["train"].Y)
+    if "dev" in files:
+        dev = splits["dev"]
+        usable = dev_usability(dev.Y, train_freq)
+        seen = np.zeros(dev.Y.shape[1], dtype=bool)
+        seen[:train_freq.size] = train_freq[:dev.Y.shape[1]] > 0
+        outside = np.asarray(dev.label_names)[(label_frequency(dev.Y) > 0) & ~seen][:5]
+        if not usable.usable:
+            raise ValueError(
+                f"{files['dev']}: none of its labels occurs in the training file "
+                f"{files['train']} (lines 1 to {dev.Y.shape[0]}; e.g. "
+                f"{', '.join(map(str, outside))}); every choice on dev (the decision rule's k "
+                "and threshold, the fusion weights, the epoch) would be meaningless. Give a "
+                "dev file of the training file's label set (check the labels field and the "
+                "letter case, --upper), or leave --dev out: a stratified share of the "
+                "training file is then dev")
+        if usable.low:
+            warnings.warn(
+                f"{files['dev']}: only {usable.n_covered} of its {usable.n_positives} positive "
+                f"labels ({usable.coverage:.0%}) are labels of the training file "
+                f"{files['train']} (e.g. not {', '.join(map(str, outside))}); the choices on "
+                "dev rest on those alone. A dev file drawn like the training file guides them "
+                "better", UserWarning, stacklevel=3)
     if "test" in files:
         test_freq = label_frequency(splits["test"].Y)
-        if not np.any(train_freq[test_freq > 0] > 0):
+        if not dev_usability(splits["test"].Y, train_freq).usable:
             names = np.asarray(splits["test"].label_names)[test_freq > 0][:5]
             raise ValueError(f"{files['test']}: none of its labels occurs in the "
                              f"training file {files.get('train', '')} (lines 1 to "

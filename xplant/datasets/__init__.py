@@ -21,7 +21,7 @@ from ._codiesp import load_codiesp, load_codiesp_evidence, parse_positions
 from ._eurlex import load_eurlex57k
 from ._label_space import align_label_space
 from ._mimic import format_icd_code, load_mimic
-from ._user import check_document_ids, read_labelled_texts, read_rows, read_text_file
+from ._user import check_document_ids, read_labelled_texts, read_rows, read_text_file, text_value
 from ._xc import dump_xc, load_xc
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "open_label_space",
     "check_document_ids",
     "read_rows",
+    "text_value",
     "read_text_file",
     "align_descriptions",
     "align_label_space",

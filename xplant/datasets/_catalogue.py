@@ -141,16 +141,16 @@ def load_catalogue(name, *, data_home=None, drop_extension=False, upper=False):
 def _user_catalogue(path, upper):
     from .._labels import normalize_label
     from ._descriptions import read_label_descriptions
-    from ._user import file_format, read_records
+    from ._user import file_format, read_records, text_value
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: a catalogue is 'icd10cm', 'icd10pcs', "
                                 "'eurovoc' or a label file (JSON lines with 'label', "
                                 "'description', 'synonyms', 'parents'; or a TSV)")
     codes, first = [], {}
     for obj, where in read_records(path, "tsv" if file_format(path) == "tsv" else "jsonl"):
-        if not isinstance(obj, dict) or not isinstance(obj.get("label"), str):
+        if not isinstance(obj, dict):
             raise ValueError(f"{where}: each entry needs a 'label' string")
-        label = normalize_label(obj["label"].strip())
+        label = normalize_label(text_value(obj, "label", where, what="the label field").strip())
         label = label.upper() if upper else label
         if label in first:
             raise ValueError(f"{where}: label {label!r} is listed twice (first at {first[label]}); "

@@ -322,9 +322,10 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
     Raises
     ------
     ValueError
-        On invalid JSON, a missing ``label`` field, a description that is not
-        a string, or synonyms/parents that are not lists of strings; each
-        message names the file and line.
+        On invalid JSON, a missing ``label`` field, a label or a
+        description that is not a string (null included:
+        :func:`xplant.datasets.text_value`), or synonyms/parents that are
+        not lists of strings; each message names the file and line.
 
     Examples
     --------
@@ -337,19 +338,18 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
     (['Alpha', 'Beta', ''], [1, -1, -1], 0.6667)
     """
     table = _Table()
-    from ._user import file_format, read_records     # the one reader and extension rule
+    from ._user import file_format, read_records, text_value  # the one reader and text rule
     tsv = file_format(path) == "tsv"
     rows = read_records(path, "tsv" if tsv else "jsonl")
     if tsv and rows and "label" not in rows[0][0]:
         raise ValueError(f"{path}: a TSV descriptions file needs a header with 'label' and "
                          "'description' columns")
     for obj, where in rows:
-        if not isinstance(obj, dict) or not isinstance(obj.get("label"), str):
+        if not isinstance(obj, dict):
             raise ValueError(f"{where}: each entry needs a 'label' string")
-        desc = obj.get("description") or ""
-        if not isinstance(desc, str):
-            raise ValueError(f"{where}: 'description' must be a string; got {desc!r}")
-        label = normalize_label(obj["label"].strip())       # label names in NFC, as texts
+        label = text_value(obj, "label", where, what="the label field")
+        desc = text_value(obj, "description", where, default="", what="the text field")
+        label = normalize_label(label.strip())       # label names in NFC, as texts
         parents = [normalize_label(p) for p in _list_field(obj, "parents", where)]
         if upper:
             label, parents = label.upper(), [p.upper() for p in parents]

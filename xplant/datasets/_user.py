@@ -4,7 +4,8 @@ The one reader of every command's data files (``xplant run``, ``fit``,
 ``evaluate``, ``predict``): :func:`file_format` tells the format by the
 extension, :func:`read_records` decodes (UTF-8, byte-order mark dropped) and
 splits the rows, :func:`read_rows` checks each row's fields, and
-:func:`read_labelled_texts` makes the labelled splits.
+:func:`read_labelled_texts` makes the labelled splits; :func:`text_value` is
+the one rule for a text field, which every reader of text shares.
 """
 
 import gzip
@@ -16,6 +17,7 @@ from pathlib import Path
 from .._files import control_characters
 from .._labels import normalize_label
 from ._base import make_bunch
+from ._label_space import with_outside_labels
 
 
 #: A leading UTF-8 byte-order mark (spreadsheet and Windows exports write one).
@@ -307,6 +309,76 @@ def _split_cell(value, sep, where, upper):
     return out
 
 
+#: How each JSON value that is not a string is named, and how to fix it, in a text field.
+_NOT_TEXT = (
+    (type(None), "null", 'write "" for an empty text, or leave the row out'),
+    (bool, "a boolean", "write the text as a JSON string in quotes"),
+    ((int, float), "a number", "write the text as a JSON string in quotes"),
+    (list, "a list", "join the list into one string (for example sentences with a newline)"),
+    (dict, "an object", "point the reader at the string inside it (for example --text-field)"),
+)
+
+
+def text_value(obj, field, where, *, default=None, what="the text field"):
+    """The string of a JSON text field: the one rule of every reader of text.
+
+    A text field holds a string. Every reader of a user's files goes
+    through here: the documents of ``xplant run``, ``fit``, ``evaluate``
+    and ``predict`` (:func:`read_rows`), label descriptions
+    (:func:`xplant.datasets.read_label_descriptions`) and label files of a
+    catalogue (:func:`xplant.datasets.load_catalogue`). A value that is
+    null, a boolean, a number, a list or an object is refused, never read
+    as an empty or a stringified text.
+
+    Parameters
+    ----------
+    obj : dict
+        One decoded JSON-lines row (or TSV row, whose cells are strings).
+    field : str
+        The field's name.
+    where : str
+        ``"<file>, line <n>"``, the start of every message.
+    default : str or None, default=None
+        The value of an optional field that the row leaves out; None: the
+        field is required.
+    what : str, default="the text field"
+        How the message names the field.
+
+    Returns
+    -------
+    str
+        The field's value, unchanged.
+
+    Raises
+    ------
+    ValueError
+        For a required field the row lacks, or a value that is not a
+        string, naming the file, the line, the value's JSON kind and the fix.
+
+    Examples
+    --------
+    >>> text_value({"text": "fever"}, "text", "notes.jsonl, line 1")
+    'fever'
+    >>> text_value({}, "description", "d.jsonl, line 3", default="")
+    ''
+    >>> text_value({"text": None}, "text", "notes.jsonl, line 2")
+    Traceback (most recent call last):
+    ...
+    ValueError: notes.jsonl, line 2: the text field 'text' must be a string, got null; write "" for an empty text, or leave the row out
+    """
+    if field not in obj:
+        if default is not None:
+            return default
+        raise ValueError(f"{where}: no field {field!r} (fields: {sorted(obj)})")
+    value = obj[field]
+    if isinstance(value, str):
+        return value
+    kind, fix = next(((k, f) for t, k, f in _NOT_TEXT if isinstance(value, t)),
+                     (type(value).__name__, "write it as a string"))
+    shown = "" if value is None else f" {json.dumps(value, default=str)[:60]}"
+    raise ValueError(f"{where}: {what} {field!r} must be a string, got {kind}{shown}; {fix}")
+
+
 def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep="|",
               upper=False, format="auto", positional=None):
     """The documents of one file, read by the rules every command shares.
@@ -316,8 +388,9 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
     path : str or Path
         JSON lines or TSV (:func:`file_format`).
     text_field : str, default="text"
-        The field of the text: a string, or null for an empty text. Any
-        other value (a list, an object, a number, a boolean) is an error.
+        The field of the text: a string (``""`` for an empty text). Any
+        other value (null, a list, an object, a number, a boolean) is an
+        error (:func:`text_value`).
     labels_field : str or None
         The field of the labels (see :func:`read_labelled_texts`); None for
         documents without labels (``xplant predict``).
@@ -360,13 +433,7 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
         for field in fields:
             if field not in obj:
                 raise ValueError(f"{where}: no field {field!r} (fields: {sorted(obj)})")
-        text = obj[text_field]
-        if text is None:
-            text = ""
-        if not isinstance(text, str):
-            raise ValueError(f"{where}: the text field {text_field!r} must be a string, got "
-                             f"{type(text).__name__} {text!r:.60}; join a list of sentences "
-                             "into one string")
+        text = text_value(obj, text_field, where)
         labels = None if labels_field is None else _split_cell(obj[labels_field], sep, where,
                                                                  upper)
         out.append((_doc_id(obj, id_field, where, positional(i)), text, labels, where))
@@ -390,7 +457,11 @@ def read_labelled_texts(
     paths_by_split : dict of str to path
         For example ``{"train": "train.jsonl", "dev": "dev.jsonl", "test":
         "test.tsv"}``. All files are read in one call, so every split gets
-        the same columns: the sorted union of the labels of all files.
+        the same label space: the sorted union of the labels of every file
+        but the test file (what a user with the labelled data knows; a
+        lone test file is its own space). A test label outside it is an
+        extra column of test after the space's (``n_space``), a miss for
+        every metric.
     text_field, labels_field : str, default="text", "labels"
         Field (JSON key or TSV header column) of the text and the labels.
     id_field : str, optional
@@ -414,7 +485,9 @@ def read_labelled_texts(
     -------
     dict of str to Bunch
         One standard loader Bunch per split (``texts``, ``Y``,
-        ``label_names``, ``ids``, ``label_frequency``, ``record``).
+        ``label_names``, ``ids``, ``label_frequency``, ``record``), and
+        ``n_space`` (int: the label space's columns, the first of
+        ``label_names``).
 
     Raises
     ------
@@ -449,7 +522,9 @@ def read_labelled_texts(
     >>> _ = open(os.path.join(d, "te.jsonl"), "w").write('{"text": "b", "labels": ["0117"]}\\n')
     >>> data = read_labelled_texts({"train": os.path.join(d, "tr.jsonl"), "test": os.path.join(d, "te.jsonl")})
     >>> data["train"].label_names.tolist(), data["train"].Y.toarray().tolist()
-    (['0117', '25000', '2720'], [[0, 1, 1]])
+    (['25000', '2720'], [[1, 1]])
+    >>> data["test"].label_names.tolist(), data["test"].n_space
+    (['25000', '2720', '0117'], 2)
     """
     if not isinstance(paths_by_split, dict) or not paths_by_split:
         raise ValueError("paths_by_split must be a non-empty dict such as {'train': path, 'test': path}")
@@ -471,17 +546,23 @@ def read_labelled_texts(
                               "split; check that the splits do not share documents", UserWarning,
                               stacklevel=2)
                 break
-    names = sorted({lab for rows in docs.values() for _, _, labs in rows for lab in labs})
+    # the label space: every labelled file but test's (no test information enters it)
+    known = [s for s in docs if s != "test"] or list(docs)
+    space = sorted({lab for s in known for _, _, labs in docs[s] for lab in labs})
     out = {}
     for split, rows in docs.items():
+        names, outside = with_outside_labels(space, [lab for _, _, labs in rows for lab in labs])
         record = {
             "dataset": "user",
             "source": Path(paths_by_split[split]).name,
             "split": split,
-            "label_policy": f"union of the labels of all given files ({', '.join(docs)}), sorted",
+            "label_policy": f"union of the labels of {', '.join(known)}, sorted"
+                            + ("; this split's others after them" if outside.size else ""),
+            "n_space": len(space),
+            "n_outside_space": int(outside.size),
             "steps": [f"label strings split by {sep!r}, stripped" + (", upper-cased" if upper else "")],
         }
         out[split] = make_bunch(
-            [t for _, t, _ in rows], [labs for _, _, labs in rows], [i for i, _, _ in rows], names, record
-        )
+            [t for _, t, _ in rows], [labs for _, _, labs in rows], [i for i, _, _ in rows], names,
+            record, sorted_names=False, n_space=len(space))
     return out

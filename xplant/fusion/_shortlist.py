@@ -242,8 +242,8 @@ def fit_shortlist(shortlist, texts, Y, dev_texts=None, dev_Y=None, *, n_jobs=Non
         return fit_ranker(clone(shortlist), texts, Y), {}
     from ..linear import make_tfidf_ovr
     from ..metrics import mean_average_precision
-    from ..model_selection import choose_on_dev
-    has_dev = dev_texts is not None and dev_Y is not None and dev_Y.nnz > 0
+    from ..model_selection import choose_on_dev, dev_usability, label_frequency
+    has_dev = dev_texts is not None and dev_usability(dev_Y, label_frequency(Y)).usable
 
     def fitted(C):
         model = make_tfidf_ovr(loss="squared_hinge", C=C, n_jobs=n_jobs,

@@ -7,11 +7,13 @@ label's positives balanced across parts (Sechidis et al. 2011);
 2019); ``nested_subsamples`` draws nested low-data training sets;
 ``frequent_label_subset`` a smaller corpus of a chosen shape (most
 frequent labels, a seeded sample of documents); ``choose_on_dev`` the one
-rule of every choice made on a dev split; ``RefitOnDev`` and
+rule of every choice made on a dev split, ``dev_usability`` whether a dev
+split can guide one; ``RefitOnDev`` and
 ``refit_params`` the refit on train + dev with those choices fixed.
 """
 
-from .._choice import CRITERIA, DevChoice, NoDevDataWarning, choose_on_dev
+from .._choice import (CRITERIA, LOW_DEV_COVERAGE, DevChoice, DevUsability, NoDevDataWarning,
+                       choose_on_dev, dev_usability)
 from ._refit import DEFAULT_REFIT_EPOCHS, REFIT_EPOCHS, RefitOnDev, refit_params
 from ._labels import (
     few_shot_labels,
@@ -29,6 +31,9 @@ __all__ = [
     "DevChoice",
     "IterativeStratifiedKFold",
     "NoDevDataWarning",
+    "DevUsability",
+    "LOW_DEV_COVERAGE",
+    "dev_usability",
     "REFIT_EPOCHS",
     "RefitOnDev",
     "choose_on_dev",

@@ -580,15 +580,17 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
         Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
         train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev
-        # a dev split without a positive label chooses nothing: it is no labelled dev data
-        self._no_dev_reason_ = ("no dev split (validation_data=None, validation_fraction=None)"
-                               if dev_docs is None else
-                               "the dev split has no positive label" if not Yd.nnz else None)
-        if dev_docs is not None and not Yd.nnz:
-            dev_docs = Yd = None
-            validation_data = None
         # the rows Stage 2 trains on: validation_fraction's dev rows are not counted
         self.label_frequency_ = label_frequency(Y[tr])
+        # a dev split that cannot guide a choice (no positive label, or none on a label with
+        # training documents) chooses nothing: it is no labelled dev data
+        from ..model_selection import dev_usability
+        usable = dev_usability(Yd if dev_docs is not None else None, self.label_frequency_)
+        self._no_dev_reason_ = ("no dev split (validation_data=None, validation_fraction=None)"
+                               if dev_docs is None else usable.reason)
+        if dev_docs is not None and not usable.usable:
+            dev_docs = Yd = None
+            validation_data = None
         self.n_train_documents_ = len(tr)
         self.scored_labels_ = scored_labels(
             self.label_frequency_, planted_from_texts=self._plants_from_texts(any(

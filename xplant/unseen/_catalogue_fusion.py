@@ -116,7 +116,9 @@ class CatalogueFusionMixin:
         if all(getattr(self, k) != "dev" for k in keys):
             self.dev_map_ = {}
             return fallback, None
-        has_dev = validation_data is not None and sp.csr_matrix(validation_data[1]).nnz > 0
+        from ..model_selection import dev_usability
+        has_dev = validation_data is not None and dev_usability(
+            validation_data[1], self.label_frequency_).usable
         if has_dev:
             Xd, Yd = list(validation_data[0]), self.open_targets(validation_data[1])
             parts = self._open_parts(Xd)

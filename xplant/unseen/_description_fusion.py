@@ -247,8 +247,9 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         if "dev" in (self.weight, self.seen_weight):
             from sklearn.model_selection import ParameterGrid
             from ..metrics import mean_average_precision
-            from ..model_selection import choose_on_dev
-            has_dev = validation_data is not None and sp.csr_matrix(validation_data[1]).nnz > 0
+            from ..model_selection import choose_on_dev, dev_usability
+            has_dev = validation_data is not None and dev_usability(
+                validation_data[1], self.label_frequency_).usable
             if has_dev:
                 Xd, Yd = validation_data
                 base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
