@@ -36,7 +36,8 @@ import numpy as np
 from xplant.datasets import load_codiesp, load_eurlex57k
 from xplant.linear import make_tfidf_logistic
 from xplant.unseen import DescriptionFusion, DescriptionRanker
-from xplant.metrics import bucketed_f1, mean_average_precision, select_k, top_k_decision, xmtc_report
+from xplant.metrics import (bucketed_f1, mean_average_precision, pad_scores, select_k,
+                            top_k_decision, xmtc_report)
 
 EURLEX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "eurlex57k"
 COLUMNS = [("MAP", "MAP"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"), ("micro_F1", "micro-F1"),
@@ -62,13 +63,15 @@ def evaluate(name, model, tr, dv, te, fit_kwargs, log, fit_s=None):
         t0 = time.perf_counter()
         model.fit(tr.texts, tr.Y, **fit_kwargs)
         fit_s = time.perf_counter() - t0
-    S_dev, S_test = _scores(model, dv.texts), _scores(model, te.texts)
+    # test codes outside the label space (train and dev codes) are misses
+    S_dev, S_test = _scores(model, dv.texts), pad_scores(_scores(model, te.texts), te.Y.shape[1])
     k = select_k(dv.Y, S_dev)
     y_pred = top_k_decision(S_test, k)
-    rep = xmtc_report(te.Y, S_test, y_pred=y_pred, label_frequency=tr.label_frequency,
+    freq = _test_frequency(tr, te)
+    rep = xmtc_report(te.Y, S_test, y_pred=y_pred, label_frequency=freq,
                       n_train_documents=tr.Y.shape[0])
     # the rare labels: 1-10 training documents (macro-F1 over those present in test)
-    rare = bucketed_f1(te.Y, y_pred, tr.label_frequency, edges=(0, 10))
+    rare = bucketed_f1(te.Y, y_pred, freq, edges=(0, 10))
     rep["F1_1-10"] = rare.f1[1]
     row = {"name": name, "k": int(k), "fit_seconds": round(fit_s, 1),
            "dev_MAP": float(mean_average_precision(dv.Y, S_dev)),
@@ -89,8 +92,15 @@ def table(rows):
     return "\n".join(lines)
 
 
+def _test_frequency(tr, te):
+    """Training frequencies over test's columns (its codes outside the space: 0)."""
+    freq = np.zeros(te.Y.shape[1], dtype=np.int64)
+    freq[:tr.label_frequency.size] = tr.label_frequency
+    return freq
+
+
 def zero_counts(tr, te):
-    unseen = tr.label_frequency == 0
+    unseen = _test_frequency(tr, te) == 0
     test_unseen = unseen & (np.asarray(te.Y.sum(0)).ravel() > 0)
     docs = int(np.count_nonzero(te.Y[:, np.flatnonzero(unseen)].getnnz(1)))
     gold = int(te.Y[:, np.flatnonzero(unseen)].nnz)

@@ -107,7 +107,7 @@ def main(argv=None):
     from sklearn.pipeline import Pipeline
     from xplant.datasets import load_codiesp, load_codiesp_evidence
     from xplant.evidence import mig_highlighter, related_rare_label_groups, score_evidence
-    from xplant.metrics import mean_average_precision, precision_at_k
+    from xplant.metrics import mean_average_precision, pad_scores, precision_at_k
     from xplant.neural import AttentionPlanter, PlantClassifier
     from xplant.relevance import MIGRelevance
 
@@ -115,11 +115,12 @@ def main(argv=None):
     tr, dv, te = (first_documents(load_codiesp(s, codes="D", language="es"), args.max_docs)
                   for s in ("train", "dev", "test"))
     gold = [g for g in load_codiesp_evidence("test") if g["kind"] == "D" or g["type"] == "DIAGNOSTICO"]
-    label_index = {str(c).upper(): i for i, c in enumerate(te.label_names)}
+    label_index = {str(c).upper(): i for i, c in enumerate(tr.label_names)}   # the model's space
     codes_by_doc = [[] for _ in te.ids]
     row = {d: i for i, d in enumerate(te.ids)}
     for g in gold:
-        if g["id"] in row and g["code"] not in codes_by_doc[row[g["id"]]]:
+        # a gold code outside the model's space has no attention to explain it: a miss
+        if g["id"] in row and g["code"] in label_index and g["code"] not in codes_by_doc[row[g["id"]]]:
             codes_by_doc[row[g["id"]]].append(g["code"])
     freq = np.asarray(tr.Y.sum(0)).ravel()
     groups = related_rare_label_groups(tr.label_names, freq)
@@ -157,7 +158,8 @@ def main(argv=None):
         results[name] = score_evidence(pred, gold, texts=dict(zip(te.ids, te.texts)))
         results[name]["fit_seconds"] = time.perf_counter() - t
         results[name]["best_epoch"] = clf.best_epoch_
-        dev_p, test_p = pipe.predict_proba(dv.texts), pipe.predict_proba(te.texts)
+        dev_p = pipe.predict_proba(dv.texts)
+        test_p = pad_scores(pipe.predict_proba(te.texts), te.Y.shape[1])   # test codes outside: misses
         results[name]["dev_MAP"] = mean_average_precision(dv.Y, dev_p)
         results[name]["test_MAP"] = mean_average_precision(te.Y, test_p)
         results[name]["test_P@5"] = precision_at_k(te.Y, test_p, k=5)

@@ -65,23 +65,38 @@ def test_the_descriptions_row_is_refitted_with_its_weights_pinned(refit_run):
     s = load_splits("codiesp", codes="D", language="en", max_docs=30)
     freq_tr = np.asarray(s["train"].Y.sum(0)).ravel()
     freq_both = freq_tr + np.asarray(s["dev"].Y.sum(0)).ravel()
-    assert first["n_unseen_labels"] == int((freq_tr == 0).sum())
-    assert refit["n_unseen_labels"] == int((freq_both == 0).sum()) < first["n_unseen_labels"]
+    # over the open label space (train and dev codes, then the ICD-10-CM catalogue)
+    n_open = first["label_space"]["n_open_labels"]
+    assert refit["label_space"]["n_open_labels"] == n_open > 70_000
+    assert first["n_unseen_labels"] == n_open - int((freq_tr > 0).sum())
+    assert refit["n_unseen_labels"] == n_open - int((freq_both > 0).sum()) \
+        < first["n_unseen_labels"]
 
 
 def test_refit_rows_report_the_labels_absent_from_train_and_dev(refit_run):
     import numpy as np
     from xplant.app import load_splits
-    from xplant.metrics import group_ranking_metrics
+    from xplant.app._fused import row_targets
+    from xplant.datasets import open_label_space
     rows, _ = refit_run
     s = load_splits("codiesp", codes="D", language="en", max_docs=30)
-    freq_tr = np.asarray(s["train"].Y.sum(0)).ravel()
-    freq_both = freq_tr + np.asarray(s["dev"].Y.sum(0)).ravel()
-    te = s["test"].Y
+    tr_freq = np.asarray(s["train"].Y.sum(0)).ravel()
+    dv_freq = np.asarray(s["dev"].Y.sum(0)).ravel()
+    # a row's test labels: its own columns (the training split's, or the open space of the
+    # descriptions rows: training codes, then the catalogue's), then the test documents'
+    # codes outside them, which train and dev never carry
+    closed = s["train"].label_names
+    open_names, _ = open_label_space(closed, s["train"].catalogue)
     for name, m in rows.items():
         if not name.endswith(" (refit)"):
             assert not any(k.startswith("zero_train_dev") for k in m["metrics"])
             continue
+        names = open_names if "label_space" in m else closed
+        if "label_space" in m:
+            assert m["label_space"]["n_open_labels"] == len(open_names)
+        te = row_targets(s["test"], names)
+        pad = np.zeros(te.shape[1] - tr_freq.size, dtype=tr_freq.dtype)
+        freq_tr, freq_both = np.concatenate([tr_freq, pad]), np.concatenate([tr_freq + dv_freq, pad])
         met = m["metrics"]
         # the zero-shot group of every row is unchanged (absent from the training split) ...
         assert met["zero_n_labels"] == float((freq_tr == 0).sum())

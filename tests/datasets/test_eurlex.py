@@ -52,14 +52,26 @@ def folder_home(tmp_path):
 def test_tiny_jsonl(jsonl_home):
     b = load_eurlex57k("train", jsonl_home)
     assert b.ids.tolist() == ["3A", "3B", "3C"]  # sorted by celex_id
-    assert b.label_names.tolist() == ["100", "20", "7", "999"]  # union of all splits, sorted as strings
-    assert b.Y.toarray().tolist() == [[0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]]
-    assert b.label_frequency.tolist() == [1, 2, 0, 0]
-    assert b.label_descriptions.tolist() == ["hundred", "twenty", "seven", ""]
+    # the concepts of train and dev, sorted as strings; test's "999" is not among them
+    assert b.label_names.tolist() == ["100", "20", "7"] and b.n_space == 3
+    assert b.Y.toarray().tolist() == [[0, 1, 0], [1, 1, 0], [0, 0, 0]]
+    assert b.label_frequency.tolist() == [1, 2, 0]
+    assert b.label_descriptions.tolist() == ["hundred", "twenty", "seven"]
     assert b.texts[0] == "Title 3A\nHEADER\nWhereas ...\nArticle 1\nArticle 2"
-    assert {k: v.tolist() for k, v in b.label_groups.items()} == {"frequent": [], "few": [0, 1], "zero": [2, 3]}
+    assert {k: v.tolist() for k, v in b.label_groups.items()} == {"frequent": [], "few": [0, 1], "zero": [2]}
+    # a test concept outside the space is an extra column after it: a miss for every model
     t = load_eurlex57k("test", jsonl_home)
-    assert t.Y.shape == (1, 4) and t.Y.toarray().tolist() == [[0, 0, 0, 1]]
+    assert t.label_names.tolist() == ["100", "20", "7", "999"] and t.n_space == 3
+    assert t.Y.toarray().tolist() == [[0, 0, 0, 1]]
+    assert t.record["n_outside_space"] == 1 and "train and dev" in t.record["label_policy"]
+
+
+def test_the_closed_space_of_all_splits_is_an_option(jsonl_home):
+    b = load_eurlex57k("train", jsonl_home, label_space="all-splits")
+    assert b.label_names.tolist() == ["100", "20", "7", "999"] and b.n_space == 4
+    assert b.label_frequency.tolist() == [1, 2, 0, 0] and "test" in b.record["label_policy"]
+    with pytest.raises(ValueError, match="label_space"):
+        load_eurlex57k("train", jsonl_home, label_space="test")
 
 
 def test_folder_layout_equals_jsonl(jsonl_home, folder_home):
@@ -71,7 +83,7 @@ def test_folder_layout_equals_jsonl(jsonl_home, folder_home):
 
 def test_sections_and_max_docs(jsonl_home):
     b = load_eurlex57k("train", jsonl_home, sections=("main_body",), max_docs=2)
-    assert b.texts == ["Article 1\nArticle 2"] * 2 and b.Y.shape == (2, 4)
+    assert b.texts == ["Article 1\nArticle 2"] * 2 and b.Y.shape == (2, 3)
     with pytest.raises(ValueError, match="sections"):
         load_eurlex57k("train", jsonl_home, sections=("body",))
 
@@ -98,9 +110,17 @@ def test_full_corpus(eurlex_home):
     train = load_eurlex57k("train", eurlex_home)
     dev, test = load_eurlex57k("dev", eurlex_home), load_eurlex57k("test", eurlex_home)
     assert (len(train.texts), len(dev.texts), len(test.texts)) == (45000, 6000, 6000)
-    assert train.Y.shape[1] == dev.Y.shape[1] == test.Y.shape[1] == 4271
-    # Chalkidis et al. 2019 groups; frequent is "more than 50" (the paper's 746 counts >= 50)
+    # the label space: the concepts of train and dev; test's others are extra columns
+    space = train.n_space
+    assert train.Y.shape[1] == dev.Y.shape[1] == space == dev.n_space == test.n_space
+    assert test.Y.shape[1] - space == test.record["n_outside_space"] > 0
+    closed = load_eurlex57k("train", eurlex_home, label_space="all-splits", max_docs=1)
+    assert closed.Y.shape[1] == 4271 == space + test.record["n_outside_space"]
+    # Chalkidis et al. 2019 groups; frequent is "more than 50" (the paper's 746 counts >= 50);
+    # their zero-shot group, 163 concepts only dev or test hold, keeps dev's here
     sizes = {k: len(v) for k, v in train.label_groups.items()}
-    assert sizes == {"frequent": 739, "few": 3369, "zero": 163}
-    assert sum(sizes.values()) == 4271
+    assert sizes["frequent"] == 739 and sizes["few"] == 3369
+    assert sum(sizes.values()) == space
+    assert {k: len(v) for k, v in closed.label_groups.items()} == \
+        {"frequent": 739, "few": 3369, "zero": 163}
     assert train.label_descriptions[list(train.label_names).index("3474")] == "international affairs"

@@ -231,7 +231,7 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
     test = load_codiesp("test", codes="P")
     idx, scores = clf.predict_top_k(test.texts[:3], k=5)
     assert idx.shape == (3, 5) and np.all(np.diff(scores, axis=1) <= 0)
-    assert clf.n_labels_ == test.Y.shape[1]
+    assert clf.n_labels_ == test.n_space         # the codes of train and dev
     # stage1_weight="dev" (the default) trains each candidate in the one loop, with its own
     # DeepSpeed checkpoints
     assert clf.dev_choices_["stage1_weight"]["on_dev"]

@@ -62,7 +62,7 @@ def _versions():
 
 
 def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
-                train_rows=None, dev_docs=None, subset=None, catalogue="all-splits", **source):
+                train_rows=None, dev_docs=None, subset=None, catalogue="default", **source):
     """Train, dev and test Bunches of one dataset (one label space).
 
     Parameters
@@ -93,7 +93,7 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         applied first): every split keeps the L labels most frequent in
         train and drops the documents left without a label, and train keeps
         a seeded sample of N of its documents (None: all).
-    catalogue : str or None, default="all-splits"
+    catalogue : str or None, default="default"
         The open label space (``xplant run --labels``): a catalogue name of
         :func:`xplant.datasets.load_catalogue` (``"icd10cm"``,
         ``"icd10pcs"``, ``"eurovoc"``) or a label file, attached to the

@@ -22,7 +22,7 @@ def _data_args(args):
                           labels_field=args.labels_field, id_field=args.id_field, sep=args.sep,
                           max_docs=args.max_docs, random_state=args.seed,
                           label_descriptions=args.label_descriptions,
-                          catalogue=getattr(args, "labels", "all-splits"))
+                          catalogue=getattr(args, "labels", "default"))
 
 
 def _run(args):
@@ -73,14 +73,15 @@ def _add_data_options(r, *, dataset_help):
                    help="your labels' descriptions: JSON lines {\"label\", \"description\", "
                         "\"synonyms\"?, \"parents\"?} or a TSV with label and description "
                         "columns (the descriptions row needs them)")
-    g.add_argument("--labels", default="all-splits", metavar="CATALOGUE",
+    g.add_argument("--labels", default="default", metavar="CATALOGUE",
                    help="the open label space: the labels of train and dev, then every other "
                         "code of a catalogue: icd10cm, icd10pcs, eurovoc (from --data-home), or "
                         "a label file (JSON lines {\"label\", \"description\", \"synonyms\"?, "
                         "\"parents\"?} or a TSV); 'none' for train and dev labels alone; "
-                        "'all-splits' for CodiEsp's closed space of all splits' codes, test "
-                        "included (optimistic; the default for now); 'default' for CodiEsp's "
-                        "code-set catalogue (icd10cm for D, icd10pcs for P)")
+                        "'default' (the default): CodiEsp's code-set catalogue (icd10cm for D, "
+                        "icd10pcs for P), none for other data; 'all-splits' for CodiEsp's "
+                        "closed space of earlier releases, the codes of all three splits, test "
+                        "included (optimistic: it tells the model which codes test holds)")
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
     g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "

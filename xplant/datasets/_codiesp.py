@@ -28,6 +28,7 @@ import numpy as np
 
 from ._base import check_split, make_bunch, normalise_code
 from ._descriptions import describe_codes
+from ._label_space import with_outside_labels
 
 SPLITS = ("train", "dev", "test")
 BUNDLED_FILE = "codiesp.jsonl.gz"
@@ -193,7 +194,7 @@ def _label_space(records, codes, splits=SPLITS):
 
 
 def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False,
-                 descriptions=True, label_space="all-splits"):
+                 descriptions=True, label_space="train+dev"):
     """Load CodiEsp, the Spanish clinical coding corpus (CLEF eHealth 2020).
 
     1,000 clinical case reports: official splits train 500, dev 250, test
@@ -225,7 +226,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         ``codiesp_codes/`` folder) holds them; otherwise the ICD-10-CM and
         ICD-10-PCS titles of the ``descriptions`` extra (English only), or
         none, and the record says which.
-    label_space : {"train+dev", "catalogue", "all-splits"}, default="all-splits"
+    label_space : {"train+dev", "catalogue", "all-splits"}, default="train+dev"
         The columns, the same for every split. ``"train+dev"``: the codes
         of the training and dev splits, sorted, what a user with the
         labelled data knows. ``"catalogue"``: those, then every other code
@@ -305,7 +306,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     >>> from xplant.datasets import load_codiesp
     >>> data = load_codiesp("dev")
     >>> len(data.texts), data.Y.shape
-    (250, (250, 2557))
+    (250, (250, 2194))
     """
     check_split(split, SPLITS)
     if codes not in ("D", "P", "DP"):
@@ -327,11 +328,8 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         label_types = np.full(label_names.size, codes, dtype=str)
     n_space = int(label_names.size)
     own, own_types = _label_space(records, codes, (split,))
-    keep = ~np.isin(own, label_names)
-    outside = own[keep]
-    if outside.size:
-        label_names = np.concatenate([label_names, outside])
-        label_types = np.concatenate([label_types, own_types[keep]])
+    label_names, outside = with_outside_labels(label_names, own)
+    label_types = np.concatenate([label_types, own_types[np.isin(own, outside)]])
     docs = [r for r in records if r["split"] == split]
     texts = [r["text_en"] if language == "en" else r["text_es"] for r in docs]
     if language == "en":

@@ -16,6 +16,7 @@ import numpy as np
 from ..model_selection import few_shot_labels, frequent_labels, zero_shot_labels
 from ._base import check_split, make_bunch
 from ._descriptions import eurovoc_descriptions
+from ._label_space import with_outside_labels
 
 SPLITS = ("train", "dev", "test")
 SECTIONS = ("title", "header", "recitals", "main_body")
@@ -61,8 +62,8 @@ def _concepts(rec, where):
 
 
 @functools.lru_cache(maxsize=4)
-def _label_space(root):
-    """Sorted union of the concepts of all splits, and train counts."""
+def _split_concepts(root):
+    """Each split's concept lists, read once per folder (the splits present)."""
     root = Path(root)
     per_split = {}
     for split in SPLITS:
@@ -70,19 +71,31 @@ def _label_space(root):
             recs = _iter_split(root, split)
         except FileNotFoundError:
             continue
-        per_split[split] = [_concepts(r, f"{split} {r.get('celex_id')}") for r in recs]
+        per_split[split] = tuple(tuple(_concepts(r, f"{split} {r.get('celex_id')}")) for r in recs)
     if not per_split:
         raise FileNotFoundError(
             f"no EURLEX57K split found in {root}: data_home must hold train.jsonl.gz, dev.jsonl.gz, "
             "test.jsonl.gz (or .jsonl) or train/, dev/, test/ folders of per-document JSON files"
         )
-    names = np.array(sorted({c for lists in per_split.values() for cs in lists for c in cs}), dtype=str)
+    return per_split
+
+
+def _label_space(root, split, label_space):
+    """A split's columns (the space, then its own concepts outside it) and train counts."""
+    per_split = _split_concepts(str(root))
+    known = ("train", "dev") if label_space == "train+dev" else SPLITS
+    space = sorted({c for s in known for cs in per_split.get(s, ()) for c in cs})
+    names, _ = with_outside_labels(space, [c for cs in per_split.get(split, ()) for c in cs])
     index = {n: j for j, n in enumerate(names)}
     train_counts = np.zeros(len(names), dtype=np.int64)
-    for cs in per_split.get("train", []):
+    for cs in per_split.get("train", ()):
         for c in set(cs):
             train_counts[index[c]] += 1
-    return names, train_counts, tuple(per_split)
+    return names, len(space), train_counts, tuple(per_split)
+
+
+#: The label spaces of :func:`load_eurlex57k`.
+LABEL_SPACES = ("train+dev", "all-splits")
 
 
 def _text(rec, sections):
@@ -98,7 +111,8 @@ def _text(rec, sections):
 
 
 def load_eurlex57k(
-    split="train", data_home=None, sections=SECTIONS, max_docs=None, return_X_y=False
+    split="train", data_home=None, sections=SECTIONS, max_docs=None, return_X_y=False,
+    label_space="train+dev",
 ):
     """Load EURLEX57K, 57,000 EU legal acts labelled with EUROVOC concepts.
 
@@ -123,12 +137,25 @@ def load_eurlex57k(
         celex_id). The label space is still that of the whole distribution.
     return_X_y : bool, default=False
         Return ``(texts, Y)`` only.
+    label_space : {"train+dev", "all-splits"}, default="train+dev"
+        The columns, the same for every split. ``"train+dev"``: the
+        concepts of the training and dev splits, sorted, what a user with
+        the labelled data knows; a split's concepts outside them (those
+        only test holds) follow as extra columns (``n_space``), misses for
+        every metric. ``"all-splits"``: the 4,271 concepts of all three
+        splits, test included, the space of Chalkidis et al. (2019), whose
+        zero-shot labels are those only dev or test hold; it tells a model
+        which concepts test holds, so its figures are optimistic. The
+        EUROVOC catalogue (:func:`xplant.datasets.load_catalogue`
+        ``"eurovoc"``) opens the space to every concept.
 
     Returns
     -------
     Bunch
         ``texts``, ``Y`` (CSR int64 {0, 1}, shape (n_docs, n_labels)),
-        ``label_names`` (EUROVOC concept ids, sorted as strings), ``ids``
+        ``label_names`` (EUROVOC concept ids: the label space sorted as
+        strings, then this split's concepts outside it), ``n_space`` (int,
+        the label space's columns), ``ids``
         (celex ids), ``label_frequency`` (positives in this split),
         ``label_descriptions`` (EUROVOC preferred terms from
         ``EURLEX57K.json``, ``""`` for every label when that file is
@@ -143,14 +170,15 @@ def load_eurlex57k(
     Raises
     ------
     ValueError
-        If ``data_home`` is not given, or for an unknown split or section.
+        If ``data_home`` is not given, or for an unknown split, section or
+        label space.
     FileNotFoundError
         If the folder has no EURLEX57K split files.
 
     Notes
     -----
     Documents are sorted by celex_id, so the two layouts give identical
-    results. The label space is built from the ``concepts`` of all splits
+    results. The label space is built from the ``concepts`` of the splits
     present, which needs one pass over all of them (a few seconds, cached
     per folder for the session).
     """
@@ -167,8 +195,10 @@ def load_eurlex57k(
         raise ValueError(f"sections={sections!r} is not valid; choose from {SECTIONS}")
     if max_docs is not None and (not isinstance(max_docs, int) or max_docs < 1):
         raise ValueError(f"max_docs must be a positive int or None; got {max_docs!r}")
+    if label_space not in LABEL_SPACES:
+        raise ValueError(f"label_space={label_space!r} is not valid; choose one of {LABEL_SPACES}")
     root = Path(data_home).resolve()
-    names, train_counts, present = _label_space(str(root))
+    names, n_space, train_counts, present = _label_space(str(root), split, label_space)
     recs = _iter_split(root, split, max_docs)
     texts = [_text(r, sections) for r in recs]
     label_lists = [_concepts(r, f"{split} {r.get('celex_id')}") for r in recs]
@@ -178,7 +208,14 @@ def load_eurlex57k(
         "split": split,
         "sections": list(sections),
         "max_docs": max_docs,
-        "label_policy": f"union of the concepts of the splits present ({', '.join(present)}), sorted",
+        "label_space": label_space,
+        "label_policy": (
+            "the concepts of the train and dev splits, sorted; this split's others after them"
+            if label_space == "train+dev" else
+            f"union of the concepts of the splits present ({', '.join(present)}), sorted: "
+            "closed, it tells the model which concepts test holds"),
+        "n_space": n_space,
+        "n_outside_space": int(len(names) - n_space),
         "label_groups": "frequent: >50 train docs, few: 1-50, zero: 0 (Chalkidis et al. 2019)",
         "steps": [
             "documents sorted by celex_id",
@@ -199,6 +236,8 @@ def load_eurlex57k(
         names,
         record,
         return_X_y=return_X_y,
+        sorted_names=False,              # the space sorted, then the split's others sorted
         label_groups=groups,
+        n_space=n_space,
         **desc,
     )

@@ -90,3 +90,38 @@ def align_label_space(model_labels, Y, labels):
         n_docs_with_unknown=int(np.count_nonzero(np.diff(unknown_cols.tocsr().indptr))),
         unseen_model_labels=int(len(set(model_labels) - set(labels))),
     )
+
+
+def with_outside_labels(space, split_labels):
+    """A split's columns: the label space, then the split's own labels outside it.
+
+    Every loader builds its label space from what a user can know (the
+    labelled training and dev splits, a catalogue) and the same for every
+    split; a split's labels outside that space (codes only test holds)
+    follow it as extra columns, which no model ranks, so every metric counts
+    their positives as misses.
+
+    Parameters
+    ----------
+    space : array-like of str of shape (n_space,)
+        The label space, in its order.
+    split_labels : array-like of str
+        The labels the split's documents carry (any order, repeats allowed).
+
+    Returns
+    -------
+    names : ndarray of str of shape (n_space + n_outside,)
+        ``space``, then the split's labels outside it, sorted.
+    outside : ndarray of str of shape (n_outside,)
+        Those labels.
+
+    Examples
+    --------
+    >>> names, outside = with_outside_labels(["A", "B"], ["Z", "B", "C", "Z"])
+    >>> names.tolist(), outside.tolist()
+    (['A', 'B', 'C', 'Z'], ['C', 'Z'])
+    """
+    space = np.asarray(space).astype(str)
+    own = np.unique(np.asarray(list(split_labels), dtype=str))
+    outside = own[~np.isin(own, space)]
+    return np.concatenate([space, outside]), outside
