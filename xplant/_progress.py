@@ -81,7 +81,7 @@ def step(name, verbose=1, *, announce=False):
         print(f"{name}: done in {time.perf_counter() - start:.1f} s", flush=True)
 
 
-def steps(iterable, desc, *, total=None, verbose=1):
+def steps(iterable, desc, *, total=None, verbose=1, every=1):
     """Iterate with progress: a tqdm bar on a terminal, one line per item elsewhere.
 
     Parameters
@@ -92,6 +92,8 @@ def steps(iterable, desc, *, total=None, verbose=1):
     total : int or None
     verbose : int
         0: no output at all.
+    every : int, default=1
+        Off a terminal, print a line every ``every`` items (and after the last).
 
     Yields
     ------
@@ -109,8 +111,9 @@ def steps(iterable, desc, *, total=None, verbose=1):
     start = time.perf_counter()
     for i, item in enumerate(iterable, 1):
         yield item
-        print(f"{desc}: {i}/{total if total is not None else '?'} done, "
-              f"{time.perf_counter() - start:.1f} s", flush=True)
+        if i % max(1, int(every)) == 0 or i == total:
+            print(f"{desc}: {i}/{total if total is not None else '?'} done, "
+                  f"{time.perf_counter() - start:.1f} s", flush=True)
 
 
 #: Environment variable set by ``--quiet``; child processes inherit it.

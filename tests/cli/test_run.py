@@ -20,8 +20,11 @@ def smoke_run(tmp_path_factory):
     lines = []
     # TF-IDF alone in the description source, to keep the smoke run short; the sentence
     # encoder runs in tests/cli/test_run_extras.py and tests/unseen/test_encoder.py
+    # plant=False too, for the rows the ablation shares; the refit has tests of its own
+    # (tests/cli/test_run_refit.py)
     res = run_main_job(out, max_docs=N_DOCS, epochs=1, plant_epochs=1, verbose=0, isolate=False,
-                       description_encoder="none", log=lines.append)
+                       models=("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT"),
+                       refit=False, description_encoder="none", log=lines.append)
     return out, res, "\n".join(lines)
 
 
@@ -363,8 +366,8 @@ def test_run_help_names_the_default_rows():
     from xplant.app.cli import build_parser
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     models = next(a for a in sub.choices["run"]._actions if a.dest == "models")
-    assert models.help.endswith("; default: prior,svm,plant-false,plant")
-    assert [find_row(m).name for m in DEFAULT_MODELS] == ["prior", "svm", "plant-false", "plant"]
+    assert models.help.endswith("; default: prior,svm,plant")
+    assert [find_row(m).name for m in DEFAULT_MODELS] == ["prior", "svm", "plant"]
 
 
 @pytest.mark.parametrize("name", ["svm", "lr"])

@@ -18,6 +18,16 @@ def refit_run(tmp_path_factory):
     return {m["name"]: m for m in res["models"]}, res
 
 
+def test_the_refit_of_the_row_chosen_on_dev_is_the_runs_model(refit_run):
+    rows, res = refit_run
+    first = [m for m in res["models"] if not m.get("refit_of") and not m.get("same_as")]
+    best = max(first, key=lambda m: m["dev_MAP"])            # max keeps the first of ties
+    assert res["designated"]["chosen_on_dev"] == best["name"]
+    assert res["designated"]["name"] == best["name"] + " (refit)"
+    assert [m["name"] for m in res["models"] if m.get("designated")] == [best["name"] + " (refit)"]
+    assert rows[best["name"] + " (refit)"]["dev_MAP"] == best["dev_MAP"]
+
+
 def test_refit_rows_follow_their_rows(refit_run):
     rows, res = refit_run
     assert [m["name"] for m in res["models"]] == [
@@ -54,6 +64,10 @@ def test_the_descriptions_row_is_refitted_with_its_weights_pinned(refit_run):
     assert refit["description_weight"] == first["description_weight"]
     assert refit["description_seen_weight"] == first["description_seen_weight"]
     assert refit["description_choice"] == first["description_choice"]
+    # all five weights of the open label space, the hierarchy's and the prior's too
+    assert refit["description_weights"] == first["description_weights"]
+    assert set(first["description_weights"]) == {"weight", "seen_weight", "near_weight",
+                                                 "family_weight", "prior_weight"}
     # its dev figures and decision rule are the first fit's (the refit has no dev data left)
     assert refit["dev_MAP"] == first["dev_MAP"]
     assert (refit["rule"], refit["k"], refit["threshold"]) == \

@@ -68,9 +68,9 @@ def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
     table = format_table([{"name": "prior", "metrics": metrics, "k": 1, "fit_seconds": 0.0}])
     head, _, row = table.splitlines()
     assert "zero R@5" in head and "zero n" in head and "100.0" not in row
-    assert row.split()[-4:-2] == ["0.0", "1"]
+    assert row.split()[-5:-3] == ["0.0", "1"]     # then "labels" (nan: none given), rule, fit s
     md = markdown_table([{"name": "prior", "metrics": metrics}], resources=False)
-    assert md.splitlines()[-1].endswith("| 0.0 | 1 |")
+    assert md.splitlines()[-1].endswith("| 0.0 | 1 | - | - |")
 
 
 # ---------------------------------------------------------------- case 10: predict records

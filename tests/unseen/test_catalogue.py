@@ -28,7 +28,8 @@ def _catalogue(codes=None):
 
 
 def _fit(catalogue, **weights):
-    params = dict(weight=1.0, seen_weight=0.0, near_weight=0.5, family_weight=0.25, n_candidates=10)
+    params = dict(weight=1.0, seen_weight=0.0, near_weight=0.5, family_weight=0.25, prior_weight=0.0,
+                  n_candidates=10)
     params.update(weights)
     return DescriptionFusion(FrequencyPrior(), **params).fit(
         TEXTS, Y, label_names=KNOWN, label_descriptions=DESC,
@@ -84,11 +85,16 @@ def test_dev_choice_is_made_in_the_open_space():
         validation_data=(["chest pain on breathing", "a fall, femur fracture"],
                          np.array([[0, 0, 0, 1, 0, 0, 0], [0, 1, 0, 0, 1, 0, 0]])))
     assert f.dev_choice_["name"] == "description_weights"
-    assert set(f.dev_choice_["value"]) == {"weight", "seen_weight", "near_weight", "family_weight"}
-    assert max(f.dev_map_.values()) == f.dev_map_[(f.weight_, f.seen_weight_, f.near_weight_,
-                                                   f.family_weight_)]
+    assert set(f.dev_choice_["value"]) == {"weight", "seen_weight", "near_weight", "family_weight",
+                                           "prior_weight"}
+    chosen = (f.weight_, f.seen_weight_, f.near_weight_, f.family_weight_, f.prior_weight_)
+    assert max(f.dev_map_.values()) == f.dev_map_[chosen]
     # both dev documents' gold codes lie in the catalogue part and are ranked first: MAP 1
-    assert f.dev_map_[(f.weight_, f.seen_weight_, f.near_weight_, f.family_weight_)] == 1.0
+    assert f.dev_map_[chosen] == 1.0
+    # two stages: the description pair (the others at 0), then the others with that pair
+    first = [c for c, _ in f.dev_choice_["scores"] if c["near_weight"] == c["family_weight"]
+             == c["prior_weight"] == 0.0]
+    assert len(f.dev_choice_["scores"]) == 11 * 8 + 4 * 4 * 4 and len(first) >= 11 * 8
     top = f.predict_top_k(["chest pain on breathing"], 1)[0][0, 0]
     assert f.classes_[top] == "R07.1"
 
@@ -137,3 +143,68 @@ def test_index_round_trip_is_exact():
     P = np.array([[0.2, 0.9, 0.5]])
     for a, b in zip(idx.candidates(["femur fall"], P), again.candidates(["femur fall"], P)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_form_prior_is_the_hand_computed_log_ratio():
+    from xplant.unseen._catalogue import label_form_prior, label_forms
+    names = ["A1", "A2", "A11", "A12", "A13", "B1"]
+    parents = ["", "", "A1", "A1", "A1", ""]
+    forms = label_forms(names, parents)
+    assert forms.tolist()[0] == ["2", "1", "parent"] and forms.tolist()[2] == ["3", "1", "leaf"]
+    prior, table = label_form_prior(names, parents, [2, 1, 0, 0, 0, 9])   # rare: A1 and A2
+    # length: rare {2: 2}, all {2: 3, 3: 3}; last: rare {1: 1, 2: 1}, all {1: 3, 2: 2, 3: 1};
+    # parent: rare {parent: 1, leaf: 1}, all {parent: 1, leaf: 5}; Laplace: +1 a value
+    want_a1 = (np.log(3 / 4) - np.log(4 / 8)) + (np.log(2 / 5) - np.log(4 / 9)) \
+        + (np.log(2 / 4) - np.log(2 / 8))
+    assert prior[0] == pytest.approx(want_a1, rel=1e-6)
+    assert table[0]["3"] == pytest.approx(np.log(1 / 4) - np.log(4 / 8))
+    # no rare label: no prior
+    assert not label_form_prior(names, parents, [0, 0, 0, 0, 0, 9])[0].any()
+
+
+def test_a_new_release_takes_the_prior_of_its_form():
+    f = _fit(_catalogue(), near_weight=0.0, family_weight=0.0, prior_weight=0.5)
+    idx = f.catalogue_
+    f.add_labels(Bunch(label_names=np.array(["R50.2"]), label_descriptions=np.array(
+        ["Drug induced fever"], dtype=object), label_parents=[["R50"]]))
+    from xplant.unseen._catalogue import apply_form_prior, label_forms
+    want = apply_form_prior(idx.prior_table_, label_forms(["R50.2"], ["R50"]))
+    assert idx.prior_[-1] == want[0] != 0
+    S = f.decision_function(["drug induced fever"]).toarray()[0]
+    text = idx.text_scores(["drug induced fever"])[0, -1]
+    floor = S[:3].min()
+    assert S[-1] == pytest.approx(floor + 1.0 * text + 0.5 * want[0], rel=1e-5)
+
+
+def test_the_encoder_joins_the_text_signal_and_the_names_are_encoded_once(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from xplant.unseen import _encoder
+    monkeypatch.setenv("XPLANT_CACHE_DIR", str(tmp_path / "cache"))
+    ranker = DescriptionRanker(encoder="minilm", encoder_threshold=0.3)
+    f = DescriptionFusion(FrequencyPrior(), ranker=ranker, weight=1.0, seen_weight=0.0,
+                          near_weight=0.0, family_weight=0.0, prior_weight=0.0,
+                          n_candidates=10).fit(TEXTS, Y, label_names=KNOWN, label_descriptions=DESC,
+                                               catalogue=_catalogue())
+    idx = f.catalogue_
+    assert idx.encoder == "minilm" and idx.part_embeddings_.dtype == np.float16
+    assert len(list((tmp_path / "cache" / "embeddings").glob("*.safetensors"))) == 1
+    doc = "He coughs at night. The fever is back."
+    tfidf = CatalogueIndex(10).fit(TEXTS, f.classes_, [idx_text for idx_text in [
+        "Chest pain, unspecified", "Fracture of head and neck of femur", "Fever, unspecified",
+        "Chest pain on breathing", "Fracture of femur after a fall", "Other fever at night",
+        "Acute dry cough"]], idx.label_parents_, f.label_frequency_ > 0).text_scores([doc])
+    sents = _encoder.encode_texts(["He coughs at night.", "The fever is back."], "minilm")
+    names = _encoder.encode_texts(["Chest pain on breathing", "Fracture of femur after a fall",
+                                   "Other fever at night", "Acute dry cough"], "minilm")
+    enc = np.maximum((sents @ names.T).max(axis=0) - 0.3, 0)
+    np.testing.assert_allclose(idx.text_scores([doc])[0], tfidf[0] + enc, atol=2e-3)
+    # a second fit reads the names' embeddings from the cache: nothing encoded but sentences
+    calls = []
+    real = _encoder.encode_texts
+    monkeypatch.setattr(_encoder, "encode_texts",
+                        lambda t, s, **kw: calls.append(len(t)) or real(t, s, **kw))
+    DescriptionFusion(FrequencyPrior(), ranker=ranker, weight=1.0, seen_weight=0.0,
+                      near_weight=0.0, family_weight=0.0, prior_weight=0.0, n_candidates=10).fit(
+        TEXTS, Y, label_names=KNOWN, label_descriptions=DESC, catalogue=_catalogue())
+    assert 4 not in calls                       # the four catalogue names were not encoded again

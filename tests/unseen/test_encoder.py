@@ -102,8 +102,9 @@ def test_a_missing_encoder_folder_names_it(tmp_path):
         DescriptionRanker(encoder=f"hf:{tmp_path}").fit(TEXTS, Y, label_descriptions=DESC)
 
 
-def test_the_last_call_is_encoded_once_and_not_pickled(monkeypatch):
+def test_the_last_calls_are_encoded_once_and_not_pickled(monkeypatch):
     r = DescriptionRanker(encoder="minilm").fit(TEXTS, Y, label_descriptions=DESC)
+    monkeypatch.setattr(_encoder, "_SENTENCE_MEMO", [])
     calls = []
     real = _encoder.encode_texts
     monkeypatch.setattr(_encoder, "encode_texts", lambda t, s: calls.append(len(t)) or real(t, s))
@@ -112,8 +113,12 @@ def test_the_last_call_is_encoded_once_and_not_pickled(monkeypatch):
     assert calls == [4]                                    # the four sentences, once
     r.decision_function(TEXTS[:2])
     assert calls == [4, 3]                                 # other texts: encoded
+    r.decision_function(TEXTS)
+    assert calls == [4, 3]                                 # the last two calls are kept
+    E, offsets = _encoder.sentence_embeddings(TEXTS, "minilm")
+    assert calls == [4, 3] and offsets.tolist() == [0, 2, 3, 4] and not E.flags.writeable
     back = pickle.loads(pickle.dumps(r))
-    assert getattr(back, "_sentence_memo", None) is None
+    assert not any(k.startswith("_sentence") for k in vars(back))
     np.testing.assert_allclose(back.decision_function(TEXTS), first)
 
 

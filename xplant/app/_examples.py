@@ -29,12 +29,14 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
     if not rows:
         return []
     names = [str(x) for x in train.label_names]
+    # test's own columns: the label space, then its codes outside it (which no model ranks)
+    test_names = [str(x) for x in test.get("label_names", train.label_names)]
     desc = train.get("label_descriptions")
     texts = [test.texts[i] for i in rows]
     explained = clf.explain(texts, top_labels=top_labels, top_spans=top_spans)
     out = []
     for i, text, ex in zip(rows, texts, explained):
-        gold = {names[j] for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]}
+        gold = {test_names[j] for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]}
         codes = []
         for lab in ex["labels"]:
             j = int(lab["index"])

@@ -280,8 +280,9 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     else:                                      # the refit: the first fit's weights and rule
         first = pinned["info"]
         fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker,
-                                  weight=first["description_weight"],
-                                  seen_weight=first["description_seen_weight"]).fit(
+                                  **first.get("description_weights", {
+                                      "weight": first["description_weight"],
+                                      "seen_weight": first["description_seen_weight"]})).fit(
             train.texts, train.Y, label_names=names, **fields)
         dev32, rule, dev_map = pinned["dev_scores"], pinned["rule"], first["dev_MAP"]
         choice = first["description_choice"]
@@ -289,9 +290,11 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
     saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
+    weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
     if fused.catalogue_ is not None:           # the open label space and its unseen channel
+        weights.update(near_weight=fused.near_weight_, family_weight=fused.family_weight_,
+                       prior_weight=fused.prior_weight_)
         info.update(label_space=dict(fused.catalogue_record_),
-                    near_weight=fused.near_weight_, family_weight=fused.family_weight_,
                     unseen_suggestions=[
                         {"id": str(i), "suggestions": s} for i, s in
                         zip(test.ids[:UNSEEN_EXAMPLES], fused.suggest_unseen(
@@ -301,7 +304,8 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         "test_scores": test_scores.astype(np.float32), "rule": rule,
         "label_names": None if fused.catalogue_ is None else fused.classes_,
         "info": dict(info, description_weight=fused.weight_,
-                     description_seen_weight=fused.seen_weight_, description_choice=choice,
+                     description_seen_weight=fused.seen_weight_, description_weights=weights,
+                     description_choice=choice,
                      description_encoder=encoder_note,
                      n_unseen_labels=int(fused.unseen_.size), dev_MAP=dev_map, **saved)}
     if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)

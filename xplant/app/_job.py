@@ -127,7 +127,7 @@ def _check_rows_fit_data(rows, splits, source):
 
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
             random_state=0, verbose=1, isolate=True, report=False, resume=False, overwrite=False,
-            refit=False, description_encoder=DESCRIPTION_ENCODER, log=print):
+            refit=None, description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit every row on train, choose on dev, score test once; write the run folder.
 
     Parameters
@@ -145,12 +145,15 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     overwrite : bool, default=False
         Remove an earlier run's files in ``output_dir`` first
         (:func:`xplant._files.prepare_run_folder`).
-    refit : bool, default=False
+    refit : bool or None, default=None
         Also refit the neural rows, the SVM row and PLANT's ``fused +
         descriptions`` row on train + dev with their dev choices pinned, as
-        rows ``"<row> (refit)"``
-        (:func:`xplant.app.run_models`); off by default, as it doubles the
-        neural rows' cost.
+        rows ``"<row> (refit)"`` (:func:`xplant.app.run_models`); the refit
+        of the row chosen on dev is then the run's model
+        (:func:`xplant.app._run.designate`). None: on for the datasets of
+        :data:`xplant.app._run.REFIT_DATASETS` (CodiEsp, whose CLEF task
+        trained on train and dev), off elsewhere, as it doubles the neural
+        rows' cost.
     description_encoder : str or None, default="minilm"
         The sentence encoder of the description source
         (:func:`xplant.app.run_models`): ``"minilm"`` (the bundled
@@ -183,6 +186,9 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
     check_description_encoder(description_encoder)
+    from ._run import REFIT_DATASETS
+    if refit is None:
+        refit = data_args is None or data_args.get("dataset") in REFIT_DATASETS
     epochs = DEFAULT_EPOCHS if epochs is None else epochs
     plant_epochs = DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs
     data_args = dict(data_args or {"dataset": "codiesp", "codes": "D", "language": "en",
@@ -191,7 +197,10 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     start = time.perf_counter()
     splits = load_splits(**data_args)
     features = splits["train"].get("texts") is None
-    record = describe(data_args, splits)
+    record = dict(describe(data_args, splits), refit=bool(refit))
+    if refit:
+        log("refit: each row is refitted on train + dev with its dev choices fixed "
+            "(--no-refit to skip)")
     specs = model_specs(rows, features, splits, (data_args.get("files") or {}).get(
         "train", record["dataset"]))
     check_model_specs(specs, epochs=epochs, plant_epochs=plant_epochs,
@@ -206,6 +215,11 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     log(f"{name}: {tr.Y.shape[0]} train / {dv.Y.shape[0]} dev / "
         f"{te.Y.shape[0]} {record['split']} documents, {tr.Y.shape[1]} labels; "
         f"run folder {out_dir}")
+    space = record["label_space"]
+    if space.get("catalogue"):
+        log(f"label space: {space['n_known_labels']:,} labels of train and dev, then the rest of "
+            f"{space['catalogue']}: {space['n_labels']:,} labels (the description row ranks them "
+            f"all; the others rank the labels of train and dev)")
     for key in ("dev_source", "test_source"):
         if record.get(key, "file") != "file":
             log(record[key])
@@ -241,7 +255,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
                  random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
-                 description_encoder=DESCRIPTION_ENCODER, log=print):
+                 refit=None, description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit, choose on dev and test every model; write results.json and per_label.npz.
 
     Parameters
@@ -263,6 +277,9 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         Also write ``report.html`` (see :func:`xplant.report.render_report`).
     resume : bool, default=False
         Continue an interrupted run in ``output_dir`` (see :func:`run_models`).
+    refit : bool or None, default=None
+        Refit the rows on train + dev with their choices fixed (:func:`run_job`;
+        None: on, CodiEsp's protocol).
     description_encoder : str or None, default="minilm"
         The description source's sentence encoder (:func:`run_job`).
 
@@ -281,4 +298,4 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
                  "data_home": data_home, "max_docs": max_docs}
     return run_job(output_dir, data_args, models=models, epochs=epochs, plant_epochs=plant_epochs,
                    random_state=random_state, verbose=verbose, isolate=isolate, report=report,
-                   resume=resume, description_encoder=description_encoder, log=log)
+                   resume=resume, refit=refit, description_encoder=description_encoder, log=log)

@@ -29,7 +29,13 @@ from ._tables import rule_label
 from ._rows import DESCRIPTION_ENCODER
 
 #: Models of the main job, in table order.
-DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "plant=False", "PLANT")
+DEFAULT_MODELS = ("frequency prior", "TF-IDF + SVM", "PLANT")
+
+#: The datasets whose job refits its rows on train + dev by default (``xplant run
+#: --refit``): CodiEsp's, whose CLEF task trained the submitted systems on both
+#: labelled splits (Miranda-Escalada et al., CLEF eHealth 2020). Elsewhere the
+#: refit is asked for: it doubles the neural rows' cost.
+REFIT_DATASETS = ("codiesp",)
 
 #: Display names of the original rows (:data:`xplant.app._rows.ROWS` has them all).
 #: The tree and LibMultiLabel rows need their optional extras
@@ -42,9 +48,9 @@ DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
              "TF-IDF + SVM": {"ovr__C": [0.1, 1.0, 10.0]}}
 
 #: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min). Early
-#: stopping on dev MAP (patience 6) ends most fits before the budget; PLANT on
-#: CodiEsp-D, at the widths of :data:`xplant.app._rows.DATASET_ARCHITECTURES`,
-#: takes its best epoch in the 50s.
+#: stopping on dev MAP (patience :data:`xplant.app._rows.JOB_PATIENCE`) ends most fits
+#: before the budget; PLANT on CodiEsp-D, at the widths of
+#: :data:`xplant.app._rows.DATASET_ARCHITECTURES`, takes its best epoch in the 50s.
 DEFAULT_EPOCHS = 60
 DEFAULT_PLANT_EPOCHS = 10
 
@@ -565,7 +571,10 @@ def evaluate_row(name, out, splits, *, refit=False):
         labels absent from train + dev, which the refit never saw either,
         are reported beside them under ``"zero_train_dev_*"`` (``R@5``,
         ``nDCG@5``, ``R@5_full``, ``n_labels``, ``n_documents``) and
-        ``"F1_zero_train_dev"``.
+        ``"F1_zero_train_dev"``. A row over an open label space (its info
+        has ``label_space``) also gets ``"unseen_R@5"``, the unseen-code
+        channel's figure: R@5 of the gold codes its model never saw (absent
+        from train, for a refit from train + dev) among those codes alone.
 
     Returns
     -------
@@ -609,6 +618,9 @@ def evaluate_row(name, out, splits, *, refit=False):
         rep.update({"zero_train_dev_" + key[len("zero_"):]: v for key, v in both.items()
                     if key.startswith("zero_")}, F1_zero_train_dev=both["F1_zero"])
     rep["n_labels"] = float(n_row)            # the labels the row ranks (its label space)
+    if out["info"].get("label_space"):        # the unseen-code channel of an open label space:
+        # the gold codes its model never saw in training, ranked among the unseen codes alone
+        rep["unseen_R@5"] = rep["zero_train_dev_R@5"] if refit else rep["zero_R@5"]
     n_known = tr.Y.shape[1]                   # per-label results: the training split's columns
     per = metrics.per_label_scores(test_Y[:, :n_known], y_pred[:, :n_known])
     from .._saved import decision_record
@@ -728,10 +740,17 @@ def _read_part(out_dir, folder, key):
 def designate(results):
     """Mark the run's model: the row with the best dev MAP, chosen before test is read.
 
-    Every row's ``dev_MAP`` is its own dev scores' MAP (the fused rows'
-    too), so the choice reads dev alone; ties keep the earlier row. The
-    chosen entry gets ``"designated": True`` and ``results["designated"]``
-    names it. A run without dev MAP (no labelled dev data) designates none.
+    Every first-fit row's ``dev_MAP`` is its own dev scores' MAP (the fused
+    rows' too), so the choice reads dev alone
+    (:func:`xplant.model_selection.choose_on_dev`; ties keep the earlier
+    row). When that row was also refitted on train + dev with its choices
+    fixed (``xplant run --refit``, the default of the bundled CodiEsp job:
+    the CLEF protocol trains the submitted model on both labelled splits),
+    its refit is the run's model: the refit rows carry their first fit's
+    dev MAP and take no part in the choice. The designated entry gets
+    ``"designated": True`` and ``results["designated"]`` names it and the
+    row chosen on dev. A run without dev MAP (no labelled dev data)
+    designates none.
 
     Parameters
     ----------
@@ -743,18 +762,27 @@ def designate(results):
     str or None
         The designated row's name.
     """
-    scored = [m for m in results.get("models", ()) if m.get("dev_MAP") is not None
-              and not m.get("same_as")]
-    for m in results.get("models", ()):
+    from ..model_selection import choose_on_dev
+    models = results.get("models", ())
+    for m in models:
         m.pop("designated", None)
+    scored = [m for m in models if m.get("dev_MAP") is not None and not m.get("same_as")
+              and not m.get("refit_of")]
     if not scored or not any(m["dev_MAP"] > 0 for m in scored):
         results["designated"] = None
         return None
-    best = max(scored, key=lambda m: m["dev_MAP"])      # max keeps the first of ties
-    best["designated"] = True
-    results["designated"] = {"name": best["name"], "dev_MAP": float(best["dev_MAP"]),
-                             "rule": "the row with the best dev MAP (chosen on dev alone)"}
-    return best["name"]
+    choice = choose_on_dev("designated row", [m["name"] for m in scored],
+                           [m["dev_MAP"] for m in scored], family="ranking", criterion="map",
+                           fallback=None)
+    best = next(m for m in scored if m["name"] == choice.value)
+    refit = next((m for m in models if m["name"] == best["name"] + REFIT_SUFFIX), None)
+    chosen = best if refit is None else refit
+    chosen["designated"] = True
+    results["designated"] = {
+        "name": chosen["name"], "chosen_on_dev": best["name"], "dev_MAP": float(best["dev_MAP"]),
+        "rule": "the row with the best dev MAP (chosen on dev alone)"
+                + ("" if refit is None else ", refitted on train + dev with its choices fixed")}
+    return chosen["name"]
 
 
 def _read_fused_parts(out_dir, name, key):

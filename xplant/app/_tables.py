@@ -2,15 +2,18 @@
 
 
 #: Zero-shot labels (no training positive) in the main tables: their recall in the full
-#: ranking (every label competing), beside the group's size; the group ranked alone
+#: ranking (every label competing); over an open label space also the unseen-code
+#: channel's R@5 (``unseen_R@5``: those codes ranked among the catalogue's unseen codes
+#: alone), and the labels each row ranks. The group ranked alone in a closed space
 #: (``zero_R@5``) stays in ``results.json``, where a group of one label scores 100 %.
 TABLE_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                  ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                  ("F1_few", "F1 few"), ("F1_frequent", "F1 freq"), ("F1_zero", "F1 zero"),
-                 ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"))
+                 ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"),
+                 ("unseen_R@5", "unseen R@5"), ("n_labels", "labels"))
 
 #: Columns that hold counts, printed as integers (the others are percent).
-COUNT_COLUMNS = ("zero_n_labels", "zero_n_documents")
+COUNT_COLUMNS = ("zero_n_labels", "zero_n_documents", "n_labels")
 
 
 def _cell(key, v, missing):
@@ -59,15 +62,17 @@ def format_table(models):
             continue
         r = [m["name"] + (" *" if m.get("designated") else "")]
         for key, _ in TABLE_COLUMNS:
-            r.append(_cell(key, m["metrics"].get(key, float("nan")), "nan"))
+            r.append(_cell(key, m["metrics"].get(key, float("nan")),
+                           "" if key == "unseen_R@5" else "nan"))
         r += [rule_label(m), f"{m['fit_seconds']:.0f}"]
         rows.append(r)
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
     same = [f"{m['name'].ljust(widths[0])}  = {m['same_as']}" for m in models if m.get("same_as")]
-    mark = (["* the job's model: the row with the best dev MAP, chosen before test is read"]
-            if any(m.get("designated") for m in models) else [])
+    mark = [("* the job's model: the row with the best dev MAP, chosen before test is read"
+             + (", refitted on train + dev" if m.get("refit_of") else ""))
+            for m in models if m.get("designated")]
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
                      + same + mark)
 
@@ -76,7 +81,8 @@ def format_table(models):
 MARKDOWN_COLUMNS = (("P@1", "P@1"), ("P@3", "P@3"), ("P@5", "P@5"), ("nDCG@5", "nDCG@5"),
                     ("RP@5", "RP@5"), ("MAP", "MAP"), ("micro_F1", "miF1"), ("macro_F1", "maF1"),
                     ("F1_frequent", "F1 freq"), ("F1_few", "F1 few"), ("F1_zero", "F1 zero"),
-                    ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"))
+                    ("zero_R@5_full", "zero R@5"), ("zero_n_labels", "zero n"),
+                    ("unseen_R@5", "unseen R@5"), ("n_labels", "labels"))
 
 
 def markdown_table(models, columns=MARKDOWN_COLUMNS, *, resources=True):

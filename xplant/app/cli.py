@@ -173,12 +173,13 @@ def build_parser():
                         "last epoch checkpoint")
     r.add_argument("--overwrite", action="store_true",
                    help="remove the earlier run's files in --output and start afresh")
-    r.add_argument("--refit", action="store_true",
+    r.add_argument("--refit", action=argparse.BooleanOptionalAction, default=None,
                    help="also refit the neural rows, the SVM row and PLANT's fused + "
                         "descriptions row on train + dev with every choice made on dev fixed, "
                         "the epoch count scaled by (train + dev) / train, reported as "
-                        "'<row> (refit)' rows (more than doubles the neural cost; off by "
-                        "default)")
+                        "'<row> (refit)' rows; the refit of the row chosen on dev is the "
+                        "run's model. Default: on for CodiEsp (the CLEF protocol), off "
+                        "elsewhere (it more than doubles the neural cost)")
     r.add_argument("--description-encoder", default="minilm", metavar="SPEC",
                    help="sentence encoder of the description source (PLANT's fused + "
                         "descriptions row): minilm (the bundled MiniLM-L6; default), "

@@ -5,20 +5,27 @@
 (``fit(..., catalogue=...)``): it holds every label that has no training
 positive (tens of thousands for a whole ICD-10-CM catalogue) and gives each
 document a short list of them, batch by batch, never an (n, L) array over
-the catalogue. Three signals score an unseen label u for a document d:
+the catalogue. Four signals score an unseen label u for a document d:
 
 * ``text``: TF-IDF cosine of u's name and synonyms with d and with d's best
-  sentence, averaged (:class:`~xplant.unseen.DescriptionRanker` with
-  ``passages="both"``);
+  sentence, averaged, plus, with an encoder, the best sentence's encoder
+  cosine with u's best-matching name above the threshold: the description
+  score of :class:`~xplant.unseen.DescriptionRanker` (``passages="both"``),
+  the same rule for the labels the fusion knows and for the catalogue;
 * ``near``: the highest score of the trained model, on d, among u's seen
   relatives one step away: its parent, its siblings (seen labels with the
   same parent) and its children;
 * ``family``: the same over the seen labels of u's family (for ICD codes
-  the 3-character category, ``I21`` for ``I21.A1``).
+  the 3-character category, ``I21`` for ``I21.A1``);
+* ``prior``: how much more often a label of u's form is used than the
+  catalogue lists one (:func:`label_form_prior`, learned from the labels
+  with one or two training documents, which stand in for the unseen ones);
+  the same for every document.
 
 A document's candidates are the union of its top ``n_candidates`` labels by
-each signal (``near`` and ``family`` ties broken by ``text``), so the pool
-does not depend on the weights the fusion chooses on dev.
+``text``, by ``text`` plus the prior (at :data:`PRIOR_POOL_SCALE`), by
+``near`` and by ``family`` (those two with ties broken by ``text``), so the
+pool does not depend on the weights the fusion chooses on dev.
 """
 
 import numpy as np
@@ -27,8 +34,17 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ._description_ranker import best_sentence_cosines
 
-#: The three signals of a candidate, in the order of :meth:`CatalogueIndex.candidates`.
-SIGNALS = ("text", "near", "family")
+#: The four signals of a candidate, in the order of :meth:`CatalogueIndex.candidates`.
+SIGNALS = ("text", "near", "family", "prior")
+
+#: The scale of the prior in the candidate pool ranked by ``text + PRIOR_POOL_SCALE * prior``
+#: (one of the pools of :meth:`CatalogueIndex.candidates`; the fusion's own weight is chosen on dev).
+PRIOR_POOL_SCALE = 0.02
+
+#: Training documents of the labels whose forms stand in for the unseen labels' in
+#: :func:`label_form_prior` (labels seen once or twice: an unseen label is what a rare one
+#: would have been without its documents).
+RARE_LABEL_DOCS = 2
 
 
 def _vectorizer(vocabulary=None):
@@ -60,6 +76,106 @@ def label_family(name, parent, family_prefix):
     return str(parent)
 
 
+def label_forms(names, parents):
+    """Each label's form: its length and last character (letters and digits only), and
+    whether a label of the space has it as its parent.
+
+    Parameters
+    ----------
+    names, parents : sequence of str of shape (n,)
+        Labels and their parents (``""`` for none).
+
+    Returns
+    -------
+    ndarray of str of shape (n, 3)
+
+    Examples
+    --------
+    >>> label_forms(["N39.4", "N39.41", "N39.3"], ["N39", "N39.4", "N39"]).tolist()
+    [['4', '4', 'parent'], ['5', '1', 'leaf'], ['4', '3', 'leaf']]
+    """
+    has_child = {str(p) for p in parents if p}
+    out = []
+    for name in names:
+        s = "".join(ch for ch in str(name) if ch.isalnum())
+        out.append([str(len(s)), s[-1:] if s[-1:].isdigit() else "letter",
+                    "parent" if str(name) in has_child else "leaf"])
+    return np.asarray(out, dtype=str).reshape(-1, 3)
+
+
+def label_form_prior(names, parents, frequency, rare=RARE_LABEL_DOCS):
+    """The log-ratio of how often a label of each form is used to how often the space lists one.
+
+    A catalogue lists every code a code system allows, most of which a
+    coder never uses: ICD-10-CM lists 7-character injury codes by the tens
+    of thousands, and a coder picks the "unspecified" (``.9``, ``.0``) or
+    leaf code over its parent. The form of a label
+    (:func:`label_forms`: its length, last character, and whether it is a
+    parent) says how likely an unseen label is a priori. The labels with 1
+    to ``rare`` training documents stand in for the unseen ones (an unseen
+    label is a rare label that had no document; Good, Biometrika 1953), and
+    each form feature adds ``log P(f | rare labels) - log P(f | all
+    labels)``, with one added to every count (naive Bayes with Laplace
+    smoothing). All zeros when no label is rare.
+
+    Parameters
+    ----------
+    names, parents : sequence of str of shape (n,)
+        The label space and each label's parent (``""`` for none).
+    frequency : array-like of int of shape (n,)
+        Training documents per label.
+    rare : int, default=RARE_LABEL_DOCS
+        The rare labels' most training documents.
+
+    Returns
+    -------
+    values : ndarray of float32 of shape (n,)
+        In nats; positive for forms the rare labels have more often than the space.
+    table : list of dict of str to float
+        Per form feature, the log-ratio of each value: a label added later
+        takes the sum of its values' entries (0 for a value not in the table).
+
+    Examples
+    --------
+    >>> names = ["A1", "A2", "A11", "A12", "A13", "A14"]
+    >>> p, table = label_form_prior(names, [""] * 6, [1, 1, 0, 0, 0, 0])
+    >>> bool(p[0] > 0 > p[2]), sorted(table[0])     # two-character labels: the rare ones' form
+    (True, ['2', '3'])
+    """
+    forms = label_forms(names, parents)
+    frequency = np.asarray(frequency)
+    rare_rows = (frequency >= 1) & (frequency <= int(rare))
+    table = []
+    for f in range(forms.shape[1]):
+        values, col = np.unique(forms[:, f], return_inverse=True)
+        every = np.bincount(col, minlength=values.size).astype(np.float64)
+        used = np.bincount(col[rare_rows], minlength=values.size).astype(np.float64)
+        ratio = (np.log((used + 1) / (used.sum() + values.size))
+                 - np.log((every + 1) / (every.sum() + values.size))) if rare_rows.any() \
+            else np.zeros(values.size)
+        table.append({str(v): float(r) for v, r in zip(values, ratio)})
+    return apply_form_prior(table, forms), table
+
+
+def apply_form_prior(table, forms):
+    """The prior of labels of the given forms under a fitted table (:func:`label_form_prior`).
+
+    Parameters
+    ----------
+    table : list of dict of str to float
+    forms : ndarray of str of shape (n, n_features)
+        :func:`label_forms` of the labels.
+
+    Returns
+    -------
+    ndarray of float32 of shape (n,)
+    """
+    out = np.zeros(forms.shape[0], dtype=np.float64)
+    for f, entries in enumerate(table):
+        out += np.array([entries.get(str(v), 0.0) for v in forms[:, f]], dtype=np.float64)
+    return out.astype(np.float32)
+
+
 class CatalogueIndex:
     """Unseen labels indexed by text and hierarchy; a fitted part, not an estimator.
 
@@ -73,6 +189,13 @@ class CatalogueIndex:
     block : int, default=16
         Documents scored together: the dense work of a block is
         (block sentences, n_unseen) float32.
+    encoder : str or None, default=None
+        A sentence encoder whose cosines join ``text``
+        (:class:`~xplant.unseen.DescriptionRanker`'s ``encoder``); the
+        unseen labels' names are encoded once per catalogue version and
+        cached (:func:`~xplant.unseen.cached_embeddings`). None: TF-IDF only.
+    encoder_threshold : float, default=0.3
+        Encoder cosines count above it (the ranker's rule).
 
     Attributes
     ----------
@@ -88,16 +211,29 @@ class CatalogueIndex:
         Columns without one: the labels this index scores.
     label_matrix_ : csr_matrix of shape (n_unseen, n_features), float32
         L2-normalised TF-IDF rows of the unseen labels' texts.
+    prior_ : ndarray of float32 of shape (n_unseen,)
+        The ``prior`` signal (:func:`label_form_prior`).
+    prior_table_ : list of dict of str to float
+        The form prior's table, which labels added later (:meth:`add`) read.
+    part_embeddings_ : ndarray of float16 of shape (n_parts, hidden_size) or None
+        With an encoder: the unit embeddings of the unseen labels' names and
+        synonyms, each alone.
+    part_owner_ : ndarray of int64 of shape (n_parts,) or None
+        The row of ``unseen_`` each part belongs to, ascending.
     """
 
-    def __init__(self, n_candidates=100, family_prefix=3, block=16):
+    def __init__(self, n_candidates=100, family_prefix=3, block=16, encoder=None,
+                 encoder_threshold=0.3):
         self.n_candidates = n_candidates
         self.family_prefix = family_prefix
         self.block = block
+        self.encoder = encoder
+        self.encoder_threshold = encoder_threshold
 
     # ------------------------------------------------------------------ fitting
 
-    def fit(self, texts, label_names, label_texts, label_parents, seen):
+    def fit(self, texts, label_names, label_texts, label_parents, seen, *, label_parts=None,
+            label_frequency=None):
         """Fit the vectorizer on the training documents and index the unseen labels.
 
         Parameters
@@ -112,6 +248,12 @@ class CatalogueIndex:
             Each label's parent code, ``""`` for none.
         seen : array-like of bool of shape (n_open,)
             Labels with a training positive.
+        label_parts : sequence of list of str of shape (n_open,), optional
+            Each label's names (description, each synonym) for the encoder;
+            None: ``label_texts``, one part each.
+        label_frequency : array-like of int of shape (n_open,), optional
+            Training documents per label, for the prior; None: ``seen`` as
+            0/1 (every seen label counts as rare).
 
         Returns
         -------
@@ -129,21 +271,47 @@ class CatalogueIndex:
         self.label_parents_ = np.asarray([str(p) for p in label_parents], dtype=str)
         self.label_matrix_ = sp.csr_matrix(
             self.vectorizer_.transform([label_texts[j] for j in self.unseen_]), dtype=np.float32)
+        freq = seen.astype(np.int64) if label_frequency is None else np.asarray(label_frequency)
+        prior, self.prior_table_ = label_form_prior(self.label_names_, self.label_parents_, freq)
+        self.prior_ = prior[self.unseen_]
+        parts = [[t] for t in label_texts] if label_parts is None else label_parts
+        self._embed([parts[j] for j in self.unseen_], 0)
         self._index_hierarchy()
         return self
 
-    def add(self, label_names, label_texts, label_parents):
+    def _embed(self, parts, start):
+        """Append the encoder's embeddings of ``parts`` (per unseen label, from row ``start``)."""
+        if self.encoder is None:
+            self.part_embeddings_ = self.part_owner_ = None
+            return
+        from ._encoder import cached_embeddings
+        owned = [(start + r, t) for r, names in enumerate(parts) for t in names if t and t.strip()]
+        E = cached_embeddings([t for _, t in owned], self.encoder,
+                              what="catalogue names") if owned else None
+        owner = np.array([r for r, _ in owned], dtype=np.int64)
+        dim = 0 if E is None else E.shape[1]
+        if start and getattr(self, "part_embeddings_", None) is not None:
+            E = self.part_embeddings_ if E is None else np.vstack([self.part_embeddings_, E])
+            owner = np.concatenate([self.part_owner_, owner])
+        self.part_embeddings_ = np.zeros((0, dim), np.float16) if E is None else E
+        self.part_owner_ = owner
+
+    def add(self, label_names, label_texts, label_parents, label_parts=None):
         """Append labels (a new catalogue release) without refitting anything.
 
         The new labels have no training positive: they are indexed with the
-        fitted vectorizer (words outside its vocabulary count for nothing)
-        and their parents, exactly as they would have been at ``fit``.
+        fitted vectorizer (words outside its vocabulary count for nothing),
+        the fitted encoder and their parents, and take the prior of their
+        form (``prior_table_``), exactly as they would have been at
+        ``fit``.
 
         Parameters
         ----------
         label_names, label_texts, label_parents : sequence of str of shape (n_new,)
             The new labels, their names and synonyms joined, their parents
             (``""`` for none).
+        label_parts : sequence of list of str of shape (n_new,), optional
+            Their names for the encoder (see :meth:`fit`).
 
         Returns
         -------
@@ -152,12 +320,17 @@ class CatalogueIndex:
         if not len(label_names):
             return self
         start = self.label_names_.size
+        row = self.unseen_.size
         self.label_names_ = np.concatenate([self.label_names_, np.asarray(label_names, dtype=str)])
         self.label_parents_ = np.concatenate([self.label_parents_,
                                               np.asarray([str(p) for p in label_parents], dtype=str)])
         self.unseen_ = np.concatenate([self.unseen_, start + np.arange(len(label_names))])
         self.label_matrix_ = sp.vstack([self.label_matrix_, sp.csr_matrix(
             self.vectorizer_.transform(list(label_texts)), dtype=np.float32)]).tocsr()
+        forms = label_forms(self.label_names_, self.label_parents_)[start:]
+        self.prior_ = np.concatenate([self.prior_, apply_form_prior(self.prior_table_, forms)])
+        if self.encoder is not None:
+            self._embed([[t] for t in label_texts] if label_parts is None else label_parts, row)
         self._index_hierarchy()
         return self
 
@@ -199,14 +372,33 @@ class CatalogueIndex:
         ndarray of float32 of shape (n, n_unseen)
             Columns in the order of ``unseen_``.
         """
-        return np.vstack([self._text_block(texts[lo:lo + self.block])
-                          for lo in range(0, len(texts), self.block)]) if texts else \
-            np.zeros((0, self.unseen_.size), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.unseen_.size), dtype=np.float32)
+        emb = self._embedded(texts)
+        return np.vstack([self._text_block(texts[lo:lo + self.block], _block_of(emb, lo, self.block))
+                          for lo in range(0, len(texts), self.block)])
 
-    def _text_block(self, texts):
+    def _text_block(self, texts, embedded=None):
+        """(b, n_unseen) float32 ``text`` of a block of documents; ``embedded``: their
+        sentences' encoder embeddings and offsets (:func:`sentence_embeddings`)."""
         doc = (self.vectorizer_.transform(texts) @ self.label_matrix_.T).toarray()
         best = best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, len(texts))
-        return (doc + best) / 2
+        out = (doc + best) / 2
+        if getattr(self, "part_embeddings_", None) is not None and embedded is not None:
+            from ._encoder import best_part_cosines
+            E, offsets = embedded
+            C = best_part_cosines(E[offsets[0]:offsets[-1]], self.part_embeddings_,
+                                  self.part_owner_, self.unseen_.size)
+            C = np.maximum.reduceat(C, offsets[:-1] - offsets[0], axis=0)
+            out += np.maximum(C - float(self.encoder_threshold), 0.0)
+        return out
+
+    def _embedded(self, texts):
+        """The documents' sentence embeddings (None without an encoder)."""
+        if getattr(self, "part_embeddings_", None) is None:
+            return None
+        from ._encoder import sentence_embeddings
+        return sentence_embeddings(list(texts), self.encoder)
 
     def _relative_scores(self, P):
         """``near`` and ``family`` signals (b, n_unseen) from the seen labels' scores P (b, n_seen)."""
@@ -235,8 +427,8 @@ class CatalogueIndex:
         indptr : ndarray of int64 of shape (n + 1,)
         columns : ndarray of int64 of shape (nnz,)
             Open-space columns, ascending within a document.
-        signals : ndarray of float32 of shape (nnz, 3)
-            ``text``, ``near``, ``family`` of each candidate.
+        signals : ndarray of float32 of shape (nnz, 4)
+            ``text``, ``near``, ``family``, ``prior`` of each candidate (:data:`SIGNALS`).
         """
         k = max(1, min(int(self.n_candidates), self.unseen_.size))
         indptr, cols, sigs = [0], [], []
@@ -244,22 +436,27 @@ class CatalogueIndex:
         if P.shape[1]:
             lo_, hi_ = P.min(axis=1, keepdims=True), P.max(axis=1, keepdims=True)
             P = (P - lo_) / np.where(hi_ > lo_, hi_ - lo_, 1.0)
+        emb = self._embedded(texts) if self.unseen_.size else None
+        prior = getattr(self, "prior_", np.zeros(self.unseen_.size, np.float32))
         for lo in range(0, len(texts), self.block):
             block = texts[lo:lo + self.block]
             if not self.unseen_.size:
                 indptr.extend([indptr[-1]] * len(block))
                 continue
-            text = self._text_block(block)
+            text = self._text_block(block, _block_of(emb, lo, self.block))
             near, fam = self._relative_scores(P[lo:lo + len(block)])
             tie = 1e-4 * text
             for i in range(len(block)):
-                pool = np.unique(np.concatenate([_top(text[i], k), _top(near[i] + tie[i], k),
-                                                 _top(fam[i] + tie[i], k)]))
+                pool = np.unique(np.concatenate([
+                    _top(text[i], k), _top(text[i] + PRIOR_POOL_SCALE * prior, k),
+                    _top(near[i] + tie[i], k), _top(fam[i] + tie[i], k)]))
                 cols.append(self.unseen_[pool])
-                sigs.append(np.stack([text[i, pool], near[i, pool], fam[i, pool]], axis=1))
+                sigs.append(np.stack([text[i, pool], near[i, pool], fam[i, pool], prior[pool]],
+                                     axis=1))
                 indptr.append(indptr[-1] + pool.size)
         columns = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
-        signals = np.concatenate(sigs).astype(np.float32) if sigs else np.zeros((0, 3), np.float32)
+        signals = np.concatenate(sigs).astype(np.float32) if sigs else \
+            np.zeros((0, len(SIGNALS)), np.float32)
         order = np.concatenate([np.argsort(columns[a:b], kind="stable") + a
                                 for a, b in zip(indptr[:-1], indptr[1:])]) if cols else columns
         return np.asarray(indptr, dtype=np.int64), columns[order], signals[order]
@@ -279,7 +476,9 @@ class CatalogueIndex:
         start, end : int
             Character offsets of the sentence (the sentence rule of the description ranker).
         cosine : float
-            Its TF-IDF cosine with the label's text.
+            Its TF-IDF cosine with the label's text, plus, with an encoder,
+            its encoder cosine with the label's best-matching name above the
+            threshold (the ``text`` signal's sentence score; in [0, 2)).
 
         Raises
         ------
@@ -293,6 +492,14 @@ class CatalogueIndex:
             raise ValueError(f"column {column} is not an unseen label of this index")
         V = self.vectorizer_.transform([text[a:b] for a, b in spans])
         cos = np.asarray((V @ self.label_matrix_[row].T).toarray()).ravel()
+        if self.part_embeddings_ is not None:
+            from ._encoder import best_part_cosines, encode_texts
+            mine = self.part_owner_ == row
+            if mine.any():
+                E = encode_texts([text[a:b] for a, b in spans], self.encoder)
+                enc = best_part_cosines(E, self.part_embeddings_[mine], np.zeros(int(mine.sum()),
+                                                                                 np.int64), 1)[:, 0]
+                cos = cos + np.maximum(enc - float(self.encoder_threshold), 0.0)
         best = int(np.argmax(cos)) if cos.size else 0
         return spans[best][0], spans[best][1], float(cos[best]) if cos.size else 0.0
 
@@ -307,12 +514,17 @@ class CatalogueIndex:
         config = {"n_candidates": int(self.n_candidates),
                   "family_prefix": None if self.family_prefix is None else int(self.family_prefix),
                   "block": int(self.block),
+                  "encoder": self.encoder, "encoder_threshold": float(self.encoder_threshold),
                   "label_names": self.label_names_.tolist(),
-                  "label_parents": self.label_parents_.tolist()}
+                  "label_parents": self.label_parents_.tolist(),
+                  "prior_table": self.prior_table_}
         m = self.label_matrix_
         arrays = {"seen": self.seen_, "unseen": self.unseen_,
                   "lm_data": m.data.astype(np.float32), "lm_indices": m.indices.astype(np.int64),
-                  "lm_indptr": m.indptr.astype(np.int64)}
+                  "lm_indptr": m.indptr.astype(np.int64), "prior": self.prior_}
+        if self.part_embeddings_ is not None:
+            arrays.update(parts=self.part_embeddings_.astype(np.float16),
+                          part_owner=self.part_owner_.astype(np.int64))
         return config, arrays
 
     @classmethod
@@ -332,8 +544,16 @@ class CatalogueIndex:
         -------
         CatalogueIndex
         """
-        out = cls(config["n_candidates"], config["family_prefix"], config["block"])
+        out = cls(config["n_candidates"], config["family_prefix"], config["block"],
+                  config.get("encoder"), config.get("encoder_threshold", 0.3))
         out.vectorizer_ = vectorizer
+        # folders saved before the prior and the encoder: no prior, TF-IDF alone
+        out.prior_table_ = [dict(t) for t in config.get("prior_table", [])]
+        out.prior_ = np.asarray(arrays.get("prior", np.zeros(len(arrays["unseen"]))),
+                                dtype=np.float32)
+        out.part_embeddings_ = arrays.get("parts")
+        out.part_owner_ = None if out.part_embeddings_ is None else \
+            np.asarray(arrays["part_owner"], dtype=np.int64)
         out.label_names_ = np.asarray(config["label_names"], dtype=str)
         out.label_parents_ = np.asarray(config["label_parents"], dtype=str)
         out.seen_ = np.asarray(arrays["seen"], dtype=np.int64)
@@ -343,6 +563,14 @@ class CatalogueIndex:
             shape=(out.unseen_.size, len(vectorizer.vocabulary_)))
         out._index_hierarchy()
         return out
+
+
+def _block_of(embedded, lo, size):
+    """The sentence embeddings and offsets of documents ``lo:lo + size`` (None stays None)."""
+    if embedded is None:
+        return None
+    E, offsets = embedded
+    return E, offsets[lo:lo + size + 1]
 
 
 def _groups(pairs, n_groups):

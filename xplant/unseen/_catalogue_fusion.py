@@ -6,7 +6,7 @@ The catalogue half of :class:`~xplant.unseen.DescriptionFusion`: with
 closed fusion's scores, and every label without a training positive is
 scored from its :class:`~xplant.unseen.CatalogueIndex` candidates:
 
-``m(d) + weight * text + near_weight * near + family_weight * family``
+``m(d) + weight * text + near_weight * near + family_weight * family + prior_weight * prior``
 
 (``m(d)`` the document's lowest seen-label score). A label outside a
 document's candidates is not ranked for it (a sparse score matrix: missing
@@ -18,7 +18,10 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._catalogue import CatalogueIndex
+from ._catalogue import SIGNALS, CatalogueIndex
+
+#: The weights of an open-space fusion, in the order of their dev choice's grid.
+OPEN_WEIGHTS = ("weight", "seen_weight", "near_weight", "family_weight", "prior_weight")
 
 
 def _check_weight(name, value):
@@ -29,12 +32,13 @@ def _check_weight(name, value):
 
 
 def _label_texts(fields, names):
-    """One text per label (description and synonyms) and its first parent, from loader fields."""
+    """Per label: one text (description and synonyms), its names apart (for the encoder),
+    and its first parent, from loader fields."""
     from .._descriptions import check_label_texts, label_documents
     desc, syn, parents = check_label_texts(len(names), fields.get("label_descriptions"),
                                            fields.get("label_synonyms"), fields.get("label_parents"))
-    texts = label_documents(desc, syn)
-    return texts, [p[0] if p else "" for p in parents]
+    return (label_documents(desc, syn), label_documents(desc, syn, joined=False),
+            [p[0] if p else "" for p in parents])
 
 
 class CatalogueFusionMixin:
@@ -45,24 +49,29 @@ class CatalogueFusionMixin:
         if label_names is None:
             raise ValueError("a catalogue needs label_names: the names of Y's columns, to match "
                              "them with the catalogue's codes")
-        for name in ("near_weight", "family_weight"):
+        for name in ("near_weight", "family_weight", "prior_weight"):
             _check_weight(name, getattr(self, name))
         n = self.n_candidates
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n_candidates must be a positive integer; got {n!r}")
         names, rows = open_label_space(label_names, catalogue)
-        own_texts, own_parents = _label_texts(fields, [str(c) for c in label_names])
-        cat_texts, cat_parents = _label_texts(catalogue, catalogue.label_names)
+        own_texts, own_parts, own_parents = _label_texts(fields, [str(c) for c in label_names])
+        cat_texts, cat_parts, cat_parents = _label_texts(catalogue, catalogue.label_names)
         where = {str(c): i for i, c in enumerate(catalogue.label_names)}
         for j, c in enumerate(label_names):        # a known label the data left undescribed
             i = where.get(str(c))
             if i is not None and not own_texts[j]:
-                own_texts[j], own_parents[j] = cat_texts[i], own_parents[j] or cat_parents[i]
-        seen = np.zeros(names.size, dtype=bool)
-        seen[:self.n_labels_] = self.label_frequency_ > 0
-        self.catalogue_ = CatalogueIndex(int(n)).fit(
+                own_texts[j], own_parts[j] = cat_texts[i], cat_parts[i]
+                own_parents[j] = own_parents[j] or cat_parents[i]
+        frequency = np.zeros(names.size, dtype=np.int64)
+        frequency[:self.n_labels_] = self.label_frequency_
+        ranker = self.ranker_
+        self.catalogue_ = CatalogueIndex(
+            int(n), encoder=getattr(ranker, "encoder", None),
+            encoder_threshold=getattr(ranker, "encoder_threshold", 0.3)).fit(
             texts, names, own_texts + [cat_texts[i] for i in rows],
-            own_parents + [cat_parents[i] for i in rows], seen)
+            own_parents + [cat_parents[i] for i in rows], frequency > 0,
+            label_parts=own_parts + [cat_parts[i] for i in rows], label_frequency=frequency)
         self.open_classes_ = names
         self.catalogue_record_ = dict(catalogue.get("record", {}), n_open_labels=int(names.size),
                                       n_unseen=int(self.catalogue_.unseen_.size))
@@ -88,14 +97,14 @@ class CatalogueFusionMixin:
                 "sig": sig, "out_ptr": out_ptr, "index": raw_cols[perm], "perm": perm,
                 "is_seen": is_seen}
 
-    def _open_scores(self, parts, weight, seen_weight, near_weight, family_weight):
+    def _open_scores(self, parts, weight, seen_weight, near_weight, family_weight, prior_weight):
         """CSR (n, n_open) float64 of the fused open-space scores."""
         base, sig = parts["base"], parts["sig"]
         fused = base + seen_weight * parts["cos"] if seen_weight else base
         n, n_seen = fused.shape
         floor = fused.min(axis=1) if n_seen else np.zeros(n)
-        unseen = (np.repeat(floor, np.diff(parts["indptr"])) + weight * sig[:, 0]
-                  + near_weight * sig[:, 1] + family_weight * sig[:, 2])
+        unseen = np.repeat(floor, np.diff(parts["indptr"])) + sig @ np.array(
+            [weight, near_weight, family_weight, prior_weight], dtype=np.float64)
         raw = np.empty(parts["is_seen"].size)
         raw[parts["is_seen"]] = fused.ravel()
         raw[~parts["is_seen"]] = unseen
@@ -103,29 +112,49 @@ class CatalogueFusionMixin:
                              shape=(n, self.open_classes_.size))
 
     def _choose_open_weights(self, validation_data):
-        """The four weights on dev MAP in the open space (one choose_on_dev over their grid)."""
+        """The five weights on dev MAP in the open space, in two stages of one choice.
+
+        First the description weights (``weight`` and ``seen_weight``, the
+        hierarchy and prior weights at 0), then the hierarchy and prior
+        weights with that pair fixed: 88 + 64 dev scorings where their full
+        product would take 5,632 (each a MAP over the dev split's open-space
+        scores). The record holds every pair scored, in that order.
+        """
+        import dataclasses
         from sklearn.model_selection import ParameterGrid
         from ..metrics import mean_average_precision
-        from ..model_selection import choose_on_dev
+        from ..model_selection import choose_on_dev, dev_usability
         grids, fallbacks = self._weight_grids()
         grid = {k: list(v) if getattr(self, k) == "dev" else [float(getattr(self, k))]
                 for k, v in grids.items()}
         fallback = {k: fallbacks[k] if getattr(self, k) == "dev" else grid[k][0] for k in grids}
-        keys = ("weight", "seen_weight", "near_weight", "family_weight")
-        pairs = sorted(ParameterGrid(grid), key=lambda c: tuple(c[k] for k in keys))
+        keys = OPEN_WEIGHTS
         if all(getattr(self, k) != "dev" for k in keys):
             self.dev_map_ = {}
             return fallback, None
-        from ..model_selection import dev_usability
         has_dev = validation_data is not None and dev_usability(
             validation_data[1], self.label_frequency_).usable
         if has_dev:
             Xd, Yd = list(validation_data[0]), self.open_targets(validation_data[1])
             parts = self._open_parts(Xd)
-        choice = choose_on_dev(
-            "description_weights", pairs,
-            lambda c: mean_average_precision(Yd, self._open_scores(parts, *(c[k] for k in keys))),
-            family="ranking", criterion="map", fallback=fallback, has_dev=has_dev)
+
+        def dev_map(c):
+            return mean_average_precision(Yd, self._open_scores(parts, *(c[k] for k in keys)))
+
+        first = {k: (grid[k] if k in keys[:2] else [0.0 if getattr(self, k) == "dev" else grid[k][0]])
+                 for k in keys}
+        scores, value = (), fallback
+        for stage in (first, None):
+            if stage is None:                    # the second stage: the first's pair fixed
+                stage = {k: ([value[k]] if k in keys[:2] else grid[k]) for k in keys}
+            cands = sorted(ParameterGrid(stage), key=lambda c: tuple(c[k] for k in keys))
+            choice = choose_on_dev("description_weights", cands, dev_map, family="ranking",
+                                   criterion="map", fallback=fallback, has_dev=has_dev,
+                                   warn=stage is first)
+            scores, value = scores + choice.scores, choice.value
+            if not has_dev:
+                break
+        choice = dataclasses.replace(choice, scores=scores)
         self.dev_map_ = {tuple(float(c[k]) for k in keys): v for c, v in choice.scores}
         return choice.value, choice.to_dict()
 
@@ -210,10 +239,11 @@ class CatalogueFusionMixin:
             raise ValueError("add_labels needs a model fitted with a catalogue "
                              "(fit(..., catalogue=load_catalogue(...)))")
         have = set(self.open_classes_.tolist())
-        texts, parents = _label_texts(catalogue, catalogue.label_names)
+        texts, parts, parents = _label_texts(catalogue, catalogue.label_names)
         new = [i for i, c in enumerate(catalogue.label_names) if str(c) not in have]
         names = np.asarray(catalogue.label_names, dtype=str)[new]
-        self.catalogue_.add(names, [texts[i] for i in new], [parents[i] for i in new])
+        self.catalogue_.add(names, [texts[i] for i in new], [parents[i] for i in new],
+                            [parts[i] for i in new])
         self.open_classes_ = self.classes_ = self.catalogue_.label_names_
         self.n_labels_ = int(self.classes_.size)
         self.label_frequency_ = np.concatenate([self.label_frequency_,
@@ -229,9 +259,10 @@ class CatalogueFusionMixin:
 
         The unseen-code channel, apart from the main ranking: the
         candidates of :class:`CatalogueIndex`, ordered by
-        ``weight * text + near_weight * near + family_weight * family`` with
-        the weights chosen at fit (the floor ``m(d)`` orders nothing among
-        them).
+        ``weight * text + near_weight * near + family_weight * family +
+        prior_weight * prior`` with the weights chosen at fit (the floor
+        ``m(d)`` orders nothing among them): the main ranking's order of the
+        unseen labels, without the labels seen in training above them.
 
         Parameters
         ----------
@@ -244,8 +275,9 @@ class CatalogueFusionMixin:
         -------
         list of list of dict
             Per document, ``{"label", "score", "text", "near", "family",
-            "span": {"start", "end", "text", "weight"}}`` (``weight`` the
-            sentence's TF-IDF cosine with the code's text), best first.
+            "prior", "span": {"start", "end", "text", "weight"}}``
+            (``weight`` the sentence's score against the code's names:
+            :meth:`CatalogueIndex.best_sentence`), best first.
 
         Raises
         ------
@@ -259,7 +291,7 @@ class CatalogueFusionMixin:
         texts = self._validate_X(X)
         parts = self._open_parts(texts)
         indptr, cols, sig = parts["indptr"], parts["cols"], parts["sig"]
-        w = np.array([self.weight_, self.near_weight_, self.family_weight_])
+        w = np.array([self.weight_, self.near_weight_, self.family_weight_, self.prior_weight_])
         out = []
         for i, text in enumerate(texts):
             a, b = indptr[i], indptr[i + 1]
@@ -270,8 +302,7 @@ class CatalogueFusionMixin:
                 col = int(cols[a + t])
                 start, end, cos = self.catalogue_.best_sentence(text, col)
                 items.append({"label": str(self.open_classes_[col]), "score": float(s[t]),
-                              "text": float(sig[a + t, 0]), "near": float(sig[a + t, 1]),
-                              "family": float(sig[a + t, 2]),
+                              **{name: float(sig[a + t, q]) for q, name in enumerate(SIGNALS)},
                               "span": {"start": start, "end": end, "text": text[start:end],
                                        "weight": cos}})
             out.append(items)

@@ -29,6 +29,9 @@ NEAR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 #: With a catalogue: weights of the ``family`` signal (the model's best score in an
 #: unseen label's family, the ICD-10 category) tried by ``family_weight="dev"``.
 FAMILY_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
+#: With a catalogue: weights of the ``prior`` signal (the log-ratio of the label's form,
+#: :func:`~xplant.unseen._catalogue.label_form_prior`, in nats) tried by ``prior_weight="dev"``.
+PRIOR_WEIGHTS = (0.0, 0.01, 0.02, 0.04)
 
 
 def _model_scores(model, X):
@@ -95,6 +98,11 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         With a catalogue only: the weight of the ``family`` signal (the
         model's best score in the label's 3-character category), from
         :data:`FAMILY_WEIGHTS`; without labelled dev data 0.
+    prior_weight : float or "dev", default="dev"
+        With a catalogue only: the weight of the ``prior`` signal (how much
+        more often labels of the unseen label's form are used than listed,
+        :func:`~xplant.unseen._catalogue.label_form_prior`), from
+        :data:`PRIOR_WEIGHTS`; without labelled dev data 0.
     n_candidates : int, default=100
         With a catalogue only: unseen labels kept per document and signal.
 
@@ -115,8 +123,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         With a catalogue: the unseen labels of the open space, indexed.
     known_classes_ : ndarray of str
         With a catalogue: the labels of ``Y``, the first columns of ``classes_``.
-    near_weight_, family_weight_ : float
-        The hierarchy weights used (0 without a catalogue).
+    near_weight_, family_weight_, prior_weight_ : float
+        The hierarchy and prior weights used (0 without a catalogue).
     catalogue_record_ : dict
         With a catalogue: its record, the open space's size and the unseen labels' count.
     dev_choice_ : dict
@@ -145,13 +153,14 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     """
 
     def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev", near_weight="dev",
-                 family_weight="dev", n_candidates=100):
+                 family_weight="dev", prior_weight="dev", n_candidates=100):
         self.estimator = estimator
         self.ranker = ranker
         self.weight = weight
         self.seen_weight = seen_weight
         self.near_weight = near_weight
         self.family_weight = family_weight
+        self.prior_weight = prior_weight
         self.n_candidates = n_candidates
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
@@ -222,12 +231,13 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.estimator_.fit(texts, Y, **params)
         self.k_ = max(1, int(round(int(self.label_frequency_.sum()) / max(1, self.n_train_documents_))))
         self.catalogue_ = None
-        self.near_weight_ = self.family_weight_ = 0.0
+        self.near_weight_ = self.family_weight_ = self.prior_weight_ = 0.0
         if catalogue is not None:
+            from ._catalogue_fusion import OPEN_WEIGHTS
             self._fit_catalogue(texts, label_names, desc, catalogue)
             value, record = self._choose_open_weights(validation_data)
-            self.weight_, self.seen_weight_, self.near_weight_, self.family_weight_ = (
-                float(value[k]) for k in ("weight", "seen_weight", "near_weight", "family_weight"))
+            (self.weight_, self.seen_weight_, self.near_weight_, self.family_weight_,
+             self.prior_weight_) = (float(value[k]) for k in OPEN_WEIGHTS)
             if record is not None:
                 self.dev_choice_ = record
             # the estimator's columns are the open space from here on
@@ -293,17 +303,18 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
     @staticmethod
     def _weight_grids():
-        """The grids of the four weights, and the values taken without dev data."""
+        """The grids of the five weights, and the values taken without dev data."""
         return ({"weight": FUSION_WEIGHTS, "seen_weight": SEEN_WEIGHTS,
-                 "near_weight": NEAR_WEIGHTS, "family_weight": FAMILY_WEIGHTS},
+                 "near_weight": NEAR_WEIGHTS, "family_weight": FAMILY_WEIGHTS,
+                 "prior_weight": PRIOR_WEIGHTS},
                 {"weight": FALLBACK_WEIGHT, "seen_weight": FALLBACK_SEEN_WEIGHT,
-                 "near_weight": 0.0, "family_weight": 0.0})
+                 "near_weight": 0.0, "family_weight": 0.0, "prior_weight": 0.0})
 
     def _scores(self, X):
         X = list(X)
         if getattr(self, "catalogue_", None) is not None:
             return self._open_scores(self._open_parts(X), self.weight_, self.seen_weight_,
-                                     self.near_weight_, self.family_weight_)
+                                     self.near_weight_, self.family_weight_, self.prior_weight_)
         return self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X), self.weight_,
                           self.seen_weight_)
 

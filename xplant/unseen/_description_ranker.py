@@ -334,7 +334,6 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
             owned = [(j, t) for j, texts_j in enumerate(parts) for t in texts_j if t.strip()]
             self.label_embedding_owner_ = np.array([j for j, _ in owned], dtype=np.int64)
             self.label_embeddings_ = _encode([t for _, t in owned], self.encoder)
-        self._sentence_memo = None
         return self
 
     def _validate_X(self, X):
@@ -356,42 +355,27 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     def _best_embedded_sentence(self, texts, block=64):
         """(n, L) float64: each label's highest encoder cosine over a document's
-        sentences; the last call's result is kept, keyed by the texts' hash (not
-        saved, pickled or cloned)."""
-        key = hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
-        memo = getattr(self, "_sentence_memo", None)
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        sents = [split_sentences(t) for t in texts]
-        E = _encode([x for doc in sents for x in doc], self.encoder)
+        sentences (:func:`~xplant.unseen._encoder.sentence_embeddings`, which
+        keeps its last calls)."""
+        from ._encoder import sentence_embeddings
+        E, offsets = sentence_embeddings(texts, self.encoder)
         out = np.empty((len(texts), self.n_labels_))
-        n_sents = np.array([len(x) for x in sents])
-        offsets = np.concatenate([[0], np.cumsum(n_sents)])
         for lo in range(0, len(texts), block):
             hi = min(lo + block, len(texts))
             S = self._embedded_cosines(E[offsets[lo]:offsets[hi]])
             out[lo:hi] = np.maximum.reduceat(S, offsets[lo:hi] - offsets[lo], axis=0)
-        self._sentence_memo = (key, out)
         return out
 
     def _embedded_cosines(self, E):
         """(m, L): each label's highest cosine between a row of ``E`` (unit
         embeddings) and the parts of the label's text; 0 for a label without text."""
-        P = E @ self.label_embeddings_.T                       # (m, n_parts)
-        out = np.zeros((E.shape[0], self.n_labels_), dtype=P.dtype)
-        labels, starts = np.unique(self.label_embedding_owner_, return_index=True)
-        if labels.size:                                        # the owners are sorted
-            out[:, labels] = np.maximum.reduceat(P, starts, axis=1)
-        return out
+        from ._encoder import best_part_cosines
+        return best_part_cosines(E, self.label_embeddings_, self.label_embedding_owner_,
+                                 self.n_labels_)
 
     def _best_sentence(self, texts, block=64):
         """(n, L) float64: each label's highest cosine over a document's sentences."""
         return best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, block)
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_sentence_memo", None)     # a cache of the last call, not fitted state
-        return state
 
     def _default_rule(self):
         return "k", self.k_

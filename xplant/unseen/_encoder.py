@@ -23,7 +23,7 @@ def _sentence_model(path):
     return load_hf_tokenizer(path), model
 
 
-def encode_texts(texts, spec="minilm", *, max_length=128, batch_size=64):
+def encode_texts(texts, spec="minilm", *, max_length=128, batch_size=64, progress=None):
     """Mean-pooled, L2-normalised embeddings of short texts (sentences, label titles).
 
     The sentence-embedding recipe of Sentence-BERT (Reimers and Gurevych,
@@ -47,6 +47,9 @@ def encode_texts(texts, spec="minilm", *, max_length=128, batch_size=64):
         Subword tokens per text, special tokens included.
     batch_size : int, default=64
         Texts per forward pass.
+    progress : str or None, default=None
+        Show a progress bar (one line per tenth on a log) under this title;
+        None shows nothing.
 
     Returns
     -------
@@ -70,8 +73,12 @@ def encode_texts(texts, spec="minilm", *, max_length=128, batch_size=64):
     enc = tok(texts, truncation=True, max_length=int(max_length))
     ids, att = enc["input_ids"], enc["attention_mask"]
     order = np.argsort([len(x) for x in ids], kind="stable")
+    starts = range(0, len(texts), int(batch_size))
+    if progress is not None:
+        from .._progress import quiet, steps
+        starts = steps(starts, progress, verbose=0 if quiet() else 1, every=max(1, len(starts) // 10))
     with torch.inference_mode():
-        for lo in range(0, len(texts), int(batch_size)):
+        for lo in starts:
             rows = order[lo:lo + int(batch_size)]
             batch = tok.pad({"input_ids": [ids[i] for i in rows],
                              "attention_mask": [att[i] for i in rows]}, return_tensors="pt")
@@ -80,3 +87,145 @@ def encode_texts(texts, spec="minilm", *, max_length=128, batch_size=64):
             mean = (hidden * mask).sum(1) / mask.sum(1)
             out[rows] = torch.nn.functional.normalize(mean, dim=1).numpy()
     return out
+
+
+def sentence_embeddings(texts, spec="minilm"):
+    """The encoder's embeddings of every sentence of every document, and where each document's start.
+
+    The one place where documents are cut into sentences and encoded
+    (:func:`~xplant.unseen._description_ranker.split_sentences`, then
+    :func:`encode_texts`): the description ranker and the catalogue index
+    both read it, and the last two calls are kept (keyed by a digest of the
+    texts and the encoder), so fitting on dev and scoring dev, or the ranker
+    and the catalogue scoring the same documents, encode them once.
+
+    Parameters
+    ----------
+    texts : list of str of length n
+        Raw documents.
+    spec : str, default="minilm"
+        The encoder (:func:`encode_texts`).
+
+    Returns
+    -------
+    embeddings : ndarray of shape (n_sentences, hidden_size), dtype float32
+        Read-only: it is shared with the next caller.
+    offsets : ndarray of int64 of shape (n + 1,)
+        Document i's sentences are rows ``offsets[i]:offsets[i + 1]``.
+    """
+    import hashlib
+    from ._description_ranker import split_sentences
+    key = hashlib.sha256(("\x01".join([str(spec)] + list(texts))).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    for k, value in _SENTENCE_MEMO:
+        if k == key:
+            return value
+    sents = [split_sentences(t) for t in texts]
+    E = encode_texts([x for doc in sents for x in doc], spec)
+    E.setflags(write=False)
+    offsets = np.concatenate([[0], np.cumsum([len(x) for x in sents])]).astype(np.int64)
+    _SENTENCE_MEMO.insert(0, (key, (E, offsets)))
+    del _SENTENCE_MEMO[2:]
+    return E, offsets
+
+
+#: The last calls of :func:`sentence_embeddings` (key, result), newest first.
+_SENTENCE_MEMO = []
+
+
+def best_part_cosines(E, parts, owner, n_labels):
+    """(m, n_labels): each label's highest cosine between a row of ``E`` and its parts' embeddings.
+
+    The one rule of an encoder score of a label with several names: its
+    description and each synonym are embedded alone (a synonym is not diluted
+    by the others) and the best-matching one counts.
+
+    Parameters
+    ----------
+    E : ndarray of shape (m, d)
+        Unit embeddings (sentences).
+    parts : ndarray of shape (n_parts, d)
+        Unit embeddings of the labels' parts (any float dtype; computed in float32).
+    owner : ndarray of int64 of shape (n_parts,)
+        The label of each part, ascending.
+    n_labels : int
+
+    Returns
+    -------
+    ndarray of float32 of shape (m, n_labels)
+        0 for a label without a part.
+
+    Examples
+    --------
+    >>> E = np.array([[1.0, 0.0]])
+    >>> parts = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, 1.0]])
+    >>> best_part_cosines(E, parts, np.array([0, 0, 2]), 3).tolist()
+    [[1.0, 0.0, 0.0]]
+    """
+    E = np.asarray(E, dtype=np.float32)
+    out = np.zeros((E.shape[0], int(n_labels)), dtype=np.float32)
+    labels, starts = np.unique(np.asarray(owner), return_index=True)
+    if labels.size and E.shape[0]:
+        P = E @ np.asarray(parts, dtype=np.float32).T
+        out[:, labels] = np.maximum.reduceat(P, starts, axis=1)
+    return out
+
+
+def cached_embeddings(texts, spec="minilm", *, what="label names"):
+    """:func:`encode_texts` of many short texts, computed once and kept in the package's cache.
+
+    A label catalogue's names (about 110,000 for ICD-10-CM with its
+    synonyms) take minutes to encode on a CPU; they are encoded once per
+    catalogue version and encoder, with a progress bar, and stored as float16
+    in ``<cache>/embeddings/<digest>.safetensors``
+    (:func:`xplant._cache.cache_folder`; 384 dimensions take 768 bytes a
+    text, 84 MB for ICD-10-CM). The digest covers the encoder folder's
+    weights file names and sizes, the settings and every text, so a new
+    release of the catalogue or another encoder is a new entry. A damaged
+    entry is computed again.
+
+    Parameters
+    ----------
+    texts : sequence of str
+    spec : str, default="minilm"
+        The encoder (:func:`encode_texts`).
+    what : str, default="label names"
+        What the texts are, for the progress bar.
+
+    Returns
+    -------
+    ndarray of shape (n_texts, hidden_size), dtype float16
+        Unit rows (up to float16 rounding).
+    """
+    import hashlib
+    from pathlib import Path
+    from .._cache import cache_folder
+    from .._files import atomic_path, read_tensors
+    from ..relevance._tokenize import resolve_hf_path
+    texts = [str(t) for t in texts]
+    folder = Path(resolve_hf_path(spec))
+    h = hashlib.sha256(b"xplant-embeddings-1\x00max_length=128\x00")
+    for f in sorted(folder.iterdir()):
+        if f.is_file():
+            h.update(f"{f.name}:{f.stat().st_size}\x00".encode())
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass") + b"\x00")
+    path = cache_folder() / "embeddings" / f"{h.hexdigest()[:32]}.safetensors"
+    if path.is_file():
+        try:
+            E = read_tensors(path)["embeddings"]
+            if E.shape[0] == len(texts):
+                return E
+        except (ValueError, KeyError):
+            pass                                  # damaged: computed again below
+    E = encode_texts(texts, spec, batch_size=256,
+                     progress=f"encoding {len(texts):,} {what} (once; cached in {path.parent})"
+                     ).astype(np.float16)
+    try:
+        from safetensors.numpy import save_file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            save_file({"embeddings": E}, str(tmp))
+    except OSError:                               # a read-only home: the result still stands
+        pass
+    return E

@@ -214,14 +214,16 @@ def _save_catalogue(fusion, arrays):
                                       "catalogue.vectorizer.", None)
     return {"index": config, "known_classes": [str(c) for c in fusion.known_classes_],
             "near_weight": float(fusion.near_weight_),
-            "family_weight": float(fusion.family_weight_), "record": fusion.catalogue_record_}
+            "family_weight": float(fusion.family_weight_),
+            "prior_weight": float(fusion.prior_weight_), "record": fusion.catalogue_record_}
 
 
 def _load_catalogue(fusion, config, arrays):
     """Restore what :func:`_save_catalogue` wrote (None: a fusion without a catalogue)."""
     from ._catalogue import CatalogueIndex
     if config is None:
-        fusion.catalogue_, fusion.near_weight_, fusion.family_weight_ = None, 0.0, 0.0
+        fusion.catalogue_ = None
+        fusion.near_weight_ = fusion.family_weight_ = fusion.prior_weight_ = 0.0
         return
     parts = {k[len("catalogue."):]: v for k, v in arrays.items() if k.startswith("catalogue.")}
     vectorizer = _load_step(config["index"]["vectorizer"], arrays, "catalogue.vectorizer.", None)
@@ -230,10 +232,11 @@ def _load_catalogue(fusion, config, arrays):
     fusion.open_classes_ = fusion.classes_
     fusion.near_weight_ = float(config["near_weight"])
     fusion.family_weight_ = float(config["family_weight"])
+    fusion.prior_weight_ = float(config.get("prior_weight", 0.0))
     fusion.catalogue_record_ = dict(config["record"])
     if [str(c) for c in fusion.catalogue_.label_names_] != [str(c) for c in fusion.classes_]:
         raise ValueError("the catalogue's labels are not the fusion's labels")
-    if not (fusion.near_weight_ >= 0 and fusion.family_weight_ >= 0):
+    if not (fusion.near_weight_ >= 0 and fusion.family_weight_ >= 0 and fusion.prior_weight_ >= 0):
         raise ValueError("the weights must be non-negative numbers")
 
 
