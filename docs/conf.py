@@ -75,7 +75,7 @@ numpydoc_xref_ignore = {
     "n_tok_i", "n_classes", "n_rows", "n_positions", "m_labels", "n_with_label",
     "n_vocabulary", "n_train", "n_all_labels", "max_id", "hidden_size", "embedding_dim",
     "n_parts", "n_texts", "n_codes", "n_known", "n_new", "n_seen", "n_unseen", "n_open",
-    "n_outside", "nnz", "width", "int8",
+    "n_outside", "nnz", "width", "int8", "n_sentences", "n_features", "float16",
     "X_dev", "Y_dev",
 }
 # External types: no inventory can be fetched offline, so each alias names the type's

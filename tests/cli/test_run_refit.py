@@ -44,11 +44,11 @@ def test_the_refit_pins_the_first_fits_choices(refit_run):
     rows, _ = refit_run
     svm, plant = rows["TF-IDF + SVM (refit)"], rows["PLANT (refit)"]
     assert svm["params"]["C"] == rows["TF-IDF + SVM"]["dev_selected"]["ovr__C"]
-    # the default refit scales the chosen epoch count by (30 + 30) / 30, rounded
+    # the run's refit trains for the epoch count its first fit chose (RUN_REFIT_EPOCHS)
     assert rows["PLANT"]["best_epoch"] == 1
-    assert plant["refit_params"]["clf__max_epochs"] == 2
+    assert plant["refit_params"]["clf__max_epochs"] == 1
     assert plant["refit_params"]["clf__patience"] is None
-    assert plant["best_epoch"] == 2
+    assert plant["best_epoch"] == 1
     # the refit PLANT's frozen shortlist is the refit SVM: its α = 1 row is that row
     alone = rows["PLANT fused, α=1 (refit)"]
     assert alone["same_as"] == "TF-IDF + SVM (refit)"

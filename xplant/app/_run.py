@@ -466,6 +466,16 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
 #: The suffix of a row refitted on train + dev (``xplant run --refit``).
 REFIT_SUFFIX = " (refit)"
 
+#: The epochs of a neural row's refit in ``xplant run``: the count its first fit chose
+#: on dev (:func:`xplant.model_selection.refit_params` ``epochs="fixed"``), over train +
+#: dev. ``RefitOnDev``'s default scales it by (train + dev) / train, which measured about
+#: a point of dev MAP better on a split of CodiEsp-D's training data
+#: (docs/benchmarks/results.md, "Refit on train and dev"), but the refit then costs 2.25
+#: times the first fit's Stage 2 instead of 1.5 times, and on CodiEsp-D, where the refit
+#: also trains the codes only dev holds, that took the main job past its 15 minutes
+#: (docs/benchmarks/index.md, "The main job").
+RUN_REFIT_EPOCHS = "fixed"
+
 
 def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as, model_dir,
                row_name, verbose, described=None, encoder=DESCRIPTION_ENCODER):
@@ -482,10 +492,10 @@ def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as,
     """
     from sklearn.base import clone
     from .._progress import step
-    from ..model_selection import DEFAULT_REFIT_EPOCHS, refit_params
+    from ..model_selection import refit_params
     from ._fused import row_scores
     from ._rows import save_row
-    pinned = refit_params(model, epochs=DEFAULT_REFIT_EPOCHS, n_train=tr.Y.shape[0],
+    pinned = refit_params(model, epochs=RUN_REFIT_EPOCHS, n_train=tr.Y.shape[0],
                           n_dev=dv.Y.shape[0])
     refit = clone(base).set_params(**chosen, **pinned)
     both = _stack_splits(tr, dv)

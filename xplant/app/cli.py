@@ -176,7 +176,7 @@ def build_parser():
     r.add_argument("--refit", action=argparse.BooleanOptionalAction, default=None,
                    help="also refit the neural rows, the SVM row and PLANT's fused + "
                         "descriptions row on train + dev with every choice made on dev fixed, "
-                        "the epoch count scaled by (train + dev) / train, reported as "
+                        "a neural row for the epoch count its first fit chose, reported as "
                         "'<row> (refit)' rows; the refit of the row chosen on dev is the "
                         "run's model. Default: on for CodiEsp (the CLEF protocol), off "
                         "elsewhere (it more than doubles the neural cost)")

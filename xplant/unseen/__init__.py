@@ -13,9 +13,12 @@ These estimators read each label's description, synonyms and ancestors
   and :data:`SEEN_WEIGHTS` (the description score added to the seen labels);
   with a catalogue (``fit(..., catalogue=...)``) it ranks an open label
   space, every code of the catalogue, and :class:`CatalogueIndex` scores
-  the codes without a training positive by their text and their seen
-  relatives (``add_labels`` for a new release, ``suggest_unseen`` for the
-  unseen-code channel).
+  the codes without a training positive by their text, their seen
+  relatives and the prior of their form (:func:`label_form_prior`;
+  ``add_labels`` for a new release, ``suggest_unseen`` for the unseen-code
+  channel). The catalogue's names are encoded once and cached
+  (:func:`cached_embeddings`); documents' sentences are encoded in one
+  place (:func:`sentence_embeddings`).
 
 A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`,
 a fitted DescriptionFusion (with its model) with
@@ -24,12 +27,13 @@ See docs/guide/unseen.md.
 """
 
 from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,
-                                  SEEN_WEIGHTS, DescriptionFusion)
-from ._catalogue import CatalogueIndex
+                                  PRIOR_WEIGHTS, SEEN_WEIGHTS, DescriptionFusion)
+from ._catalogue import CatalogueIndex, label_form_prior
 from ._description_ranker import DescriptionRanker
-from ._encoder import encode_texts
+from ._encoder import cached_embeddings, encode_texts, sentence_embeddings
 # importing _io also registers DescriptionRanker with save_linear and load_linear
 from ._io import save_description_fusion
 
 __all__ = ["CatalogueIndex", "DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
-           "FUSION_WEIGHTS", "SEEN_WEIGHTS", "encode_texts", "save_description_fusion"]
+           "FUSION_WEIGHTS", "PRIOR_WEIGHTS", "SEEN_WEIGHTS", "cached_embeddings", "encode_texts",
+           "label_form_prior", "save_description_fusion", "sentence_embeddings"]

@@ -275,26 +275,50 @@ class CatalogueIndex:
         prior, self.prior_table_ = label_form_prior(self.label_names_, self.label_parents_, freq)
         self.prior_ = prior[self.unseen_]
         parts = [[t] for t in label_texts] if label_parts is None else label_parts
-        self._embed([parts[j] for j in self.unseen_], 0)
+        self._embed(parts, self.unseen_, 0)
         self._index_hierarchy()
         return self
 
-    def _embed(self, parts, start):
-        """Append the encoder's embeddings of ``parts`` (per unseen label, from row ``start``)."""
+    def _embed(self, parts, unseen_rows, start):
+        """Append the encoder's embeddings of the unseen labels' names.
+
+        ``parts`` holds the names of every label given (the whole open space
+        at ``fit``), so that the cache's key is the catalogue's list and not
+        the subset a training split leaves unseen (a refit on train + dev
+        reads the same entry); ``unseen_rows`` are the positions in
+        ``parts`` of the unseen labels, which take rows ``start``, ``start
+        + 1``, ... of ``unseen_``.
+        """
+        self._parts32 = None
         if self.encoder is None:
             self.part_embeddings_ = self.part_owner_ = None
             return
         from ._encoder import cached_embeddings
-        owned = [(start + r, t) for r, names in enumerate(parts) for t in names if t and t.strip()]
-        E = cached_embeddings([t for _, t in owned], self.encoder,
-                              what="catalogue names") if owned else None
-        owner = np.array([r for r, _ in owned], dtype=np.int64)
-        dim = 0 if E is None else E.shape[1]
-        if start and getattr(self, "part_embeddings_", None) is not None:
-            E = self.part_embeddings_ if E is None else np.vstack([self.part_embeddings_, E])
+        owned = [(j, t) for j, names in enumerate(parts) for t in names if t and t.strip()]
+        row_of = np.full(len(parts), -1, dtype=np.int64)
+        row_of[np.asarray(unseen_rows, dtype=np.int64)] = start + np.arange(len(unseen_rows))
+        owner = row_of[np.array([j for j, _ in owned], dtype=np.int64)]
+        keep = owner >= 0
+        E = cached_embeddings([t for _, t in owned], self.encoder, what="catalogue names")[keep] \
+            if keep.any() else None
+        owner = owner[keep]
+        old = getattr(self, "part_embeddings_", None) if start else None
+        if old is not None and old.shape[0]:
+            E = old if E is None else np.vstack([old, E])
             owner = np.concatenate([self.part_owner_, owner])
-        self.part_embeddings_ = np.zeros((0, dim), np.float16) if E is None else E
+        self.part_embeddings_ = np.zeros((0, 0), np.float16) if E is None else E
         self.part_owner_ = owner
+
+    def _part_matrix(self):
+        """The part embeddings in float32, converted once (the saved form is float16)."""
+        if getattr(self, "_parts32", None) is None:
+            self._parts32 = np.asarray(self.part_embeddings_, dtype=np.float32)
+        return self._parts32
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_parts32", None)              # a float32 copy of a fitted array
+        return state
 
     def add(self, label_names, label_texts, label_parents, label_parts=None):
         """Append labels (a new catalogue release) without refitting anything.
@@ -330,7 +354,8 @@ class CatalogueIndex:
         forms = label_forms(self.label_names_, self.label_parents_)[start:]
         self.prior_ = np.concatenate([self.prior_, apply_form_prior(self.prior_table_, forms)])
         if self.encoder is not None:
-            self._embed([[t] for t in label_texts] if label_parts is None else label_parts, row)
+            parts = [[t] for t in label_texts] if label_parts is None else label_parts
+            self._embed(parts, np.arange(len(parts)), row)
         self._index_hierarchy()
         return self
 
@@ -387,7 +412,7 @@ class CatalogueIndex:
         if getattr(self, "part_embeddings_", None) is not None and embedded is not None:
             from ._encoder import best_part_cosines
             E, offsets = embedded
-            C = best_part_cosines(E[offsets[0]:offsets[-1]], self.part_embeddings_,
+            C = best_part_cosines(E[offsets[0]:offsets[-1]], self._part_matrix(),
                                   self.part_owner_, self.unseen_.size)
             C = np.maximum.reduceat(C, offsets[:-1] - offsets[0], axis=0)
             out += np.maximum(C - float(self.encoder_threshold), 0.0)
@@ -497,8 +522,8 @@ class CatalogueIndex:
             mine = self.part_owner_ == row
             if mine.any():
                 E = encode_texts([text[a:b] for a, b in spans], self.encoder)
-                enc = best_part_cosines(E, self.part_embeddings_[mine], np.zeros(int(mine.sum()),
-                                                                                 np.int64), 1)[:, 0]
+                enc = best_part_cosines(E, self._part_matrix()[mine],
+                                        np.zeros(int(mine.sum()), np.int64), 1)[:, 0]
                 cos = cos + np.maximum(enc - float(self.encoder_threshold), 0.0)
         best = int(np.argmax(cos)) if cos.size else 0
         return spans[best][0], spans[best][1], float(cos[best]) if cos.size else 0.0

@@ -30,7 +30,7 @@ NEAR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 #: unseen label's family, the ICD-10 category) tried by ``family_weight="dev"``.
 FAMILY_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
 #: With a catalogue: weights of the ``prior`` signal (the log-ratio of the label's form,
-#: :func:`~xplant.unseen._catalogue.label_form_prior`, in nats) tried by ``prior_weight="dev"``.
+#: :func:`~xplant.unseen.label_form_prior`, in nats) tried by ``prior_weight="dev"``.
 PRIOR_WEIGHTS = (0.0, 0.01, 0.02, 0.04)
 
 
@@ -101,7 +101,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     prior_weight : float or "dev", default="dev"
         With a catalogue only: the weight of the ``prior`` signal (how much
         more often labels of the unseen label's form are used than listed,
-        :func:`~xplant.unseen._catalogue.label_form_prior`), from
+        :func:`~xplant.unseen.label_form_prior`), from
         :data:`PRIOR_WEIGHTS`; without labelled dev data 0.
     n_candidates : int, default=100
         With a catalogue only: unseen labels kept per document and signal.

@@ -355,7 +355,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     def _best_embedded_sentence(self, texts, block=64):
         """(n, L) float64: each label's highest encoder cosine over a document's
-        sentences (:func:`~xplant.unseen._encoder.sentence_embeddings`, which
+        sentences (:func:`~xplant.unseen.sentence_embeddings`, which
         keeps its last calls)."""
         from ._encoder import sentence_embeddings
         E, offsets = sentence_embeddings(texts, self.encoder)
