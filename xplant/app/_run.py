@@ -357,7 +357,6 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     resume = model_args.pop("resume", False)
     shared = model_args.pop("shortlist_from", None)       # the run's fitted SVM row
     refit = model_args.pop("refit", False)                # also refit on train + dev
-    refit_shared = model_args.pop("refit_shortlist_from", None)   # the refit SVM row
     # kept in model_args: build_model gives it to the descriptions row
     encoder = model_args.get("description_encoder", DESCRIPTION_ENCODER)
     if num_threads:
@@ -451,16 +450,51 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
     if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
-        refit_base = base if refit_shared is None else build_model(
-            kind, params=frozen_shortlist(own_params, row, refit_shared, spec),
-            features=tr.get("texts") is None, **model_args)
-        out["refit"] = _refit_one(model, refit_base, chosen, tr, dv, te, out, dev_by_alpha,
-                                  same_as=(SHARED_SHORTLIST_ROW + REFIT_SUFFIX
-                                           if same_as and refit_shared else None),
-                                  model_dir=model_dir and model_dir + "-refit",
-                                  row_name=spec["name"] + REFIT_SUFFIX, verbose=verbose,
-                                  described=_description_row(spec), encoder=encoder)
+        from ..model_selection import refit_params
+        # the refit runs in a process of its own (:func:`_refit_child`), so that its fit
+        # time and peak memory are its own: all it needs of this fit are its choices
+        out["refit_job"] = {
+            "spec": spec, "own_params": own_params, "chosen": chosen,
+            "pinned": refit_params(model, epochs=RUN_REFIT_EPOCHS, n_train=tr.Y.shape[0],
+                                   n_dev=dv.Y.shape[0]),
+            "first": {"dev_scores": out["dev_scores"], "info": out["info"],
+                      "variants": [{k: v for k, v in var.items() if k != "explainer"}
+                                   for var in out.get("variants", ())]},
+            "dev_by_alpha": dev_by_alpha, "shortlist_from": shared, "same_as": bool(same_as),
+            "model_dir": model_dir and model_dir + "-refit"}
     return out
+
+
+def _refit_child(job, data_args, model_args, splits=None, refit_shared=None):
+    """Child-process body of a refit: the row of :func:`_fit_one`'s ``out["refit_job"]``
+    refitted on train + dev by :func:`_refit_one`, with the run's refit SVM
+    (``refit_shared``, its saved folder) as its frozen shortlist where it takes one
+    (else the first fit's)."""
+    model_args = dict(model_args)
+    num_threads = model_args.pop("num_threads", None)
+    for key in ("resume", "shortlist_from", "refit", "checkpoint_dir"):
+        model_args.pop(key, None)
+    encoder = model_args.get("description_encoder", DESCRIPTION_ENCODER)
+    if num_threads:
+        import torch
+        torch.set_num_threads(num_threads)
+    if splits is None:
+        splits = load_splits(**data_args)
+    spec = job["spec"]
+    tr, dv, te = first_documents(splits["train"], spec.get("max_train_docs")), splits["dev"], splits["test"]
+    from ._fused import SHARED_SHORTLIST_ROW, frozen_shortlist
+    from ._rows import find_row
+    row = find_row(spec.get("model", spec["name"]))
+    path = refit_shared or job["shortlist_from"]
+    base = build_model(row.display, params=frozen_shortlist(job["own_params"], row, path, spec),
+                       features=tr.get("texts") is None, **model_args)
+    return _refit_one(job["pinned"], base, job["chosen"], tr, dv, te, job["first"],
+                      job["dev_by_alpha"],
+                      same_as=(SHARED_SHORTLIST_ROW + REFIT_SUFFIX
+                               if job["same_as"] and refit_shared else None),
+                      model_dir=job["model_dir"], row_name=spec["name"] + REFIT_SUFFIX,
+                      verbose=model_args.get("verbose", 1), described=_description_row(spec),
+                      encoder=encoder)
 
 
 #: The suffix of a row refitted on train + dev (``xplant run --refit``).
@@ -477,12 +511,13 @@ REFIT_SUFFIX = " (refit)"
 RUN_REFIT_EPOCHS = "fixed"
 
 
-def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as, model_dir,
+def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as, model_dir,
                row_name, verbose, described=None, encoder=DESCRIPTION_ENCODER):
     """The row refitted on train + dev with its dev choices pinned; scored on test once.
 
-    The choices come from the first fit (:func:`xplant.model_selection.refit_params`,
-    the grid's values ``chosen``); the decision rule of the refit row is chosen
+    The choices come from the first fit (``pinned``: its
+    :func:`xplant.model_selection.refit_params`; the grid's values ``chosen``);
+    the decision rule of the refit row is chosen
     on the first fit's dev scores, the refit having no dev data left. A
     first fit with a ``fused + descriptions`` row (``described``: its
     ``(name, folder)``) gets that row refitted too, its two weights pinned
@@ -492,11 +527,8 @@ def _refit_one(model, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as,
     """
     from sklearn.base import clone
     from .._progress import step
-    from ..model_selection import refit_params
     from ._fused import row_scores
     from ._rows import save_row
-    pinned = refit_params(model, epochs=RUN_REFIT_EPOCHS, n_train=tr.Y.shape[0],
-                          n_dev=dv.Y.shape[0])
     refit = clone(base).set_params(**chosen, **pinned)
     both = _stack_splits(tr, dv)
     last = refit.steps[-1][0] + "__" if hasattr(refit, "steps") else ""
@@ -795,6 +827,17 @@ def designate(results):
     return chosen["name"]
 
 
+def _in_child(func, isolate, ctx, *args):
+    """``func(*args)`` in a child process of its own when ``isolate`` (its fit time and peak
+    memory are then its own), else here. An executor (not a Pool) raises
+    ``BrokenProcessPool`` when the child dies (killed for memory) instead of hanging."""
+    if not isolate:
+        return func(*args)
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as ex:
+        return ex.submit(func, *args).result()
+
+
 def _read_fused_parts(out_dir, name, key):
     """The fused rows of a shortlisted fit finished in an earlier run: [(name, part)]."""
     from ._rows import FUSED_SUFFIXES
@@ -933,18 +976,11 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         if not resume:                 # a fresh fit never continues a stale checkpoint
             remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         model_args.update(checkpoint_dir=str(ckpt_dir), resume=resume, shortlist_from=shared,
-                          refit=refit, refit_shortlist_from=shared_refit)
+                          refit=refit)
         model_dir = str(out_dir / "models" / folder) if save_models else None
         try:
-            if isolate:
-                # An executor (not a Pool) raises BrokenProcessPool when the
-                # child dies (e.g. killed for memory) instead of hanging.
-                with ProcessPoolExecutor(1, mp_context=ctx, initializer=die_with_parent,
-                                         initargs=(os.getpid(),)) as ex:
-                    out = ex.submit(_fit_one, spec, data_args, model_args, model_dir,
-                                    splits).result()
-            else:
-                out = _fit_one(spec, data_args, model_args, model_dir, splits)
+            out = _in_child(_fit_one, isolate, ctx, spec, data_args, model_args, model_dir,
+                            splits)
         except Exception as exc:
             if not keep_going:
                 raise
@@ -975,8 +1011,18 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
         log(f"{name}: fit {entry['fit_seconds']:.0f} s, {results.get('split', 'test')} MAP "
             f"{100 * entry['metrics']['MAP']:.1f}, decision rule {rule_label(entry)}")
-        if out.get("refit") is not None:            # the same row refitted on train + dev
-            r = out["refit"]
+        job = out.get("refit_job")
+        if job is not None:                         # the same row refitted on train + dev
+            try:
+                r = _in_child(_refit_child, isolate, ctx, job, data_args, model_args, splits,
+                              shared_refit)
+            except Exception as exc:
+                if not keep_going:
+                    raise
+                log(f"{name}{REFIT_SUFFIX}: FAILED ({type(exc).__name__}: {exc})")
+                results.setdefault("failed", []).append(
+                    {"name": name + REFIT_SUFFIX, "error": f"{type(exc).__name__}: {exc}"})
+                continue
             rentry, rper = evaluate_row(name + REFIT_SUFFIX, r, splits, refit=True)
             rentry["predict_docs_per_second"] = n_test / max(rentry["predict_seconds"], 1e-9)
             results["models"].append(rentry)

@@ -171,6 +171,10 @@ def best_part_cosines(E, parts, owner, n_labels):
     return out
 
 
+#: Texts :func:`cached_embeddings` encodes together (tokenized at once, sorted by length).
+_ENCODE_CHUNK = 4096
+
+
 def cached_embeddings(texts, spec="minilm", *, what="label names"):
     """:func:`encode_texts` of many short texts, computed once and kept in the package's cache.
 
@@ -218,9 +222,19 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
                 return E
         except (ValueError, KeyError):
             pass                                  # damaged: computed again below
-    E = encode_texts(texts, spec, batch_size=256,
-                     progress=f"encoding {len(texts):,} {what} (once; cached in {path.parent})"
-                     ).astype(np.float16)
+    # in chunks, each sorted by length within itself: the tokens of one chunk are in memory
+    # at a time, and the result goes straight into float16
+    E = None
+    chunks = range(0, len(texts), _ENCODE_CHUNK)
+    from .._progress import quiet, steps
+    for lo in steps(chunks, f"encoding {len(texts):,} {what} (once; cached in {path.parent})",
+                    verbose=0 if quiet() else 1, every=max(1, len(chunks) // 10)):
+        part = encode_texts(texts[lo:lo + _ENCODE_CHUNK], spec, batch_size=256)
+        if E is None:
+            E = np.empty((len(texts), part.shape[1]), dtype=np.float16)
+        E[lo:lo + part.shape[0]] = part
+    if E is None:
+        E = encode_texts([], spec).astype(np.float16)
     try:
         from safetensors.numpy import save_file
         path.parent.mkdir(parents=True, exist_ok=True)
