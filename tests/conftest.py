@@ -27,6 +27,22 @@ _SIGNALS = [["fracture", "femur", "bone"], ["pneumonia", "lung", "infection"], [
             ["hypertension", "pressure", "blood"], ["migraine", "headache"], ["anemia", "iron", "deficiency"]]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_of_the_session(tmp_path_factory):
+    """The package's cache (the catalogue names' embeddings) in a folder of the session, not
+    the user's: a test reads nothing a previous run left, and leaves nothing behind. Child
+    processes inherit it through the environment."""
+    import os
+    from xplant._cache import CACHE_ENV
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("xplant-cache"))
+    yield
+    if old is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = old
+
+
 def make_zero_shot_corpus(seed=0, n_train=60, n_test=12):
     """Documents where label 6 has no training document.
 

@@ -25,10 +25,11 @@ def cache_folder():
     Examples
     --------
     >>> import os
+    >>> old = os.environ.get(CACHE_ENV)
     >>> os.environ[CACHE_ENV] = "/tmp/xplant-cache-example"
     >>> str(cache_folder())
     '/tmp/xplant-cache-example'
-    >>> del os.environ[CACHE_ENV]
+    >>> _ = os.environ.pop(CACHE_ENV) if old is None else os.environ.update({CACHE_ENV: old})
     """
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
