@@ -467,20 +467,23 @@ def test_the_bundled_codiesp_job_fixes_stage1_weight_and_plant_false_keeps_zero(
     widths = {"module__attention_dim": 64, "module__hidden_dim": 64}
     assert DATASET_ARCHITECTURES == {"codiesp-D": widths}
     plant, false, minilm = find_row("plant"), find_row("plant-false"), find_row("minilm")
-    assert dataset_settings({}, plant, "codiesp", "D") == {"stage1_weight": 0.1, **widths}
+    # early stopping waits 10 epochs on CodiEsp, for both word-CNN rows (DATASET_TRAINING)
+    wait = {"patience": 10}
+    assert dataset_settings({}, plant, "codiesp", "D") == {"stage1_weight": 0.1, **widths, **wait}
     assert dataset_settings({"stage1_weight": 0, "module__hidden_dim": 32}, plant, "codiesp",
                             "D") == {"stage1_weight": 0, "module__hidden_dim": 32,
-                                     "module__attention_dim": 64}     # --set wins
+                                     "module__attention_dim": 64, **wait}     # --set wins
     # the ablation: the same widths, never MIG; the MiniLM row keeps its own widths;
     # CodiEsp-P keeps the estimator's widths (64 lost on its dev split)
-    assert dataset_settings({}, false, "codiesp", "D") == widths
+    assert dataset_settings({}, false, "codiesp", "D") == {**widths, **wait}
     assert dataset_settings({}, minilm, "codiesp", "D") == {"stage1_weight": 0.1}
-    assert dataset_settings({}, plant, "codiesp", "P") == {"stage1_weight": 0.1}
-    assert dataset_settings({}, false, "codiesp", "P") == {}
+    assert dataset_settings({}, plant, "codiesp", "P") == {"stage1_weight": 0.1, **wait}
+    assert dataset_settings({}, false, "codiesp", "P") == wait
     from xplant.app._run import build_model
     assert build_model("plant-false", verbose=0).named_steps["clf"].stage1_weight == 0.0
     built = {name: build_model(name, params=dataset_settings({}, find_row(name), "codiesp", "D"),
                                verbose=0).named_steps["clf"] for name in ("plant", "plant-false")}
     for clf in built.values():
         assert (clf.module__attention_dim, clf.module__hidden_dim) == (64, 64)
+        assert clf.patience == 10
     assert built["plant-false"].stage1_weight == 0.0 and built["plant"].stage1_weight == 0.1

@@ -84,12 +84,14 @@ class Row:
 #: estimator's defaults.
 DATASET_SETTINGS = {"codiesp": {"stage1_weight": 0.1}}
 
-#: Epochs without a better dev MAP after which the job's neural rows stop. PLANT's dev
-#: MAP on CodiEsp-D moves by a point or two from one epoch to the next while it still
-#: climbs: with a patience of 6 one draw stopped at epoch 40 (best 34, dev MAP 34.8),
-#: where 10 let the same draw run to its best at epoch 59 (38.0)
-#: (docs/benchmarks/index.md, section "The main job").
-JOB_PATIENCE = 10
+#: How a bundled dataset's word-CNN rows (PLANT and ``plant=False`` alike) train, where
+#: it departs from :class:`~xplant.neural.PlantClassifier`'s defaults, and why: PLANT's
+#: dev MAP on CodiEsp-D moves by a point or two from one epoch to the next while it still
+#: climbs, so early stopping waits 10 epochs, not 6: with 6 one draw stopped at epoch 40
+#: (best 34, dev MAP 34.8), where 10 let the same draw run to its best at epoch 59
+#: (38.0) (docs/benchmarks/index.md, section "The main job"). A user's files and every
+#: other corpus get the estimator's defaults.
+DATASET_TRAINING = {"codiesp": {"patience": 10}}
 
 #: The network's widths of a bundled dataset's word-CNN rows, PLANT and
 #: ``plant=False`` alike (so that the ablation compares planting alone),
@@ -104,8 +106,8 @@ DATASET_ARCHITECTURES = {"codiesp-D": {"module__attention_dim": 64, "module__hid
 
 
 def dataset_settings(params, row, dataset, codes=None):
-    """A row's parameters with its dataset's :data:`DATASET_SETTINGS` and
-    :data:`DATASET_ARCHITECTURES` where they apply.
+    """A row's parameters with its dataset's :data:`DATASET_SETTINGS`,
+    :data:`DATASET_ARCHITECTURES` and :data:`DATASET_TRAINING` where they apply.
 
     Parameters
     ----------
@@ -114,7 +116,7 @@ def dataset_settings(params, row, dataset, codes=None):
     row : Row
         The row (:func:`find_row`): the PLANT rows take
         :data:`DATASET_SETTINGS`, the word-CNN rows (``row.backbone ==
-        "cnn"``) :data:`DATASET_ARCHITECTURES`.
+        "cnn"``) :data:`DATASET_ARCHITECTURES` and :data:`DATASET_TRAINING`.
     dataset : str or None
         The job's dataset (``"codiesp"``, ``"eurlex57k"``, ``"user"``, ...).
     codes : str or None, default=None
@@ -129,9 +131,9 @@ def dataset_settings(params, row, dataset, codes=None):
     Examples
     --------
     >>> dataset_settings({}, find_row("plant-false"), "codiesp", "D")
-    {'module__attention_dim': 64, 'module__hidden_dim': 64}
+    {'module__attention_dim': 64, 'module__hidden_dim': 64, 'patience': 10}
     >>> dataset_settings({}, find_row("plant"), "codiesp", "P")
-    {'stage1_weight': 0.1}
+    {'stage1_weight': 0.1, 'patience': 10}
     >>> dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp", "D")["stage1_weight"]
     0
     >>> dataset_settings({}, find_row("plant"), "user")
@@ -140,7 +142,8 @@ def dataset_settings(params, row, dataset, codes=None):
     params = dict(params or {})
     key = f"{dataset}-{codes}" if codes else dataset
     tables = ([DATASET_SETTINGS.get(dataset, {})] if row.planted else []) + \
-        ([DATASET_ARCHITECTURES.get(key, {})] if row.backbone == "cnn" else [])
+        ([DATASET_ARCHITECTURES.get(key, {}), DATASET_TRAINING.get(dataset, {})]
+         if row.backbone == "cnn" else [])
     for table in tables:
         for name, value in table.items():
             params.setdefault(name, value)
@@ -201,7 +204,7 @@ def _neural(plant, **defaults):
         # the random-init baseline never sees MIG, not even through stage1_weight;
         # PLANT takes the estimator's default, or its dataset's (DATASET_SETTINGS)
         baseline = {} if plant else {"stage1_weight": 0.0}
-        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": JOB_PATIENCE,
+        clf_params = {"max_epochs": epochs, "scoring": "map", "patience": 6,
                       "random_state": random_state, "verbose": verbose,
                       "checkpoint_dir": checkpoint_dir, **neural_progress_params(verbose),
                       **baseline, **params, "plant": plant}

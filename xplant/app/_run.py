@@ -48,7 +48,7 @@ DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
              "TF-IDF + SVM": {"ovr__C": [0.1, 1.0, 10.0]}}
 
 #: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min). Early
-#: stopping on dev MAP (patience :data:`xplant.app._rows.JOB_PATIENCE`) ends most fits
+#: stopping on dev MAP (patience :data:`xplant.app._rows.DATASET_TRAINING`) ends most fits
 #: before the budget; PLANT on CodiEsp-D, at the widths of
 #: :data:`xplant.app._rows.DATASET_ARCHITECTURES`, takes its best epoch in the 50s.
 DEFAULT_EPOCHS = 60

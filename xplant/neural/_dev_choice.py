@@ -10,6 +10,7 @@ stopping; the candidate with the best dev score (the early-stopping
 """
 
 import copy
+import time
 from pathlib import Path
 
 import numpy as np
@@ -76,9 +77,12 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     list of dict
         One per candidate, in order: ``stage1_weight``, ``dev_<scoring>``
         (the best dev score of its early stopping; ``dev_map`` by default),
-        ``best_epoch``, ``epochs`` (the epochs it trained) and ``lr`` (its
+        ``best_epoch``, ``epochs`` (the epochs it trained), ``lr`` (its
         Stage 2 learning rate: with ``lr=None`` each weight has its own,
-        :func:`~xplant.neural.default_lr`). The chosen
+        :func:`~xplant.neural.default_lr`). With ``clf.verbose``, each
+        candidate's start and its epochs, wall time and dev score are
+        printed, so a user sees that the choice trains Stage 2 once per
+        candidate. The chosen
         candidate's weights, history and ``stage1_weight_`` are left in
         ``clf``.
 
@@ -103,6 +107,10 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     results = []
 
     def train(w):                           # one candidate from the planted start
+        t0 = time.perf_counter()
+        if clf.verbose:
+            print(f"stage1_weight='dev': training Stage 2 with candidate {w:g} "
+                  f"({len(results) + 1} of {len(candidates)})", flush=True)
         clf.stage1_weight_ = float(w)
         clf.resolve_phases()                # lr=None: the rate of this weight
         clf.rng_.bit_generator.state = copy.deepcopy(rng_state)
@@ -137,6 +145,10 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
                         "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
                         "lr": clf.effective_lr()})
+        if clf.verbose:
+            print(f"stage1_weight='dev': candidate {w:g}: {len(clf.history)} epochs in "
+                  f"{time.perf_counter() - t0:.0f} s, best dev {clf.scoring} {score:.4f} "
+                  "(set stage1_weight to one value to train Stage 2 once)", flush=True)
         return score, (copy.deepcopy(clf.module_.state_dict()), copy.deepcopy(clf.history))
 
     from ..model_selection import choose_on_dev
