@@ -120,3 +120,27 @@ def test_refit_rows_report_the_labels_absent_from_train_and_dev(refit_run):
         assert met["zero_train_dev_n_documents"] == float(docs.sum()) > 0
         assert 0.0 <= met["zero_train_dev_R@5_full"] <= 1.0
         assert 0.0 <= met["F1_zero_train_dev"] <= 1.0
+
+
+def test_a_dev_split_that_cannot_guide_the_grid_records_its_fallback(tmp_path):
+    """Issue 49/50: the SVM's grid of C without a usable dev split fits its first value and
+    records it as the fallback (on_dev False), not as a choice among dev scores of 0."""
+    import numpy as np
+    import scipy.sparse as sp
+    from xplant.app import load_splits
+    from xplant.model_selection import NoDevDataWarning
+    data = {"dataset": "codiesp", "codes": "D", "language": "en", "max_docs": 20,
+            "catalogue": "none"}
+    splits = load_splits(**data)
+    freq = np.asarray(splits["train"].Y.sum(axis=0)).ravel()
+    unseen = np.flatnonzero(freq == 0)[:3]
+    Y = sp.lil_matrix(splits["dev"].Y.shape, dtype=splits["dev"].Y.dtype)
+    Y[:, unseen[0]] = 1                      # every dev positive on a label train never saw
+    splits["dev"].Y = Y.tocsr()
+    with pytest.warns(NoDevDataWarning, match="grid"):
+        res = run_models(data, ["TF-IDF + SVM"], tmp_path / "run", verbose=0, isolate=False,
+                         splits=splits, refit=False, log=lambda *a: None)
+    svm = res["models"][0]
+    assert svm["dev_choice"]["on_dev"] is False and svm["dev_choice"]["scores"] == []
+    assert svm["dev_selected"] == {"ovr__C": 0.1} and svm["dev_MAP"] == 0.0
+    assert res["designated"] is None

@@ -397,11 +397,20 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
         return dev_map, (model, dev_scores, dev_by_alpha)
 
-    # one fitted model in memory at a time: choose_on_dev keeps the best one's
+    # one fitted model in memory at a time: choose_on_dev keeps the best one's. A dev split
+    # that cannot guide a choice (dev_usability) fits the grid's first candidate alone and
+    # records the choice as its fallback, not as a dev choice among scores of 0
+    import dataclasses
+    from ..model_selection import dev_usability
+    has_dev = dev_usability(dv.Y, label_frequency(tr.Y)).usable
     choice = choose_on_dev("grid", candidates, dev_map_of, family="ranking", criterion="map",
-                           fallback=candidates[0], keep=True)
+                           fallback=candidates[0], keep=True, has_dev=has_dev or len(candidates) == 1,
+                           warn=bool(grid))
+    if choice.kept is None:                       # the fallback: fitted here, not chosen
+        choice = dataclasses.replace(choice, kept=dev_map_of(choice.value)[1])
     (model, dev_scores, dev_by_alpha), chosen = choice.kept, choice.value
-    dev_map = max(v for _, v in choice.scores)
+    # without a usable dev split, dev MAP reads 0 (the run then designates no row)
+    dev_map = max((v for _, v in choice.scores), default=0.0) if has_dev else 0.0
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with step(f"{spec['name']}: test scoring", verbose):
