@@ -20,7 +20,7 @@ from sklearn.utils import Bunch
 
 from xplant.linear import FrequencyPrior
 from xplant.unseen import DescriptionFusion, DescriptionRanker
-from xplant.unseen._description_ranker import sentence_spans, split_sentences
+from xplant.unseen._sentences import sentence_spans, split_sentences
 
 TEXTS = ["red apple pie", "green apple", "blue sky", "apple and sky"]
 Y = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])     # label 2: no training positive

@@ -510,7 +510,7 @@ class CatalogueIndex:
         ValueError
             If ``column`` is not an unseen label of this index.
         """
-        from ._description_ranker import sentence_spans
+        from ._sentences import sentence_spans
         spans = sentence_spans(text)
         row = int(np.searchsorted(self.unseen_, column))   # unseen_ ascends
         if row >= self.unseen_.size or self.unseen_[row] != column:

@@ -93,7 +93,7 @@ def sentence_embeddings(texts, spec="minilm"):
     """The encoder's embeddings of every sentence of every document, and where each document's start.
 
     The one place where documents are cut into sentences and encoded
-    (:func:`~xplant.unseen._description_ranker.split_sentences`, then
+    (:func:`~xplant.unseen._sentences.split_sentences`, then
     :func:`encode_texts`): the description ranker and the catalogue index
     both read it, and the last two calls are kept (keyed by a digest of the
     texts and the encoder), so fitting on dev and scoring dev, or the ranker
@@ -114,7 +114,7 @@ def sentence_embeddings(texts, spec="minilm"):
         Document i's sentences are rows ``offsets[i]:offsets[i + 1]``.
     """
     import hashlib
-    from ._description_ranker import split_sentences
+    from ._sentences import split_sentences
     key = hashlib.sha256(("\x01".join([str(spec)] + list(texts))).encode(
         "utf-8", "surrogatepass")).hexdigest()
     for k, value in _SENTENCE_MEMO:
@@ -191,6 +191,8 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     Parameters
     ----------
     texts : sequence of str
+        The texts to embed, each a label's name or synonym; each item is
+        turned into ``str``, and their order is the rows' order.
     spec : str, default="minilm"
         The encoder (:func:`encode_texts`).
     what : str, default="label names"
