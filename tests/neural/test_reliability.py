@@ -182,7 +182,7 @@ def test_planter_resume_equals_uninterrupted(planter_params, make_corpus, tmp_pa
     params = dict(planter_params, max_epochs=4, lr=5e-3)
     # The first fit of a process differs from later ones in the last float32 digits
     # (about 1e-6 relative: oneDNN's convolution weight gradient in the first fit's
-    # first backward pass; docs/benchmarks/speed.md): a warm-up fit first, so that
+    # first backward pass; docs/benchmarks/archive/speed.md): a warm-up fit first, so that
     # both fits compared here are later ones, as in the full suite.
     AttentionPlanter(**dict(params, max_epochs=1)).fit(texts[:20], Y[:20])
     ref = AttentionPlanter(**params).fit(texts, Y)

@@ -96,7 +96,7 @@ DATASET_TRAINING = {"codiesp": {"patience": 10}}
 #: The network's widths of a bundled dataset's word-CNN rows, PLANT and
 #: ``plant=False`` alike (so that the ablation compares planting alone),
 #: keyed by ``"<dataset>-<codes>"`` where the dataset has code sets, and
-#: why (docs/benchmarks/speed.md, section "Narrower label attention on
+#: why (docs/benchmarks/archive/speed.md, section "Narrower label attention on
 #: CodiEsp"): on CodiEsp-D, label attention and hidden widths of 64 reach
 #: the dev MAP of 128 (within the spread of seeds) in 60 epochs at about
 #: half the time per epoch; on CodiEsp-P they lost 4.4 dev MAP points, so
@@ -224,7 +224,7 @@ def _neural(plant, **defaults):
 
 #: The sentence encoder of the job's description source: the bundled
 #: MiniLM-L6, whose best-sentence cosine joins the TF-IDF cosines
-#: (docs/benchmarks/results.md, "Sentence embeddings in the description
+#: (docs/benchmarks/archive/results.md, "Sentence embeddings in the description
 #: source").
 DESCRIPTION_ENCODER = "minilm"
 

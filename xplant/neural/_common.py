@@ -219,7 +219,7 @@ def deterministic_on_cpu(device):
     element they read, so it is off inside this context (restored after).
     Under torch's profiler the fill was a sixth of a fit's CPU time; on a
     quiet machine the fit's wall time did not change measurably
-    (docs/benchmarks/speed.md). The fits stay deterministic: the fill never
+    (docs/benchmarks/archive/speed.md). The fits stay deterministic: the fill never
     reaches a result.
 
     Parameters

@@ -157,7 +157,7 @@ def _kth_smallest(a, kth):
     1976, section 2.3.4) with a median-of-three pivot: linear time on
     average, and runs of equal values split evenly. Written out because
     numba's ``np.partition`` is slow to compile, a cost every fresh
-    installation's first fit pays (docs/benchmarks/speed.md).
+    installation's first fit pays (docs/benchmarks/archive/speed.md).
 
     Parameters
     ----------

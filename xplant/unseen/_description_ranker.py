@@ -125,7 +125,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         the mean of the two. A code title is a few words; in a long
         document the words of the one sentence that states the diagnosis
         weigh little, and the best sentence's cosine finds them
-        (docs/benchmarks/results.md, "Levers toward MAP 50, on dev").
+        (docs/benchmarks/archive/results.md, "Levers toward MAP 50, on dev").
     encoder : str or None, default=None
         A sentence encoder whose cosines are added to the TF-IDF score:
         ``"minilm"`` (the bundled MiniLM-L6, needs the ``neural`` and
