@@ -322,9 +322,7 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"class_weight keys must be 0 (negatives) and 1 (positives); got {sorted(bad)}."
                 )
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
-        X = sp.csr_matrix(X)
-        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        X, Y = self._fit_inputs(X, Y, label_names)
         weights, intercept, n_iter = fit_one_vs_rest(
             X, Y, loss=self.loss, C=self.C, class_weight=self.class_weight,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
