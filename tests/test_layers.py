@@ -3,7 +3,8 @@ within its own room, and no module imports itself back through others.
 
 The layer order (lowest first; a unit may import any unit of a lower layer):
 
-0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_cache``: plain helpers.
+0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_cache``, ``_sigmoid``: plain
+   helpers.
 1. ``_files`` (reading and writing files), ``_labels`` (the target parser),
    ``_descriptions``.
 2. ``metrics``, ``model_selection``, ``evidence`` (spans of text).
@@ -25,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "xplant"
 
 LAYERS = [
-    {"_params", "_process", "_progress", "_choice", "_cache"},
+    {"_params", "_process", "_progress", "_choice", "_cache", "_sigmoid"},
     {"_files", "_labels", "_descriptions"},
     {"metrics", "model_selection", "evidence"},
     {"datasets"},

@@ -93,8 +93,8 @@ def _default_decision(model):
     if rule == "threshold" and hasattr(final, "predict_proba") and \
             hasattr(final, "decision_function"):
         # logistic one-vs-rest: its rule is on decision values, decide() reads probabilities
-        from scipy.special import expit
-        value = float(expit(value))
+        from ._sigmoid import sigmoid
+        value = float(sigmoid(value))
     return {"rule": rule, "k": int(value) if rule == "top_k" else 1,
             "threshold": float(value) if rule == "threshold" else 0.0, "thresholds": None}
 

@@ -8,38 +8,11 @@ candidates (Platt scaling) puts a linear model's margins on that scale.
 
 import numpy as np
 
+from .._sigmoid import sigmoid
+
 #: The largest float64 below 1: :func:`logit` reads probabilities at 1 as this,
 #: so a saturated probability gets a finite logit (36.7) above every other.
 _BELOW_ONE = 1.0 - 2.0 ** -53
-
-
-def sigmoid(x):
-    """σ(x) = 1 / (1 + exp(−x)), float64, without overflow warnings.
-
-    Parameters
-    ----------
-    x : array-like
-        Any shape; read as float64.
-
-    Returns
-    -------
-    ndarray of float64
-        The shape of ``x``, in [0, 1]; exactly 0 below about −745. A new
-        array (``x`` is not modified), computed in place: no temporary of
-        the size of ``x`` besides it, so σ of (n, L) logits costs one
-        (n, L) float64 array.
-
-    Examples
-    --------
-    >>> sigmoid([0.0, 2.0, -1000.0]).round(4).tolist()
-    [0.5, 0.8808, 0.0]
-    """
-    out = np.array(x, dtype=np.float64)        # one copy; each step below runs in it
-    np.negative(out, out=out)
-    np.logaddexp(0.0, out, out=out)
-    np.negative(out, out=out)
-    np.exp(out, out=out)
-    return out if out.ndim else out[()]
 
 
 def logit(p):

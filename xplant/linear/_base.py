@@ -9,7 +9,7 @@ held when ``L`` is large.
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._labels import (as_prediction_form, as_score_form, check_class_names, check_indicator, check_targets,
                        label_frequency, prediction_form)
@@ -222,6 +222,20 @@ class MultiLabelRankerMixin:
         self.label_frequency_ = label_frequency(Y)
         self.n_train_documents_ = int(Y.shape[0])
         return Y
+
+    def _fit_inputs(self, X, Y, label_names):
+        """``fit``'s features as CSR float64 (checked, ``n_features_in_`` set) and its parsed ``Y``.
+
+        The one reading of a sparse-feature ranker's training data; ``Y``
+        sets the label space (:meth:`_fit_label_space`).
+        """
+        X = self._csr_features(X, reset=True)
+        return X, self._fit_label_space(Y, X.shape[0], label_names)
+
+    def _csr_features(self, X, *, reset=False):
+        """``X`` checked as scikit-learn checks it (``reset`` in ``fit``), as CSR float64."""
+        return sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                           reset=reset))
 
     def _score_form(self, S, *, proba=False):
         """Scores in the form of the fitted target (:func:`xplant._labels.as_score_form`)."""

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -17,6 +16,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._sigmoid import sigmoid
 from ._base import MultiLabelRankerMixin
 from ._dcd import dcd_squared_hinge
 
@@ -322,9 +322,7 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"class_weight keys must be 0 (negatives) and 1 (positives); got {sorted(bad)}."
                 )
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
-        X = sp.csr_matrix(X)
-        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        X, Y = self._fit_inputs(X, Y, label_names)
         weights, intercept, n_iter = fit_one_vs_rest(
             X, Y, loss=self.loss, C=self.C, class_weight=self.class_weight,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
@@ -392,4 +390,4 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
             (:func:`xplant._labels.as_score_form`).
         """
         check_is_fitted(self)
-        return self._score_form(expit(self._scores(self._validate_X(X))), proba=True)
+        return self._score_form(sigmoid(self._scores(self._validate_X(X))), proba=True)

@@ -16,10 +16,9 @@ import warnings
 import weakref
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..datasets import dump_xc
 from ._base import MultiLabelRankerMixin, _row_blocks, check_k, top_k_dense
@@ -47,8 +46,7 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """Common face of label-tree libraries that return top-k (label, prob) lists."""
 
     def _validate_X(self, X):
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return sp.csr_matrix(X)
+        return self._csr_features(X)
 
     def _default_rule(self):
         return "threshold", 0.5
@@ -245,8 +243,7 @@ class NapkinXCPLT(_TreeWrapper):
             If napkinXC is not installed.
         """
         models = _import_optional("napkinxc.models", "trees", "napkinxc")
-        X = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
-        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        X, Y = self._fit_inputs(X, Y, label_names)
         self.model_dir_ = _temporary_dir(self, "xplant-napkinxc-")
         threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
         self.model_ = models.PLT(
@@ -347,9 +344,8 @@ class OmikujiTrees(_TreeWrapper):
             If Omikuji is not installed.
         """
         omikuji = _import_optional("omikuji", "trees")
-        X = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
+        X, Y = self._fit_inputs(X, Y, label_names)
         X.sort_indices()
-        Y = self._fit_label_space(Y, X.shape[0], label_names)
         hp = omikuji.Model.default_hyper_param()
         if self.preset == "bonsai":
             hp.cluster_balanced = False
@@ -448,8 +444,7 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
             If LibMultiLabel is not installed.
         """
         linear = _import_optional("libmultilabel.linear", "libmultilabel", "libmultilabel")
-        X = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
-        Y = self._fit_label_space(Y, X.shape[0], label_names)
+        X, Y = self._fit_inputs(X, Y, label_names)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PendingDeprecationWarning)  # its np.matrix weights
             self.model_ = linear.train_1vsrest(
@@ -458,8 +453,7 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
         return self
 
     def _validate_X(self, X):
-        return sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
-                                           reset=False))
+        return self._csr_features(X)
 
     def _scores(self, X):
         with warnings.catch_warnings():

@@ -31,6 +31,8 @@ __all__ = [
 
 F1_AVERAGES = ("micro", "per_label", "harmonic")
 LABEL_POLICIES = ("present", "train", "all")
+#: The averages of :func:`precision_score` and :func:`recall_score`.
+_RATIO_AVERAGES = ("micro", "per_label")
 
 
 def _check_zero_division(zero_division):
@@ -152,6 +154,20 @@ def _resolve_labels(labels, average):
     return labels
 
 
+def _averaged_counts(y_true, y_pred, average, averages, labels, label_frequency, zero_division):
+    """The checked inputs of an averaged score: ((tp, fp, fn, mask), zero_division).
+
+    The one reading of ``average`` (one of ``averages``), ``zero_division``
+    and the label policy of :func:`f1_score`, :func:`precision_score` and
+    :func:`recall_score`; ``mask`` marks the labels averaged over.
+    """
+    check_choice(average, averages, "average")
+    zd = _check_zero_division(zero_division)
+    tp, fp, fn = _counts(y_true, y_pred)
+    mask = _label_mask(_resolve_labels(labels, average), tp + fn, label_frequency, tp.size)
+    return (tp, fp, fn, mask), zd
+
+
 def f1_score(
     y_true, y_pred, *, average="micro", labels=None, label_frequency=None, zero_division=0.0
 ):
@@ -203,11 +219,9 @@ def f1_score(
     >>> f1_score(Y, Y, average="per_label", labels="all")  # label 1: 0/0 -> 0
     0.5
     """
-    check_choice(average, F1_AVERAGES, "average")
-    zd = _check_zero_division(zero_division)
-    tp, fp, fn = _counts(y_true, y_pred)
-    mask = _label_mask(_resolve_labels(labels, average), tp + fn, label_frequency, tp.size)
-    return _scores_from_counts(tp, fp, fn, mask, average, zd)
+    counts, zd = _averaged_counts(y_true, y_pred, average, F1_AVERAGES, labels, label_frequency,
+                                  zero_division)
+    return _scores_from_counts(*counts, average, zd)
 
 
 def precision_score(
@@ -243,51 +257,20 @@ def precision_score(
     >>> precision_score(np.array([[1, 0], [1, 1]]), np.array([[1, 1], [1, 0]]))
     0.6666666666666666
     """
-    check_choice(average, ("micro", "per_label"), "average")
-    zd = _check_zero_division(zero_division)
-    tp, fp, fn = _counts(y_true, y_pred)
-    mask = _label_mask(_resolve_labels(labels, average), tp + fn, label_frequency, tp.size)
-    return _scores_from_counts(tp, fp, fn, mask, average, zd, "precision")
+    counts, zd = _averaged_counts(y_true, y_pred, average, _RATIO_AVERAGES, labels, label_frequency,
+                                  zero_division)
+    return _scores_from_counts(*counts, average, zd, "precision")
 
 
 def recall_score(
     y_true, y_pred, *, average="micro", labels=None, label_frequency=None, zero_division=0.0
 ):
-    """Micro or macro (``"per_label"``) recall; same conventions as :func:`f1_score`.
+    counts, zd = _averaged_counts(y_true, y_pred, average, _RATIO_AVERAGES, labels, label_frequency,
+                                  zero_division)
+    return _scores_from_counts(*counts, average, zd, "recall")
 
-    Parameters
-    ----------
-    y_true, y_pred : {ndarray, sparse matrix} of shape (n_samples, n_labels)
-        True and predicted labels, 0/1.
-    average : {"micro", "per_label"}, default="micro"
-        One ratio over all counts, or the mean of the per-label ratios.
-    labels : {"present", "train", "all"} or array-like, default=None
-        Labels averaged over, as in :func:`f1_score`.
-    label_frequency : array-like of shape (n_labels,), default=None
-        Training positives per label; needed for ``labels="train"``.
-    zero_division : float in [0, 1] or np.nan, default=0.0
-        Value of a ratio whose denominator is 0, as in :func:`f1_score`.
 
-    Returns
-    -------
-    score : float
-
-    Raises
-    ------
-    ValueError
-        As :func:`f1_score`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> recall_score(np.array([[1, 0], [1, 1]]), np.array([[1, 1], [1, 0]]))
-    0.6666666666666666
-    """
-    check_choice(average, ("micro", "per_label"), "average")
-    zd = _check_zero_division(zero_division)
-    tp, fp, fn = _counts(y_true, y_pred)
-    mask = _label_mask(_resolve_labels(labels, average), tp + fn, label_frequency, tp.size)
-    return _scores_from_counts(tp, fp, fn, mask, average, zd, "recall")
+recall_score.__doc__ = precision_score.__doc__.replace("precision", "recall")   # one contract
 
 
 def per_label_scores(y_true, y_pred, *, zero_division=0.0):

@@ -142,49 +142,55 @@ def hit_weights(top_i, y_indptr, y_indices, weights):
     return out
 
 
+@njit(cache=True)
+def _boundary_row(vals, cols, thr, y_indices, a, b, weights):
+    """How many of a row's scores equal ``thr``, and the summed weight of the true labels among them.
+
+    The one count of :func:`boundary_stats_dense` and
+    :func:`boundary_stats_csr`: ``vals`` are the row's scores, ``cols``
+    their labels (None: a dense row, the position is the label; numba
+    compiles that case on its own) and the row's true labels are
+    ``y_indices[a:b]``.
+    """
+    c = 0.0
+    w = 0.0
+    for q in range(vals.shape[0]):
+        if vals[q] == thr:
+            c += 1.0
+            if cols is None:
+                j = q
+            else:
+                j = cols[q]
+            if _contains(y_indices, a, b, j):
+                w += weights[j]
+    return c, w
+
+
 @njit(cache=True, parallel=True)
 def boundary_stats_dense(S, thr, active, y_indptr, y_indices, weights):
     """Per row: how many labels score exactly thr[i], and their summed true weight."""
-    n, L = S.shape
+    n = S.shape[0]
     count = np.zeros(n, dtype=np.float64)
     wsum = np.zeros(n, dtype=np.float64)
     for i in prange(n):
-        if not active[i]:
-            continue
-        a = y_indptr[i]
-        b = y_indptr[i + 1]
-        c = 0.0
-        w = 0.0
-        for j in range(L):
-            if S[i, j] == thr[i]:
-                c += 1.0
-                if _contains(y_indices, a, b, j):
-                    w += weights[j]
-        count[i] = c
-        wsum[i] = w
+        if active[i]:
+            count[i], wsum[i] = _boundary_row(S[i], None, thr[i], y_indices, y_indptr[i],
+                                              y_indptr[i + 1], weights)
     return count, wsum
 
 
 @njit(cache=True, parallel=True)
 def boundary_stats_csr(indptr, indices, data, thr, active, y_indptr, y_indices, weights):
+    """:func:`boundary_stats_dense` of a CSR score matrix (only stored scores can tie)."""
     n = thr.shape[0]
     count = np.zeros(n, dtype=np.float64)
     wsum = np.zeros(n, dtype=np.float64)
     for i in prange(n):
-        if not active[i]:
-            continue
-        a = y_indptr[i]
-        b = y_indptr[i + 1]
-        c = 0.0
-        w = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            if data[p] == thr[i]:
-                c += 1.0
-                j = indices[p]
-                if _contains(y_indices, a, b, j):
-                    w += weights[j]
-        count[i] = c
-        wsum[i] = w
+        if active[i]:
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            count[i], wsum[i] = _boundary_row(data[lo:hi], indices[lo:hi], thr[i], y_indices,
+                                              y_indptr[i], y_indptr[i + 1], weights)
     return count, wsum
 
 

@@ -242,10 +242,11 @@ _SHARED_PARAMS = """
 
 
 def _hits(y_true, y_score, k, y_top_k, ties):
+    """The (n, k) hits of each row's top k and each row's number of true labels."""
     k = check_k(k)
     Y, top, vals, S = _prepare(y_true, y_score, y_top_k, k, ties)
     g = _gains(Y, top, vals, S, _ones(Y), ties)
-    return Y, g
+    return g, _n_true(Y)
 
 
 def precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_rows="zero"):
@@ -278,8 +279,8 @@ def precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", emp
     >>> precision_at_k(y, np.ones((1, 4)), k=2, ties="average")
     0.5
     """
-    Y, g = _hits(y_true, y_score, k, y_top_k, ties)
-    return _aggregate(g.sum(axis=1) / k, _n_true(Y), empty_rows, "P@k")
+    g, n_true = _hits(y_true, y_score, k, y_top_k, ties)
+    return _aggregate(g.sum(axis=1) / k, n_true, empty_rows, "P@k")
 
 
 def recall_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_rows="skip"):
@@ -301,8 +302,7 @@ def recall_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_
     >>> recall_at_k(np.array([[0, 1, 1, 1]]), np.array([[0.1, 0.9, 0.8, 0.0]]), k=2)
     0.6666666666666666
     """
-    Y, g = _hits(y_true, y_score, k, y_top_k, ties)
-    n_true = _n_true(Y)
+    g, n_true = _hits(y_true, y_score, k, y_top_k, ties)
     return _aggregate(_safe_div(g.sum(axis=1), n_true), n_true, empty_rows, "R@k")
 
 
@@ -328,8 +328,7 @@ def r_precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", e
     >>> r_precision_at_k(np.array([[0, 1, 0, 1]]), np.array([[0.1, 0.9, 0.8, 0.7]]), k=5)
     1.0
     """
-    Y, g = _hits(y_true, y_score, k, y_top_k, ties)
-    n_true = _n_true(Y)
+    g, n_true = _hits(y_true, y_score, k, y_top_k, ties)
     return _aggregate(_safe_div(g.sum(axis=1), np.minimum(n_true, k)), n_true, empty_rows, "RP@k")
 
 
@@ -359,8 +358,7 @@ def ndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_ro
     >>> ndcg_at_k(np.array([[1, 0, 0, 0, 0, 0]]), np.arange(6.0)[::-1].reshape(1, -1), k=5)
     1.0
     """
-    Y, g = _hits(y_true, y_score, k, y_top_k, ties)
-    n_true = _n_true(Y)
+    g, n_true = _hits(y_true, y_score, k, y_top_k, ties)
     return _aggregate(_safe_div(g @ _discount(g.shape[1]), _idcg(n_true, k)), n_true,
                       empty_rows, "nDCG@k")
 
@@ -382,12 +380,13 @@ def _check_inv_propensity(inv_propensity, n_labels):
 
 
 def _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity):
+    """:func:`_hits` weighted by inverse propensity, with each row's best achievable gains."""
     k = check_k(k)
     Y, top, vals, S = _prepare(y_true, y_score, y_top_k, k, ties)
     w = _check_inv_propensity(inv_propensity, Y.shape[1])
     g = _gains(Y, top, vals, S, w, ties)
     best = K.ideal_weights(Y.indptr, Y.indices, w, min(k, Y.shape[1]))
-    return Y, g, best
+    return g, best, _n_true(Y)
 
 
 def psp_at_k(
@@ -435,12 +434,12 @@ def psp_at_k(
     >>> psp_at_k(y, y_top_k=np.array([[3, 4, 5]]), k=3, inv_propensity=w, normalize=False)
     2.0
     """
-    Y, g, best = _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity)
+    g, best, n_true = _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity)
     num = g.sum(axis=1) / k
     if normalize:
         den = best.sum(axis=1) / k
         return _ratio_of_sums(num, den, "PSP@k")
-    return _aggregate(num, _n_true(Y), empty_rows, "PSP@k")
+    return _aggregate(num, n_true, empty_rows, "PSP@k")
 
 
 def _ratio_of_sums(num, den, name):
@@ -497,8 +496,7 @@ def psndcg_at_k(
     ...             inv_propensity=np.array([1.0, 3.0, 1.0]))  # doctest: +ELLIPSIS
     0.2754...
     """
-    Y, g, best = _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity)
-    n_true = _n_true(Y)
+    g, best, n_true = _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity)
     idcg = _idcg(n_true, k)
     num = _safe_div(g @ _discount(g.shape[1]), idcg)
     if normalize:

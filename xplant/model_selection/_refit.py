@@ -142,6 +142,30 @@ def _estimator_has(name):
     return check
 
 
+def _delegated(name):
+    """RefitOnDev's method ``name(X)``: the refit's answer, offered where its estimator has it.
+
+    The one body and docstring of ``predict``, ``predict_proba`` and
+    ``decision_function``.
+    """
+    def method(self, X):
+        return self._delegate(name, X)
+    method.__name__, method.__qualname__ = name, f"RefitOnDev.{name}"
+    method.__doc__ = f"""The refit's ``{name}``.
+
+        Parameters
+        ----------
+        X : list of str, array-like or sparse matrix of shape (n, ...)
+            Documents in the form ``fit`` took.
+
+        Returns
+        -------
+        answer : ndarray or sparse matrix
+            What ``estimator_`` answers.
+        """
+    return available_if(_estimator_has(name))(method)
+
+
 def _stack(a, b):
     """Train rows then dev rows: lists, sparse matrices or arrays."""
     if sp.issparse(a) or sp.issparse(b):
@@ -256,53 +280,9 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return getattr(self.estimator_, name)(*args, **kwargs)
 
-    @available_if(_estimator_has('predict'))
-    def predict(self, X):
-        """The refit's ``predict``.
-
-        Parameters
-        ----------
-        X : list of str, array-like or sparse matrix of shape (n, ...)
-            Documents in the form ``fit`` took.
-
-        Returns
-        -------
-        answer : ndarray or sparse matrix
-            What ``estimator_`` answers.
-        """
-        return self._delegate("predict", X)
-
-    @available_if(_estimator_has('predict_proba'))
-    def predict_proba(self, X):
-        """The refit's ``predict_proba``.
-
-        Parameters
-        ----------
-        X : list of str, array-like or sparse matrix of shape (n, ...)
-            Documents in the form ``fit`` took.
-
-        Returns
-        -------
-        answer : ndarray or sparse matrix
-            What ``estimator_`` answers.
-        """
-        return self._delegate("predict_proba", X)
-
-    @available_if(_estimator_has('decision_function'))
-    def decision_function(self, X):
-        """The refit's ``decision_function``.
-
-        Parameters
-        ----------
-        X : list of str, array-like or sparse matrix of shape (n, ...)
-            Documents in the form ``fit`` took.
-
-        Returns
-        -------
-        answer : ndarray or sparse matrix
-            What ``estimator_`` answers.
-        """
-        return self._delegate("decision_function", X)
+    predict = _delegated("predict")
+    predict_proba = _delegated("predict_proba")
+    decision_function = _delegated("decision_function")
 
     @available_if(_estimator_has('predict_top_k'))
     def predict_top_k(self, X, k=5):

@@ -12,6 +12,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from .._labels import as_prediction_form, as_score_form
+from .._sigmoid import sigmoid
 from ._common import encode
 from ._data import pad_batch, truncate
 from ._shortlisted import shortlist_texts
@@ -59,7 +60,7 @@ class InferenceMixin:
         return out
 
     def _scores(self, docs):
-        return 1.0 / (1.0 + np.exp(-self._logits(docs)))
+        return sigmoid(self._logits(docs), dtype=np.float32)
 
     def _docs(self, X):
         check_is_fitted(self, "module_")

@@ -237,20 +237,15 @@ def load_model(path):
         disagree, a tokenizer that no longer matches, or weights of another
         shape.
     """
-    from .._files import FieldChecker, read_json_object
     from .._files import read_tensors
     from .._labels import check_label_names
     from ..relevance import load_relevance
+    from ..relevance._io import _open_saved
     PlantClassifier = _CLASSES["PlantClassifier"]
-    path = Path(path)
-    if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
-        raise FileNotFoundError(f"{path} is not a saved PlantClassifier (needs config.json and "
-                                "model.safetensors)")
-    cfg_file = path / "config.json"
-    config = read_json_object(cfg_file, "a saved PlantClassifier's configuration")
-    if config.get("format") != _FORMAT:
-        raise ValueError(f"{path}: unknown format {config.get('format')!r}, expected {_FORMAT!r}")
-    c = FieldChecker(config, cfg_file)
+    path, config, c = _open_saved(path, "config.json", "model.safetensors", _FORMAT,
+                                  "a saved PlantClassifier's configuration",
+                                  "is not a saved PlantClassifier (needs config.json and "
+                                  "model.safetensors)")
     try:
         params = _from_json(dict(c.get("params", dict, "an object of parameters")))
     except (TypeError, ValueError) as exc:

@@ -83,6 +83,25 @@ def save_relevance(relevance, path):
     return path
 
 
+def _open_saved(path, json_name, tensors_name, fmt, what, missing):
+    """A saved folder's JSON object, checked: ``(Path, the object, its FieldChecker)``.
+
+    The one opening of a saved MIGRelevance and a saved PlantClassifier:
+    ``json_name`` and ``tensors_name`` must both be in the folder (else
+    FileNotFoundError "``path`` ``missing``"), ``json_name`` must hold a JSON
+    object (``what`` names it in errors) whose ``format`` is ``fmt``.
+    """
+    from .._files import FieldChecker, read_json_object
+    path = Path(path)
+    if not (path / json_name).is_file() or not (path / tensors_name).is_file():
+        raise FileNotFoundError(f"{path} {missing}")
+    json_file = path / json_name
+    meta = read_json_object(json_file, what)
+    if meta.get("format") != fmt:
+        raise ValueError(f"{path}: unknown format {meta.get('format')!r}, expected {fmt!r}")
+    return path, meta, FieldChecker(meta, json_file)
+
+
 def load_relevance(path):
     """Read a MIGRelevance written by :func:`save_relevance`.
 
@@ -110,18 +129,11 @@ def load_relevance(path):
         missing on this machine, or a tokenizer rebuilt differently (its
         fingerprint differs, e.g. another Hugging Face folder).
     """
-    from .._files import FieldChecker, read_json_object
     from .._files import read_tensors
     from ._tokenize import UNICODE_FORM
-    path = Path(path)
-    if not (path / "relevance.json").is_file() or not (path / "relevance.safetensors").is_file():
-        raise FileNotFoundError(f"{path} holds no saved MIGRelevance (relevance.json and "
-                                "relevance.safetensors)")
-    meta_file = path / "relevance.json"
-    meta = read_json_object(meta_file, "a saved MIGRelevance")
-    if meta.get("format") != _FORMAT:
-        raise ValueError(f"{path}: unknown format {meta.get('format')!r}, expected {_FORMAT!r}")
-    c = FieldChecker(meta, meta_file)
+    path, meta, c = _open_saved(path, "relevance.json", "relevance.safetensors", _FORMAT,
+                                "a saved MIGRelevance", "holds no saved MIGRelevance (relevance.json "
+                                "and relevance.safetensors)")
     spec = c.get("tokenizer", str, "'word' or 'hf:<folder>'")
     if spec != "word" and not spec.startswith("hf:"):
         c.fail("tokenizer", f"must be 'word' or 'hf:<folder>', got {spec!r}")
@@ -164,7 +176,7 @@ def load_relevance(path):
                                     arr["relevance_indptr"]), shape=(L, V))
     rel._finish(arr["document_frequency"], arr["label_frequency"], n_docs)
     if rel.tokenizer_fingerprint_ != fingerprint:
-        raise ValueError(f"{meta_file}: the tokenizer rebuilt from {spec!r} does not match the saved "
+        raise ValueError(f"{c.path}: the tokenizer rebuilt from {spec!r} does not match the saved "
                          f"one ({rel.tokenizer_fingerprint_} != {fingerprint}); "
                          "the model folder it names has changed")
     return rel

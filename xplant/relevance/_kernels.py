@@ -271,6 +271,28 @@ def positive_row_counts(indptr, indices, n11, df, freq, n):
     return out
 
 
+@njit(cache=True, error_model="numpy")
+def _positive_pairs(indptr, indices, n11, r, df, tterm, f, n, norm, tab, tok, val):
+    """Row ``r``'s positively associated pairs with a MIG above 0, in stored order.
+
+    The one scan of a row of :func:`positive_rows` and :func:`positive_top_k`:
+    writes their token ids and MIG into ``tok`` and ``val`` and returns how
+    many it wrote; ``f`` is the row's label frequency.
+    """
+    lterm = _pair_term(f, n, tab)
+    hn = _xlogx(n, tab)
+    j = 0
+    for p in range(indptr[r], indptr[r + 1]):
+        t = indices[p]
+        if n11[p] * n > df[t] * f:
+            v = _mi_core(n11[p], df[t], f, n, norm, tab, tterm[t], lterm, hn)
+            if v > 0.0:
+                tok[j] = t
+                val[j] = v
+                j += 1
+    return j
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def positive_rows(indptr, indices, n11, df, tterm, freq, n, norm, tab, out_indptr, out_indices, out_data):
     """Fill every positively associated pair of each row, sorted by token id.
@@ -283,22 +305,11 @@ def positive_rows(indptr, indices, n11, df, tterm, freq, n, norm, tab, out_indpt
     b = indptr.shape[0] - 1
     written = np.zeros(b, dtype=np.int64)
     for r in prange(b):
-        f = freq[r]
-        lterm = _pair_term(f, n, tab)
-        hn = _xlogx(n, tab)
         start = out_indptr[r]
         m = out_indptr[r + 1] - start
         tok = np.empty(m, dtype=np.int64)
         val = np.empty(m, dtype=np.float64)
-        j = 0
-        for p in range(indptr[r], indptr[r + 1]):
-            t = indices[p]
-            if n11[p] * n > df[t] * f:
-                v = _mi_core(n11[p], df[t], f, n, norm, tab, tterm[t], lterm, hn)
-                if v > 0.0:
-                    tok[j] = t
-                    val[j] = v
-                    j += 1
+        j = _positive_pairs(indptr, indices, n11, r, df, tterm, freq[r], n, norm, tab, tok, val)
         order = np.argsort(tok[:j])
         for q in range(j):
             out_indices[start + q] = tok[order[q]]
@@ -326,21 +337,10 @@ def positive_top_k(indptr, indices, n11, df, tterm, freq, n, norm, tab, k, out_t
     b = indptr.shape[0] - 1
     counts = np.zeros(b, dtype=np.int64)
     for r in prange(b):
-        f = freq[r]
-        lterm = _pair_term(f, n, tab)
-        hn = _xlogx(n, tab)
         m = indptr[r + 1] - indptr[r]
         tok = np.empty(m, dtype=np.int64)
         val = np.empty(m, dtype=np.float64)
-        j = 0
-        for p in range(indptr[r], indptr[r + 1]):
-            t = indices[p]
-            if n11[p] * n > df[t] * f:
-                v = _mi_core(n11[p], df[t], f, n, norm, tab, tterm[t], lterm, hn)
-                if v > 0.0:
-                    tok[j] = t
-                    val[j] = v
-                    j += 1
+        j = _positive_pairs(indptr, indices, n11, r, df, tterm, freq[r], n, norm, tab, tok, val)
         counts[r] = _select_top_k(tok, val, j, k, out_tok[r], out_val[r])
     return counts
 

@@ -176,7 +176,15 @@ class _Assembler:
         self.indices = []
         self.data = []
 
-    def add_top_k(self, counts, out_tok, out_val):
+    def add_top_k(self, kernel, n_rows, k, *args):
+        """Add the rows of a top-k kernel run on ``n_rows`` rows.
+
+        The one call of both top-k kernels: ``kernel(*args, k, out_tok,
+        out_val)`` fills (n_rows, k) outputs and returns each row's count.
+        """
+        out_tok = np.empty((n_rows, k), dtype=np.int64)
+        out_val = np.empty((n_rows, k), dtype=np.float64)
+        counts = kernel(*args, k, out_tok, out_val)
         keep = np.arange(out_tok.shape[1])[None, :] < counts[:, None]
         self.counts.append(counts)
         self.indices.append(out_tok[keep])
@@ -223,12 +231,8 @@ def _score_block(C, df, tterm, freq_blk, n, top_k, positive_only, norm, tab, df_
                 o_idx, o_val = o_idx[keep], o_val[keep]
             out.add_csr(written, o_idx, o_val)
         else:
-            o_tok = np.empty((b, top_k), dtype=np.int64)
-            o_val = np.empty((b, top_k), dtype=np.float64)
-            counts = _kernels.positive_top_k(
-                indptr, indices, n11, df, tterm, freq_blk, n, norm, tab, top_k, o_tok, o_val
-            )
-            out.add_top_k(counts, o_tok, o_val)
+            out.add_top_k(_kernels.positive_top_k, b, top_k,
+                          indptr, indices, n11, df, tterm, freq_blk, n, norm, tab)
     else:
         if top_k is None:
             dense = np.empty((b, df.shape[0]), dtype=np.float64)
@@ -239,12 +243,8 @@ def _score_block(C, df, tterm, freq_blk, n, top_k, positive_only, norm, tab, df_
             D.eliminate_zeros()
             out.add_csr(np.diff(D.indptr).astype(np.int64), D.indices.astype(np.int64), D.data)
         else:
-            o_tok = np.empty((b, top_k), dtype=np.int64)
-            o_val = np.empty((b, top_k), dtype=np.float64)
-            counts = _kernels.all_pairs_top_k(
-                indptr, indices, n11, df_code, df_unique, freq_blk, n, norm, tab, top_k, o_tok, o_val
-            )
-            out.add_top_k(counts, o_tok, o_val)
+            out.add_top_k(_kernels.all_pairs_top_k, b, top_k,
+                          indptr, indices, n11, df_code, df_unique, freq_blk, n, norm, tab)
 
 
 def _run_blocks(blocks, get_block, df, freq, n, top_k, positive_only, normalize, n_jobs):
