@@ -7,11 +7,16 @@ probabilities and its saved threshold) is :func:`sigmoid` of it;
 """
 
 import numpy as np
-from scipy.special import expit
 
 
 def sigmoid(x, *, dtype=np.float64):
-    """σ(x) = 1 / (1 + exp(−x)), float64, without overflow warnings.
+    """σ(x) = 1 / (1 + exp(−x)) in ``dtype``, without overflow warnings.
+
+    Computed as written, in place in one copy of ``x``: where exp(−x)
+    overflows to infinity, 1 / (1 + ∞) is exactly 0, the right limit, so the
+    overflow is silenced rather than avoided. NumPy's ``exp`` is used (not
+    :func:`scipy.special.expit`, whose float32 ``exp`` rounds differently), so
+    PLANT's float32 scores are those of the network's logits bit for bit.
 
     Parameters
     ----------
@@ -35,5 +40,9 @@ def sigmoid(x, *, dtype=np.float64):
     [0.5, 0.8808, 0.0]
     """
     out = np.array(x, dtype=dtype)             # one copy; σ runs in it
-    expit(out, out=out)
+    np.negative(out, out=out)
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    out += 1
+    np.divide(1, out, out=out)
     return out if out.ndim else out[()]
