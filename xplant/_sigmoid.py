@@ -13,8 +13,8 @@ def sigmoid(x, *, dtype=np.float64):
     """σ(x) = 1 / (1 + exp(−x)) in ``dtype``, without overflow warnings.
 
     Computed as written, in place in one copy of ``x``: where exp(−x)
-    overflows to infinity, 1 / (1 + ∞) is exactly 0, the right limit, so the
-    overflow is silenced rather than avoided. NumPy's ``exp`` is used (not
+    overflows to infinity, 1 / (1 + ∞) is exactly 0, the right limit (and
+    where it underflows to 0, σ is 1), so both are silenced rather than avoided. NumPy's ``exp`` is used (not
     :func:`scipy.special.expit`, whose float32 ``exp`` rounds differently), so
     PLANT's float32 scores are those of the network's logits bit for bit.
 
@@ -41,7 +41,7 @@ def sigmoid(x, *, dtype=np.float64):
     """
     out = np.array(x, dtype=dtype)             # one copy; σ runs in it
     np.negative(out, out=out)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         np.exp(out, out=out)
     out += 1
     np.divide(1, out, out=out)
