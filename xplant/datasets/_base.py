@@ -11,25 +11,6 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 
-def normalise_code(code):
-    """Return an ICD-like code as a stripped, upper-case string.
-
-    Codes are never parsed as numbers: ``"0117"`` and ``"117"`` stay distinct.
-
-    Raises
-    ------
-    TypeError
-        If ``code`` is not a string (a number would have lost its leading or
-        trailing zeros already).
-    """
-    if not isinstance(code, str):
-        raise TypeError(
-            f"label {code!r} is a {type(code).__name__}, not a string; codes must be "
-            "read as strings (a number loses leading and trailing zeros: '0117' != '117')"
-        )
-    return code.strip().upper()
-
-
 def binarize(label_lists, label_names):
     """Turn per-document label lists into a {0, 1} CSR matrix.
 

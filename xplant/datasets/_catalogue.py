@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._labels import normalise_code
 from ._icd_sources import EXTRA, _ICD10_DIAG, _ICD10_PROC, _quiet_import, package_source
 
 #: The catalogues :func:`load_catalogue` knows by name (a path is a user's file).
@@ -151,7 +152,7 @@ def _user_catalogue(path, upper):
         if not isinstance(obj, dict):
             raise ValueError(f"{where}: each entry needs a 'label' string")
         label = normalize_label(text_value(obj, "label", where, what="the label field").strip())
-        label = label.upper() if upper else label
+        label = normalise_code(label) if upper else label
         if label in first:
             raise ValueError(f"{where}: label {label!r} is listed twice (first at {first[label]}); "
                              "a catalogue lists each code once")

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._base import check_split, make_bunch, normalise_code
+from .._labels import normalise_code
+from ._base import check_split, make_bunch
 from ._descriptions import describe_codes
 from ._label_space import with_outside_labels
 

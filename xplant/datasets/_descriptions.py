@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._descriptions import check_label_texts
-from .._labels import normalize_label
+from .._labels import normalise_code, normalize_label
 from ._icd_sources import (EXTRA, SYSTEMS as _SYSTEMS, _ICD9_PROC, _ICD10_DIAG, _ICD10_PROC, _official_source,
                            _Table, icd_prefixes, package_source, read_codiesp_code_list)
 
@@ -352,7 +352,7 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
         label = normalize_label(label.strip())       # label names in NFC, as texts
         parents = [normalize_label(p) for p in _list_field(obj, "parents", where)]
         if upper:
-            label, parents = label.upper(), [p.upper() for p in parents]
+            label, parents = normalise_code(label), [normalise_code(p) for p in parents]
         table[label] = (desc.strip(), _list_field(obj, "synonyms", where), parents)
     names = [normalize_label(str(n)) for n in label_names]
     aligned = align_descriptions(names, table, prefix_fallback=prefix_fallback)

@@ -15,6 +15,8 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+from .._labels import normalise_code
+
 EXTRA = "pip install 'xplant[descriptions]'"
 _ICD10_DIAG, _ICD10_PROC, _ICD9_DIAG, _ICD9_PROC = "ICD10-DIAG", "ICD10-PROC", "ICD9-DIAG", "ICD9-PROC"
 SYSTEMS = (_ICD10_DIAG, _ICD10_PROC, _ICD9_DIAG, _ICD9_PROC)
@@ -279,7 +281,7 @@ def read_codiesp_code_list(path, language="en"):
                 raise ValueError(f"{path}, line {lineno}: expected code, Spanish and English description "
                                  f"separated by tabs; found {line!r}")
             es, en = fields[1], fields[2] if len(fields) > 2 else ""
-            out[fields[0].upper()] = (en or es) if language == "en" else (es or en)
+            out[normalise_code(fields[0])] = (en or es) if language == "en" else (es or en)
     return out
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._labels import normalise_code
 from ._base import check_split, make_bunch
 from ._descriptions import describe_codes
 
@@ -66,7 +67,7 @@ def format_icd_code(code, system):
         raise ValueError(f"system={system!r} is not valid; choose one of {SYSTEMS}")
     if not isinstance(code, str) or not code.strip():
         raise ValueError(f"ICD code must be a non-empty string; got {code!r}")
-    c = code.strip().upper().replace(".", "")
+    c = normalise_code(code, drop_dots=True)
     if system == "ICD10-PROC":
         return c
     if system == "ICD9-PROC":
@@ -305,7 +306,7 @@ def load_mimic(
     for rows in per_split.values():
         for _, _, codes, _ in rows:
             for system, raw in codes:
-                key = (system, raw.strip().upper().replace(".", ""))
+                key = (system, normalise_code(raw, drop_dots=True))
                 if key in label_of:
                     continue
                 lab = format_icd_code(raw, system)
@@ -319,7 +320,7 @@ def load_mimic(
                 system_of[lab] = system
 
     def labels(codes):
-        return [label_of[(s, r.strip().upper().replace(".", ""))] for s, r in codes]
+        return [label_of[(s, normalise_code(r, drop_dots=True))] for s, r in codes]
 
     names = sorted(system_of)
     if top_k is not None:

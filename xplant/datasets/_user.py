@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from .._files import control_characters
-from .._labels import normalize_label
+from .._labels import normalise_code, normalize_label
 from ._base import make_bunch
 from ._label_space import with_outside_labels
 
@@ -305,7 +305,7 @@ def _split_cell(value, sep, where, upper):
             f"got {type(value).__name__} {value!r}"
         )
     out = [normalize_label(p.strip()) for p in parts]      # label names in NFC, as texts
-    out = [p.upper() if upper else p for p in out if p]
+    out = [normalise_code(p) if upper else p for p in out if p]
     return out
 
 

@@ -3,13 +3,9 @@
 import re
 from collections import defaultdict
 
+from .._labels import normalise_code
+
 _WORD = re.compile(r"\w+")
-
-
-def _norm_code(code, where):
-    if not isinstance(code, str):
-        raise TypeError(f"{where}: code {code!r} must be a string")
-    return code.strip().upper()
 
 
 def _as_span(span, where):
@@ -44,7 +40,7 @@ def _group(records, name):
             doc, code, spans = rec["id"], rec["code"], rec["spans"]
         except (KeyError, TypeError):
             raise ValueError(f"{where}: each record must be a dict with 'id', 'code' and 'spans'") from None
-        key = (str(doc), _norm_code(code, where))
+        key = (str(doc), normalise_code(code, where=where))
         out[key].append([_as_span(s, where) for s in spans])
     return out
 

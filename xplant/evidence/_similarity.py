@@ -4,6 +4,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from .._labels import normalise_code
+
 
 def _pairwise_mean_cosine(a, where):
     a = np.asarray(a, dtype=np.float64)
@@ -137,7 +139,7 @@ def related_rare_label_groups(label_names, label_frequency, *, prefix_len=3, max
     groups = defaultdict(list)
     for i, name in enumerate(names):
         if min_freq <= freq[i] <= max_freq:
-            key = name.replace(".", "").strip().upper()[:prefix_len]
+            key = normalise_code(name, drop_dots=True)[:prefix_len]
             if len(key) == prefix_len:
                 groups[key].append(i)
     return {k: np.asarray(sorted(v), dtype=np.int64) for k, v in sorted(groups.items()) if len(v) >= min_group}

@@ -4,6 +4,8 @@ import unicodedata
 
 import numpy as np
 
+from .._labels import normalise_code
+
 DEFAULT_RELATIVE_CUT = 0.5
 
 
@@ -236,7 +238,7 @@ def _label_rows(label_index):
              else ((name, i) for i, name in enumerate(label_index)))
     pairs = [(str(k).strip(), int(v)) for k, v in pairs]
     check_label_names([k for k, _ in pairs], case_insensitive=True, what="label_index codes")
-    return {k.upper(): v for k, v in pairs}
+    return {normalise_code(k): v for k, v in pairs}
 
 
 def mig_highlighter(texts_es, offsets, token_ids, relevance, codes_by_doc, label_index, *, top_spans=3, cut=None):
@@ -321,7 +323,7 @@ def mig_highlighter(texts_es, offsets, token_ids, relevance, codes_by_doc, label
             )
         doc = []
         for code in codes_by_doc[i]:
-            key = str(code).strip().upper()
+            key = normalise_code(str(code))
             if key not in rows:
                 raise ValueError(f"code {code!r} of document {i} is not in label_index")
             row = rows[key]
