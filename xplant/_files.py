@@ -20,11 +20,15 @@ checkpoints):
   exist unless overwriting was asked for, and its folder is writable.
 - :func:`prepare_run_folder`: a run folder is new or empty, or holds an
   earlier run that ``--resume`` continues or ``--overwrite`` replaces.
+- :func:`read_json_object` and :func:`check_format`: the one reading of a
+  saved folder's JSON configuration and of its format tag
+  ``xplant-<kind>-<version>``.
 """
 
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import unicodedata
@@ -472,6 +476,78 @@ def read_json_object(path, what):
         raise ValueError(f"{path}: expected a JSON object holding {what}, got "
                          f"{type(obj).__name__}")
     return obj
+
+
+#: A saved folder's format tag: ``xplant-<kind>-<version>`` (``xplant-linear-1``).
+_FORMAT_TAG = re.compile(r"xplant-([a-z][a-z-]*[a-z])-([0-9]+)")
+
+
+def format_kind(tag):
+    """The kind and version of a format tag, or ``(None, None)`` for anything else.
+
+    Parameters
+    ----------
+    tag : object
+        The ``format`` field of a saved folder's JSON configuration.
+
+    Returns
+    -------
+    kind : str or None
+    version : int or None
+
+    Examples
+    --------
+    >>> format_kind("xplant-plant-classifier-1"), format_kind("sklearn-2")
+    (('plant-classifier', 1), (None, None))
+    """
+    m = _FORMAT_TAG.fullmatch(tag) if isinstance(tag, str) else None
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+
+def check_format(tag, expected, where, *, hint=""):
+    """Refuse a saved folder whose format tag is not ``expected``, saying why.
+
+    The one check of every loader of a saved folder: a tag of the same kind
+    and a higher version was written by a newer xplant (upgrade to read
+    it); a lower version is one this xplant no longer reads; anything else
+    is another kind of folder.
+
+    Parameters
+    ----------
+    tag : object
+        The ``format`` field read from the folder.
+    expected : str
+        The tag this loader reads, ``xplant-<kind>-<version>``.
+    where : str or Path
+        The JSON file the tag was read from, named in the message.
+    hint : str, default=""
+        What to do instead, appended to the message for another kind.
+
+    Raises
+    ------
+    ValueError
+        When ``tag`` is not ``expected``.
+
+    Examples
+    --------
+    >>> check_format("xplant-linear-2", "xplant-linear-1", "m/config.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: m/config.json: format 'xplant-linear-2' was written by a newer xplant (version 2 of the 'linear' format; this xplant reads version 1); upgrade xplant to load it
+    """
+    if tag == expected:
+        return
+    kind, version = format_kind(tag)
+    want, want_version = format_kind(expected)
+    if kind is not None and kind == want:
+        if version > want_version:
+            raise ValueError(f"{where}: format {tag!r} was written by a newer xplant (version "
+                             f"{version} of the {kind!r} format; this xplant reads version "
+                             f"{want_version}); upgrade xplant to load it")
+        raise ValueError(f"{where}: format {tag!r} is an older version of the {kind!r} format "
+                         f"(this xplant reads version {want_version}); save the model again with "
+                         "this xplant")
+    raise ValueError(f"{where}: format {tag!r} is not {expected!r}" + (f"; {hint}" if hint else ""))
 
 
 class FieldChecker:

@@ -1,16 +1,18 @@
 """Any saved xplant model, neural or linear: load it, rank and decide with it.
 
-A saved model folder names its format in ``config.json``; :func:`load_saved`
-dispatches on it, so ``xplant predict`` and ``xplant evaluate`` take every
-row of ``xplant run`` and every model of ``xplant fit``.
+A saved model folder names its format in ``config.json``,
+``xplant-<kind>-<version>``; :func:`load_saved` dispatches on the kind
+(``SAVED_KINDS``, the one registry of saved model kinds) and the kind's
+loader checks the version (:func:`xplant._files.check_format`), so
+``xplant predict`` and ``xplant evaluate`` take every row of ``xplant run``
+and every model of ``xplant fit``, and refuse a folder of a newer xplant by
+name.
 """
 
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-
-_PLANT_PREFIX = "xplant-plant-classifier"
 
 
 def load_saved(path):
@@ -42,31 +44,55 @@ def load_saved(path):
     FileNotFoundError
         When ``path`` holds no ``config.json``.
     ValueError
-        When ``config.json`` names no xplant format, or ``path`` is a part
-        of a saved model (the shortlist inside a PLANT folder).
+        Naming ``config.json``: when it names no kind of ``SAVED_KINDS``,
+        a newer version of a kind (written by a newer xplant) or an older one
+        this xplant no longer reads; or when ``path`` is a part of a saved
+        model (the shortlist inside a PLANT folder).
     """
-    from .linear._io import LINEAR_FORMAT, load_linear, read_config
-    from .unseen._io import FUSION_FORMAT, load_description_fusion  # registers the ranker's kind
+    from ._files import format_kind
+    from .linear._io import read_config
+    from .unseen import _io  # noqa: F401  registers the ranker's kind with the linear format
     path = Path(path)
     if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
         raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
                          f"its own (it may know its labels only as column indices); pass the "
                          f"model folder {path.parent}")
     config = read_config(path)
-    fmt = str(config.get("format"))
-    if fmt == LINEAR_FORMAT:
-        model = load_linear(path)
-        return model, _saved_decision(path, config, model)
-    if fmt == FUSION_FORMAT:            # its model, in estimator/, is any saved kind
-        model = load_description_fusion(path, config, lambda folder: load_saved(folder)[0])
-        return model, _saved_decision(path, config, model)
-    if fmt.startswith(_PLANT_PREFIX):
-        from .neural import load_model
-        clf = load_model(path)
-        return clf, fitted_decision(clf)
-    raise ValueError(f"{path}/config.json names format {config.get('format')!r}, which is no "
-                     f"saved xplant model ({LINEAR_FORMAT!r}, {FUSION_FORMAT!r} or "
-                     f"{_PLANT_PREFIX}-*); pass a folder written by xplant run or xplant fit")
+    kind, _ = format_kind(config.get("format"))
+    if kind not in SAVED_KINDS:
+        raise ValueError(f"{path / 'config.json'}: format {config.get('format')!r} is no saved "
+                         f"xplant model (xplant-<kind>-<version> with a kind of "
+                         f"{sorted(SAVED_KINDS)}); pass a folder written by xplant run or "
+                         "xplant fit")
+    return SAVED_KINDS[kind](path, config)
+
+
+def _linear(path, config):
+    from .linear._io import load_linear
+    model = load_linear(path)
+    return model, _saved_decision(path, config, model)
+
+
+def _description_fusion(path, config):         # its model, in estimator/, is any saved kind
+    from .unseen._io import load_description_fusion
+    model = load_description_fusion(path, config, lambda folder: load_saved(folder)[0])
+    return model, _saved_decision(path, config, model)
+
+
+def _plant_classifier(path, config):
+    from .neural import load_model
+    clf = load_model(path)
+    return clf, fitted_decision(clf)
+
+
+#: The one registry of saved model kinds: the kind of a format tag
+#: ``xplant-<kind>-<version>`` → its loader ``(path, config) -> (model, decision)``.
+#: Each loader checks the version (:func:`xplant._files.check_format`).
+SAVED_KINDS = {
+    "linear": _linear,                               # xplant.linear.save_linear
+    "description-fusion": _description_fusion,       # xplant.unseen.save_description_fusion
+    "plant-classifier": _plant_classifier,           # PlantClassifier.save
+}
 
 
 def _saved_decision(path, config, model):

@@ -337,18 +337,16 @@ def read_config(path):
     FileNotFoundError
         When ``path`` holds no ``config.json``.
     ValueError
-        When ``config.json`` is not JSON.
+        When ``config.json`` is not JSON or holds no JSON object, naming its
+        line (:func:`xplant._files.read_json_object`).
     """
     path = Path(path)
     config_file = path / "config.json"
     if not config_file.is_file():
         raise FileNotFoundError(f"{path} is not a saved xplant model (no config.json); pass a "
                                 "folder written by xplant run (RUN/models/<row>) or xplant fit")
-    try:
-        return json.loads(config_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{config_file}: not valid JSON ({exc}); the model folder is damaged, "
-                         "save the model again") from exc
+    from .._files import read_json_object
+    return read_json_object(config_file, "a saved xplant model's configuration")
 
 
 def load_linear(path):
@@ -377,12 +375,11 @@ def load_linear(path):
     ImportError
         For a tree model whose library is not installed.
     """
-    from .._files import read_tensors
+    from .._files import check_format, read_tensors
     path = Path(path)
     config = read_config(path)
-    if config.get("format") != LINEAR_FORMAT:
-        raise ValueError(f"{path}: format {config.get('format')!r} is not {LINEAR_FORMAT!r}; "
-                         "load it with xplant.load_saved (any saved xplant model)")
+    check_format(config.get("format"), LINEAR_FORMAT, path / "config.json",
+                 hint="load it with xplant.load_saved (any saved xplant model)")
     arrays = read_tensors(path / "arrays.safetensors")
     steps = []
     for i, s in enumerate(config["steps"]):

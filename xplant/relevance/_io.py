@@ -91,14 +91,13 @@ def _open_saved(path, json_name, tensors_name, fmt, what, missing):
     FileNotFoundError "``path`` ``missing``"), ``json_name`` must hold a JSON
     object (``what`` names it in errors) whose ``format`` is ``fmt``.
     """
-    from .._files import FieldChecker, read_json_object
+    from .._files import FieldChecker, check_format, read_json_object
     path = Path(path)
     if not (path / json_name).is_file() or not (path / tensors_name).is_file():
         raise FileNotFoundError(f"{path} {missing}")
     json_file = path / json_name
     meta = read_json_object(json_file, what)
-    if meta.get("format") != fmt:
-        raise ValueError(f"{path}: unknown format {meta.get('format')!r}, expected {fmt!r}")
+    check_format(meta.get("format"), fmt, json_file)
     return path, meta, FieldChecker(meta, json_file)
 
 

@@ -286,7 +286,8 @@ def load_description_fusion(path, config, load_model):
     """
     from sklearn.base import clone
     from sklearn.frozen import FrozenEstimator
-    from .._files import check_path_name, read_tensors
+    from .._files import check_format, check_path_name, read_tensors
+    check_format(config.get("format"), FUSION_FORMAT, path / "config.json")
     arrays = read_tensors(path / "arrays.safetensors")
     try:
         folder = path / check_path_name(config["estimator"]["folder"], "the saved model folder")
