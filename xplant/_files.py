@@ -84,18 +84,27 @@ def atomic_path(path):
 
 
 @contextlib.contextmanager
-def atomic_folder(path):
+def atomic_folder(path, *, overwrite=False):
     """Yield a fresh folder beside ``path``; it replaces ``path`` when the block succeeds.
 
-    For savers that write several files (a saved model). The old ``path``
-    is removed only once the new folder is in place (:func:`replace_folder`);
-    when the block raises, the temporary folder is removed and ``path``
-    keeps its earlier content.
+    The one writer of a saved model's folder (every saver writes through
+    it). An existing ``path`` is refused unless ``overwrite``; the old
+    ``path`` is removed only once the new folder is in place
+    (:func:`replace_folder`); when the block raises, the temporary folder
+    is removed and ``path`` keeps its earlier content.
 
     Parameters
     ----------
     path : str or Path
         The final folder. Its parent is created if needed.
+    overwrite : bool, default=False
+        Replace an existing ``path``.
+
+    Raises
+    ------
+    FileExistsError
+        When ``path`` exists and ``overwrite`` is False, before anything is
+        written.
 
     Yields
     ------
@@ -113,6 +122,8 @@ def atomic_folder(path):
     (['model'], '{}')
     """
     path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
     try:

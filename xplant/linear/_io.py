@@ -270,13 +270,11 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     path = Path(path)
     steps = (list(estimator.steps) if hasattr(estimator, "steps")
              else [("model", estimator)])
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
     if decision is not None:
         classes = getattr(steps[-1][1], "classes_", None)
         decision = decision_json(decision, None if classes is None else len(classes))
     from .._files import atomic_folder
-    with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
+    with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         arrays, described = {}, []
         for i, (name, est) in enumerate(steps):
             if i < len(steps) - 1 and est.__class__.__name__ != "TfidfVectorizer":

@@ -144,9 +144,7 @@ def save_model(clf, path, *, overwrite=False):
     from ..relevance import save_relevance
     check_is_fitted(clf, "module_")
     path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
-    with atomic_folder(path) as tmp:   # the old model is removed only once the new one is in place
+    with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
         save_file(state, str(tmp / "model.safetensors"))
         save_relevance(clf.relevance_, tmp / "relevance")

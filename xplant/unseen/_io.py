@@ -173,8 +173,6 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
                         "xplant.linear.save_linear, a PlantClassifier with its save() method)")
     check_is_fitted(fusion, "estimator_")
     path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
     if decision is not None:
         decision = decision_json(decision, fusion.n_labels_)
     frozen = isinstance(fusion.estimator_, FrozenEstimator)
@@ -185,7 +183,7 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         raise ValueError(f"cannot save this DescriptionFusion: {exc}; fit it with "
                          "label_names=<its model's label names>, so that the saved folder "
                          "answers in the same labels") from None
-    with atomic_folder(path) as tmp:   # the old folder is removed only once the new one is in place
+    with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         arrays = {"unseen": np.asarray(fusion.unseen_, dtype=np.int64)}
         config = {"format": FUSION_FORMAT,
                   "params": _json_params(fusion, skip=("estimator", "ranker")),
