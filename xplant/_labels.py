@@ -14,6 +14,8 @@ import unicodedata
 import numpy as np
 import scipy.sparse as sp
 
+from ._target_form import _has_column_names, _one_column, _target_form
+
 #: The one Unicode form of xplant: every text is normalised to it before
 #: tokenizing (saved with a relevance as ``unicode_normalization``), and every
 #: label name is read in it.
@@ -174,96 +176,6 @@ def check_indicator(Y, *, name="Y", n_samples=None, dtype=np.int64):
     return out
 
 
-_LIST_TYPES = (list, tuple, np.ndarray)
-_SET_TYPES = (set, frozenset)
-_MLB = ("sklearn.preprocessing.MultiLabelBinarizer(sparse_output=True)")
-
-
-def _is_label(v):
-    """A hashable label name: str, or an integer (bool excluded)."""
-    return isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
-
-
-def _target_form(Y, name):
-    """'matrix', 'column' (1-D binary y) or 'lists' for a target; raise when ambiguous.
-
-    The rule of :func:`check_targets`, apart so that it can be read on its own.
-    """
-    if sp.issparse(Y):
-        return "matrix"
-    if isinstance(Y, str):
-        raise ValueError(f"{name} is one string; give one row of labels per document.")
-    if not isinstance(Y, (list, tuple, np.ndarray)) and hasattr(Y, "__array__"):
-        Y = np.asarray(Y)                    # a DataFrame, Series or array-like object
-    if isinstance(Y, np.ndarray) and Y.dtype != object:
-        return "column" if Y.ndim == 1 else "matrix"
-    try:
-        rows = list(Y)
-    except TypeError:
-        raise ValueError(f"{name} must be a 0/1 indicator matrix of shape (n_samples, n_labels) "
-                         f"or a list of label lists, got {type(Y).__name__}.") from None
-    if not rows:
-        raise ValueError(f"{name} is empty; it needs one row per document.")
-    if all(isinstance(r, _SET_TYPES) for r in rows):
-        return "lists"
-    if all(np.isscalar(r) or (isinstance(r, np.ndarray) and r.ndim == 0) for r in rows):
-        if any(isinstance(r, str) for r in rows):
-            raise ValueError(f"{name} is a list of strings; give one list of labels per document "
-                             "(split joined label strings by their separator first, e.g. "
-                             f"[s.split('|') for s in labels]), or binarise them with {_MLB}.")
-        return "column"
-    if not all(isinstance(r, _LIST_TYPES) for r in rows):
-        raise ValueError(f"{name} mixes rows of different kinds; give every row as a list of "
-                         f"labels, or a 0/1 indicator matrix built with {_MLB}.")
-    values = [v for r in rows for v in r]
-    if any(isinstance(v, str) for v in values):
-        if not all(isinstance(v, str) for v in values):
-            raise ValueError(f"{name} mixes string and non-string labels; give every label as a "
-                             "string (e.g. [[str(v) for v in row] for row in Y]).")
-        return "lists"
-    lengths = {len(r) for r in rows}
-    if len(lengths) > 1:       # ragged: cannot be a matrix, so label lists by value
-        if not all(_is_label(v) for v in values):
-            raise ValueError(f"{name} has rows of different lengths with values that are not "
-                             f"labels (str or int); binarise the label lists with {_MLB}.")
-        return "lists"
-    if all(isinstance(v, (bool, np.bool_)) or (isinstance(v, numbers.Real) and v in (0, 1))
-           for v in values):
-        return "matrix"        # rectangular 0/1: a matrix, as in scikit-learn
-    raise ValueError(
-        f"{name} is rectangular but holds values other than 0 and 1, so it could be an "
-        "indicator matrix or one list of labels per document. Give a 0/1 matrix, or give "
-        f"the label lists as sets (e.g. [set(row) for row in Y]) or binarise them with {_MLB}.")
-
-
-def _one_column(y, name, classes_1d):
-    """A 1-D y as a matrix: binary -> one column; multi-class -> one per class (MIG) or error."""
-    if y.ndim != 1:
-        return y, None
-    from sklearn.utils.multiclass import type_of_target
-    if y.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: {name} is a 1-D array of {y.dtype} values; "
-                         "labels are 0/1.")
-    if y.dtype.kind not in "biuf" and y.dtype != object:
-        raise ValueError(f"{name} is a 1-D array of {y.dtype} values; give one list of labels per "
-                         "document (split joined label strings by their separator first, e.g. "
-                         f"[s.split('|') for s in labels]), or binarise them with {_MLB}.")
-    y_type = type_of_target(y, input_name=name, raise_unknown=True)
-    values = np.unique(y)
-    if y_type == "binary" and np.isin(values, (0, 1)).all():
-        return y.reshape(-1, 1), None
-    if y_type == "binary":
-        return (y == values[1]).reshape(-1, 1), None       # the greater value is positive
-    if y_type == "multiclass" and classes_1d:
-        return y[:, None] == values[None, :], values        # one column per class
-    what = "Only binary classification is supported" if y_type.startswith("multiclass") \
-        else f"Unknown label type: {y_type}"
-    raise ValueError(f"{what} for a 1-D {name}: a multi-label "
-                     f"estimator reads it as one label column, and this {name} is {y_type}. Give "
-                     "a 0/1 indicator matrix of shape (n_samples, n_labels), e.g. with "
-                     "sklearn.preprocessing.LabelBinarizer or MultiLabelBinarizer.")
-
-
 def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int64,
                   require_positive=True, classes_1d=False, unknown="error"):
     """The one parser of multi-label targets, used by every estimator.
@@ -401,14 +313,6 @@ def check_targets(Y, *, n_samples=None, label_names=None, name="Y", dtype=np.int
                          "learn; check that the labels were binarised against the right label "
                          "space.")
     return out, classes
-
-
-def _has_column_names(Y):
-    """A pandas DataFrame whose columns are names (not its default 0..L-1)."""
-    columns = getattr(Y, "columns", None)
-    if columns is None or not hasattr(Y, "iloc"):
-        return False
-    return list(columns) != list(range(len(columns)))
 
 
 #: The prediction form of a model that records none (saved before the rule): CSR.
@@ -726,71 +630,3 @@ def label_prior(frequency, n_documents):
     return (f + 0.5) / (n_documents + 1.0)
 
 
-def check_bucket_edges(edges):
-    """Validate frequency-bucket edges: a non-empty, strictly increasing sequence of counts.
-
-    Bucket 0 holds the labels with frequency ``f <= edges[0]``, bucket b
-    ``edges[b-1] < f <= edges[b]``, and a last bucket ``f > edges[-1]``
-    (see :func:`frequency_bucket_of`).
-
-    Returns
-    -------
-    ndarray of int64
-
-    Raises
-    ------
-    ValueError
-        If ``edges`` is empty, not 1-D, not whole non-negative numbers, or not
-        strictly increasing.
-    """
-    e = np.asarray(edges)
-    if e.ndim != 1 or e.size == 0 or not (np.issubdtype(e.dtype, np.number)
-                                          and e.dtype != np.bool_):
-        raise ValueError(f"edges must be a non-empty 1-D sequence of counts, got {edges!r}.")
-    if np.any(np.diff(e) <= 0) or e[0] < 0 or np.any(e != np.round(e)):
-        raise ValueError(f"edges must be strictly increasing non-negative integers, got {edges!r}.")
-    return e.astype(np.int64)
-
-
-def frequency_bucket_names(edges):
-    """Names of the ``len(edges) + 1`` frequency buckets: ``"0"``, ``"1-5"``, ``">50"``...
-
-    Examples
-    --------
-    >>> frequency_bucket_names((0, 1, 5, 10, 50))
-    ['0', '1', '2-5', '6-10', '11-50', '>50']
-    >>> frequency_bucket_names((0, 1, 3, 7))    # powers of two
-    ['0', '1', '2-3', '4-7', '>7']
-    """
-    e = check_bucket_edges(edges).tolist()
-    names = ["0" if e[0] == 0 else f"<={e[0]}"]
-    for lo, hi in zip(e[:-1], e[1:]):
-        names.append(f"{lo + 1}" if hi == lo + 1 else f"{lo + 1}-{hi}")
-    names.append(f">{e[-1]}")
-    return names
-
-
-def frequency_bucket_of(frequency, edges):
-    """The bucket index of each label's frequency (``0 .. len(edges)``).
-
-    Examples
-    --------
-    >>> frequency_bucket_of([0, 1, 3, 7, 60], (0, 1, 5, 10, 50)).tolist()
-    [0, 1, 2, 3, 5]
-    """
-    return np.searchsorted(check_bucket_edges(edges), np.asarray(frequency), side="left")
-
-
-def power_of_two_edges(max_frequency):
-    """Edges 0, 1, 3, 7, 15, ... up to the first that covers ``max_frequency``.
-
-    Examples
-    --------
-    >>> power_of_two_edges(9)
-    (0, 1, 3, 7, 15)
-    """
-    edges, high = [0], 1
-    while edges[-1] < max(int(max_frequency), 0):
-        edges.append(high)
-        high = 2 * high + 1
-    return tuple(edges)

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils import Bunch
 
-from .._labels import check_bucket_edges, frequency_bucket_names, frequency_bucket_of
+from .._frequency_buckets import check_bucket_edges, frequency_bucket_names, frequency_bucket_of
 from . import _kernels as K
 from ._validation import check_binary, check_choice, check_scores
 

@@ -7,7 +7,8 @@ training documents, few-shot labels 1 to 50, zero-shot labels none.
 
 import numpy as np
 
-from .._labels import frequency_bucket_names, frequency_bucket_of, label_frequency
+from .._frequency_buckets import frequency_bucket_names, frequency_bucket_of
+from .._labels import label_frequency
 
 __all__ = [
     "frequent_labels",

@@ -43,7 +43,7 @@ def check_targets(Y, n_samples, *, what="Y", label_names=None, require_positive=
 
 def _is_lists(Y):
     """Whether a target is read as label lists (then dev labels take the training names)."""
-    from .._labels import _target_form
+    from .._target_form import _target_form
     return _target_form(Y, "Y") == "lists"
 
 

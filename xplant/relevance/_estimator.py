@@ -8,7 +8,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import _target_form, check_class_names, check_targets
+from .._labels import check_class_names, check_targets
+from .._target_form import _target_form
 from ._corpus import TokenCorpus
 from ._mig import binarize_tokens, mig_from_counts, mig_scores
 from ._inputs import _as_docs, _df_bounds, _drop_columns, _input_kind, _presence, _raw_texts

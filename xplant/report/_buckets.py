@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._labels import frequency_bucket_names, power_of_two_edges
+from .._frequency_buckets import frequency_bucket_names, power_of_two_edges
 
 
 def frequency_buckets(max_frequency):
