@@ -433,7 +433,7 @@ def test_case13_a_crashed_plant_run_resumes_over_its_saved_model(corpus, tmp_pat
 
 
 def test_case13_ablate_follows_the_run_folder_rule(tmp_path):
-    from xplant._files import prepare_run_folder
+    from xplant._outputs import prepare_run_folder
     run = tmp_path / "A"
     (run / "switches" / "parts").mkdir(parents=True)
     with pytest.raises(FileExistsError, match="holds an interrupted run.*--resume"):

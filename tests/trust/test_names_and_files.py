@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from xplant._files import (atomic_open, check_path_name, make_unique_folder, remove_tree,
-                           replace_folder, write_text)
+from xplant._files import atomic_open, check_path_name, remove_tree, replace_folder, write_text
+from xplant._outputs import make_unique_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -232,7 +232,7 @@ def test_save_model_overwrite_keeps_the_old_model_on_failure(tiny_model, tmp_pat
 
 
 def test_run_output_inside_data_folder_refused(tmp_path):
-    from xplant.app._run import prepare_run_folder
+    from xplant._outputs import prepare_run_folder
     data = tmp_path / "codiesp"
     data.mkdir()
     for out in (data, data / "runs" / "r1"):
@@ -244,25 +244,25 @@ def test_run_output_inside_data_folder_refused(tmp_path):
 # -- fault 9: one folder per run -----------------------------------------------------------------------
 
 def test_two_runs_in_the_same_second_get_two_folders(tmp_path, monkeypatch):
-    from xplant import _files
+    from xplant import _outputs
     a = make_unique_folder(tmp_path, "20261130T101500Z")
     b = make_unique_folder(tmp_path, "20261130T101500Z")
     assert a != b and a.is_dir() and b.is_dir() and b.name == "20261130T101500Z-2"
     monkeypatch.chdir(tmp_path)
 
-    class Frozen(_files.datetime):
+    class Frozen(_outputs.datetime):
         @classmethod
         def now(cls, tz=None):
-            return _files.datetime(2026, 11, 30, 10, 15, 0, tzinfo=tz)
-    monkeypatch.setattr(_files, "datetime", Frozen)
-    first, second = _files.prepare_run_folder(None), _files.prepare_run_folder(None)
+            return _outputs.datetime(2026, 11, 30, 10, 15, 0, tzinfo=tz)
+    monkeypatch.setattr(_outputs, "datetime", Frozen)
+    first, second = _outputs.prepare_run_folder(None), _outputs.prepare_run_folder(None)
     assert first != second
     assert {first.name, second.name} == {"20261130T101500Z", "20261130T101500Z-2"}
     assert first.parent.name == second.parent.name == "xplant-runs"
 
 
 def test_named_run_folder_with_results_needs_resume(tmp_path):
-    from xplant.app._run import prepare_run_folder
+    from xplant._outputs import prepare_run_folder
     run = _run_folder(tmp_path)
     with pytest.raises(FileExistsError, match="--resume"):
         prepare_run_folder(run)

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_open, write_text
-from ._run import (DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table,
-                   prepare_run_folder, run_models)
+from .._outputs import prepare_run_folder
+from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table, run_models
 
 #: (row name, model, PlantClassifier overrides) of the switch table, in order.
 ABLATIONS = (
@@ -190,7 +190,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         :func:`xplant.app.run_models`).
     overwrite : bool, default=False
         Remove an earlier run's files in ``output_dir`` first
-        (:func:`xplant._files.prepare_run_folder`).
+        (:func:`xplant._outputs.prepare_run_folder`).
     num_threads : int or None
         torch threads of each fit.
 

@@ -87,7 +87,8 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     """
     from ._job import model_specs
     from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, _fit_one, load_splits
-    from .._files import check_model_output, data_paths, replace_folder, sibling_tmp, write_text
+    from .._files import replace_folder, sibling_tmp, write_text
+    from .._outputs import check_model_output, data_paths
     row, params = read_model_spec(model, params_file)
     output = check_model_output(output, data=data_paths(data_args), overwrite=overwrite)
     splits = load_splits(**data_args)
@@ -141,7 +142,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         Labelled JSON lines or TSV (as for ``xplant run --test``).
     output : str or Path or None
         Also write the report as JSON here: checked before anything is read
-        by the rule of every output (:func:`xplant._files.check_output`):
+        by the rule of every output (:func:`xplant._outputs.check_output`):
         never the input or inside the model folder, and an existing file
         only with ``overwrite``.
     upper, text_field, labels_field, id_field, sep
@@ -171,7 +172,8 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         Labels of the file that the model does not know; they count as
         misses.
     """
-    from .._files import check_output, write_text
+    from .._files import write_text
+    from .._outputs import check_output
     from .._saved import decide, decision_record, label_names, load_saved, ranking_scores
     from ._sources import _check_file, _read_user, check_split, file_record
     from ._tables import format_table, rule_label

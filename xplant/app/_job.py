@@ -144,7 +144,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         As in :func:`run_main_job`.
     overwrite : bool, default=False
         Remove an earlier run's files in ``output_dir`` first
-        (:func:`xplant._files.prepare_run_folder`).
+        (:func:`xplant._outputs.prepare_run_folder`).
     refit : bool or None, default=None
         Also refit the neural rows, the SVM row and PLANT's ``fused +
         descriptions`` row on train + dev with their dev choices pinned, as
@@ -180,7 +180,8 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         ``config.json``; raised before anything is fitted.
     """
     from ._rows import parse_models
-    from .._files import prepare_run_folder, write_text
+    from .._files import write_text
+    from .._outputs import prepare_run_folder
     from ._run import check_model_specs, format_table, load_splits, run_models
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "

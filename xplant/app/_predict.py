@@ -133,7 +133,8 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     The output is written to a temporary file beside it and renamed into
     place at the end, so an earlier output survives any failure.
     """
-    from .._files import atomic_open, check_output
+    from .._files import atomic_open
+    from .._outputs import check_output
     if fmt not in ("jsonl", "codiesp"):
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])

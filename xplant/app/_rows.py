@@ -463,7 +463,7 @@ def save_row(model, final, model_dir, rule, row=None):
     """Save a fitted row without pickle; linear and description rows keep the run's dev rule.
 
     ``model_dir`` is a folder the run owns (``RUN/models/<row>``, checked by
-    :func:`xplant._files.check_model_output` before the run fits anything, or
+    :func:`xplant._outputs.check_model_output` before the run fits anything, or
     the fresh sibling folder of ``xplant fit``): a saved model there is
     replaced, whatever its kind.
 

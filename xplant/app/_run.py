@@ -22,7 +22,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._labels import label_frequency
-from .._files import prepare_run_folder  # noqa: F401  (xplant ablate uses it from here)
 from .._process import die_with_parent, peak_rss_mb  # noqa: F401  (tests and benchmarks)
 from ._tables import MARKDOWN_COLUMNS, TABLE_COLUMNS, format_table, markdown_table  # noqa: F401
 from ._tables import rule_label
@@ -935,7 +934,8 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The content of ``results.json``; each model entry also holds
         ``predict_docs_per_second``.
     """
-    from .._files import check_model_output, remove_tree, write_text
+    from .._files import remove_tree, write_text
+    from .._outputs import check_model_output
     from ._sources import input_digests
     checked = check_model_specs(model_specs, epochs=epochs, plant_epochs=plant_epochs,
                                 random_state=random_state, verbose=0)

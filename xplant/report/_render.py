@@ -301,7 +301,7 @@ def render_report(run_dir, *, out=None, examples=None, overwrite=False):
         Folder for ``report.html``, ``f1_by_frequency.png`` and
         ``similarity.png``; created if needed. Default: ``run_dir``, whose
         report is the run's own file and is always rewritten. Elsewhere the
-        rule of every output holds (:func:`xplant._files.check_output`): an
+        rule of every output holds (:func:`xplant._outputs.check_output`): an
         existing report is replaced only with ``overwrite``.
     examples : int, optional
         Documents shown per model in the evidence section (the first ones of
@@ -343,7 +343,7 @@ def render_report(run_dir, *, out=None, examples=None, overwrite=False):
     run_dir = Path(run_dir)
     out = Path(out) if out is not None else run_dir
     if out.resolve() != run_dir.resolve():
-        from .._files import check_output
+        from .._outputs import check_output
         check_output(out / REPORT_FILE, overwrite=overwrite, what="report")
     out.mkdir(parents=True, exist_ok=True)
     results = read_results(run_dir)
