@@ -19,16 +19,13 @@ from ._classification import (
     tail_f1,
 )
 from ._decision import (
-    DECISION_RULES,
-    apply_rule,
-    check_rule,
-    choose_rule,
     select_k,
     select_label_thresholds,
     select_threshold,
     threshold_decision,
     top_k_decision,
 )
+from ._decision_rule import DECISION_RULES, apply_rule, check_rule, choose_rule
 from ._groups import group_ranking_metrics
 from ._propensity import PROPENSITY_PARAMETERS, inverse_propensity, label_frequency
 from ._ranking import (
