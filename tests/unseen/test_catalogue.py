@@ -146,7 +146,7 @@ def test_index_round_trip_is_exact():
 
 
 def test_the_form_prior_is_the_hand_computed_log_ratio():
-    from xplant.unseen._catalogue import label_form_prior, label_forms
+    from xplant.unseen._label_forms import label_form_prior, label_forms
     names = ["A1", "A2", "A11", "A12", "A13", "B1"]
     parents = ["", "", "A1", "A1", "A1", ""]
     forms = label_forms(names, parents)
@@ -167,7 +167,7 @@ def test_a_new_release_takes_the_prior_of_its_form():
     idx = f.catalogue_
     f.add_labels(Bunch(label_names=np.array(["R50.2"]), label_descriptions=np.array(
         ["Drug induced fever"], dtype=object), label_parents=[["R50"]]))
-    from xplant.unseen._catalogue import apply_form_prior, label_forms
+    from xplant.unseen._label_forms import apply_form_prior, label_forms
     want = apply_form_prior(idx.prior_table_, label_forms(["R50.2"], ["R50"]))
     assert idx.prior_[-1] == want[0] != 0
     S = f.decision_function(["drug induced fever"]).toarray()[0]

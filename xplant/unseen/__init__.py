@@ -28,7 +28,8 @@ See docs/guide/unseen.md.
 
 from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,
                                   PRIOR_WEIGHTS, SEEN_WEIGHTS, DescriptionFusion)
-from ._catalogue import CatalogueIndex, label_form_prior
+from ._catalogue import CatalogueIndex
+from ._label_forms import label_form_prior
 from ._description_ranker import DescriptionRanker
 from ._encoder import cached_embeddings, encode_texts, sentence_embeddings
 # importing _io also registers DescriptionRanker with save_linear and load_linear
