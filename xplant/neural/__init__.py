@@ -11,9 +11,10 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from ._adjustment import LOGIT_ADJUSTMENT_GRID, adjust_logits, choose_logit_adjustment, log_prior
 from ._callbacks import DegenerateModelWarning
-from ._classifier import PlantClassifier, default_lr, default_phases, scored_labels
+from ._classifier import PlantClassifier
 from ._common import default_relevance
 from ._settings import translate_params
+from ._stage2_defaults import default_lr, default_phases, scored_labels
 from ._io import load_model, save_model
 from ._stage1 import AttentionPlanter, load_planting
 

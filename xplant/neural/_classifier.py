@@ -13,7 +13,7 @@ from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from skorch.utils import to_tensor
 
-from .._labels import label_frequency, label_prior
+from .._labels import label_frequency
 from ..fusion._fuse import check_fusion
 from ..fusion._shortlist import check_n_candidates, check_shortlist
 from ..metrics import DECISION_RULES
@@ -23,14 +23,15 @@ from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metr
 from ._common import check_param, to_python, torch_state_restored
 from ._adjustment import check_logit_adjustment
 from ._data import Stage2Collate, TokenDataset
-from ._dev_choice import STAGE1_WEIGHT_FALLBACK
+from ._after_training import AfterTrainingMixin
+from ._dev_choice import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
 from ._shortlisted import ShortlistMixin
 from ._inference import InferenceMixin
 from ._io import load_model, save_model, saved_kind
 from ._stage1 import AttentionPlanter
 from ._settings import CLASSIFIER_MODULE_DEFAULTS
+from ._stage2_defaults import default_lr, default_phases, initial_label_bias, scored_labels
 from ._handoff import PlantingMixin
-from .backbones import backbone_kind
 from .losses import PlantLoss, stage1_loss
 from .modules import PlantNet
 
@@ -39,119 +40,8 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-#: Stage 2 learning rates of ``lr=None`` (docs/benchmarks/evidence.md, section
-#: "The Stage 2 learning rate"). A word backbone trained from scratch whose Stage 2 keeps
-#: the Stage 1 ranking loss (``stage1_weight`` > 0) trains at 1e-2: at 1e-3
-#: every such CodiEsp fit was still rising at its last epoch, and 1e-2 lifts
-#: dev MAP on CodiEsp-D (28.0 to 37.4) and CodiEsp-P (22.7 to 26.2); it is 1.5
-#: points behind on the EURLEX57K subset, where stage1_weight="dev" takes 0.
-#: Without that loss 1e-2 lost on dev in three of four fits (PLANT at weight
-#: 0 on CodiEsp-D and the EURLEX57K subset, plant=False on CodiEsp-P): 1e-3.
-#: Pretrained encoders keep 1e-3 for the head, which :func:`default_phases`
-#: divides further for their lower layers.
-DEFAULT_LR = {"word, ranking loss kept": 1e-2, "word": 1e-3, "pretrained": 1e-3}
-
-
-def scored_labels(frequency, planted_from_texts=False):
-    """The labels Stage 2's network attends and scores.
-
-    A label with no positive among the training rows gives its attention
-    nothing to learn: its query is never planted (it has no MIG tokens) and
-    the loss only ever pushes its score down. Unless Stage 1 plants such
-    labels from their descriptions, synonyms or ancestors, the network
-    leaves them out and gives them the logit
-    :data:`~xplant.neural.modules.UNSCORED_LOGIT` (a probability of 0, as
-    scikit-learn's ``OneVsRestClassifier`` predicts a label absent from
-    training); the label-wise attention's work falls in proportion (on
-    CodiEsp-D, 790 of 2,557 labels have no training positive).
-
-    Parameters
-    ----------
-    frequency : array-like of int of shape (n_labels,)
-        Positives per label in the training rows (``label_frequency_``).
-    planted_from_texts : bool, default=False
-        True when ``fit`` plants with label descriptions, synonyms or
-        parents: every label is then scored (so is every label when none
-        has a positive).
-
-    Returns
-    -------
-    ndarray of bool of shape (n_labels,)
-
-    Examples
-    --------
-    >>> scored_labels([3, 0, 1]).tolist()
-    [True, False, True]
-    >>> scored_labels([3, 0, 1], planted_from_texts=True).tolist()
-    [True, True, True]
-    >>> scored_labels([0, 0]).tolist()                # no positive at all
-    [True, True]
-    """
-    frequency = np.asarray(frequency)
-    if planted_from_texts or not frequency.any():     # nothing tells the labels apart
-        return np.ones(frequency.shape, dtype=bool)
-    return frequency > 0
-
-
-def default_lr(backbone, stage1_weight):
-    """The Stage 2 learning rate that ``lr=None`` resolves to.
-
-    Parameters
-    ----------
-    backbone : str
-        A :class:`PlantClassifier` backbone ("cnn", "bigru", "hf", "hf:<folder>", ...).
-    stage1_weight : float
-        The weight of the Stage 1 ranking loss kept in Stage 2 (the fixed
-        weight, or each candidate of ``stage1_weight="dev"``).
-
-    Returns
-    -------
-    float
-        1e-2 for a word backbone with ``stage1_weight`` > 0, else 1e-3
-        (:data:`DEFAULT_LR`).
-
-    Raises
-    ------
-    ValueError
-        For an unknown backbone.
-
-    Examples
-    --------
-    >>> default_lr("cnn", 0.1), default_lr("cnn", 0.0), default_lr("hf", 0.1)
-    (0.01, 0.001, 0.001)
-    """
-    if backbone_kind(backbone) != "word":
-        return DEFAULT_LR["pretrained"]
-    return DEFAULT_LR["word, ranking loss kept" if stage1_weight > 0 else "word"]
-
-
-def default_phases(backbone, lr):
-    """Progressive unfreezing phases (epoch, group, lr) per backbone kind.
-
-    Word backbones (trained from scratch on a CPU): the head trains alone for
-    2 epochs, then attention and encoder join at the same rate. Pretrained
-    encoders follow the paper's order with smaller rates for lower layers.
-
-    Parameters
-    ----------
-    backbone : str
-        The backbone spec (``"cnn"``, ``"hf"``, ...).
-    lr : float
-        The learning rate of the head; lower groups get fractions of it.
-
-    Returns
-    -------
-    list of (int, str, float)
-        ``(epoch, group, lr)``: from ``epoch`` on, ``group`` trains at ``lr``.
-    """
-    if backbone_kind(backbone) == "word":
-        return [(0, "head", lr), (2, "attention", lr), (2, "encoder", lr), (2, "embeddings", lr)]
-    return [(0, "head", lr), (2, "attention", lr / 10), (4, "encoder", lr / 50),
-            (6, "intermediate", lr / 100), (6, "embeddings", lr / 100)]
-
-
 @saved_kind
-class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBase):
+class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, ShortlistMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -608,22 +498,8 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
                                     resume=resume)
         self.planter_ = None
-        from ._dev_choice import STAGE1_WEIGHT_FALLBACK, resolve_stage1_weight
-        weight = resolve_stage1_weight(self.stage1_weight, dev_Y=Yd if dev_docs is not None
-                                       else None)
-        if weight is None:                  # "dev" without labelled dev data
-            from ..model_selection import choose_on_dev
-            self.dev_choices_["stage1_weight"] = choose_on_dev(
-                "stage1_weight", [STAGE1_WEIGHT_FALLBACK], None, family="ranking",
-                criterion=self.scoring, fallback=STAGE1_WEIGHT_FALLBACK, has_dev=False,
-                warn=False).to_dict()
-            weight = STAGE1_WEIGHT_FALLBACK
+        weight = stage1_weight_to_train(self, dev_Y=Yd if dev_docs is not None else None)
         on_dev = weight == "dev"
-        if not on_dev and "stage1_weight" not in self.dev_choices_:     # given, not chosen
-            from ..model_selection import choose_on_dev
-            self.dev_choices_["stage1_weight"] = choose_on_dev(
-                "stage1_weight", [float(weight)], None, family="ranking",
-                criterion=self.scoring, fallback=float(weight), fixed=True).to_dict()
         self.stage1_weight_ = 0.0 if on_dev else weight
         self.stage1_weight_candidates_ = None
         self.resolve_phases()           # fit_stage2_on_dev resolves them per candidate
@@ -650,28 +526,6 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
         self._warn_fallbacks()
         return self
 
-    def _warn_fallbacks(self):
-        """One :class:`~xplant.model_selection.NoDevDataWarning` for every choice of
-        this fit that took its fallback (no labelled dev data)."""
-        fell = {n: c["value"] for n, c in self.dev_choices_.items()
-                if not c["on_dev"] and not c.get("fixed")}
-        if fell:
-            import warnings
-            from ..model_selection import NoDevDataWarning
-            warnings.warn(f"{self._no_dev_reason_}: no labelled dev data to choose on, so "
-                          "these choices took their fallbacks: " + ", ".join(f"{n}={v!r}" for n, v in fell.items()) +
-                          ". Pass validation_data with labelled documents (or a "
-                          "validation_fraction), or set the values yourself",
-                          NoDevDataWarning, stacklevel=3)
-
-    def _release_dev_split(self):
-        """Drop what only training needed: the dev documents, targets and shortlist view
-        (an (n_dev, L) order with a shortlist), here and in the fitted planter."""
-        self.dev_docs_ = self.dev_Y_ = self.dev_dataset_ = None
-        if hasattr(self, "dev_view_"):
-            self.dev_view_ = None
-        if getattr(self, "planter_", None) is not None:
-            self.planter_.dev_dataset_ = self.planter_.dev_full_ = None
 
     def infer(self, x, **fit_params):
         if isinstance(x, dict) and ("rank" in x or "candidates" in x):
@@ -710,82 +564,12 @@ class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, PlantNetBas
 
     @torch.no_grad()
     def _init_label_bias(self, Y_train):
-        """Start each label's bias at the log-odds of its mean training target.
-
-        The mean target of label l is its smoothed prior: with frequency
-        p_l = (f_l + ½) / (N + 1) and label smoothing ε, (1 − ε) p_l + ε (1 − p_l)
-        ("paper") or (1 − ε) p_l + ε / 2 ("symmetric"). The network then
-        starts at the constant that minimises its own loss for each label,
-        rather than at 0.5, and a label it scores without a training
-        positive (every label is scored when Stage 1 plants from label
-        texts) keeps a low, finite score until hard-negative mining picks it.
-        """
-        p = label_prior(label_frequency(Y_train), Y_train.shape[0])
+        """Start each label's bias at the log-odds of its mean training target
+        (:func:`~xplant.neural._stage2_defaults.initial_label_bias`)."""
         crit = self._criterion_settings()
-        eps = float(crit["label_smoothing"] or 0.0)
-        if eps:
-            p = (1 - eps) * p + (eps * (1 - p) if crit["smoothing_form"] == "paper" else eps / 2)
-        prior = np.log(p / (1 - p))
+        prior = initial_label_bias(Y_train, crit["label_smoothing"], crit["smoothing_form"])
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
 
-    def _best_epoch(self):
-        return int(self._epoch_choice().value)
-
-    def _epoch_choice(self):
-        """The best epoch by the dev ``scoring`` (a ranking choice; ties keep the earlier,
-        as early stopping restores it), or the last epoch without dev data; with
-        ``patience=None`` the last epoch, recorded as fixed."""
-        from ..model_selection import choose_on_dev
-        if self.patience is None:
-            return choose_on_dev("epoch", [len(self.history)], None, family="ranking",
-                                 criterion=self.scoring, fallback=len(self.history), fixed=True)
-        key = "valid_" + self.scoring
-        vals = [h.get(key) for h in self.history]
-        has_dev = bool(vals) and vals[0] is not None
-        vals = [float("-inf") if v is None or not np.isfinite(v) else float(v) for v in vals]
-        return choose_on_dev("epoch", list(range(1, len(vals) + 1)) or [0], vals or [0.0],
-                             family="ranking", criterion=self.scoring,
-                             fallback=len(self.history), has_dev=has_dev, warn=False)
-
-    def _choose_decision(self, Y_train, dev_scores=None):
-        """The decision rule and its parameters, by :func:`xplant.metrics.choose_rule`:
-        with ``decision="dev"`` the rule is a
-        :func:`~xplant.model_selection.choose_on_dev` decision choice
-        (cross-fitted dev micro-F1), else the fixed one; k and the global
-        threshold are fitted on dev either way. Without labelled dev data:
-        the rule ``decision`` names (top-k for "dev"), k the mean training
-        labels per document, the threshold 0.5 (each label's too), with the
-        fit's one ``NoDevDataWarning``. A fixed rule with ``decision__k`` and
-        ``decision__threshold`` (and ``decision__thresholds`` for the
-        per-label rule) is taken as given: nothing is fitted on dev."""
-        from .. import metrics
-        from ._settings import decision_settings
-        has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
-        rules = DECISION_RULES if self.decision == "dev" else (self.decision,)
-        mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))
-        fallback = {"rule": rules[0], "k": min(mean, self.n_labels_), "threshold": 0.5,
-                    "thresholds": np.full(self.n_labels_, 0.5)}
-        settings = decision_settings(self)
-        fixed = None
-        if self.decision != "dev" and settings["k"] is not None \
-                and settings["threshold"] is not None:
-            fixed = {"rule": self.decision, "k": settings["k"],
-                     "threshold": settings["threshold"], "thresholds": settings["thresholds"]}
-        scores = None
-        if has_dev and fixed is None:
-            scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-        rule = metrics.choose_rule(self.dev_Y_ if has_dev else None, scores,
-                                   int(settings["max_k"]), rules=rules,
-                                   fallback=fallback, warn=False, fixed=fixed)
-        self.decision_, self.k_, self.threshold_ = rule["rule"], rule["k"], rule["threshold"]
-        self.label_thresholds_ = rule["thresholds"]
-        self.dev_choices_.update({n: c.to_dict() for n, c in rule["choices"].items()})
-
-    def _rule(self):
-        """The fitted rule as :func:`xplant.metrics.apply_rule` reads it."""
-        return {"rule": getattr(self, "decision_", self.decision), "k": self.k_,
-                "threshold": self.threshold_,
-                "thresholds": getattr(self, "label_thresholds_", None)}
 
     # -- persistence -------------------------------------------------------------
     def save(self, path, *, overwrite=False):

@@ -52,6 +52,41 @@ def resolve_stage1_weight(stage1_weight, *, dev_Y):
     return "dev"
 
 
+def stage1_weight_to_train(clf, *, dev_Y):
+    """The weight Stage 2 of ``clf`` trains with, its record put in ``clf.dev_choices_``.
+
+    A weight given (not ``"dev"``) is recorded as fixed; ``"dev"`` without
+    labelled dev data takes :data:`STAGE1_WEIGHT_FALLBACK`, recorded as a
+    fallback. ``"dev"`` with labelled dev data records nothing yet:
+    :func:`fit_stage2_on_dev` makes and records the choice.
+
+    Parameters
+    ----------
+    clf : PlantClassifier
+        In ``fit``, with ``dev_choices_`` started.
+    dev_Y : sparse matrix of shape (n_dev, n_labels) or None
+        The dev targets of the fit (None: no dev data).
+
+    Returns
+    -------
+    float or "dev"
+    """
+    weight = resolve_stage1_weight(clf.stage1_weight, dev_Y=dev_Y)
+    if weight is None:                  # "dev" without labelled dev data
+        from ..model_selection import choose_on_dev
+        clf.dev_choices_["stage1_weight"] = choose_on_dev(
+            "stage1_weight", [STAGE1_WEIGHT_FALLBACK], None, family="ranking",
+            criterion=clf.scoring, fallback=STAGE1_WEIGHT_FALLBACK, has_dev=False,
+            warn=False).to_dict()
+        weight = STAGE1_WEIGHT_FALLBACK
+    if weight != "dev" and "stage1_weight" not in clf.dev_choices_:     # given, not chosen
+        from ..model_selection import choose_on_dev
+        clf.dev_choices_["stage1_weight"] = choose_on_dev(
+            "stage1_weight", [float(weight)], None, family="ranking",
+            criterion=clf.scoring, fallback=float(weight), fixed=True).to_dict()
+    return weight
+
+
 def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *, resume=False):
     """Train Stage 2 once per ``stage1_weight`` candidate and keep the best on dev.
 

@@ -27,7 +27,7 @@ class PlantingMixin:
 
     def _plants_from_texts(self, described):
         """Whether Stage 1 plants labels from their texts or ancestors (then every
-        label is scored, :func:`~xplant.neural._classifier.scored_labels`).
+        label is scored, :func:`~xplant.neural.scored_labels`).
 
         ``described``: ``fit`` got label descriptions, synonyms or parents. A
         saved planting says so in its ``planting.json``; one saved before it
