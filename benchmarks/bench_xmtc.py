@@ -111,7 +111,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
     first N training documents and read the first M tokens of each document
     (dev and test stay whole). None: all of them, and the classifier's own
     ``max_length``. ``svm_grid``: the C values the SVM row chooses from on
-    dev (None: :data:`xplant.app._run.DEV_GRIDS`). ``neural_params``: overrides of
+    dev (None: :data:`xplant.app._fit_row.DEV_GRIDS`). ``neural_params``: overrides of
     :class:`~xplant.neural.PlantClassifier` (``planter__<name>`` for its
     planter) for the word-backbone PLANT and ``plant=False`` rows;
     ``plant=False`` keeps ``stage1_weight=0`` whatever they say.

@@ -205,7 +205,7 @@ def test_keep_labels_restricts_per_label_fields():
     """The subset's label columns carry their names, texts and ancestors (renumbered)."""
     import scipy.sparse as sp
     from sklearn.utils import Bunch
-    from xplant.app._run import _keep_labels
+    from xplant.app._splits import _keep_labels
     b = Bunch(texts=["a", "b", "c"], ids=["x", "y", "z"],
               Y=sp.csr_matrix(np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1]])),
               label_names=np.array(["A", "B", "C", "D"]), label_synonyms=[["a"], [], ["c"], ["d"]],
@@ -278,7 +278,7 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     assert res["epochs_run"] == len(res["history"]) <= 2
     assert res["budget_limited"] == (res["best_epoch"] == res["epochs_run"])
     # alpha = 1 ranks as the shortlist alone: the SVM (C = 1) fitted on the same training rows
-    from xplant.app._run import load_splits
+    from xplant.app import load_splits
     from xplant.linear import make_tfidf_ovr
     from xplant.metrics import mean_average_precision, pad_scores
     sp_ = load_splits("codiesp", max_docs=40)
@@ -304,7 +304,7 @@ def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
     model's own score; dev picks the best tau."""
     import torch
     torch.set_num_threads(1)
-    from xplant.app._run import load_splits
+    from xplant.app import load_splits
     from xplant.metrics import mean_average_precision, pad_scores
     from xplant.neural import PlantClassifier
     module = _load_script("bench_shortlist")

@@ -103,7 +103,7 @@ def test_ablate_eurlex_curve_uses_one_seed_above_the_cutoff(tmp_path, eurlex_sli
 
 
 def test_load_splits_dev_docs_is_a_fixed_random_dev_subset():
-    from xplant.app._run import load_splits
+    from xplant.app import load_splits
     full = load_splits(max_docs=60)
     a, b = load_splits(max_docs=60, dev_docs=25), load_splits(max_docs=60, dev_docs=25)
     assert list(a["dev"].ids) == list(b["dev"].ids) and len(a["dev"].ids) == 25

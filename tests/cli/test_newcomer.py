@@ -275,7 +275,7 @@ def test_models_names_any_case_and_display():
 
 def test_upper(files):
     from xplant.app._sources import data_args_from
-    from xplant.app._run import load_splits
+    from xplant.app import load_splits
     splits = load_splits(**data_args_from(train=files["train"], upper=True))
     assert list(splits["train"].label_names) == ["0117", "A10", "B20", "C30"]
 
@@ -357,7 +357,7 @@ def test_bad_input_messages(case, files, tmp_path, capsys):
 def test_only_shortlisted_rows_get_n_candidates(name, params, dataset, expected):
     from xplant.app._fused import shortlist_params
     from xplant.app._rows import find_row
-    from xplant.app._run import build_model
+    from xplant.app import build_model
     got = shortlist_params(params, find_row(name), dataset)
     assert got == expected
     build_model(name, params=got, verbose=0)      # the row's estimator accepts them
@@ -365,7 +365,7 @@ def test_only_shortlisted_rows_get_n_candidates(name, params, dataset, expected)
 
 def test_mig_parameters_reach_the_mig_step():
     """``--set mig__top_k=20`` (the size of T_l) reaches MIGRelevance, not the classifier."""
-    from xplant.app._run import build_model
+    from xplant.app import build_model
     pipe = build_model("plant", params={"mig__top_k": 20, "planter__max_epochs": 2}, verbose=0)
     assert pipe.named_steps["mig"].top_k == 20
     assert pipe.named_steps["clf"].planter.max_epochs == 2
@@ -440,7 +440,7 @@ PLANTER_EXCEPTIONS = {"max_epochs", "random_state", "verbose", "callbacks__print
 def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_path):
     from xplant.app._fused import shortlist_params
     from xplant.app._rows import dataset_settings, find_row
-    from xplant.app._run import build_model
+    from xplant.app import build_model
     from xplant.neural import AttentionPlanter, PlantClassifier
     row = find_row("plant")
     params = dataset_settings(shortlist_params({}, row, dataset), row, dataset)
@@ -479,7 +479,7 @@ def test_the_bundled_codiesp_job_fixes_stage1_weight_and_plant_false_keeps_zero(
     assert dataset_settings({}, minilm, "codiesp", "D") == {"stage1_weight": 0.1}
     assert dataset_settings({}, plant, "codiesp", "P") == {"stage1_weight": 0.1, **wait}
     assert dataset_settings({}, false, "codiesp", "P") == wait
-    from xplant.app._run import build_model
+    from xplant.app import build_model
     assert build_model("plant-false", verbose=0).named_steps["clf"].stage1_weight == 0.0
     built = {name: build_model(name, params=dataset_settings({}, find_row(name), "codiesp", "D"),
                                verbose=0).named_steps["clf"] for name in ("plant", "plant-false")}

@@ -12,7 +12,7 @@ PARENT = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing as mp
-from xplant.app._run import die_with_parent
+from xplant._process import die_with_parent
 
 if __name__ == "__main__":
     ex = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=die_with_parent,

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("torch")
 
 from xplant.app._job import run_main_job
-from xplant.app._run import format_table
+from xplant.app._tables import format_table
 
 #: Documents per split of the smoke run (the first of each split).
 N_DOCS = 24
@@ -373,7 +373,7 @@ def test_run_help_names_the_default_rows():
 @pytest.mark.parametrize("name", ["svm", "lr"])
 def test_linear_rows_are_seeded_by_the_run(name):
     """The linear rows take the run's seed: two fits with it give the same model."""
-    from xplant.app._run import build_model
+    from xplant.app import build_model
     texts = [f"w{i % 7} w{i % 5} w{i % 3} x{i % 11}" for i in range(60)]
     rng = np.random.default_rng(0)
     Y = (rng.random((60, 4)) < 0.4).astype(np.int64)
@@ -438,7 +438,7 @@ def test_report_says_which_rows_repeat_and_counts_the_zero_shot_group(smoke_run,
 def test_designate_reads_dev_map_only():
     """The job's model: best dev MAP, ties keep the earlier row, rows by construction
     (same_as) are skipped, and test metrics never enter the choice."""
-    from xplant.app._run import designate
+    from xplant.app._results import designate
     res = {"models": [
         {"name": "a", "dev_MAP": 0.30, "metrics": {"MAP": 0.9}},
         {"name": "b", "dev_MAP": 0.40, "metrics": {"MAP": 0.1}},

@@ -111,7 +111,7 @@ def main(n_labels=100_000, n_train=2000, n_dev=50, n_test=200, doc_len=10, batch
     p1 = float(precision_at_k(Y[te], y_top_k=idx, k=1))
     p5 = float(precision_at_k(Y[te], y_top_k=idx, k=5))
     step_extra = _step_extra_bytes(clf, texts[tr][:batch_size], Y[tr][:batch_size])
-    from xplant.app._run import peak_rss_mb
+    from xplant._process import peak_rss_mb
     # VmHWM, not ru_maxrss: a child of the (large) pytest process would
     # otherwise report the parent's memory at fork time
     peak = int(peak_rss_mb() * 2**20)

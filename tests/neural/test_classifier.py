@@ -65,7 +65,7 @@ def test_fitted_attributes(fitted):
 
 def test_early_stopping_defaults_agree_with_xplant_run():
     """One early-stopping rule: the estimator's defaults are those of xplant run and ablate."""
-    from xplant.app._run import build_model
+    from xplant.app import build_model
     built = build_model("PLANT").steps[-1][1]
     assert (PlantClassifier().scoring, PlantClassifier().patience) == ("map", 6)
     assert (built.scoring, built.patience) == ("map", 6)

@@ -457,7 +457,7 @@ def test_tree_shortlist_fills_candidates_by_training_frequency(tiny):
     """Omikuji reaches few labels: its candidates go on by training frequency, not index order."""
     pytest.importorskip("omikuji")
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from xplant.app._run import load_splits
+    from xplant.app import load_splits
     from xplant.linear import OmikujiTrees
     sp_ = load_splits("codiesp", max_docs=40)
     tr, te = sp_["train"], sp_["test"]

@@ -24,7 +24,10 @@ None of them imports torch.
 from ._ablate import ablation_specs
 from ._fused import DESCRIPTION_FIELDS, row_params, row_scores, shortlist_params
 from ._rows import FUSED_SUFFIXES, dataset_settings, find_row, save_row
-from ._run import build_model, evaluate_row, first_documents, fit_with_dev, load_splits, run_models
+from ._build import build_model, fit_with_dev
+from ._results import evaluate_row
+from ._run import run_models
+from ._splits import first_documents, load_splits
 from ._tables import MARKDOWN_COLUMNS, markdown_table
 
 __all__ = [

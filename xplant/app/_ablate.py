@@ -24,7 +24,10 @@ import numpy as np
 
 from .._files import atomic_open, write_text
 from .._outputs import prepare_run_folder
-from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, load_splits, markdown_table, run_models
+from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+from ._run import run_models
+from ._splits import load_splits
+from ._tables import markdown_table
 
 #: (row name, model, PlantClassifier overrides) of the switch table, in order.
 ABLATIONS = (

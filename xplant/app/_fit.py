@@ -16,7 +16,7 @@ def read_model_spec(model, params_file=None):
     model : str
         A row name (``plant``, ``svm``, any case, or a display name), or a
         JSON/YAML file ``{"model": row, "params": {...}}`` (``params`` as in
-        :func:`xplant.app._run.build_model`).
+        :func:`xplant.app.build_model`).
     params_file : str or None
         A JSON/YAML file of estimator parameters for the row.
 
@@ -86,7 +86,9 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
         When ``output`` exists and ``overwrite`` is False.
     """
     from ._job import model_specs
-    from ._run import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS, _fit_one, load_splits
+    from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+    from ._fit_row import _fit_one
+    from ._splits import load_splits
     from .._files import replace_folder, sibling_tmp, write_text
     from .._outputs import check_model_output, data_paths
     row, params = read_model_spec(model, params_file)
@@ -95,7 +97,7 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     source = (data_args.get("files") or {}).get("train", data_args.get("dataset"))
     spec = model_specs([row], splits["train"].get("texts") is None, splits, source)[0]
     spec["params"] = {**spec.get("params", {}), **params}
-    from ._run import DEV_GRIDS
+    from ._fit_row import DEV_GRIDS
     grid = DEV_GRIDS.get(row.display, {})
     if any(key.split("__")[-1] in params for key in grid):
         spec["grid"] = {}            # the user fixed what dev would choose (e.g. C)

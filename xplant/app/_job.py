@@ -11,7 +11,8 @@ import numpy as np
 import time
 
 from ._rows import DESCRIPTION_ENCODER, check_description_encoder
-from ._run import DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS
+from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+from ._run import DEFAULT_MODELS
 
 def count_tokens(texts):
     """Word tokens of ``texts`` as the word backbones count them (``\\w+``), each text capped
@@ -30,7 +31,7 @@ def describe(data_args, splits):
     """The ``results.json`` record of the data: source, how dev and test were made, input files."""
     kind = data_args["dataset"]
     record = {"dataset": kind, "split": "test", "data_home": data_args.get("data_home")}
-    from ._run import catalogue_name
+    from ._splits import catalogue_name
     tr = splits["train"] if splits else None
     cat = tr.get("catalogue") if tr is not None else None
     closed = data_args.get("catalogue") == "all-splits"
@@ -150,7 +151,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         descriptions`` row on train + dev with their dev choices pinned, as
         rows ``"<row> (refit)"`` (:func:`xplant.app.run_models`); the refit
         of the row chosen on dev is then the run's model
-        (:func:`xplant.app._run.designate`). None: on for the datasets of
+        (:func:`xplant.app._results.designate`). None: on for the datasets of
         :data:`xplant.app._run.REFIT_DATASETS` (CodiEsp, whose CLEF task
         trained on train and dev), off elsewhere, as it doubles the neural
         rows' cost.
@@ -182,7 +183,9 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     from ._rows import parse_models
     from .._files import write_text
     from .._outputs import prepare_run_folder
-    from ._run import check_model_specs, format_table, load_splits, run_models
+    from ._run import check_model_specs, run_models
+    from ._splits import load_splits
+    from ._tables import format_table
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")

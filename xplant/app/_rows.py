@@ -7,6 +7,7 @@ that builds the unfitted estimator. Adding a row is adding one entry to
 :data:`ROWS` (or calling :func:`register_row`).
 """
 
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -435,6 +436,25 @@ def parse_models(text):
             raise ValueError(f"--models names {r.name!r} twice; name each model once")
         seen.add(r.name)
     return rows
+
+
+def _model_folder(name):
+    """The folder name of a model row (``plant=False`` -> ``plant-False``); checked."""
+    from .._files import check_path_name
+    check_path_name(name, "model row name")
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace("=", "-").replace("+", "")).strip("_")
+    if folder in ("", ".", ".."):
+        raise ValueError(f"model row name {name!r} maps to the folder name {folder!r}; give the "
+                         "row a name with letters or digits")
+    return folder
+
+
+def _description_row(spec):
+    """``(name, folder)`` of the ``<row> fused + descriptions`` row a PLANT row adds, else None."""
+    if not find_row(spec.get("model", spec["name"])).planted:
+        return None
+    name = spec["name"] + FUSED_SUFFIXES["descriptions"]
+    return name, _model_folder(name)
 
 
 #: The file of a saved folder that names the results row it reproduces.

@@ -61,7 +61,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
                    language="en", upper=False, text_field="text", labels_field="labels",
                    id_field=None, sep="|", max_docs=None, random_state=0,
                    label_descriptions=None, catalogue="default"):
-    """The picklable ``data_args`` of :func:`xplant.app._run.load_splits` for a command line.
+    """The picklable ``data_args`` of :func:`xplant.app.load_splits` for a command line.
 
     Parameters
     ----------
@@ -87,7 +87,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
     catalogue : str or None, default="default"
         ``--labels``: the open label space's catalogue
-        (:func:`xplant.app._run.load_splits`); a file is checked to exist.
+        (:func:`xplant.app.load_splits`); a file is checked to exist.
 
     Returns
     -------

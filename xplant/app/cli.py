@@ -145,7 +145,8 @@ def _ablate(args):
 
 
 def build_parser():
-    from ._run import DEFAULT_EPOCHS, DEFAULT_MODELS, DEFAULT_PLANT_EPOCHS
+    from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+    from ._run import DEFAULT_MODELS
     p = argparse.ArgumentParser(prog="xplant", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)

@@ -1,0 +1,216 @@
+"""The data of a run: its train, dev and test splits, loaded and cut as the run asks.
+
+:func:`load_splits` loads one dataset's three splits (CodiEsp, EURLEX57K,
+MIMIC, the user's files or an XC folder), cuts them to a label subset, to
+given training rows or to a sample of dev, and attaches the open label
+space's catalogue; :func:`first_documents` keeps a split's first documents
+(a smoke run). The helpers take rows and label columns of a split, stack
+train and dev for a refit, and give what a model reads from a split.
+"""
+
+import numpy as np
+
+from .._labels import label_frequency
+
+
+def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
+                train_rows=None, dev_docs=None, subset=None, catalogue="default", **source):
+    """Train, dev and test Bunches of one dataset (one label space).
+
+    Parameters
+    ----------
+    dataset : {"codiesp", "eurlex57k", "mimic", "user", "xc"}, default="codiesp"
+        ``"user"`` and ``"xc"`` (the user's files, an XC folder) take the
+        ``**source`` entries of :func:`xplant.app._sources.data_args_from`
+        (``files``, ``fields``, ``upper``, ``random_state``); dev is carved
+        out of train when there is no dev file, and dev stands in for test
+        when there is no test file (:func:`xplant.app._sources.load_source`).
+    codes, language : str
+        CodiEsp only; see :func:`xplant.datasets.load_codiesp`.
+    data_home : str or Path or None
+        Data folder (required for EURLEX57K; default bundled copy for CodiEsp).
+    max_docs : int or None
+        Keep only the first documents of each split (a smoke run).
+    train_rows : sequence of int or None
+        Keep only these training rows (after ``max_docs``), e.g. one of
+        :func:`xplant.model_selection.nested_subsamples`. Dev and test stay whole.
+    dev_docs : int or None
+        Keep a random subset of this many dev documents (seed 0, the same
+        subset for every call, in dev order): early stopping and the
+        decision rules then see only these, which cuts the per-epoch dev
+        pass on a large dev split. Test stays whole. None: all of dev.
+    subset : dict or None
+        ``{"n_labels": L, "n_docs": N, "random_state": seed}``: a corpus of
+        another shape (:func:`xplant.model_selection.frequent_label_subset`,
+        applied first): every split keeps the L labels most frequent in
+        train and drops the documents left without a label, and train keeps
+        a seeded sample of N of its documents (None: all).
+    catalogue : str or None, default="default"
+        The open label space (``xplant run --labels``): a catalogue name of
+        :func:`xplant.datasets.load_catalogue` (``"icd10cm"``,
+        ``"icd10pcs"``, ``"eurovoc"``) or a label file, attached to the
+        training split as ``catalogue``; the splits themselves keep the
+        labels of train and dev (a test code outside them is an extra
+        column of test, a miss for every model that cannot rank it).
+        ``"default"``: CodiEsp's code-set catalogue (ICD-10-CM for D,
+        ICD-10-PCS for P, none for DP), none elsewhere. None or ``"none"``:
+        no catalogue. ``"all-splits"`` (CodiEsp only): the closed space of
+        earlier releases, the codes of all three splits, test included
+        (optimistic; no catalogue).
+    **source
+        For ``"user"`` and ``"xc"``: the files and how to read them (see
+        ``dataset``).
+
+    Returns
+    -------
+    dict
+        ``{"train": Bunch, "dev": Bunch, "test": Bunch}``.
+    """
+    splits = _narrowed(_load_dataset(dataset, codes, language, data_home, max_docs, catalogue,
+                                     source), subset, train_rows, dev_docs)
+    name = catalogue_name(dataset, codes, catalogue)
+    if name is not None:
+        from ..datasets import load_catalogue
+        splits["train"].catalogue = load_catalogue(
+            name, data_home=data_home, drop_extension=dataset == "codiesp" and codes == "D",
+            upper=bool(source.get("upper", False)))
+    return splits
+
+
+def _load_dataset(dataset, codes, language, data_home, max_docs, catalogue, source):
+    """The train, dev and test splits of ``dataset`` as its loader gives them
+    (see :func:`load_splits`)."""
+    from ..datasets import load_codiesp, load_eurlex57k
+    if dataset in ("user", "xc"):
+        from ._sources import load_source
+        splits, _ = load_source({"dataset": dataset, "data_home": data_home,
+                                 "max_docs": max_docs, **source})
+    elif dataset == "mimic":
+        from ..datasets import load_mimic
+        splits = {s: first_documents(load_mimic(data_home, split=s), max_docs)
+                  for s in ("train", "dev", "test")}
+    elif dataset == "codiesp":
+        space = "all-splits" if catalogue == "all-splits" else "train+dev"
+        splits = {s: first_documents(load_codiesp(split=s, codes=codes, language=language,
+                                                  data_home=data_home, label_space=space), max_docs)
+                  for s in ("train", "dev", "test")}
+    elif dataset == "eurlex57k":
+        splits = {s: load_eurlex57k(split=s, data_home=data_home, max_docs=max_docs)
+                  for s in ("train", "dev", "test")}
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}; choose 'codiesp', 'eurlex57k', 'mimic', "
+                         "'user' or 'xc'")
+    return splits
+
+
+def _narrowed(splits, subset, train_rows, dev_docs):
+    """The splits cut to a label subset, to given training rows and to a sample of dev
+    (see :func:`load_splits`)."""
+    if subset is not None:
+        from ..model_selection import frequent_label_subset
+        cols, rows = frequent_label_subset(splits["train"].Y, **subset)
+        splits["train"] = _take(splits["train"], rows)        # each row keeps a label
+        splits = {s: _keep_labels(b, cols) for s, b in splits.items()}
+    if train_rows is not None:
+        splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
+    if dev_docs is not None:
+        n_dev = splits["dev"].Y.shape[0]
+        if not 1 <= int(dev_docs) <= n_dev:
+            raise ValueError(f"dev_docs must be between 1 and the {n_dev} dev documents; "
+                             f"got {dev_docs!r}")
+        rows = np.sort(np.random.default_rng(0).choice(n_dev, int(dev_docs), replace=False))
+        splits["dev"] = _take(splits["dev"], rows)
+    return splits
+
+
+def catalogue_name(dataset, codes, catalogue):
+    """The catalogue :func:`load_splits` loads, or None (see its ``catalogue``).
+
+    Examples
+    --------
+    >>> catalogue_name("codiesp", "D", "default"), catalogue_name("user", None, "default")
+    ('icd10cm', None)
+    """
+    if catalogue in (None, "none", "all-splits"):
+        return None
+    if catalogue == "default":
+        from ..datasets import CODIESP_CATALOGUES
+        return CODIESP_CATALOGUES.get(codes) if dataset == "codiesp" else None
+    return str(catalogue)
+
+
+def first_documents(bunch, n):
+    """The first ``n`` documents of a split (a smoke run's data), or the split itself.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        A split of :func:`load_splits` (``Y`` and per-document fields).
+    n : int or None
+        Documents kept; None keeps them all.
+
+    Returns
+    -------
+    Bunch
+        Its per-document fields cut to the first ``min(n, n_documents)``
+        rows, ``label_frequency`` recounted.
+    """
+    if n is None:
+        return bunch
+    return _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
+
+
+def _take(bunch, rows):
+    from sklearn.utils import Bunch
+    out = {**bunch, "Y": bunch.Y[rows], "ids": [bunch.ids[i] for i in rows]}
+    if bunch.get("texts") is not None:
+        out["texts"] = [bunch.texts[i] for i in rows]
+    if bunch.get("X") is not None:
+        out["X"] = bunch.X[rows]
+    return Bunch(**out)
+
+
+def _keep_labels(bunch, cols):
+    """The bunch restricted to label columns ``cols``; documents left without one dropped."""
+    Y = bunch.Y[:, cols].tocsr()
+    Y.eliminate_zeros()
+    rows = np.flatnonzero(np.diff(Y.indptr))
+    n_labels = bunch.Y.shape[1]
+    per_label = {k: v[cols] if isinstance(v, np.ndarray) else [v[j] for j in cols]
+                 for k, v in bunch.items()                  # label_names, descriptions...
+                 if k not in ("Y", "label_frequency", "texts", "ids")
+                 and isinstance(v, (np.ndarray, list)) and len(v) == n_labels}
+    if "label_ancestor" in per_label:            # a column index: renumber, -1 if dropped
+        new = np.full(n_labels + 1, -1, dtype=np.int64)
+        new[cols] = np.arange(len(cols))
+        per_label["label_ancestor"] = new[per_label["label_ancestor"]]
+    from sklearn.utils import Bunch
+    out = _take(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
+    out.label_frequency = label_frequency(out.Y)
+    return out
+
+
+def _row_splits(spec, data_args, splits=None):
+    """The run's splits (loaded when None) and a row's train, dev and test splits: train
+    cut to the row's first ``max_train_docs`` documents (``spec``), dev and test whole."""
+    if splits is None:
+        splits = load_splits(**data_args)
+    return splits, first_documents(splits["train"], spec.get("max_train_docs")), splits["dev"], \
+        splits["test"]
+
+
+def _inputs(bunch):
+    """What a model reads from a split: its texts, or its feature matrix (XC format)."""
+    return bunch.texts if bunch.get("texts") is not None else bunch.X
+
+
+def _stack_splits(tr, dv):
+    """One Bunch of the train rows then the dev rows (texts or features, labels)."""
+    import scipy.sparse as sp
+    from sklearn.utils import Bunch
+    out = {**tr, "Y": sp.vstack([tr.Y, dv.Y]).tocsr(), "ids": list(tr.ids) + list(dv.ids)}
+    if tr.get("texts") is not None:
+        out["texts"] = list(tr.texts) + list(dv.texts)
+    if tr.get("X") is not None:
+        out["X"] = sp.vstack([tr.X, dv.X]).tocsr()
+    return Bunch(**out)
