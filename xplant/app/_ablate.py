@@ -211,7 +211,6 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         If a size is larger than the training split, ``seeds < 1``, an
         unknown ``dataset``, or ``resume=True`` without ``output_dir``.
     """
-    from ..model_selection import nested_subsamples
     start = time.perf_counter()
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
@@ -220,18 +219,8 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         raise ValueError(f"seeds must be >= 1; got {seeds!r}")
     out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume, overwrite=overwrite,
                                  prefix="ablate-")
-    if dataset == "codiesp":
-        data_args = {"dataset": "codiesp", "codes": codes, "language": language,
-                     "data_home": data_home, "max_docs": max_docs, "dev_docs": dev_docs}
-        name, default_sizes = f"codiesp-{codes}", DEFAULT_SIZES
-    elif dataset == "eurlex57k":
-        data_args = {"dataset": "eurlex57k", "data_home": data_home, "max_docs": max_docs,
-                     "dev_docs": dev_docs}
-        name, default_sizes = "eurlex57k", EURLEX_SIZES
-        if single_seed_above is None:
-            single_seed_above = EURLEX_SINGLE_SEED_ABOVE
-    else:
-        raise ValueError(f"dataset must be 'codiesp' or 'eurlex57k'; got {dataset!r}")
+    data_args, name, default_sizes, single_seed_above = _ablation_data(
+        dataset, codes, language, data_home, max_docs, dev_docs, single_seed_above)
     if sizes is None:
         sizes = default_sizes
     splits = load_splits(**data_args)
@@ -243,11 +232,7 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
               "dev_docs": dev_docs, "max_length": max_length, "min_epoch_docs": min_epoch_docs,
               "max_epoch_docs": max_epoch_docs}
-    extra = {} if max_length is None else {"module__max_length": int(max_length)}
-    if min_epoch_docs is not None:
-        extra["iterator_train__min_epoch_docs"] = int(min_epoch_docs)
-    if max_epoch_docs is not None:
-        extra["iterator_train__max_epoch_docs"] = int(max_epoch_docs)
+    extra = _fit_overrides(max_length, min_epoch_docs, max_epoch_docs)
     curve_specs = [{"name": m, "params": {"shortlist": None, **extra}} for m in CURVE_MODELS]
     result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
               "budget": budget, "single_seed_above": single_seed_above,
@@ -267,28 +252,10 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         result["switches"] = res["models"]
         result["versions"] = res["versions"]
     if curve:
-        values = {(m, s): {"P@5": [], "macro_F1": []} for m in CURVE_MODELS for s in sizes}
-        for seed in range(int(seeds)):
-            subsets = nested_subsamples(n_train, sizes, random_state=seed)
-            for size, rows in zip(sizes, subsets):
-                if seed and single_seed_above is not None and size > single_seed_above:
-                    continue
-                log(f"== curve: seed {seed}, {size} training documents ==")
-                args = {**data_args, "train_rows": rows.tolist()}
-                rec = {"dataset": name, "split": "test", "budget": budget,
-                       "seed": seed, "train_rows": rows.tolist()}
-                res = run_models(args, curve_specs, out_dir / "curve" / f"seed{seed}_n{size}",
-                                 random_state=seed, splits=load_splits(**args), record=rec,
-                                 **common)
-                for m in res["models"]:
-                    for key in ("P@5", "macro_F1"):
-                        values[m["name"], size][key].append(float(m["metrics"][key]))
-        for (model, size), v in values.items():
-            row = {"model": model, "size": size}
-            for key, vals in v.items():
-                mean, std = _mean_std(vals)
-                row[key] = {"mean": mean, "std": std, "values": vals}
-            result["curve"].append(row)
+        result["curve"] = _run_curve(data_args, curve_specs, out_dir, name=name, budget=budget,
+                                     sizes=sizes, seeds=seeds, n_train=n_train,
+                                     single_seed_above=single_seed_above, common=common,
+                                     log=log)
         _plot_curve(result["curve"], out_dir / "low_data_curve.png")
     result["wall_seconds"] = time.perf_counter() - start
     write_text(out_dir / "ablation.json", json.dumps(result, indent=2, default=float))
@@ -296,6 +263,64 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     log(format_ablation(result))
     log(f"wrote {out_dir / 'ablation.json'} in {result['wall_seconds']:.0f} s")
     return result
+
+
+def _ablation_data(dataset, codes, language, data_home, max_docs, dev_docs, single_seed_above):
+    """The data of :func:`run_ablation`: the ``data_args`` of :func:`xplant.app.load_splits`,
+    the dataset's name, its default curve sizes and the sizes above which one seed runs."""
+    if dataset == "codiesp":
+        data_args = {"dataset": "codiesp", "codes": codes, "language": language,
+                     "data_home": data_home, "max_docs": max_docs, "dev_docs": dev_docs}
+        return data_args, f"codiesp-{codes}", DEFAULT_SIZES, single_seed_above
+    if dataset == "eurlex57k":
+        data_args = {"dataset": "eurlex57k", "data_home": data_home, "max_docs": max_docs,
+                     "dev_docs": dev_docs}
+        if single_seed_above is None:
+            single_seed_above = EURLEX_SINGLE_SEED_ABOVE
+        return data_args, "eurlex57k", EURLEX_SIZES, single_seed_above
+    raise ValueError(f"dataset must be 'codiesp' or 'eurlex57k'; got {dataset!r}")
+
+
+def _fit_overrides(max_length, min_epoch_docs, max_epoch_docs):
+    """The PlantClassifier parameters every fit of :func:`run_ablation` takes besides its row's."""
+    extra = {} if max_length is None else {"module__max_length": int(max_length)}
+    if min_epoch_docs is not None:
+        extra["iterator_train__min_epoch_docs"] = int(min_epoch_docs)
+    if max_epoch_docs is not None:
+        extra["iterator_train__max_epoch_docs"] = int(max_epoch_docs)
+    return extra
+
+
+def _run_curve(data_args, curve_specs, out_dir, *, name, budget, sizes, seeds, n_train,
+               single_seed_above, common, log):
+    """The low-data curve of :func:`run_ablation`: the curve's rows fitted on nested training
+    subsets, one run per seed and size; one row per model and size, with the mean and the
+    sample standard deviation over seeds of test P@5 and macro-F1."""
+    from ..model_selection import nested_subsamples
+    values = {(m, s): {"P@5": [], "macro_F1": []} for m in CURVE_MODELS for s in sizes}
+    for seed in range(int(seeds)):
+        subsets = nested_subsamples(n_train, sizes, random_state=seed)
+        for size, rows in zip(sizes, subsets):
+            if seed and single_seed_above is not None and size > single_seed_above:
+                continue
+            log(f"== curve: seed {seed}, {size} training documents ==")
+            args = {**data_args, "train_rows": rows.tolist()}
+            rec = {"dataset": name, "split": "test", "budget": budget,
+                   "seed": seed, "train_rows": rows.tolist()}
+            res = run_models(args, curve_specs, out_dir / "curve" / f"seed{seed}_n{size}",
+                             random_state=seed, splits=load_splits(**args), record=rec,
+                             **common)
+            for m in res["models"]:
+                for key in ("P@5", "macro_F1"):
+                    values[m["name"], size][key].append(float(m["metrics"][key]))
+    curve = []
+    for (model, size), v in values.items():
+        row = {"model": model, "size": size}
+        for key, vals in v.items():
+            mean, std = _mean_std(vals)
+            row[key] = {"mean": mean, "std": std, "values": vals}
+        curve.append(row)
+    return curve
 
 
 def format_ablation(result):

@@ -129,7 +129,7 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
     """
     import numpy as np
     import scipy.sparse as sp
-    from ..metrics import apply_rule, check_k, check_rule, top_k_indices
+    from ..metrics import check_k
     from ..model_selection import zero_shot_labels
     rule = None if not isinstance(k, dict) or k.get("rule") == "top_k" else k
     k = check_k(k["k"] if isinstance(k, dict) else k, "k")
@@ -145,28 +145,54 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
                          f"{getattr(y_score, 'shape', None)}")
     is_zero = np.zeros(n_labels, dtype=bool)
     is_zero[zero] = True
-    dense = not sp.issparse(y_score)
     n_docs = y_score.shape[0]
-    if rule is None:
-        top = top_k_indices(y_score, min(k, n_labels))
-        doc, pos = np.nonzero((top >= 0) & is_zero[np.maximum(top, 0)])   # row-major: doc, rank
-        labels = top[doc, pos]
-    else:
-        rule = check_rule(rule, n_labels)
-        P = apply_rule(y_score, rule).tocoo()
-        keep = is_zero[P.col]
-        doc, labels = P.row[keep], P.col[keep]
-        vals = (np.asarray(y_score[doc, labels]).ravel() if dense else
-                np.asarray(sp.csr_matrix(y_score)[doc, labels]).ravel())
-        order = np.lexsort((labels, -vals, doc))         # each document best first
-        doc, labels = doc[order], labels[order]
-        pos = None
+    doc, labels, pos, rule = _zero_shot_pairs(y_score, k, rule, is_zero)
     gold = None
     if y_true is not None:
         Y = sp.csr_matrix(y_true)
         if Y.shape[1] != n_labels or Y.shape[0] != n_docs:
             raise ValueError(f"y_true has shape {Y.shape}, expected {(n_docs, n_labels)}")
         gold = np.asarray(Y[doc, labels]).ravel() != 0 if doc.size else np.zeros(0, bool)
+    preds = _listed_pairs(y_score, doc, labels, pos, gold, max_predictions)
+    return {"rule": "top_k" if rule is None else rule["rule"], "k": k,
+            "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
+            "n_documents": int(np.unique(doc).size),
+            "n_correct": None if gold is None else int(gold.sum()),
+            "max_listed": max_predictions, "predictions": preds}
+
+
+def _zero_shot_pairs(y_score, k, rule, is_zero):
+    """The (document, zero-shot label) pairs a row predicts, in document order then rank.
+
+    Returns the documents, the labels, each pair's place in the top-k
+    ranking (0-based; None under another rule) and the rule as checked
+    (None: the top-k rule), for :func:`zero_shot_predictions`.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    from ..metrics import apply_rule, check_rule, top_k_indices
+    n_labels = y_score.shape[1]
+    if rule is None:
+        top = top_k_indices(y_score, min(k, n_labels))
+        doc, pos = np.nonzero((top >= 0) & is_zero[np.maximum(top, 0)])   # row-major: doc, rank
+        return doc, top[doc, pos], pos, None
+    rule = check_rule(rule, n_labels)
+    P = apply_rule(y_score, rule).tocoo()
+    keep = is_zero[P.col]
+    doc, labels = P.row[keep], P.col[keep]
+    vals = (np.asarray(y_score[doc, labels]).ravel() if not sp.issparse(y_score) else
+            np.asarray(sp.csr_matrix(y_score)[doc, labels]).ravel())
+    order = np.lexsort((labels, -vals, doc))         # each document best first
+    return doc[order], labels[order], None, rule
+
+
+def _listed_pairs(y_score, doc, labels, pos, gold, max_predictions):
+    """The first ``max_predictions`` pairs of :func:`zero_shot_predictions` as records: each
+    with its rank in the document's ranking, its score and whether it is gold."""
+    import numpy as np
+    import scipy.sparse as sp
+    dense = not sp.issparse(y_score)
+    n_labels = y_score.shape[1]
     preds = []
     for t in range(min(max_predictions, doc.size)):
         i, j = int(doc[t]), int(labels[t])
@@ -180,11 +206,7 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
                 int(np.sum(stored[:j] & (row[:j] == row[j])))
         preds.append({"doc": i, "label_index": j, "rank": rank,
                       "score": float(row[j]), "gold": None if gold is None else bool(gold[t])})
-    return {"rule": "top_k" if rule is None else rule["rule"], "k": k,
-            "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
-            "n_documents": int(np.unique(doc).size),
-            "n_correct": None if gold is None else int(gold.sum()),
-            "max_listed": max_predictions, "predictions": preds}
+    return preds
 
 
 def zero_shot_rows(entries, model, test, train, *, top_spans=3):

@@ -176,7 +176,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     """
     from .._files import write_text
     from .._outputs import check_output
-    from .._saved import decide, decision_record, label_names, load_saved, ranking_scores
+    from .._saved import decision_record, load_saved
     from ._sources import _check_file, _read_user, check_split, file_record
     from ._tables import format_table, rule_label
     from ..metrics import xmtc_report
@@ -188,22 +188,8 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
                                             "labels_field": labels_field,
                                             "id_field": id_field, "sep": sep}, upper)["test"]
     check_split(data, "test", path)
-    from ..datasets import align_label_space
-    # columns: the model's labels, then the file's unknown labels, scored -inf: never ranked,
-    # never predicted, so their gold positives are misses in every metric
-    aligned = align_label_space(label_names(model), data.Y, data.label_names)
-    unknown = aligned.unknown_labels.tolist()
-    if unknown:
-        warnings.warn(f"{path}: {len(unknown)} label(s) unknown to the model count as misses: "
-                      f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
-                      UserWarning, stacklevel=2)
-    Y, n = aligned.Y, len(data.texts)
-    y_pred = decide(model, data.texts, decision)      # its own scale: probabilities or not
-    scores = ranking_scores(model, data.texts)          # the ranking of xplant predict
-    if unknown:
-        scores = np.hstack([scores, np.full((n, len(unknown)), -np.inf)])
-        y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
-                           format="csr")
+    Y, scores, y_pred, unknown = _aligned_scores(model, decision, data, path)
+    n = len(data.texts)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     freq = np.concatenate([np.asarray(final.label_frequency_), np.zeros(len(unknown))])
     metrics = xmtc_report(Y, scores, y_pred=y_pred, label_frequency=freq,
@@ -222,3 +208,29 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
         write_text(output, json.dumps(report, indent=1, default=float))
         log(f"wrote {output}")
     return report
+
+
+def _aligned_scores(model, decision, data, path):
+    """The labels of a labelled file against a saved model (:func:`evaluate_model`).
+
+    Returns the targets, the model's ranking scores and its predictions
+    under its rule, over the model's labels then the file's unknown ones;
+    an unknown label (warned about) is scored -inf and never predicted, so
+    its gold positives are misses in every metric.
+    """
+    from .._saved import decide, label_names, ranking_scores
+    from ..datasets import align_label_space
+    aligned = align_label_space(label_names(model), data.Y, data.label_names)
+    unknown = aligned.unknown_labels.tolist()
+    if unknown:
+        warnings.warn(f"{path}: {len(unknown)} label(s) unknown to the model count as misses: "
+                      f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
+                      UserWarning, stacklevel=3)
+    Y, n = aligned.Y, len(data.texts)
+    y_pred = decide(model, data.texts, decision)      # its own scale: probabilities or not
+    scores = ranking_scores(model, data.texts)          # the ranking of xplant predict
+    if unknown:
+        scores = np.hstack([scores, np.full((n, len(unknown)), -np.inf)])
+        y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
+                           format="csr")
+    return Y, scores, y_pred, unknown

@@ -256,9 +256,6 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         out["info"] = dict(out["info"], descriptions_row="not run: the training split has no "
                            "label descriptions (give --label-descriptions FILE)")
         return
-    from sklearn.frozen import FrozenEstimator
-    from ..metrics import choose_rule, mean_average_precision
-    from ..unseen import DescriptionFusion
     from ._rows import FUSED_SUFFIXES, description_ranker, save_row
     # the model's label names (its saved folder answers in them, not in column indices)
     names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
@@ -269,36 +266,15 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         catalogue = None                       # a catalogue matches codes by name
     if catalogue is not None:
         fields["catalogue"] = catalogue
-    if pinned is None:
-        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
-            train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
-        dev32 = fused.decision_function(dev.texts).astype(np.float32)
-        dev_Y = row_targets(dev, fused.classes_)[:, :fused.n_labels_]
-        rule = choose_rule(dev_Y, dev32)       # the rule the run would choose for the row
-        dev_map = float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0
-        choice = fused.dev_choice_
-    else:                                      # the refit: the first fit's weights and rule
-        first = pinned["info"]
-        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker,
-                                  **first.get("description_weights", {
-                                      "weight": first["description_weight"],
-                                      "seen_weight": first["description_seen_weight"]})).fit(
-            train.texts, train.Y, label_names=names, **fields)
-        dev32, rule, dev_map = pinned["dev_scores"], pinned["rule"], first["dev_MAP"]
-        choice = first["description_choice"]
+    fused, dev32, rule, dev_map, choice = _fit_description_fusion(model, ranker, train, dev,
+                                                                  names, fields, pinned)
     test_scores = fused.decision_function(test.texts)
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
     saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
     weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
     if fused.catalogue_ is not None:           # the open label space and its unseen channel
-        weights.update(near_weight=fused.near_weight_, family_weight=fused.family_weight_,
-                       prior_weight=fused.prior_weight_)
-        info.update(label_space=dict(fused.catalogue_record_),
-                    unseen_suggestions=[
-                        {"id": str(i), "suggestions": s} for i, s in
-                        zip(test.ids[:UNSEEN_EXAMPLES], fused.suggest_unseen(
-                            test.texts[:UNSEEN_EXAMPLES], k=5))])
+        _add_open_space(fused, test, weights, info)
     variant = {
         "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev32,
         "test_scores": test_scores.astype(np.float32), "rule": rule,
@@ -311,6 +287,43 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)
         variant["explainer"] = fused
     out["variants"].append(variant)
+
+
+def _fit_description_fusion(model, ranker, train, dev, names, fields, pinned):
+    """The description fusion of :func:`description_variant`, fitted, with its dev scores,
+    decision rule, dev MAP and weight choice: chosen on ``dev``, or the first fit's
+    (``pinned``) for the refit."""
+    from sklearn.frozen import FrozenEstimator
+    from ..metrics import choose_rule, mean_average_precision
+    from ..unseen import DescriptionFusion
+    if pinned is None:
+        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
+            train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
+        dev32 = fused.decision_function(dev.texts).astype(np.float32)
+        dev_Y = row_targets(dev, fused.classes_)[:, :fused.n_labels_]
+        rule = choose_rule(dev_Y, dev32)       # the rule the run would choose for the row
+        dev_map = float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0
+        return fused, dev32, rule, dev_map, fused.dev_choice_
+    first = pinned["info"]                     # the refit: the first fit's weights and rule
+    fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker,
+                              **first.get("description_weights", {
+                                  "weight": first["description_weight"],
+                                  "seen_weight": first["description_seen_weight"]})).fit(
+        train.texts, train.Y, label_names=names, **fields)
+    return fused, pinned["dev_scores"], pinned["rule"], first["dev_MAP"], \
+        first["description_choice"]
+
+
+def _add_open_space(fused, test, weights, info):
+    """The open label space's weights and record, and a few test documents' unseen-code
+    suggestions, into a description row's ``weights`` and ``info``."""
+    weights.update(near_weight=fused.near_weight_, family_weight=fused.family_weight_,
+                   prior_weight=fused.prior_weight_)
+    info.update(label_space=dict(fused.catalogue_record_),
+                unseen_suggestions=[
+                    {"id": str(i), "suggestions": s} for i, s in
+                    zip(test.ids[:UNSEEN_EXAMPLES], fused.suggest_unseen(
+                        test.texts[:UNSEEN_EXAMPLES], k=5))])
 
 
 def row_targets(split, names):

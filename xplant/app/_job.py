@@ -185,7 +185,6 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     from .._outputs import prepare_run_folder
     from ._run import check_model_specs, run_models
     from ._splits import load_splits
-    from ._tables import format_table
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
@@ -212,6 +211,21 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
     out_dir = prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
                                  overwrite=overwrite)
+    _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epochs)
+    results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
+                         random_state=random_state, verbose=verbose, isolate=isolate,
+                         splits=splits, record=record, resume=resume, refit=refit,
+                         description_encoder=description_encoder, log=log)
+    results["wall_seconds"] = time.perf_counter() - start
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
+    _log_results(log, results, out_dir, report)
+    return results
+
+
+
+def _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epochs):
+    """A run's first lines: its data and run folder, its label space, where dev and test
+    come from, and the neural rows' epoch budgets."""
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     name = record["dataset"]
     if name == "codiesp":
@@ -235,12 +249,11 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
             f"+ {epochs} Stage 2 epochs over {count_tokens(tr.texts):,} training tokens; each "
             "epoch's time is printed as it ends (lower --epochs, or use --max-docs, for a "
             "quick run)")
-    results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
-                         random_state=random_state, verbose=verbose, isolate=isolate,
-                         splits=splits, record=record, resume=resume, refit=refit,
-                         description_encoder=description_encoder, log=log)
-    results["wall_seconds"] = time.perf_counter() - start
-    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
+
+
+def _log_results(log, results, out_dir, report):
+    """A run's last lines: the results table, the file written and, if asked, the report."""
+    from ._tables import format_table
     if results.get("optimistic"):
         log("\nDev split (percent; OPTIMISTIC: dev also chose epochs, C and the decision rule); "
             "F1 under each row's rule (top-k, a global threshold or per-label thresholds, "
@@ -253,7 +266,6 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     if report:
         from ..report import render_report
         log(f"wrote {render_report(out_dir)}")
-    return results
 
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,

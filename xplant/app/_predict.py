@@ -133,14 +133,12 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     The output is written to a temporary file beside it and renamed into
     place at the end, so an earlier output survives any failure.
     """
-    from .._files import atomic_open
     from .._outputs import check_output
     if fmt not in ("jsonl", "codiesp"):
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from .._saved import _final, decide, decision_record, fitted_decision, label_names, \
-        load_saved, ranking, score_matrix, score_scale
+    from .._saved import _final, fitted_decision, label_names, load_saved, ranking
     if isinstance(model, (str, Path)):
         clf, decision = load_saved(model)
     else:
@@ -155,13 +153,28 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         codes = codiesp_codes(_final(clf).classes_)
     ids, texts = read_documents(input_path, text_field=text_field, id_field=id_field)
     if fmt == "codiesp":
-        idx = ranking(clf, texts, top_k)
-        with atomic_open(output_path, "w", newline="") as fh:
-            for doc_id, row in zip(ids, idx):
-                for j in row:
-                    if j >= 0:
-                        fh.write(f"{doc_id}\t{codes[j]}\n")
+        _write_codiesp(output_path, ids, ranking(clf, texts, top_k), codes)
         return len(ids)
+    _write_jsonl(output_path, clf, ids, texts, decision, names, top_k=top_k, evidence=evidence,
+                 top_spans=top_spans)
+    return len(ids)
+
+
+def _write_codiesp(output_path, ids, idx, codes):
+    """The CodiEsp submission of :func:`predict_file`: ``id<TAB>code``, best first."""
+    from .._files import atomic_open
+    with atomic_open(output_path, "w", newline="") as fh:
+        for doc_id, row in zip(ids, idx):
+            for j in row:
+                if j >= 0:
+                    fh.write(f"{doc_id}\t{codes[j]}\n")
+
+
+def _write_jsonl(output_path, clf, ids, texts, decision, names, *, top_k, evidence, top_spans):
+    """The jsonl output of :func:`predict_file`: each document's ranking, its predicted
+    labels with the thresholds they passed, the decision rule and, if asked, evidence."""
+    from .._files import atomic_open
+    from .._saved import decide, decision_record, ranking, score_matrix, score_scale
     scores = score_matrix(clf, texts)               # the scale the decision rule reads
     rule = dict(decision_record(decision), scale=score_scale(clf))
     passed_at = (None if decision["rule"] == "top_k" else decision["thresholds"]
@@ -192,7 +205,6 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
                 rec["evidence"] = [{"label": str(l["label"]), "spans": l["spans"]}
                                    for l in ex[i]["labels"]]
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    return len(ids)
 
 
 def codiesp_codes(classes):

@@ -115,24 +115,14 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if cat["catalogue"] not in ("none", "default", "all-splits", "icd10cm", "icd10pcs", "eurovoc"):
         cat["catalogue"] = str(_check_file(cat["catalogue"], "--labels"))
     if train:
-        files = {"train": str(_check_file(train, "--train"))}
-        for split, path in (("dev", dev), ("test", test)):
-            if path:
-                files[split] = str(_check_file(path, f"--{split}"))
-        if label_descriptions:
-            files["descriptions"] = str(_check_file(label_descriptions, "--label-descriptions"))
+        files = _user_files(train, dev, test, label_descriptions)
         return {"dataset": "user", "files": files, "upper": bool(upper),
                 "fields": {"text_field": text_field, "labels_field": labels_field,
                            "id_field": id_field, "sep": sep},
                 "max_docs": max_docs, "random_state": int(random_state), **cat}
     dataset = str(dataset)
     if dataset.lower().startswith("xc:"):
-        folder = Path(dataset[3:])
-        if not folder.is_dir():
-            raise FileNotFoundError(f"--dataset {dataset}: {folder} is not a folder; pass an XC "
-                                    "folder holding train.txt and test.txt")
-        _check_file(folder / "train.txt", f"--dataset {dataset}: the training")
-        return {"dataset": "xc", "data_home": str(folder), "max_docs": max_docs,
+        return {"dataset": "xc", "data_home": str(_xc_folder(dataset)), "max_docs": max_docs,
                 "random_state": int(random_state), **cat}
     name = dataset.lower()
     if name not in NAMED_DATASETS:
@@ -146,6 +136,27 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if name == "codiesp":
         args.update(codes=codes, language=language)
     return {**args, **cat}
+
+
+def _user_files(train, dev, test, label_descriptions):
+    """The user's files of :func:`data_args_from`, by split, each checked to exist."""
+    files = {"train": str(_check_file(train, "--train"))}
+    for split, path in (("dev", dev), ("test", test)):
+        if path:
+            files[split] = str(_check_file(path, f"--{split}"))
+    if label_descriptions:
+        files["descriptions"] = str(_check_file(label_descriptions, "--label-descriptions"))
+    return files
+
+
+def _xc_folder(dataset):
+    """The folder of ``--dataset xc:DIR``, checked to be a folder holding ``train.txt``."""
+    folder = Path(dataset[3:])
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--dataset {dataset}: {folder} is not a folder; pass an XC "
+                                "folder holding train.txt and test.txt")
+    _check_file(folder / "train.txt", f"--dataset {dataset}: the training")
+    return folder
 
 
 def carve_dev(Y, fraction=DEV_FRACTION, random_state=0):

@@ -145,15 +145,30 @@ def _ablate(args):
 
 
 def build_parser():
-    from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
-    from ._run import DEFAULT_MODELS
     p = argparse.ArgumentParser(prog="xplant", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
                                  "cfg.yaml, the launcher job (DeepSpeed/torchrun, "
                                  "docs/guide/scaling.md)")
+    for add in (_add_run_parser, _add_fit_parser, _add_evaluate_parser, _add_predict_parser,
+                _add_report_parser, _add_ablate_parser):
+        add(sub)
+    return p
+
+
+def _add_epoch_options(parser):
+    """The Stage 2 and Stage 1 epoch budgets of ``run``, ``fit`` and ``ablate``."""
+    from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
+    parser.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
+    parser.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
+                        help="Stage 1 epoch budget")
+
+
+def _add_run_parser(sub):
+    """``xplant run``: fit the rows, choose on dev, report test."""
     from ._rows import ROWS, find_row
+    from ._run import DEFAULT_MODELS
     r = sub.add_parser("run", help="fit PLANT and baselines on any dataset; report test metrics")
     r.add_argument("--output", help="run folder (default ./xplant-runs/<timestamp>)")
     _add_data_options(r, dataset_help="codiesp (default), eurlex57k, mimic, or xc:DIR (an XC "
@@ -162,9 +177,7 @@ def build_parser():
                                     + ", ".join(f"{x.name} ({x.display})" for x in ROWS)
                                     + "; default: " + ",".join(find_row(m).name
                                                                for m in DEFAULT_MODELS))
-    r.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
-    r.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
-                   help="Stage 1 epoch budget")
+    _add_epoch_options(r)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
     r.add_argument("--report", action="store_true", help="also write report.html")
@@ -191,6 +204,10 @@ def build_parser():
                         "memory then share one process)")
     r.set_defaults(func=_run)
 
+
+def _add_fit_parser(sub):
+    """``xplant fit``: fit one model and save it."""
+    from ._rows import ROWS
     f = sub.add_parser("fit", help="fit one model on a dataset or your files; save it for "
                                    "xplant predict (also: xplant train without --config)")
     f.add_argument("--model", required=True,
@@ -200,13 +217,14 @@ def build_parser():
     f.add_argument("--output", required=True, help="folder to save the model to")
     f.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     _add_data_options(f, dataset_help="codiesp (default), eurlex57k, mimic, or xc:DIR")
-    f.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
-    f.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
-                   help="Stage 1 epoch budget")
+    _add_epoch_options(f)
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--quiet", action="store_true", help="print nothing but errors")
     f.set_defaults(func=_fit)
 
+
+def _add_evaluate_parser(sub):
+    """``xplant evaluate``: a saved model's metrics on labelled data."""
     e = sub.add_parser("evaluate", help="score a saved model on labelled data (metric table)")
     e.add_argument("--model", required=True, help="saved model folder")
     e.add_argument("--input", required=True, help="labelled .jsonl or .tsv file")
@@ -217,6 +235,9 @@ def build_parser():
     e.add_argument("--quiet", action="store_true")
     e.set_defaults(func=_evaluate)
 
+
+def _add_predict_parser(sub):
+    """``xplant predict``: label documents with a saved model."""
     q = sub.add_parser("predict", help="label documents with a saved model")
     q.add_argument("--model", required=True, help="saved model folder (e.g. RUN/models/PLANT)")
     q.add_argument("--input", required=True,
@@ -233,6 +254,9 @@ def build_parser():
     _add_field_options(q, labels=False, id_default="id")
     q.set_defaults(func=_predict)
 
+
+def _add_report_parser(sub):
+    """``xplant report``: the HTML report of a run folder."""
     o = sub.add_parser("report", help="write report.html for a run folder")
     o.add_argument("run_dir")
     o.add_argument("--out", help="output folder (default: the run folder, whose report is "
@@ -241,6 +265,9 @@ def build_parser():
                    help="replace an existing report.html in --out")
     o.set_defaults(func=_report)
 
+
+def _add_ablate_parser(sub):
+    """``xplant ablate``: PLANT's switches and the low-data curve."""
     from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES, EURLEX_SINGLE_SEED_ABOVE, EURLEX_SIZES
     a = sub.add_parser("ablate", help="PLANT's switches and the low-data curve (CodiEsp, EURLEX57K)")
     a.add_argument("--output", help="output folder (default ./xplant-runs/ablate-<timestamp>)")
@@ -249,9 +276,7 @@ def build_parser():
     a.add_argument("--language", default="en", choices=["en", "es"])
     a.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy); "
                                        "the EURLEX57K folder (required with --dataset eurlex57k)")
-    a.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="Stage 2 epoch budget")
-    a.add_argument("--plant-epochs", type=int, default=DEFAULT_PLANT_EPOCHS,
-                   help="Stage 1 epoch budget")
+    _add_epoch_options(a)
     a.add_argument("--sizes", type=_ints, default=None,
                    help=f"training sizes of the low-data curve (default: CodiEsp {list(DEFAULT_SIZES)}, "
                         f"EURLEX57K {list(EURLEX_SIZES)})")
@@ -282,7 +307,6 @@ def build_parser():
     a.add_argument("--threads", type=int, help="torch threads per fit")
     a.add_argument("--quiet", action="store_true")
     a.set_defaults(func=_ablate)
-    return p
 
 
 def build_train_parser():
