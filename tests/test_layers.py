@@ -7,7 +7,8 @@ The layer order (lowest first; a unit may import any unit of a lower layer):
    helpers.
 1. ``_files`` (reading and writing files), ``_outputs`` (the checks of the outputs a
    user names), ``_labels`` (the target parser) with
-   ``_target_form`` (how a target reads) and ``_frequency_buckets``, ``_descriptions``.
+   ``_target_form`` (how a target reads), ``_normal_forms`` (of texts, names and codes) and
+   ``_frequency_buckets``, ``_descriptions``.
 2. ``metrics``, ``model_selection``, ``evidence`` (spans of text).
 3. ``datasets``.
 4. ``relevance`` (MIG), ``linear`` (the linear and tree rankers).
@@ -28,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1] / "xplant"
 
 LAYERS = [
     {"_params", "_process", "_progress", "_choice", "_cache", "_sigmoid"},
-    {"_files", "_outputs", "_labels", "_target_form", "_frequency_buckets", "_descriptions"},
+    {"_files", "_outputs", "_labels", "_target_form", "_normal_forms",
+     "_frequency_buckets", "_descriptions"},
     {"metrics", "model_selection", "evidence"},
     {"datasets"},
     {"relevance", "linear"},

@@ -5,7 +5,7 @@ import pytest
 
 from xplant.datasets import load_catalogue, load_codiesp, open_label_space
 from xplant.datasets._codiesp import SPLITS, _get_records
-from xplant._labels import normalise_code
+from xplant._normal_forms import normalise_code
 
 pytest.importorskip("simple_icd_10_cm")
 

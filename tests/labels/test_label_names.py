@@ -6,7 +6,8 @@ import unicodedata
 import numpy as np
 import pytest
 
-from xplant._labels import check_label_names, check_targets, normalize_label
+from xplant._labels import check_label_names, check_targets
+from xplant._normal_forms import normalize_label
 
 NFC = unicodedata.normalize("NFC", "Fièvre")
 NFD = unicodedata.normalize("NFD", "Fièvre")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._labels import normalise_code
+from .._normal_forms import normalise_code
 from ._icd_sources import EXTRA, _ICD10_DIAG, _ICD10_PROC, _quiet_import, package_source
 
 #: The catalogues :func:`load_catalogue` knows by name (a path is a user's file).
@@ -140,7 +140,7 @@ def load_catalogue(name, *, data_home=None, drop_extension=False, upper=False):
 
 
 def _user_catalogue(path, upper):
-    from .._labels import normalize_label
+    from .._normal_forms import normalize_label
     from ._descriptions import read_label_descriptions
     from ._user import file_format, read_records, text_value
     if not path.is_file():

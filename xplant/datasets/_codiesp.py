@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._labels import normalise_code
+from .._normal_forms import normalise_code
 from ._base import check_split, make_bunch
 from ._descriptions import describe_codes
 from ._label_space import with_outside_labels

@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._descriptions import check_label_texts
-from .._labels import normalise_code, normalize_label
+from .._normal_forms import normalise_code, normalize_label
 from ._icd_sources import (EXTRA, SYSTEMS as _SYSTEMS, _ICD9_PROC, _ICD10_DIAG, _ICD10_PROC, _official_source,
                            _Table, icd_prefixes, package_source, read_codiesp_code_list)
 

@@ -15,7 +15,7 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
-from .._labels import normalise_code
+from .._normal_forms import normalise_code
 
 EXTRA = "pip install 'xplant[descriptions]'"
 _ICD10_DIAG, _ICD10_PROC, _ICD9_DIAG, _ICD9_PROC = "ICD10-DIAG", "ICD10-PROC", "ICD9-DIAG", "ICD9-PROC"

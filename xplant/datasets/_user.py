@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from .._files import control_characters
-from .._labels import normalise_code, normalize_label
+from .._normal_forms import normalise_code, normalize_label
 from ._base import make_bunch
 from ._label_space import with_outside_labels
 

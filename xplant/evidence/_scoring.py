@@ -3,7 +3,7 @@
 import re
 from collections import defaultdict
 
-from .._labels import normalise_code
+from .._normal_forms import normalise_code
 
 _WORD = re.compile(r"\w+")
 

@@ -4,7 +4,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .._labels import normalise_code
+from .._normal_forms import normalise_code
 
 
 def _pairwise_mean_cosine(a, where):

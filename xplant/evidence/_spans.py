@@ -4,7 +4,7 @@ import unicodedata
 
 import numpy as np
 
-from .._labels import normalise_code
+from .._normal_forms import normalise_code
 
 DEFAULT_RELATIVE_CUT = 0.5
 

@@ -16,7 +16,7 @@ import numpy as np
 
 # the Unicode form applied to every text before tokenizing (saved with a relevance as
 # ``unicode_normalization``), and in which label names are read
-from .._labels import UNICODE_FORM
+from .._normal_forms import UNICODE_FORM
 
 #: The built-in word tokenizer's pattern: runs of Unicode word characters.
 WORD_PATTERN = r"\w+"
