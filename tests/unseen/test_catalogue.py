@@ -110,6 +110,22 @@ def test_suggestions_name_the_matching_sentence():
             TEXTS, Y, label_descriptions=DESC).suggest_unseen(TEXTS)
 
 
+def test_explain_names_a_catalogue_code_by_its_best_sentence():
+    """A code of the catalogue (a column past the ranker's labels) is explained by the sentence
+    that matches its names; a seen label by the model's own explain (none here: by the ranker)."""
+    f = _fit(_catalogue())
+    text = "Seen today. Acute dry cough since Monday."
+    j05 = f.classes_.tolist().index("J05")
+    ex = f.explain([text], labels=[[j05, 2]])[0]["labels"]
+    assert [e["label"] for e in ex] == ["J05", "R50.9"] and ex[0]["index"] == j05
+    assert ex[0]["source"] == "descriptions" and ex[0]["prob"] is None
+    start, end, cos = f.catalogue_.best_sentence(text, j05)
+    assert ex[0]["spans"] == [{"start": 12, "end": len(text), "text": "Acute dry cough since Monday.",
+                               "weight": cos}] and (start, end) == (12, len(text)) and cos > 0
+    assert ex[0]["score"] == f.decision_function([text]).toarray()[0, j05]
+    assert ex[1]["source"] == "descriptions"          # FrequencyPrior has no explain
+
+
 def test_saved_and_loaded_with_its_catalogue(tmp_path):
     from xplant import load_saved
     from xplant.unseen import save_description_fusion

@@ -349,7 +349,9 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         PLANT, the spans its label attention points at); a label with no
         training positive, which the descriptions scored, gets the
         sentences that match its description best
-        (:meth:`DescriptionRanker.explain`). A model without ``explain``
+        (:meth:`DescriptionRanker.explain`; a code of the catalogue, in an
+        open label space, the one sentence that matches its names best,
+        :meth:`CatalogueIndex.best_sentence`). A model without ``explain``
         (a linear model) leaves every label to the descriptions. The model
         is reached through a ``FrozenEstimator`` and a Pipeline's last
         step, which receives the raw texts.
@@ -407,10 +409,24 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             for i, ex in enumerate(model.explain(texts, top_spans=top_spans, labels=by_model)):
                 for lab in ex["labels"]:
                     found[i][int(lab["index"])] = dict(lab, source="model")
-        if any(t.size for t in by_text):
-            for i, ex in enumerate(self.ranker_.explain(texts, top_spans=top_spans, labels=by_text)):
+        # a catalogue's codes (open-space columns past the ranker's labels) are explained by
+        # the catalogue's best sentence, the rest by the ranker
+        n_ranked = (self.known_classes_.size if getattr(self, "catalogue_", None) is not None
+                    else self.n_labels_)
+        by_ranker = [cols[cols < n_ranked] for cols in by_text]
+        if any(t.size for t in by_ranker):
+            for i, ex in enumerate(self.ranker_.explain(texts, top_spans=top_spans,
+                                                        labels=by_ranker)):
                 for lab in ex["labels"]:
                     found[i][int(lab["index"])] = lab
+        for i, cols in enumerate(by_text):
+            for col in cols[cols >= n_ranked]:
+                start, end, cos = self.catalogue_.best_sentence(texts[i], int(col))
+                found[i][int(col)] = {
+                    "label": str(self.classes_[col]), "index": int(col), "prob": None,
+                    "source": "descriptions",
+                    "spans": [{"start": start, "end": end, "text": texts[i][start:end],
+                               "weight": cos}] if cos > 0 else []}
         return [{"labels": [dict(found[i][int(j)], score=float(scores[i, j])) for j in cols]}
                 for i, cols in enumerate(chosen)]
 
