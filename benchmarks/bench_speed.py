@@ -381,8 +381,9 @@ def _splits(spec):
         return {s: load_eurlex57k(split=s, data_home=spec["data_home"], max_docs=n)
                 for s, n in sizes.items()}
     if spec.get("files"):        # the user's files, read as xplant run reads them
-        from xplant.app._sources import data_args_from
-        splits = _app("load_splits")(**data_args_from(None, **spec["files"]))
+        files = {k: v for k, v in spec["files"].items() if v}
+        splits = _app("load_splits")("user", files=files, upper=False, fields={
+            "text_field": "text", "labels_field": "labels", "id_field": None, "sep": "|"})
     else:
         splits = _app("load_splits")("codiesp", codes="D", language="en")
     sizes = {"train": spec["docs"], "dev": spec["dev_docs"], "test": spec["dev_docs"]}
