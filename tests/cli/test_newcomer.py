@@ -436,11 +436,6 @@ RUN_EXCEPTIONS = {"max_epochs", "random_state", "shortlist", "n_candidates", "ch
 PLANTER_EXCEPTIONS = {"max_epochs", "random_state", "verbose", "callbacks__print_log__sink"}
 
 
-#: What ``xplant run`` sets on the planter of a user's files besides
-#: PLANTER_EXCEPTIONS: Stage 1's documents per epoch (DATASET_SETTINGS).
-USER_PLANTER_EXCEPTIONS = {"iterator_train__max_epoch_docs"}
-
-
 @pytest.mark.parametrize("dataset", ["user", "xc", "eurlex57k"])
 def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_path):
     from xplant.app._fused import shortlist_params
@@ -461,48 +456,14 @@ def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_pat
     want = AttentionPlanter().get_params(deep=False)
     differ = {k for k in set(got) | set(want) if k != "_params_to_validate"
               and (k not in got or k not in want or got[k] != want[k])}
-    allowed = PLANTER_EXCEPTIONS | (USER_PLANTER_EXCEPTIONS if dataset == "user" else set())
-    assert differ <= allowed, differ - allowed
+    assert differ <= PLANTER_EXCEPTIONS, differ - PLANTER_EXCEPTIONS
     assert clf.planter.max_epochs == 3
-    assert got.get("iterator_train__max_epoch_docs") == (2000 if dataset == "user" else None)
-
-
-@pytest.mark.filterwarnings("ignore:n_candidates")
-@pytest.mark.parametrize("cap, n_docs", [(12, 60), (200, 60)])
-def test_stage1_of_a_user_plant_row_draws_at_most_its_cap_of_documents_per_epoch(
-        cap, n_docs, monkeypatch):
-    """A training set larger than the cap: Stage 1 trains each epoch on ``cap``
-    documents; a smaller one: on all of them. Stage 2 always sees every document."""
-    from xplant.app import _rows
-    from xplant.app._run import build_model
-    monkeypatch.setitem(_rows.DATASET_SETTINGS, "user",
-                        {"planter__iterator_train__max_epoch_docs": cap})
-    rng = np.random.default_rng(0)
-    labels = rng.integers(0, 4, n_docs)
-    texts = [" ".join([f"sig{l}"] + [f"w{i}" for i in rng.integers(0, 30, 20)]) for l in labels]
-    Y = np.eye(4, dtype=int)[labels]
-    tiny = {"module__embedding_dim": 8, "module__hidden_dim": 8, "module__attention_dim": 8,
-            "module__pool_size": 8, "batch_size": 8, "n_jobs": 1, "stage1_weight": 0.1,
-            "planter__batch_size": 4}
-    row = _rows.find_row("plant")
-    params = _rows.dataset_settings(tiny, row, "user")
-    pipe = build_model("plant", params=params, epochs=1, plant_epochs=2, random_state=0,
-                       verbose=0).fit(texts, Y)
-    clf = pipe.named_steps["clf"]
-    planter = clf.planter_
-    n_train = planter.n_fit_train_
-    drawn = min(cap, n_train)
-    assert (cap < n_train) == (cap == 12)                # one set above the cap, one below
-    assert planter.n_batches_per_epoch_ == -(-drawn // 4)
-    assert [h["train_batch_count"] for h in planter.history] == [-(-drawn // 4)] * 2
-    assert clf.history[-1, "train_batch_count"] >= -(-n_train // 8)    # Stage 2: every document
 
 
 def test_the_bundled_codiesp_job_fixes_stage1_weight_and_plant_false_keeps_zero():
     from xplant.app._rows import (DATASET_ARCHITECTURES, DATASET_SETTINGS, dataset_settings,
                                   find_row)
-    assert DATASET_SETTINGS == {"codiesp": {"stage1_weight": 0.1},
-                                "user": {"planter__iterator_train__max_epoch_docs": 2000}}
+    assert DATASET_SETTINGS == {"codiesp": {"stage1_weight": 0.1}}
     widths = {"module__attention_dim": 64, "module__hidden_dim": 64}
     assert DATASET_ARCHITECTURES == {"codiesp-D": widths}
     plant, false, minilm = find_row("plant"), find_row("plant-false"), find_row("minilm")

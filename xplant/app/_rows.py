@@ -80,20 +80,9 @@ class Row:
 #: default that chooses on dev"): on CodiEsp the dev choice between 0 and
 #: 0.1 (the default ``stage1_weight="dev"``) took 0.1 on every CodiEsp shape;
 #: fixing it trains Stage 2 once instead of twice, which keeps the main job
-#: within its 15 minutes. On a user's files Stage 1 trains each epoch on at
-#: most :data:`USER_STAGE1_EPOCH_DOCS` documents (a fresh random subset each
-#: epoch of a larger training set; a smaller one is used whole): Stage 1 learns
-#: each label's attention ranking toward its MIG tokens, which settles on far
-#: fewer documents than Stage 2 needs, and its ten passes over every document
-#: were the part of a PLANT fit that grew with the corpus (docs/benchmarks/speed.md,
-#: section "Stage 1 on a user's larger corpus"). The bundled datasets (CodiEsp,
-#: EURLEX57K, MIMIC) and every other corpus get the estimator's defaults: Stage 1
-#: sees every training document each epoch.
-DATASET_SETTINGS = {"codiesp": {"stage1_weight": 0.1},
-                    "user": {"planter__iterator_train__max_epoch_docs": 2000}}
-
-#: Stage 1's documents per epoch on a user's files (:data:`DATASET_SETTINGS`).
-USER_STAGE1_EPOCH_DOCS = DATASET_SETTINGS["user"]["planter__iterator_train__max_epoch_docs"]
+#: within its 15 minutes. A user's files and every other corpus get the
+#: estimator's defaults.
+DATASET_SETTINGS = {"codiesp": {"stage1_weight": 0.1}}
 
 #: How a bundled dataset's word-CNN rows (PLANT and ``plant=False`` alike) train, where
 #: it departs from :class:`~xplant.neural.PlantClassifier`'s defaults, and why: PLANT's
@@ -148,26 +137,15 @@ def dataset_settings(params, row, dataset, codes=None):
     >>> dataset_settings({"stage1_weight": 0}, find_row("plant"), "codiesp", "D")["stage1_weight"]
     0
     >>> dataset_settings({}, find_row("plant"), "user")
-    {'planter__iterator_train__max_epoch_docs': 2000}
-    >>> dataset_settings({}, find_row("plant-false"), "user")
     {}
-    >>> dataset_settings({"iterator_train__min_epoch_docs": 4000}, find_row("plant"), "user")
-    {'iterator_train__min_epoch_docs': 4000}
     """
     params = dict(params or {})
     key = f"{dataset}-{codes}" if codes else dataset
     tables = ([DATASET_SETTINGS.get(dataset, {})] if row.planted else []) + \
         ([DATASET_ARCHITECTURES.get(key, {}), DATASET_TRAINING.get(dataset, {})]
          if row.backbone == "cnn" else [])
-    # documents per epoch set on the classifier reach its planter too (both stages), so
-    # Stage 1's own cap then steps aside (a larger min_epoch_docs would contradict it)
-    epoch_set = any(k in params for k in ("iterator_train__min_epoch_docs",
-                                          "iterator_train__max_epoch_docs",
-                                          "min_epoch_docs", "max_epoch_docs"))
     for table in tables:
         for name, value in table.items():
-            if epoch_set and name.startswith("planter__iterator_train__"):
-                continue
             params.setdefault(name, value)
     return params
 
