@@ -4,6 +4,8 @@
         [--repeats 3] [--docs N] [--dev-docs N] [--max-epochs 4] [--plant-epochs 2]
         [--threads 2] [--data-home DIR] [--output FILE.json]
     python benchmarks/bench_speed.py --profile torch|python [--rows plant] [budget options]
+    python benchmarks/bench_speed.py --train T.jsonl --dev D.jsonl --test E.jsonl
+        [--rows plant,plant-false] [--repeats 1] [--max-epochs 60 --plant-epochs 10]
 
 Each run fits one row in a fresh child process and times the parts of the
 fit from outside the estimators, by wrapping their methods (no timing code
@@ -51,6 +53,19 @@ documents, in celex order) with the settings of docs/benchmarks/shortlist.md's
 converged fit (C = 1 shortlist, 100 candidates, 512 tokens,
 ``stage1_weight=0``, ``logit_adjustment="dev"``); it needs
 ``--data-home`` and is skipped, with a message, without the data.
+With ``--train``, ``--dev`` and ``--test`` (JSON-lines or TSV files, as
+``xplant run --train/--dev/--test`` reads them) the ``plant`` and
+``plant-false`` rows are fitted on those files instead, with the settings
+``xplant run`` gives a user's files (no bundled dataset's settings);
+``benchmarks/synthetic_news.py`` writes a seeded corpus of a newswire
+shape for them. ``--max-epochs 60 --plant-epochs 10`` is ``xplant run``'s
+budget. Each record then also holds the dev and test MAP of the row (the
+network alone on its candidates, as ``xplant run``'s row) and, with
+``stage1_weight="dev"``, each candidate's epochs, seconds and dev score.
+``--clock cpu`` times every part in CPU seconds of the fitting process
+instead of wall seconds (with ``--threads 1``, the work done, which a
+machine shared with other jobs disturbs far less); the "(wall)" lines of
+the table are then CPU seconds too.
 ``eurlex-load`` (not in the default rows) only loads the three EURLEX57K
 splits whole and says whether the training split loaded within its target
 of 60 seconds (:data:`EURLEX_LOAD_TARGET`), once a test's wall-clock
@@ -311,15 +326,25 @@ def instrument_fit(inst, record):
             started[s] = timer.clock()
         elif method_name in ("on_train_begin", "on_train_end"):
             record["memory_mb"][f"{s} {method_name[9:]}"] = round(vm_hwm_mb(), 1)
-        with timer.part(f"{s}.callbacks"):
-            getattr(net, method_name)(net, **cb_kwargs)
-        for cb_name, cb in net.callbacks_:
-            part = ("dev" if cb_name in DEV_CALLBACKS else
-                    "checkpoint" if cb_name in CHECKPOINT_CALLBACKS else "callbacks")
-            with timer.part(f"{s}.{part}"):
-                getattr(cb, method_name)(net, **cb_kwargs)
-        if method_name == "on_epoch_end" and s in started:
-            record["epochs"][s].append(timer.clock() - started.pop(s))
+            # each training of a stage (stage1_weight="dev": one Stage 2 per candidate)
+            if method_name == "on_train_begin":
+                record["trainings"].append({"stage": s, "start": timer.clock(),
+                                            "epochs0": len(record["epochs"][s])})
+            else:
+                t = next(t for t in reversed(record["trainings"]) if t["stage"] == s)
+                t["seconds"] = timer.clock() - t.pop("start")
+                t["epochs"] = len(record["epochs"][s]) - t.pop("epochs0")
+        try:
+            with timer.part(f"{s}.callbacks"):
+                getattr(net, method_name)(net, **cb_kwargs)
+            for cb_name, cb in net.callbacks_:
+                part = ("dev" if cb_name in DEV_CALLBACKS else
+                        "checkpoint" if cb_name in CHECKPOINT_CALLBACKS else "callbacks")
+                with timer.part(f"{s}.{part}"):
+                    getattr(cb, method_name)(net, **cb_kwargs)
+        finally:    # an epoch that early stopping ends (a KeyboardInterrupt) counts too
+            if method_name == "on_epoch_end" and s in started:
+                record["epochs"][s].append(timer.clock() - started.pop(s))
 
     inst.replace(NeuralNet, "notify", notify)    # skorch's notify, each callback timed
 
@@ -355,7 +380,12 @@ def _splits(spec):
                  "test": spec["eurlex_dev_docs"]}
         return {s: load_eurlex57k(split=s, data_home=spec["data_home"], max_docs=n)
                 for s, n in sizes.items()}
-    splits = _app("load_splits")("codiesp", codes="D", language="en")
+    if spec.get("files"):        # the user's files, read as xplant run reads them
+        files = {k: v for k, v in spec["files"].items() if v}
+        splits = _app("load_splits")("user", files=files, upper=False, fields={
+            "text_field": "text", "labels_field": "labels", "id_field": None, "sep": "|"})
+    else:
+        splits = _app("load_splits")("codiesp", codes="D", language="en")
     sizes = {"train": spec["docs"], "dev": spec["dev_docs"], "test": spec["dev_docs"]}
     return {s: _app("first_documents")(b, sizes[s]) for s, b in splits.items()}
 
@@ -364,9 +394,10 @@ def _model(spec, checkpoint_dir):
     """The row's estimator, built as ``xplant run`` builds it."""
     build_model = _app("build_model")
     row = _app("find_row")("plant-false" if spec["row"] == "plant-false" else "plant")
-    dataset = "eurlex57k" if spec["row"] == "eurlex" else "codiesp"
+    dataset = ("eurlex57k" if spec["row"] == "eurlex" else "user" if spec.get("files")
+               else "codiesp")
     params = _app("shortlist_params")({}, row, dataset)
-    codes = None if dataset == "eurlex57k" else "D"
+    codes = "D" if dataset == "codiesp" else None
     try:                       # the bundled job's settings (before them, the row fixed 0.1 itself)
         try:
             params = _app("dataset_settings")(params, row, dataset, codes)
@@ -383,6 +414,7 @@ def _model(spec, checkpoint_dir):
                       n_jobs=spec["threads"])
     if spec.get("patience") is not None:
         params["patience"] = spec["patience"]
+    params.update({k: json.loads(v) for k, v in (spec.get("set") or {}).items()})
     return build_model(row.display, epochs=spec["max_epochs"], plant_epochs=spec["plant_epochs"],
                        random_state=0, verbose=0, params=params, checkpoint_dir=checkpoint_dir)
 
@@ -453,9 +485,12 @@ def run_one(spec):
         torch.set_num_threads(spec["threads"])
     import xplant
     record = {"xplant": str(Path(xplant.__file__).resolve().parent),
-              "epochs": {"stage1": [], "stage2": []}, "memory_mb": {}}
-    timer = PartTimer()
-    wall0 = time.perf_counter()
+              "epochs": {"stage1": [], "stage2": []}, "memory_mb": {}, "trainings": []}
+    # --clock cpu: every part in CPU seconds of this process (all its threads), which a
+    # machine shared with other jobs disturbs far less than wall seconds
+    clock = time.process_time if spec.get("clock") == "cpu" else time.perf_counter
+    timer = PartTimer(clock=clock)
+    wall0 = clock()
     with Instrument(timer) as inst, tempfile.TemporaryDirectory() as tmp:
         with timer.part("import"):
             instrument_fit(inst, record)
@@ -465,20 +500,24 @@ def run_one(spec):
         tr, dv, te = splits["train"], splits["dev"], splits["test"]
         record["memory_mb"]["loaded"] = round(vm_hwm_mb(), 1)
         model = _model(spec, str(Path(tmp) / "checkpoint"))
-        t0 = time.perf_counter()
+        t0 = clock()
         with timer.part("setup"):
             fit_kw = {"clf__validation_data": (dv.texts, dv.Y),
                       "clf__label_names": [str(n) for n in tr.label_names]}
             if not hasattr(model, "steps"):
                 fit_kw = {k.split("__", 1)[1]: v for k, v in fit_kw.items()}
             model.fit(tr.texts, tr.Y, **fit_kw)
-        record["fit_wall"] = time.perf_counter() - t0
+        record["fit_wall"] = clock() - t0
         record["memory_mb"]["fitted"] = round(vm_hwm_mb(), 1)
         final = model.steps[-1][1] if hasattr(model, "steps") else model
         with timer.part("score"):
             row_scores = _app("row_scores")
-            row_scores(model, dv.texts)
-            row_scores(model, te.texts)
+            scored = {"dev": row_scores(model, dv.texts), "test": row_scores(model, te.texts)}
+        from xplant.metrics import mean_average_precision
+        maps = {}
+        for split, (scores, readings) in scored.items():   # the row: the network alone
+            alone = readings["alone"] if readings else scores
+            maps[split] = float(mean_average_precision(splits[split].Y, alone))
         with timer.part("save"):
             try:                   # the run's row saver, public or with the rows
                 save_row = _app("save_row")
@@ -486,7 +525,8 @@ def run_one(spec):
                 from xplant import _saved
                 save_row = _saved.save_row
             save_row(model, final, Path(tmp) / "model", None)
-    record["total_wall"] = time.perf_counter() - wall0
+    record["total_wall"] = clock() - wall0
+    record["clock"] = spec.get("clock", "wall")
     record["peak_rss_mb"] = round(vm_hwm_mb(), 1)
     record["parts"] = dict(timer.seconds)
     record["calls"] = dict(timer.calls)
@@ -495,6 +535,10 @@ def run_one(spec):
     devs = [h.get(key) for h in final.history if h.get(key) is not None]
     record["best_dev"] = max(devs) if devs else None
     record["shape"] = {s: list(b.Y.shape) for s, b in splits.items()}
+    record["best_epoch"] = getattr(final, "best_epoch_", None)
+    record["stage1_weight"] = getattr(final, "stage1_weight_", None)
+    record["stage1_weight_candidates"] = getattr(final, "stage1_weight_candidates_", None)
+    record["map"] = maps
     return record
 
 
@@ -603,7 +647,12 @@ def _spec(row, args):
             "eurlex_docs": args.eurlex_docs, "eurlex_dev_docs": args.eurlex_dev_docs,
             "data_home": args.data_home and str(Path(args.data_home).resolve()),
             "max_epochs": args.max_epochs,
-            "plant_epochs": args.plant_epochs, "patience": args.patience, "threads": args.threads}
+            "plant_epochs": args.plant_epochs, "patience": args.patience, "threads": args.threads,
+            "files": ({"train": str(Path(args.train).resolve()),
+                       "dev": args.dev and str(Path(args.dev).resolve()),
+                       "test": args.test and str(Path(args.test).resolve())}
+                      if args.train else None),
+            "set": dict(args.set or []), "clock": args.clock}
 
 
 def compare(args, log=print):
@@ -646,6 +695,16 @@ def compare(args, log=print):
                 devs = [r["best_dev"] for r in recs]
                 log(f"{v}: best dev score per repetition: "
                     f"{[round(d, 4) if d is not None else None for d in devs]}")
+                for r in recs:
+                    if r.get("map"):
+                        log(f"{v}: dev MAP {100 * r['map']['dev']:.2f}, test MAP "
+                            f"{100 * r['map']['test']:.2f}, best epoch {r['best_epoch']}, "
+                            f"stage1_weight {r['stage1_weight']}, fit {r['fit_wall']:.0f} s")
+                    for c in r.get("stage1_weight_candidates") or ():
+                        log(f"{v}:   candidate {c}")
+                    for t in r.get("trainings") or ():
+                        log(f"{v}:   {t['stage']} trained {t.get('epochs')} epochs in "
+                            f"{t.get('seconds', float('nan')):.1f} s")
                 missing = sorted({m for r in recs for m in r["not_wrapped"]})
                 if missing:
                     log(f"{v}: not timed (absent in that tree): {', '.join(missing)}")
@@ -691,6 +750,17 @@ def parse_args(argv=None):
                     help="CodiEsp-D: first N training documents (default: all 500)")
     ap.add_argument("--dev-docs", type=int, default=None,
                     help="CodiEsp-D: first N dev and test documents (default: all)")
+    ap.add_argument("--train", default=None,
+                    help="rows plant and plant-false on these user files (JSON lines or TSV) "
+                         "instead of CodiEsp-D; see benchmarks/synthetic_news.py")
+    ap.add_argument("--dev", default=None, help="the user's dev file (with --train)")
+    ap.add_argument("--test", default=None, help="the user's test file (with --train)")
+    ap.add_argument("--set", nargs=2, action="append", metavar=("NAME", "JSON"),
+                    type=str, help="a parameter of the row's estimator (JSON value), "
+                    "as xplant run --set; repeatable")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="seconds of the parts: wall clock, or CPU time of the fitting process "
+                         "(steadier on a shared machine; the table's '(wall)' lines are then CPU)")
     ap.add_argument("--eurlex-docs", type=int, default=5000)
     ap.add_argument("--eurlex-dev-docs", type=int, default=1000)
     ap.add_argument("--data-home", default=None, help="folder holding the EURLEX57K files")

@@ -323,7 +323,10 @@ def stopped_early(net):
 
 
 def finished_training(net):
-    """True when training ended by early stopping or after ``max_epochs`` full epochs."""
-    if stopped_early(net):
+    """True when training ended by early stopping, by another callback that stopped it
+    (one whose ``stopped_`` is True: the race of ``stage1_weight="dev"``'s candidates),
+    or after ``max_epochs`` full epochs."""
+    if stopped_early(net) or any(getattr(cb, "stopped_", False) is True
+                                 for _, cb in getattr(net, "callbacks_", [])):
         return True
     return len(net.history) >= net.max_epochs and "train_loss" in net.history[-1]

@@ -72,8 +72,10 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         Weight of the planter's ranking loss kept in Stage 2 (0 is the
         paper: the attention is free to drift once unfrozen). "dev" trains
         Stage 2 once per weight in {0, 0.1} from the planted state and keeps
-        the better on the dev ``scoring`` (under twice the cost of a fixed
-        weight; its measurements are in docs/benchmarks/evidence.md).
+        the better on the dev ``scoring``; 0.1 trains on only while dev shows
+        it ahead of 0 (:class:`~xplant.neural._dev_choice.CandidateRace`), so
+        where dev shows no difference the choice costs little more than one
+        Stage 2 (its measurements are in docs/benchmarks/evidence.md).
     shortlist : None, "linear" or estimator, default=None
         A cheap ranker of every label, fitted on the training rows: "linear"
         is TF-IDF + one-vs-rest squared-hinge SVM with C chosen on dev; any

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from skorch.callbacks import Callback
+
 from ._checkpoint import finished_training, read_checkpoint, restore_checkpoint
 
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
@@ -27,6 +29,114 @@ STAGE1_WEIGHT_CANDIDATES = (0.0, 0.1)
 #: The weight ``stage1_weight="dev"`` falls back to where it cannot choose
 #: (no labelled dev data): 0.1, the choice on every CodiEsp shape measured.
 STAGE1_WEIGHT_FALLBACK = 0.1
+
+#: How far ahead of the best earlier candidate (in the dev ``scoring``, 0.005 = half a
+#: point of dev MAP) a later candidate must be to keep training (:class:`CandidateRace`):
+#: the spread of dev MAP between neighbouring epochs of one fit, so a lead smaller
+#: than this is no difference dev can show.
+RACE_MARGIN = 0.005
+
+
+def best_so_far(scores):
+    """The running maximum of a dev curve, NaN (no score) counted as -inf.
+
+    Examples
+    --------
+    >>> best_so_far([0.2, float("nan"), 0.5, 0.4]).tolist()
+    [0.2, 0.2, 0.5, 0.5]
+    """
+    vals = np.asarray(scores, dtype=float)
+    vals = np.where(np.isfinite(vals), vals, -np.inf)
+    return np.maximum.accumulate(vals) if len(vals) else vals
+
+
+def race_misses(scores, reference, *, margin=RACE_MARGIN, start=0):
+    """Epochs since a candidate last led the reference curve by more than ``margin``.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        The candidate's dev score per epoch so far (NaN: not scored).
+    reference : sequence of float
+        The best earlier candidate's dev score per epoch (its whole fit);
+        the candidate's epoch e is compared with the reference's best up to
+        epoch e (its best overall past its last epoch).
+    margin : float, default=RACE_MARGIN
+    start : int, default=0
+        Epochs not counted (the unfreezing warm-up, when a head trained
+        alone says little of the whole network).
+
+    Returns
+    -------
+    int
+        Consecutive epochs, up to the last one and after ``start``, at which
+        the candidate's best so far was not ahead by more than ``margin``.
+
+    Examples
+    --------
+    >>> race_misses([0.5, 0.6, 0.7], [0.5, 0.6, 0.7])     # level: no lead
+    3
+    >>> race_misses([0.5, 0.6, 0.8], [0.5, 0.6, 0.7])     # ahead at the last epoch
+    0
+    >>> race_misses([0.1, 0.2, 0.7, 0.7], [0.5, 0.6, 0.65], start=2)
+    0
+    >>> race_misses([0.1, 0.2, 0.6, 0.6], [0.5, 0.6, 0.65], start=2)
+    2
+    """
+    own, ref = best_so_far(scores), best_so_far(reference)
+    if not len(ref):
+        return 0
+    misses = 0
+    for e in range(int(start), len(own)):
+        ahead = own[e] > ref[min(e, len(ref) - 1)] + margin
+        misses = 0 if ahead else misses + 1
+    return misses
+
+
+class CandidateRace(Callback):
+    """Stop a later ``stage1_weight`` candidate that dev does not show ahead (skorch callback).
+
+    After each epoch, :func:`race_misses` of the net's dev curve against the
+    best earlier candidate's; at ``patience`` misses training stops, as
+    early stopping stops it (the best epoch's weights are kept by early
+    stopping's ``load_best``). It reads only the history, so a resumed fit
+    races on as the interrupted one did.
+
+    Parameters
+    ----------
+    reference : sequence of float
+        The best earlier candidate's dev score per epoch.
+    monitor : str
+        The history key of the dev score (``"valid_map"``).
+    patience : int
+        Misses that stop the candidate.
+    margin : float, default=RACE_MARGIN
+    start : int, default=0
+        Epochs of the unfreezing warm-up, not counted.
+
+    Attributes
+    ----------
+    stopped_ : bool
+        True once the race stopped the candidate.
+    """
+
+    def __init__(self, reference, monitor, patience, margin=RACE_MARGIN, start=0):
+        self.reference = reference
+        self.monitor = monitor
+        self.patience = patience
+        self.margin = margin
+        self.start = start
+
+    def initialize(self):
+        self.stopped_ = False
+        return self
+
+    def on_epoch_end(self, net, **kwargs):
+        scores = [h.get(self.monitor, np.nan) for h in net.history]
+        if race_misses(scores, self.reference, margin=self.margin,
+                       start=self.start) >= self.patience:
+            self.stopped_ = True
+            raise KeyboardInterrupt       # skorch ends training, as early stopping does
 
 
 def resolve_stage1_weight(stage1_weight, *, dev_Y):
@@ -114,7 +224,9 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         (the best dev score of its early stopping; ``dev_map`` by default),
         ``best_epoch``, ``epochs`` (the epochs it trained), ``lr`` (its
         Stage 2 learning rate: with ``lr=None`` each weight has its own,
-        :func:`~xplant.neural.default_lr`). With ``clf.verbose``, each
+        :func:`~xplant.neural.default_lr`), ``raced_out`` (True when the
+        race stopped it: dev did not show it ahead of an earlier candidate,
+        :class:`CandidateRace`). With ``clf.verbose``, each
         candidate's start and its epochs, wall time and dev score are
         printed, so a user sees that the choice trains Stage 2 once per
         candidate. The chosen
@@ -129,8 +241,13 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
 
     Notes
     -----
-    Cost: one Stage 1 and ``len(candidates)`` Stage 2 fits, each stopped
-    by its own early stopping. The candidates share the start state (module
+    Cost: one Stage 1, the first candidate's Stage 2 to its early
+    stopping, then each later one for as long as it races ahead on dev
+    (with ``patience=None``, no race: every candidate trains
+    ``max_epochs``). Where dev shows no difference a later candidate stops
+    ``patience`` epochs after the unfreezing warm-up; one that dev shows
+    ahead trains to its own early stopping, and its epochs are exactly
+    those of the fit with its fixed weight. The candidates share the start state (module
     weights, NumPy and torch random states), so they differ only by the
     weight and, with ``lr=None``, the learning rate that goes with it; ties
     go to the earlier candidate.
@@ -139,7 +256,7 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     rng_state = copy.deepcopy(clf.rng_.bit_generator.state)
     torch_state = torch.get_rng_state()
     key = "valid_" + clf.scoring
-    results = []
+    results, curves = [], []            # each trained candidate's dev curve, for the race
 
     def train(w):                           # one candidate from the planted start
         t0 = time.perf_counter()
@@ -152,6 +269,15 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         torch.set_rng_state(torch_state)
         clf.initialize_history()
         clf.initialize_callbacks()          # a fresh early stopping and unfreezing schedule
+        race = None
+        if curves and clf.patience is not None:   # a later candidate races the earlier ones
+            lead = max(curves, key=lambda c: float(np.nanmax(c)) if np.isfinite(c).any()
+                       else -np.inf)
+            warmup = max((int(ph[0]) for ph in clf.phases_), default=0)
+            race = CandidateRace(lead, key, clf.patience, start=warmup).initialize()
+            names = [n for n, _ in clf.callbacks_]
+            at = names.index("checkpoint") if "checkpoint" in names else len(names)
+            clf.callbacks_.insert(at, ("race", race))   # before the checkpoint: it marks a stop
         clf.module_.load_state_dict(start)
         clf.initialize_optimizer()
         ckpt = None
@@ -169,20 +295,26 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
             else:
                 clf._continue_training(make_dataset(),
                                 epochs=max(0, clf.max_epochs - len(clf.history)))
-        if not (done or finished_training(clf)):
+        stopped = race is not None and (race.stopped_ or (done and race_misses(
+            [h.get(key, np.nan) for h in clf.history], race.reference,
+            start=race.start) >= race.patience))
+        if not (done or stopped or finished_training(clf)):
             # skorch swallows Ctrl-C and returns; here that would move on to
             # the next candidate and choose from a half-trained one
             raise KeyboardInterrupt(f"stage1_weight='dev' interrupted while training the "
                                     f"candidate {w:g}; with a checkpoint_dir, "
                                     "fit(..., resume=True) continues it")
         vals = np.asarray([h.get(key, np.nan) for h in clf.history], dtype=float)
+        curves.append(vals)
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
                         "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
-                        "lr": clf.effective_lr()})
+                        "lr": clf.effective_lr(), "raced_out": bool(stopped)})
         if clf.verbose:
+            why = (f", stopped: not ahead of the earlier candidate by more than "
+                   f"{RACE_MARGIN:g} for {clf.patience} epochs" if stopped else "")
             print(f"stage1_weight='dev': candidate {w:g}: {len(clf.history)} epochs in "
-                  f"{time.perf_counter() - t0:.0f} s, best dev {clf.scoring} {score:.4f} "
+                  f"{time.perf_counter() - t0:.0f} s, best dev {clf.scoring} {score:.4f}{why} "
                   "(set stage1_weight to one value to train Stage 2 once)", flush=True)
         return score, (copy.deepcopy(clf.module_.state_dict()), copy.deepcopy(clf.history))
 
