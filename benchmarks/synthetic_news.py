@@ -42,11 +42,10 @@ closer to them, is::
     python benchmarks/synthetic_news.py OUT_DIR --topic-share 0.25 \
         --stray-share 0.1 --label-noise 0.15
 
-On it (500 dev documents, ``xplant run``'s budget) dev MAP is in the 70s
-and 80s, the kept ranking loss is far behind weight 0 on dev, and PLANT is
+On it the kept ranking loss is far behind weight 0 on dev, and PLANT is
 ahead of ``plant=False`` by less than on the defaults, though still by more
-than on the issue's corpora: 78.7 against 75.8 at 2,000 training documents,
-85.9 against 84.5 at 7,700.
+than on the issue's corpora (the figures: docs/benchmarks/speed.md, "A
+user's corpus of many short documents").
 
 The defaults stay those of the first corpus, so that its measurements can
 be rerun; the options draw nothing more at their defaults.

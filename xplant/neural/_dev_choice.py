@@ -295,15 +295,17 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
             else:
                 clf._continue_training(make_dataset(),
                                 epochs=max(0, clf.max_epochs - len(clf.history)))
-        stopped = race is not None and (race.stopped_ or (done and race_misses(
-            [h.get(key, np.nan) for h in clf.history], race.reference,
-            start=race.start) >= race.patience))
-        if not (done or stopped or finished_training(clf)):
+        if not (done or finished_training(clf)):     # a race's stop is a finished training
             # skorch swallows Ctrl-C and returns; here that would move on to
             # the next candidate and choose from a half-trained one
             raise KeyboardInterrupt(f"stage1_weight='dev' interrupted while training the "
                                     f"candidate {w:g}; with a checkpoint_dir, "
                                     "fit(..., resume=True) continues it")
+        # raced out: stopped by the race now, or (restored from a completed checkpoint) by
+        # the race of the interrupted fit, which its dev curve shows
+        stopped = race is not None and (race.stopped_ or (done and race_misses(
+            [h.get(key, np.nan) for h in clf.history], race.reference,
+            start=race.start) >= race.patience))
         vals = np.asarray([h.get(key, np.nan) for h in clf.history], dtype=float)
         curves.append(vals)
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")

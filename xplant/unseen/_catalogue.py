@@ -400,6 +400,29 @@ class CatalogueIndex:
         best = int(np.argmax(cos)) if cos.size else 0
         return spans[best][0], spans[best][1], float(cos[best]) if cos.size else 0.0
 
+    def best_span(self, text, column):
+        """:meth:`best_sentence` as an evidence span: ``{"start", "end", "text", "weight"}``.
+
+        Parameters
+        ----------
+        text : str
+            A raw document.
+        column : int
+            An open-space column of ``unseen_``.
+
+        Returns
+        -------
+        dict
+            ``text[start:end]`` is the sentence; ``weight`` its cosine.
+
+        Raises
+        ------
+        ValueError
+            If ``column`` is not an unseen label of this index.
+        """
+        start, end, cos = self.best_sentence(text, column)
+        return {"start": start, "end": end, "text": text[start:end], "weight": cos}
+
     # ------------------------------------------------------------------ saving
 
     def to_dict(self):

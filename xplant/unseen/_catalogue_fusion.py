@@ -277,7 +277,7 @@ class CatalogueFusionMixin:
             Per document, ``{"label", "score", "text", "near", "family",
             "prior", "span": {"start", "end", "text", "weight"}}``
             (``weight`` the sentence's score against the code's names:
-            :meth:`CatalogueIndex.best_sentence`), best first.
+            :meth:`CatalogueIndex.best_span`), best first.
 
         Raises
         ------
@@ -300,10 +300,8 @@ class CatalogueFusionMixin:
             items = []
             for t in top:
                 col = int(cols[a + t])
-                start, end, cos = self.catalogue_.best_sentence(text, col)
                 items.append({"label": str(self.open_classes_[col]), "score": float(s[t]),
                               **{name: float(sig[a + t, q]) for q, name in enumerate(SIGNALS)},
-                              "span": {"start": start, "end": end, "text": text[start:end],
-                                       "weight": cos}})
+                              "span": self.catalogue_.best_span(text, col)})
             out.append(items)
         return out

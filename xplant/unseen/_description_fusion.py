@@ -351,7 +351,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         sentences that match its description best
         (:meth:`DescriptionRanker.explain`; a code of the catalogue, in an
         open label space, the one sentence that matches its names best,
-        :meth:`CatalogueIndex.best_sentence`). A model without ``explain``
+        :meth:`CatalogueIndex.best_span`). A model without ``explain``
         (a linear model) leaves every label to the descriptions. The model
         is reached through a ``FrozenEstimator`` and a Pipeline's last
         step, which receives the raw texts.
@@ -421,12 +421,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                     found[i][int(lab["index"])] = lab
         for i, cols in enumerate(by_text):
             for col in cols[cols >= n_ranked]:
-                start, end, cos = self.catalogue_.best_sentence(texts[i], int(col))
+                span = self.catalogue_.best_span(texts[i], int(col))
                 found[i][int(col)] = {
                     "label": str(self.classes_[col]), "index": int(col), "prob": None,
-                    "source": "descriptions",
-                    "spans": [{"start": start, "end": end, "text": texts[i][start:end],
-                               "weight": cos}] if cos > 0 else []}
+                    "source": "descriptions", "spans": [span] if span["weight"] > 0 else []}
         return [{"labels": [dict(found[i][int(j)], score=float(scores[i, j])) for j in cols]}
                 for i, cols in enumerate(chosen)]
 
