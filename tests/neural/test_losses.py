@@ -42,6 +42,51 @@ def test_lambda_loss_pairs_outside_cutoff_have_no_weight():
     assert stage1_loss(s, rel, valid, k=1).item() == pytest.approx(expect, rel=1e-5)
 
 
+def _stage1_loss_as_written(s, rel, valid, kind, k, sigma):
+    """The pairwise loss written as the docstring's formula, with (N, C, C) masks: the oracle."""
+    from xplant.neural.losses import _discount, ideal_dcg, ranks_desc
+    if kind == "lambdarank":
+        sigma = 0.5 if sigma == 1.0 else sigma
+    diff_r = rel.unsqueeze(2) - rel.unsqueeze(1)
+    pair = (diff_r > 0) & valid.unsqueeze(2) & valid.unsqueeze(1)
+    if kind == "ranknet":
+        w = pair.float()
+    else:
+        disc = _discount(ranks_desc(s, valid), k)
+        idcg = ideal_dcg(rel, valid, k).clamp(min=1e-12)
+        w = (diff_r.abs() * (disc.unsqueeze(2) - disc.unsqueeze(1)).abs()) / idcg[:, None, None]
+        w = w * pair
+    pl = torch.nn.functional.softplus(-sigma * (s.unsqueeze(2) - s.unsqueeze(1))) / math.log(2.0)
+    has = pair.any(2).any(1)
+    return (w * pl).sum((1, 2))[has].sum() / has.sum().clamp(min=1)
+
+
+@pytest.mark.parametrize("kind", ["lambda", "lambdarank", "ranknet"])
+def test_stage1_loss_bit_identical_to_the_formula_with_masks(kind):
+    # the loss builds its pairs without (N, C, C) validity masks and its weights in place:
+    # the same value and gradient to the last bit, ties, invalid candidates and items
+    # without a pair included
+    g = torch.Generator().manual_seed(0)
+    for trial in range(40):
+        n, c = int(torch.randint(1, 60, (1,), generator=g)), int(torch.randint(1, 40, (1,), generator=g))
+        s0 = torch.randn(n, c, generator=g) * 8
+        if trial % 2:
+            s0 = s0.round()                                        # tied scores
+        rel = torch.rand(n, c, generator=g).round(decimals=1)      # tied relevances
+        rel[:, c // 2:] = 0                                        # sampled negatives
+        valid = torch.rand(n, c, generator=g) > 0.15
+        valid[: n // 4] = False                                    # items with no candidate
+        for sigma in (1.0, 0.7):
+            for k in (3, 50):
+                a, b = s0.clone().requires_grad_(), s0.clone().requires_grad_()
+                got = stage1_loss(a, rel, valid, kind=kind, k=k, sigma=sigma)
+                want = _stage1_loss_as_written(b, rel, valid, kind, k, sigma)
+                got.backward()
+                want.backward()
+                assert torch.equal(got, want)
+                assert torch.equal(a.grad, b.grad)
+
+
 def test_graded_ndcg_perfect_and_reversed():
     rel = torch.tensor([[3.0, 2.0, 0.0]])
     valid = torch.ones(1, 3, dtype=torch.bool)

@@ -93,20 +93,30 @@ def stage1_loss(s, rel, valid, *, kind="lambda", k=15, sigma=1.0):
         return err.sum() / valid.sum().clamp(min=1)
     if kind == "lambdarank":
         sigma = 0.5 if sigma == 1.0 else sigma
-    diff_r = rel.unsqueeze(2) - rel.unsqueeze(1)                     # r_j - r_h
-    pair = (diff_r > 0) & valid.unsqueeze(2) & valid.unsqueeze(1)
-    if kind == "ranknet":
-        w = pair.float()
+    if not rel.is_floating_point():
+        rel = rel.to(s.dtype)
+    with torch.no_grad():       # the pairs and their weights take no gradient
+        # an invalid candidate's relevance as NaN: every comparison with it is False, so a
+        # pair (r_j > r_h) has both ends valid without two (N, C, C) masks
+        r = rel.masked_fill(~valid, float("nan"))
+        diff_r = r.unsqueeze(2) - r.unsqueeze(1)                     # r_j - r_h
+        pair = diff_r > 0
+        # an item has a pair when its valid relevances are not all equal
+        has = r.nan_to_num(float("-inf")).amax(1) > r.nan_to_num(float("inf")).amin(1)
+        if kind == "ranknet":
+            w = pair.to(s.dtype)
+        else:
+            disc = _discount(ranks_desc(s, valid), k)
+            idcg = ideal_dcg(rel, valid, k).clamp(min=1e-12)
+            # |r_j - r_h| · |Δdisc| / IDCG in place; the non-pairs (NaN where invalid) are 0
+            w = diff_r.abs_().mul_((disc.unsqueeze(2) - disc.unsqueeze(1)).abs_())
+            w = torch.where(pair, w.div_(idcg[:, None, None]), 0.0)
+    if sigma == 1.0:
+        x = s.unsqueeze(1) - s.unsqueeze(2)          # −(s_j − s_h), exactly as −1 · (s_j − s_h)
     else:
-        ranks = ranks_desc(s, valid)
-        disc = _discount(ranks, k)
-        idcg = ideal_dcg(rel, valid, k).clamp(min=1e-12)
-        w = (diff_r.abs() * (disc.unsqueeze(2) - disc.unsqueeze(1)).abs()) / idcg[:, None, None]
-        w = w * pair
-    ds = s.unsqueeze(2) - s.unsqueeze(1)
-    pl = F.softplus(-sigma * ds) / math.log(2.0)
+        x = -sigma * (s.unsqueeze(2) - s.unsqueeze(1))
+    pl = F.softplus(x) / math.log(2.0)
     per_item = (w * pl).sum((1, 2))
-    has = pair.any(2).any(1)
     return per_item[has].sum() / has.sum().clamp(min=1)
 
 
