@@ -65,3 +65,41 @@ def test_candidate_race_callback_stops_at_patience():
     race = CandidateRace([0.6, 0.6], "valid_map", patience=3).initialize()
     race.on_epoch_end(Net())
     assert not race.stopped_
+
+
+def test_race_routed_stops_a_candidate_far_behind_after_the_warm_up():
+    from xplant.neural._dev_choice import ROUT_GAP, race_routed
+    # the dev curves measured on the flatter synthetic corpus (2,000 documents): weight 0.1
+    # 0.20 and 0.23 behind weight 0's same-epoch best after the 2 warm-up epochs
+    ref = [0.4476, 0.4344, 0.6659, 0.7275, 0.7523, 0.7765]
+    routed = [0.4665, 0.4951, 0.4674, 0.4967]
+    assert race_routed(routed, ref, start=2)
+    assert not race_routed(routed[:3], ref, start=2)          # one epoch after the warm-up
+    assert not race_routed(routed, ref, start=3)              # the warm-up is not counted
+    # and on the default corpus: 0.1 at most 0.035 behind, then ahead, races on
+    ref = [0.4747, 0.4926, 0.7337, 0.7841, 0.8243, 0.8651, 0.8685, 0.8879]
+    leader = [0.5248, 0.6097, 0.6987, 0.7663, 0.8103, 0.8497, 0.8614, 0.9001]
+    assert not any(race_routed(leader[:e], ref, start=2) for e in range(1, 9))
+    # each of the two epochs must trail by more than the gap: 0.09 behind at one is no rout
+    assert ROUT_GAP == 0.1
+    assert not race_routed([0.5, 0.5, 0.6, 0.66], [0.5, 0.5, 0.75, 0.75], start=2)
+    assert race_routed([0.5, 0.5, 0.6, 0.6], [0.5, 0.5, 0.75, 0.75], start=2)
+    assert not race_routed([0.1, 0.1, 0.1], [], start=0)       # no earlier candidate
+
+
+def test_candidate_race_says_why_it_stopped():
+    class Net:
+        history = [{"valid_map": v} for v in (0.47, 0.50, 0.47, 0.50)]
+
+    race = CandidateRace([0.45, 0.43, 0.67, 0.73, 0.75], "valid_map", patience=6,
+                         start=2).initialize()
+    with pytest.raises(KeyboardInterrupt):
+        race.on_epoch_end(Net())
+    assert race.stopped_ and race.why_ == "far behind"
+    level = CandidateRace([0.47, 0.50, 0.47, 0.50], "valid_map", patience=2).initialize()
+    with pytest.raises(KeyboardInterrupt):
+        level.on_epoch_end(Net())
+    assert level.why_ == "not ahead"
+    ahead = CandidateRace([0.4, 0.4, 0.4, 0.4], "valid_map", patience=2).initialize()
+    ahead.on_epoch_end(Net())
+    assert not ahead.stopped_ and ahead.why_ is None

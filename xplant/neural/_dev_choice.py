@@ -36,6 +36,17 @@ STAGE1_WEIGHT_FALLBACK = 0.1
 #: than this is no difference dev can show.
 RACE_MARGIN = 0.005
 
+#: How far behind (0.1: ten points of dev MAP) the earlier candidate's best at the same epoch a
+#: later candidate may be, for :data:`ROUT_EPOCHS` epochs in a row after the warm-up, before
+#: :class:`CandidateRace` stops it without waiting ``patience`` epochs. Measured on two
+#: synthetic corpora (docs/benchmarks/speed.md, "A user's corpus of many short
+#: documents"): the weight 0.1 that went on to lead was at most 0.035 behind after the
+#: warm-up; the one that never led was 0.20 behind.
+ROUT_GAP = 0.1
+
+#: Consecutive epochs a later candidate must trail by more than :data:`ROUT_GAP` to stop.
+ROUT_EPOCHS = 2
+
 
 def best_so_far(scores):
     """The running maximum of a dev curve, NaN (no score) counted as -inf.
@@ -93,13 +104,53 @@ def race_misses(scores, reference, *, margin=RACE_MARGIN, start=0):
     return misses
 
 
+def race_routed(scores, reference, *, gap=ROUT_GAP, epochs=ROUT_EPOCHS, start=0):
+    """Whether a candidate trailed the reference by more than ``gap`` at each of its last epochs.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        The candidate's dev score per epoch so far (NaN: not scored).
+    reference : sequence of float
+        The best earlier candidate's dev score per epoch; compared, as in
+        :func:`race_misses`, by its best up to the same epoch.
+    gap : float, default=ROUT_GAP
+    epochs : int, default=ROUT_EPOCHS
+        How many of the last epochs must trail by more than ``gap``.
+    start : int, default=0
+        Epochs of the warm-up, never counted.
+
+    Returns
+    -------
+    bool
+        False while fewer than ``epochs`` epochs follow the warm-up.
+
+    Examples
+    --------
+    >>> ref = [0.45, 0.43, 0.67, 0.73, 0.75]
+    >>> race_routed([0.47, 0.50, 0.47, 0.50], ref, start=2)    # 0.20 and 0.23 behind
+    True
+    >>> race_routed([0.47, 0.50, 0.70, 0.70], ref, start=2)    # 0.03 behind: still racing
+    False
+    >>> race_routed([0.47, 0.50, 0.47], ref, start=2)          # one epoch after the warm-up
+    False
+    """
+    own, ref = best_so_far(scores), best_so_far(reference)
+    if not len(ref) or len(own) - int(start) < epochs:
+        return False
+    return all(own[e] < ref[min(e, len(ref) - 1)] - gap
+               for e in range(len(own) - epochs, len(own)))
+
+
 class CandidateRace(Callback):
     """Stop a later ``stage1_weight`` candidate that dev does not show ahead (skorch callback).
 
     After each epoch, :func:`race_misses` of the net's dev curve against the
     best earlier candidate's; at ``patience`` misses training stops, as
     early stopping stops it (the best epoch's weights are kept by early
-    stopping's ``load_best``). It reads only the history, so a resumed fit
+    stopping's ``load_best``). A candidate far behind (:func:`race_routed`:
+    more than :data:`ROUT_GAP` for :data:`ROUT_EPOCHS` epochs after the
+    warm-up) stops at once. It reads only the history, so a resumed fit
     races on as the interrupted one did.
 
     Parameters
@@ -118,6 +169,9 @@ class CandidateRace(Callback):
     ----------
     stopped_ : bool
         True once the race stopped the candidate.
+    why_ : str or None
+        Why it stopped: ``"not ahead"`` (``patience`` misses) or ``"far
+        behind"`` (:func:`race_routed`); None while it races.
     """
 
     def __init__(self, reference, monitor, patience, margin=RACE_MARGIN, start=0):
@@ -128,14 +182,29 @@ class CandidateRace(Callback):
         self.start = start
 
     def initialize(self):
-        self.stopped_ = False
+        self.stopped_, self.why_ = False, None
         return self
 
-    def on_epoch_end(self, net, **kwargs):
-        scores = [h.get(self.monitor, np.nan) for h in net.history]
+    def decide(self, scores):
+        """Why a candidate with this dev curve stops now: ``"not ahead"``, ``"far behind"``
+        or None (it races on).
+
+        Parameters
+        ----------
+        scores : sequence of float
+            The candidate's dev score per epoch so far.
+        """
         if race_misses(scores, self.reference, margin=self.margin,
                        start=self.start) >= self.patience:
-            self.stopped_ = True
+            return "not ahead"
+        if race_routed(scores, self.reference, start=self.start):
+            return "far behind"
+        return None
+
+    def on_epoch_end(self, net, **kwargs):
+        why = self.decide([h.get(self.monitor, np.nan) for h in net.history])
+        if why is not None:
+            self.stopped_, self.why_ = True, why
             raise KeyboardInterrupt       # skorch ends training, as early stopping does
 
 
@@ -226,7 +295,7 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         Stage 2 learning rate: with ``lr=None`` each weight has its own,
         :func:`~xplant.neural.default_lr`), ``raced_out`` (True when the
         race stopped it: dev did not show it ahead of an earlier candidate,
-        :class:`CandidateRace`). With ``clf.verbose``, each
+        or showed it far behind, :class:`CandidateRace`). With ``clf.verbose``, each
         candidate's start and its epochs, wall time and dev score are
         printed, so a user sees that the choice trains Stage 2 once per
         candidate. The chosen
@@ -245,7 +314,8 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
     stopping, then each later one for as long as it races ahead on dev
     (with ``patience=None``, no race: every candidate trains
     ``max_epochs``). Where dev shows no difference a later candidate stops
-    ``patience`` epochs after the unfreezing warm-up; one that dev shows
+    ``patience`` epochs after the unfreezing warm-up, one far behind
+    (:func:`race_routed`) :data:`ROUT_EPOCHS` epochs after it; one that dev shows
     ahead trains to its own early stopping, and its epochs are exactly
     those of the fit with its fixed weight. The candidates share the start state (module
     weights, NumPy and torch random states), so they differ only by the
@@ -303,9 +373,10 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
                                     "fit(..., resume=True) continues it")
         # raced out: stopped by the race now, or (restored from a completed checkpoint) by
         # the race of the interrupted fit, which its dev curve shows
-        stopped = race is not None and (race.stopped_ or (done and race_misses(
-            [h.get(key, np.nan) for h in clf.history], race.reference,
-            start=race.start) >= race.patience))
+        if race is not None and done and not race.stopped_:
+            race.why_ = race.decide([h.get(key, np.nan) for h in clf.history])
+            race.stopped_ = race.why_ is not None
+        stopped = race is not None and race.stopped_
         vals = np.asarray([h.get(key, np.nan) for h in clf.history], dtype=float)
         curves.append(vals)
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
@@ -313,8 +384,11 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
                         "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
                         "lr": clf.effective_lr(), "raced_out": bool(stopped)})
         if clf.verbose:
-            why = (f", stopped: not ahead of the earlier candidate by more than "
-                   f"{RACE_MARGIN:g} for {clf.patience} epochs" if stopped else "")
+            why = {None: "", "not ahead": f", stopped: not ahead of the earlier candidate by "
+                                          f"more than {RACE_MARGIN:g} for {clf.patience} epochs",
+                   "far behind": f", stopped: behind the earlier candidate by more than "
+                                 f"{ROUT_GAP:g} for {ROUT_EPOCHS} epochs"}[
+                race.why_ if stopped else None]
             print(f"stage1_weight='dev': candidate {w:g}: {len(clf.history)} epochs in "
                   f"{time.perf_counter() - t0:.0f} s, best dev {clf.scoring} {score:.4f}{why} "
                   "(set stage1_weight to one value to train Stage 2 once)", flush=True)
