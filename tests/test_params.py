@@ -2,6 +2,7 @@
 ``xplant._params.check_params``, for every estimator (docs/design.md, "Parameter
 validation")."""
 
+import importlib
 import math
 import numbers
 
@@ -14,6 +15,9 @@ from xplant._params import (Checked, Interval, InvalidParameterError, StrOptions
                             number_at_least)
 from xplant.linear import LibMultiLabelLinear, NapkinXCPLT, OmikujiTrees, OneVsRestLinear
 from xplant.relevance import MIGRelevance
+
+NEURAL = importlib.util.find_spec("torch") is not None and \
+    importlib.util.find_spec("skorch") is not None
 
 RULES = {"loss": [StrOptions({"focal", "bce"})], "gamma": [number_at_least(0)],
          "k": [int_at_least(1), None], "share": [Interval(numbers.Real, 0, 0.9, closed="right")],
@@ -116,8 +120,72 @@ def test_sklearn_style_estimators_accept_the_edges():
                     random_state=np.random.RandomState(0)).fit(X, Y)
 
 
+def _neural():
+    if not NEURAL:
+        pytest.skip("needs torch and skorch")
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    return AttentionPlanter, PlantClassifier
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"criterion__gamma": -1.0}, "criterion__gamma=-1.0 is out of range; it must be a number >= 0"),
+    ({"module__pool_size": 0}, "module__pool_size=0 is out of range; it must be an integer >= 1"),
+    ({"module__head": "deep"}, "module__head='deep' is not one of the options"),
+    ({"decision__max_k": 2.5}, r"decision__max_k=2.5 has the wrong type \(float\)"),
+    ({"decision__logit_adjustment": -1}, "decision__logit_adjustment=-1 is out of range; it must "
+                                         "be 'dev' or a number >= 0"),
+    ({"optimizer__weight_decay": -0.1}, "optimizer__weight_decay=-0.1 is out of range"),
+    ({"iterator_train__min_epoch_docs": 0}, "iterator_train__min_epoch_docs=0 is out of range"),
+    ({"lr": "fast"}, r"lr='fast' has the wrong type \(str\); it must be a number > 0 or None"),
+    ({"stage1_weight": "auto"}, "stage1_weight='auto' is not one of the options"),
+    ({"planter": 3}, r"planter=3 has the wrong type \(int\)"),
+    ({"validation_fraction": 1.0}, r"validation_fraction=1.0 is out of range; it must be a "
+                                   r"number in \(0, 0.9\] or None"),
+])
+def test_plant_classifier_refuses_bad_values_before_fitting(params, message):
+    _, PlantClassifier = _neural()
+    clf = PlantClassifier(**params)
+    with pytest.raises(ValueError, match=f"^PlantClassifier: {message}"):
+        clf.fit(TEXTS, Y)
+    assert not hasattr(clf, "relevance_") and not clf.initialized_
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"criterion__kind": "listnet"}, "criterion__kind='listnet' is not one of the options"),
+    ({"stage1_loss": "listnet"}, "stage1_loss='listnet' is not one of the options"),
+    ({"criterion__k": 0}, "criterion__k=0 is out of range"),
+    ({"n_negatives": -1}, "n_negatives=-1 is out of range; it must be an integer >= 0"),
+    ({"warmup": 1.5}, r"warmup=1.5 is out of range; it must be a number in \[0, 1\]"),
+    ({"module__dropout": "0.1"}, r"module__dropout='0.1' has the wrong type \(str\)"),
+    ({"lr": None}, r"lr=None has the wrong type \(NoneType\); it must be a number > 0"),
+])
+def test_attention_planter_refuses_bad_values_before_fitting(params, message):
+    AttentionPlanter, _ = _neural()
+    planter = AttentionPlanter(**params)
+    with pytest.raises(ValueError, match=f"^AttentionPlanter: {message}"):
+        planter.fit(TEXTS, Y)
+    assert not hasattr(planter, "relevance_") and not planter.initialized_
+
+
+def test_neural_estimators_accept_the_edges():
+    AttentionPlanter, PlantClassifier = _neural()
+    PlantClassifier(lr=None, module__dropout=0.0, validation_fraction=0.9, patience=1,
+                    criterion__label_smoothing=0.5, criterion__gamma=0, stage1_weight=0,
+                    decision__logit_adjustment="dev", decision__max_k=1, n_candidates=1,
+                    shortlist_cv=2, criterion__hard_negatives=None, planter=None,
+                    iterator_train__min_epoch_docs=1, iterator_train__max_epoch_docs=1,
+                    module__max_length=None, callbacks__unfreeze__phases=[(0, "head", 0.0)]
+                    )._check_params()
+    AttentionPlanter(module__dropout=1.0, warmup=0, n_negatives=0, validation_fraction=None,
+                     criterion__kind="mse", optimizer__lr=1e-6)._check_params()
+
+
 def _estimators():
-    return [MIGRelevance(), OneVsRestLinear(), NapkinXCPLT(), OmikujiTrees(), LibMultiLabelLinear()]
+    out = [MIGRelevance(), OneVsRestLinear(), NapkinXCPLT(), OmikujiTrees(), LibMultiLabelLinear()]
+    if NEURAL:
+        from xplant.neural import AttentionPlanter, PlantClassifier
+        out += [AttentionPlanter(), PlantClassifier()]
+    return out
 
 
 @pytest.mark.parametrize("est", _estimators(), ids=lambda e: type(e).__name__)
