@@ -275,7 +275,7 @@ def check_params(owner, params, constraints):
     InvalidParameterError
         A ValueError and a TypeError (scikit-learn's class), whose message
         names the owner, the parameter, its value, what is wrong (out of
-        range, not one of the options, NaN, the wrong type) and what the
+        range, not one of the options, NaN, infinite, the wrong type) and what the
         parameter takes. A :class:`Checked` constraint raises its own.
 
     Examples
