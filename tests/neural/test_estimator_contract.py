@@ -235,7 +235,8 @@ def test_stage1_weight_dev_falls_back_errors_and_grid_search(data, tmp_path):
     with pytest.warns(UserWarning, match="the dev split has no positive label.*stage1_weight=0.1"):
         _clf(stage1_weight="dev", max_epochs=1).fit(texts, Y, validation_data=empty_dev)
     assert PlantClassifier().stage1_weight == "dev"             # the default
-    with pytest.raises(ValueError, match=r"stage1_weight='auto' is not allowed; use one of \['dev'\]"):
+    with pytest.raises(ValueError, match=r"PlantClassifier: stage1_weight='auto' is not one of the options; "
+                       r"it must be 'dev' or a number >= 0"):
         _clf(stage1_weight="auto").fit(texts, Y)
     gs = GridSearchCV(_clf(max_epochs=1, validation_fraction=0.25),
                       {"stage1_weight": ["dev", 0.0]}, cv=2, error_score="raise",

@@ -399,7 +399,7 @@ def test_fresh_fit_replaces_and_resume_checks_the_checkpoint_shortlist(small, co
 def test_nan_parameters_are_refused(tiny, corpus):
     texts, Y = corpus
     for name in ("fusion", "lr", "stage1_weight"):
-        with pytest.raises(ValueError, match=f"{name} is NaN"):
+        with pytest.raises(ValueError, match=f"{name}=nan is NaN"):
             PlantClassifier(**{**tiny, name: float("nan")}, shortlist="linear").fit(texts, Y)
 
 

@@ -7,12 +7,16 @@ take the top k scores in row blocks, so that no dense ``(n, L)`` matrix is
 held when ``L`` is large.
 """
 
+import importlib
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._labels import (as_prediction_form, as_score_form, check_class_names, check_indicator, check_targets,
                        label_frequency, prediction_form)
+from .._params import ParamsMixin
 from ..metrics._kernels import top_k_dense as top_k_kernel
 from ..metrics._validation import check_k as _check_k
 from ..metrics._validation import label_scores
@@ -255,7 +259,7 @@ class MultiLabelRankerMixin:
         -------
         indices : ndarray of shape (n_samples, min(k, n_labels)), dtype int64
             Label columns by decreasing score; equal scores rank the lower
-            label index first.
+            label index first (a label tree: see its class's Notes).
         scores : ndarray of shape (n_samples, min(k, n_labels)), dtype float64
             The matching scores (the scale of ``decision_function``, or of
             ``predict_proba`` for models without one).
@@ -267,8 +271,12 @@ class MultiLabelRankerMixin:
         indices = np.empty((n, k), dtype=np.int64)
         values = np.empty((n, k), dtype=np.float64)
         for rows in _row_blocks(n, self.n_labels_):
-            indices[rows], values[rows] = top_k_dense(self._scores(_take_rows(X, rows)), k)
+            indices[rows], values[rows] = self._top_k_block(_take_rows(X, rows), k)
         return indices, values
+
+    def _top_k_block(self, X, k):
+        """Top-``k`` labels of a block of rows: of :meth:`_scores` (a tree: its own search)."""
+        return top_k_dense(self._scores(X), k)
 
     def predict(self, X, *, k=None, threshold=None):
         """0/1 label predictions by top-k or by a score threshold.
@@ -334,3 +342,69 @@ class MultiLabelRankerMixin:
             tags.classifier_tags.multi_class = False   # labels are 0/1 columns, never {0, 1, 2}
         return tags
 
+
+def import_optional(module, extra, package=None):
+    """Import an optional library; its ImportError names the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{package or module} is needed for this estimator; install it with "
+            f"pip install 'xplant[{extra}]'."
+        ) from exc
+
+
+class SparseFeatureRanker(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+    """The one ``fit`` of the sparse-feature rankers (one-vs-rest and the library wrappers).
+
+    ``fit`` checks the parameters against the class's ``_parameter_constraints``
+    (:func:`xplant._params.check_params`) and their relations
+    (``_check_relations``), imports the library that ``_requires`` names
+    (``(module, extra, package)``), reads the data (:meth:`_fit_inputs`),
+    then trains: ``_fit(X, Y, library)``.
+    """
+
+    _requires = None
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, *, label_names=None):
+        """Train the model on sparse features and their labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training features (a TF-IDF matrix, say), read as CSR float64.
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels), 1-D binary y, or label lists
+            0/1 label indicators (:func:`xplant._labels.check_targets`);
+            columns without positives are allowed.
+        label_names : sequence of n_labels names, default=None
+            Names of ``Y``'s columns, stored as ``classes_``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On an invalid parameter (naming it, its value and what it takes),
+            parameters that contradict each other, a non-0/1 ``Y``,
+            mismatched rows or a ``Y`` without any positive.
+        ImportError
+            When the model's library, an optional extra, is not installed.
+        """
+        self._check_relations()
+        library = import_optional(*self._requires) if self._requires else None
+        X, Y = self._fit_inputs(X, Y, label_names)
+        self._fit(X, Y, library)
+        return self
+
+    def _check_relations(self):
+        """Relations between parameters that the constraints do not state (none here)."""
+
+    def _validate_X(self, X):
+        return self._csr_features(X)
+
+    def _fit(self, X, Y, library):  # pragma: no cover - abstract
+        raise NotImplementedError

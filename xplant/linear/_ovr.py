@@ -6,18 +6,17 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._params import StrOptions, int_at_least, number_above, number_at_least
 from .._sigmoid import sigmoid
-from ._base import MultiLabelRankerMixin
+from ._base import SparseFeatureRanker
 from ._dcd import dcd_squared_hinge
 
 #: Decision value of a label with no training positive: low, finite, constant.
@@ -158,7 +157,7 @@ def fit_one_vs_rest(X, Y, *, loss="squared_hinge", C=1.0, class_weight=None,
     return weights, intercept, n_iter
 
 
-class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+class OneVsRestLinear(SparseFeatureRanker):
     """One binary linear model per label, with sparse pruned weights.
 
     Each label gets its own L2-regularised linear classifier on the (sparse)
@@ -259,12 +258,12 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "loss": [StrOptions({"squared_hinge", "logistic"})],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "C": [number_above(0)],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "fit_intercept": ["boolean"],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "prune_threshold": [Interval(numbers.Real, 0, None, closed="left")],
+        "tol": [number_above(0)],
+        "max_iter": [int_at_least(1)],
+        "prune_threshold": [number_at_least(0)],
         "solver": [StrOptions({"auto", "dcd", "liblinear"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -286,31 +285,8 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, label_names=None):
-        """Fit one linear model per label of ``Y``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Features, for example TF-IDF. Converted to CSR float64.
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
-            0/1 label indicators; CSR int64 preferred, dense and bool
-            accepted. Columns without positives are allowed.
-        label_names : sequence of n_labels names, default=None
-            Stored as ``classes_``.
-
-        Returns
-        -------
-        self : OneVsRestLinear
-            The fitted estimator.
-
-        Raises
-        ------
-        ValueError
-            On invalid parameters, a non-0/1 ``Y``, mismatched rows, an
-            all-empty ``Y``, or ``solver="dcd"`` with ``loss="logistic"``.
-        """
+    def _check_relations(self):
+        """``solver="dcd"`` solves the squared hinge only; ``class_weight``'s keys are 0 and 1."""
         if self.solver == "dcd" and self.loss != "squared_hinge":
             raise ValueError(
                 'solver="dcd" solves the squared hinge loss only; use solver="liblinear" '
@@ -322,7 +298,9 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"class_weight keys must be 0 (negatives) and 1 (positives); got {sorted(bad)}."
                 )
-        X, Y = self._fit_inputs(X, Y, label_names)
+
+    def _fit(self, X, Y, library=None):
+        """One linear model per label of ``Y`` (:func:`fit_one_vs_rest`)."""
         weights, intercept, n_iter = fit_one_vs_rest(
             X, Y, loss=self.loss, C=self.C, class_weight=self.class_weight,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
@@ -337,7 +315,6 @@ class OneVsRestLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
                 "before converging; raise max_iter or tol.",
                 ConvergenceWarning,
             )
-        return self
 
     def _validate_X(self, X):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)

@@ -7,7 +7,6 @@ matrix) as :class:`~xplant.linear.OneVsRestLinear`, and handles its
 library's data quirks inside.
 """
 
-import importlib
 import numbers
 import os
 import shutil
@@ -16,23 +15,13 @@ import warnings
 import weakref
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import StrOptions, int_at_least, number_above, number_at_least
 from ..datasets import dump_xc
-from ._base import MultiLabelRankerMixin, _row_blocks, check_k, top_k_dense
+from ._base import SparseFeatureRanker, top_k_dense
+from ._base import import_optional as _import_optional
 from ._ovr import EMPTY_LABEL_SCORE
-
-
-def _import_optional(module, extra, package=None):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{package or module} is needed for this estimator; install it with "
-            f"pip install 'xplant[{extra}]'."
-        ) from exc
 
 
 def _temporary_dir(owner, prefix):
@@ -42,11 +31,14 @@ def _temporary_dir(owner, prefix):
     return path
 
 
-class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
-    """Common face of label-tree libraries that return top-k (label, prob) lists."""
+class _TreeWrapper(SparseFeatureRanker):
+    """Common face of label-tree libraries that return top-k (label, prob) lists.
 
-    def _validate_X(self, X):
-        return self._csr_features(X)
+    ``predict_top_k`` asks the library's own tree search for each block's
+    top k: labels the search did not reach score 0 and fill the list by
+    decreasing training frequency (the frequency prior; equal frequencies:
+    lower index first), as do ties between reached labels.
+    """
 
     def _default_rule(self):
         return "threshold", 0.5
@@ -101,40 +93,12 @@ class _TreeWrapper(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     def _scores(self, X):
         return self._fill(self._native_top_k(X, self.n_labels_), self.n_labels_)
 
-    def predict_top_k(self, X, k):
-        """Top-``k`` labels by the library's own tree search.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Documents.
-        k : int
-            Number of labels, ``k >= 1`` (clipped to ``n_labels_``).
-
-        Returns
-        -------
-        indices : ndarray of shape (n_samples, min(k, n_labels)), dtype int64
-            Labels by decreasing probability. Labels the search did not reach
-            score 0 and fill the list by decreasing training frequency (the
-            frequency prior; equal frequencies: lower index first), as do
-            ties between reached labels.
-        scores : ndarray of shape (n_samples, min(k, n_labels)), dtype float64
-            Estimated probabilities.
-        """
-        check_is_fitted(self)
-        k = check_k(k, self.n_labels_)
-        X = self._validate_X(X)
-        n = X.shape[0]
-        indices = np.empty((n, k), dtype=np.int64)
-        values = np.empty((n, k), dtype=np.float64)
+    def _top_k_block(self, X, k):
         # columns by decreasing training frequency: the stable top-k breaks ties
         # (the unreached labels' zeros among them) in that order
         by_freq = np.argsort(-self.label_frequency_, kind="stable")
-        for rows in _row_blocks(n, self.n_labels_):
-            block = self._fill(self._native_top_k(X[rows], k), k)
-            top, values[rows] = top_k_dense(block[:, by_freq], k)
-            indices[rows] = by_freq[top]
-        return indices, values
+        top, values = top_k_dense(self._fill(self._native_top_k(X, k), k)[:, by_freq], k)
+        return by_freq[top], values
 
     def predict_proba(self, X):
         """Label probabilities estimated by the tree (dense; 0 where not reached).
@@ -200,14 +164,15 @@ class NapkinXCPLT(_TreeWrapper):
 
     _parameter_constraints = {
         "loss": [StrOptions({"log", "l2"})],
-        "liblinear_c": [Interval(numbers.Real, 0, None, closed="neither")],
-        "arity": [Interval(numbers.Integral, 2, None, closed="left")],
-        "max_leaves": [Interval(numbers.Integral, 1, None, closed="left")],
-        "weights_threshold": [Interval(numbers.Real, 0, None, closed="left")],
-        "ensemble": [Interval(numbers.Integral, 1, None, closed="left")],
+        "liblinear_c": [number_above(0)],
+        "arity": [int_at_least(2)],
+        "max_leaves": [int_at_least(1)],
+        "weights_threshold": [number_at_least(0)],
+        "ensemble": [int_at_least(1)],
         "n_jobs": [numbers.Integral, None],
         "random_state": [numbers.Integral],
     }
+    _requires = ("napkinxc.models", "trees", "napkinxc")
 
     def __init__(self, loss="log", liblinear_c=10.0, arity=2, max_leaves=100,
                  weights_threshold=0.1, ensemble=1, n_jobs=None, random_state=0):
@@ -220,30 +185,8 @@ class NapkinXCPLT(_TreeWrapper):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, label_names=None):
-        """Build the tree and train its node classifiers.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training features (a TF-IDF matrix, say).
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
-            0/1 label indicators.
-        label_names : sequence of n_labels names, default=None
-            Names of ``Y``'s columns, stored as ``classes_``.
-
-        Returns
-        -------
-        self : NapkinXCPLT
-
-        Raises
-        ------
-        ImportError
-            If napkinXC is not installed.
-        """
-        models = _import_optional("napkinxc.models", "trees", "napkinxc")
-        X, Y = self._fit_inputs(X, Y, label_names)
+    def _fit(self, X, Y, models):
+        """Build the tree and train its node classifiers (``models``: napkinxc.models)."""
         self.model_dir_ = _temporary_dir(self, "xplant-napkinxc-")
         threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
         self.model_ = models.PLT(
@@ -254,7 +197,6 @@ class NapkinXCPLT(_TreeWrapper):
         )
         labels = [[int(j) for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]] for i in range(Y.shape[0])]
         self.model_.fit(X.astype(np.float32), labels)
-        return self
 
     def _native_top_k(self, X, k):
         return self.model_.predict_proba(X.astype(np.float32), top_k=int(k))
@@ -263,7 +205,7 @@ class NapkinXCPLT(_TreeWrapper):
         shutil.copytree(self.model_dir_, folder, dirs_exist_ok=True)
 
     def _load_native(self, folder):
-        models = _import_optional("napkinxc.models", "trees", "napkinxc")
+        models = _import_optional(*self._requires)
         self.model_dir_ = _temporary_dir(self, "xplant-napkinxc-")
         shutil.copytree(folder, self.model_dir_, dirs_exist_ok=True)
         self.model_ = models.PLT(self.model_dir_)
@@ -308,11 +250,12 @@ class OmikujiTrees(_TreeWrapper):
 
     _parameter_constraints = {
         "preset": [StrOptions({"parabel", "bonsai"})],
-        "n_trees": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "linear_c": [Interval(numbers.Real, 0, None, closed="neither")],
-        "beam_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_jobs": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_trees": [int_at_least(1), None],
+        "linear_c": [number_above(0)],
+        "beam_size": [int_at_least(1)],
+        "n_jobs": [int_at_least(1), None],
     }
+    _requires = ("omikuji", "trees")
 
     def __init__(self, preset="bonsai", *, n_trees=None, linear_c=1.0, beam_size=10, n_jobs=None):
         self.preset = preset
@@ -321,30 +264,8 @@ class OmikujiTrees(_TreeWrapper):
         self.beam_size = beam_size
         self.n_jobs = n_jobs
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, label_names=None):
-        """Write an XC-format file, train Omikuji on it, remove the file.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training features (a TF-IDF matrix, say).
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
-            0/1 label indicators.
-        label_names : sequence of n_labels names, default=None
-            Names of ``Y``'s columns, stored as ``classes_``.
-
-        Returns
-        -------
-        self : OmikujiTrees
-
-        Raises
-        ------
-        ImportError
-            If Omikuji is not installed.
-        """
-        omikuji = _import_optional("omikuji", "trees")
-        X, Y = self._fit_inputs(X, Y, label_names)
+    def _fit(self, X, Y, omikuji):
+        """Write an XC-format file, train Omikuji on it, remove the file."""
         X.sort_indices()
         hp = omikuji.Model.default_hyper_param()
         if self.preset == "bonsai":
@@ -363,7 +284,6 @@ class OmikujiTrees(_TreeWrapper):
                 self.model_ = omikuji.Model.train_on_data(path, hp, n_threads=self.n_jobs)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return self
 
     def _native_top_k(self, X, k):
         out = []
@@ -379,13 +299,13 @@ class OmikujiTrees(_TreeWrapper):
             self.model_.save(str(folder))
 
     def _load_native(self, folder):
-        omikuji = _import_optional("omikuji", "trees")
+        omikuji = _import_optional(*self._requires)
         from .._progress import native_output
         with native_output():
             self.model_ = omikuji.Model.load(str(folder))
 
 
-class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
+class LibMultiLabelLinear(SparseFeatureRanker):
     """LibMultiLabel's linear one-vs-rest model (``train_1vsrest``).
 
     LibMultiLabel (Lin et al., "LibMultiLabel: a library for multi-label
@@ -416,44 +336,19 @@ class LibMultiLabelLinear(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator)
     """
 
     _parameter_constraints = {"options": [str], "verbose": ["boolean"]}
+    _requires = ("libmultilabel.linear", "libmultilabel", "libmultilabel")
 
     def __init__(self, options="", verbose=False):
         self.options = options
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, *, label_names=None):
-        """Train LibMultiLabel's one-vs-rest linear model.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training features (a TF-IDF matrix, say).
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
-            0/1 label indicators.
-        label_names : sequence of n_labels names, default=None
-            Names of ``Y``'s columns, stored as ``classes_``.
-
-        Returns
-        -------
-        self : LibMultiLabelLinear
-
-        Raises
-        ------
-        ImportError
-            If LibMultiLabel is not installed.
-        """
-        linear = _import_optional("libmultilabel.linear", "libmultilabel", "libmultilabel")
-        X, Y = self._fit_inputs(X, Y, label_names)
+    def _fit(self, X, Y, linear):
+        """Train LibMultiLabel's one-vs-rest linear model (``linear``: libmultilabel.linear)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PendingDeprecationWarning)  # its np.matrix weights
             self.model_ = linear.train_1vsrest(
                 Y.astype(np.float64), X, options=self.options, verbose=self.verbose
             )
-        return self
-
-    def _validate_X(self, X):
-        return self._csr_features(X)
 
     def _scores(self, X):
         with warnings.catch_warnings():

@@ -1,6 +1,5 @@
 """The skorch ladder shared by AttentionPlanter and PlantClassifier."""
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -10,13 +9,14 @@ from sklearn.utils.metaestimators import available_if
 from torch.utils.data import DataLoader
 
 from .._labels import prediction_form
-from ._common import (SUBNORMAL_SWEEP_STEPS, _is_lists, check_param, check_targets, deterministic_on_cpu,
+from .._params import check_params
+from ._common import (SUBNORMAL_SWEEP_STEPS, _is_lists, check_targets, deterministic_on_cpu,
                       encode, fit_or_take_corpus, is_count_matrix, n_documents, seed_everything,
                       set_torch_threads, split_validation, to_python, zero_subnormal_state)
 from ._data import LengthBucketSampler, positives_list, truncate
-from ._settings import (check_renamed, encoder_settings, epoch_settings, merge_channel,
-                        module_settings, signature_defaults)
-from .backbones import backbone_kind, build_backbone
+from ._settings import (SHARED_CONSTRAINTS, check_renamed, encoder_settings, epoch_settings,
+                        merge_channel, module_settings, signature_defaults)
+from .backbones import build_backbone
 
 
 class FitData(NamedTuple):
@@ -51,6 +51,7 @@ class PlantNetBase(NeuralNet):
     _nested = ("planter", "relevance")   # estimator-valued parameters that get_params(deep=True) opens
     _nested_defaults = {}                 # component classes that a None parameter stands for
     _classes_1d = False                   # a 1-D multi-class y: refused (see check_targets)
+    _parameter_constraints = SHARED_CONSTRAINTS   # every setting's valid values (_settings)
 
     def __sklearn_tags__(self):
         """X: raw texts, a token corpus, or a non-negative document-token count matrix."""
@@ -353,39 +354,18 @@ class PlantNetBase(NeuralNet):
         """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``."""
         return float(self.get_params_for("optimizer").get("lr", self.lr))
 
-    def check_shared_params(self, int_params=(), *, lr_none_ok=False):
-        """Validate the parameters both estimators have; raise ValueError naming the fix.
+    def _check_params(self):
+        """Validate every setting before anything is fitted; raise naming the fix.
 
-        Parameters
-        ----------
-        int_params : tuple of str, default=()
-            Further parameters that must be positive integers.
-        lr_none_ok : bool, default=False
-            Accept ``lr=None`` (the classifier's default learning rate).
+        Each declared setting of :meth:`resolved_params` (named, or reached
+        through a prefix: ``module__pool_size``, ``criterion__gamma``, ...)
+        against the estimator's ``_parameter_constraints``
+        (:mod:`._settings`) by :func:`xplant._params.check_params`; then the
+        relations between settings.
         """
-        from .distributed._config import check_strategy
-        backbone_kind(self.backbone)
-        check_strategy(self.strategy)
-        arch = self._module_settings()
-        for name in ("embedding_dim", "hidden_dim", "attention_dim", "kernel_size"):
-            check_param("module__" + name, arch[name], kind=numbers.Integral, low=1)
-        for name in ("max_epochs", "batch_size") + tuple(int_params):
-            check_param(name, getattr(self, name), kind=numbers.Integral, low=1)
-        check_param("lr", self.lr, low=0, low_open=True, none_ok=lr_none_ok)
-        check_param("module__dropout", arch["dropout"], low=0, high=1)
-        check_param("module__max_length", arch["max_length"], kind=numbers.Integral, low=1,
-                    none_ok=True)
-        opt = merge_channel(self, {"lr": "lr"}, "optimizer")    # lr, optimizer__lr: one setting
-        if "weight_decay" in opt:
-            check_param("optimizer__weight_decay", opt["weight_decay"], low=0)
-        if "lr" in opt:
-            check_param("optimizer__lr", opt["lr"], low=0, low_open=True)
-        check_param("validation_fraction", self.validation_fraction, low=0, high=0.9,
-                    low_open=True, none_ok=True)
+        check_params(type(self).__name__, self.resolved_params(), self._parameter_constraints)
+        merge_channel(self, {"lr": "lr"}, "optimizer")    # lr, optimizer__lr: one setting
         epoch = epoch_settings(self)
-        for name, value in epoch.items():
-            check_param("iterator_train__" + name, value, kind=numbers.Integral, low=1,
-                        none_ok=True)
         if None not in epoch.values() and epoch["max_epoch_docs"] < epoch["min_epoch_docs"]:
             raise ValueError(f"iterator_train__max_epoch_docs={epoch['max_epoch_docs']} is below "
                              f"iterator_train__min_epoch_docs={epoch['min_epoch_docs']}; make "

@@ -4,9 +4,6 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 2410.23066, §3.2.
 """
 
-import numbers
-import os
-
 import numpy as np
 import torch
 from sklearn.utils import ClassifierTags
@@ -14,14 +11,11 @@ from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from skorch.utils import to_tensor
 
 from .._labels import label_frequency
-from ..fusion._fuse import check_fusion
-from ..fusion._shortlist import check_n_candidates, check_shortlist
-from ..metrics import DECISION_RULES
+from ..fusion._shortlist import check_n_candidates
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing, metric_by_name
-from ._common import check_param, to_python, torch_state_restored
-from ._adjustment import check_logit_adjustment
+from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing
+from ._common import to_python, torch_state_restored
 from ._data import Stage2Collate, TokenDataset
 from ._after_training import AfterTrainingMixin
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
@@ -29,7 +23,7 @@ from ._shortlisted import ShortlistMixin
 from ._inference import InferenceMixin
 from ._io import load_model, save_model, saved_kind
 from ._stage1 import AttentionPlanter
-from ._settings import CLASSIFIER_MODULE_DEFAULTS
+from ._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS
 from ._stage2_defaults import default_lr, default_phases, initial_label_bias, scored_labels
 from ._handoff import PlantingMixin
 from .losses import PlantLoss, stage1_loss
@@ -269,6 +263,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         return super().set_params(**params) if params else self
     _nested_defaults = {"planter": AttentionPlanter}
     _module_defaults = CLASSIFIER_MODULE_DEFAULTS    # the module__ settings and their defaults
+    _parameter_constraints = CLASSIFIER_CONSTRAINTS  # every setting's valid values (_settings)
 
     collate = Stage2Collate
 
@@ -361,46 +356,6 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         return tags
 
     # -- fit -------------------------------------------------------------------
-    def _check_params(self):
-        from ._settings import decision_settings
-        self.check_shared_params(lr_none_ok=True)
-        check_param("patience", self.patience, kind=numbers.Integral, low=1, none_ok=True)
-        arch, crit = self._module_settings(), self._criterion_settings()
-        check_param("module__pool_size", arch["pool_size"], kind=numbers.Integral, low=1)
-        check_param("module__head", arch["head"], allowed=("shared", "labelwise"))
-        check_param("criterion__loss", crit["loss"], allowed=("focal", "bce"))
-        check_param("criterion__smoothing_form", crit["smoothing_form"],
-                    allowed=("paper", "symmetric"))
-        check_param("criterion__hard_negatives", crit["hard_negatives"], kind=numbers.Integral,
-                    low=1, none_ok=True)
-        check_param("criterion__gamma", crit["gamma"], low=0)
-        check_param("criterion__label_smoothing", crit["label_smoothing"], low=0, high=0.5)
-        check_param("decision", self.decision, allowed=("dev",) + DECISION_RULES)
-        decision = decision_settings(self)
-        check_param("decision__max_k", decision["max_k"], kind=numbers.Integral, low=1)
-        check_logit_adjustment(decision["logit_adjustment"])
-        if self.planter is not None and not isinstance(self.planter, (str, os.PathLike)) \
-                and not hasattr(self.planter, "fit"):
-            raise ValueError(f"planter must be an AttentionPlanter, a folder of a saved planting "
-                             f"or None, got {self.planter!r}")
-        if isinstance(self.stage1_weight, str):
-            check_param("stage1_weight", self.stage1_weight, allowed=("dev",))
-        else:
-            check_param("stage1_weight", self.stage1_weight, low=0)
-        phases = self._phases()
-        if phases is not None:
-            for ph in phases:
-                if len(ph) != 3 or ph[0] < 0 or ph[2] < 0:
-                    raise ValueError("callbacks__unfreeze__phases: each phase must be "
-                                     f"(epoch >= 0, group, lr >= 0), got {ph!r}")
-        metric_by_name(self.scoring)
-        check_shortlist(self.shortlist)
-        check_fusion(self.fusion)
-        if self.n_candidates is not None:
-            check_n_candidates(self.n_candidates, np.inf)
-        check_param("shortlist_cv", self.shortlist_cv, kind=numbers.Integral, low=2,
-                    none_ok=True)
-
     def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None,
             label_descriptions=None, label_synonyms=None, label_parents=None):
         """Fit Stage 1 (unless disabled) and Stage 2.

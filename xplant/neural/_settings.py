@@ -28,6 +28,11 @@ prefix                    component and its settings (defaults below)
                           ``logit_adjustment`` (τ, a number or ``"dev"``)
 ========================  ====================================================
 
+The valid values of every setting, named or prefixed, are declared here
+too (``SHARED_CONSTRAINTS``, ``PLANTER_CONSTRAINTS``,
+``CLASSIFIER_CONSTRAINTS``: the estimators' ``_parameter_constraints``) and
+checked by :func:`xplant._params.check_params` as fit's first step.
+
 Names of earlier releases (``gamma=``, ``embedding_dim=``, ``plant_from=``,
 ...) raise a TypeError that names the new spelling; in a saved
 ``config.json``, an ``xplant fit --params`` file or a ``--set`` option they
@@ -36,6 +41,12 @@ working.
 """
 
 import inspect
+import numbers
+import os
+
+from .._params import Checked, HasMethods, Interval, StrOptions, int_at_least, number_above, number_at_least
+from ..metrics import DECISION_RULES
+from .losses import STAGE1_LOSSES
 
 #: The network's architecture, shared by the planter and the classifier (the
 #: planting loads into the classifier by name, so both must agree).
@@ -252,3 +263,97 @@ def signature_defaults(cls):
     """Keyword defaults of ``cls.__init__`` (used to tell set values from defaults)."""
     return {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()
             if p.default is not inspect.Parameter.empty}
+
+
+# -- the valid values of every setting: the estimators' ``_parameter_constraints`` --
+# Checked by xplant._params.check_params against ``resolved_params()`` (the
+# prefixed families resolved, their defaults filled in) as the first step of
+# fit; the relations between settings are the estimators' ``_check_params``.
+
+def _check_backbone(value):
+    from .backbones import backbone_kind
+    backbone_kind(value)
+
+
+def _check_strategy(value):
+    from .distributed._config import check_strategy
+    check_strategy(value)
+
+
+def _check_scoring(value):
+    from ._callbacks import metric_by_name
+    metric_by_name(value)
+
+
+def _check_shortlist(value):
+    from ..fusion._shortlist import check_shortlist
+    check_shortlist(value)
+
+
+def _check_fusion(value):
+    from ..fusion._fuse import check_fusion
+    check_fusion(value)
+
+
+def _check_phases(phases):
+    for ph in phases:
+        if len(ph) != 3 or ph[0] < 0 or ph[2] < 0:
+            raise ValueError("callbacks__unfreeze__phases: each phase must be "
+                             f"(epoch >= 0, group, lr >= 0), got {ph!r}")
+
+
+_COUNT = [int_at_least(1)]
+
+#: Constraints of the settings both neural estimators have (named and prefixed).
+SHARED_CONSTRAINTS = {
+    "backbone": [Checked(_check_backbone, "a backbone name")],
+    "strategy": [Checked(_check_strategy, "'skorch', 'deepspeed' or a DeepSpeedStrategy")],
+    **{"module__" + k: _COUNT for k in ("embedding_dim", "hidden_dim", "attention_dim",
+                                         "kernel_size")},
+    "max_epochs": _COUNT, "batch_size": _COUNT,
+    "lr": [number_above(0)],
+    "module__dropout": [Interval(numbers.Real, 0, 1, closed="both")],
+    "module__max_length": [int_at_least(1), None],
+    "optimizer__weight_decay": [number_at_least(0)],
+    "optimizer__lr": [number_above(0)],
+    "validation_fraction": [Interval(numbers.Real, 0, 0.9, closed="right"), None],
+    **{"iterator_train__" + k: [int_at_least(1), None] for k in EPOCH_DEFAULTS},
+}
+
+#: Constraints of :class:`~xplant.neural.AttentionPlanter` (``criterion__kind``, ``__k``,
+#: ``__sigma``: the named ``stage1_loss``, ``ndcg_k``, ``sigma``, the same rules).
+PLANTER_CONSTRAINTS = {
+    **SHARED_CONSTRAINTS,
+    **{name: _COUNT for name in ("ndcg_k", "labels_per_doc", "max_relevant", "criterion__k")},
+    "target": [StrOptions({"mig", "tf"})],
+    **{name: [StrOptions(set(STAGE1_LOSSES))] for name in ("stage1_loss", "criterion__kind")},
+    "n_negatives": [int_at_least(0)],
+    **{name: [number_above(0)] for name in ("sigma", "criterion__sigma")},
+    "warmup": [Interval(numbers.Real, 0, 1, closed="both")],
+}
+
+
+#: Constraints of :class:`~xplant.neural.PlantClassifier`.
+CLASSIFIER_CONSTRAINTS = {
+    **SHARED_CONSTRAINTS,
+    "lr": [number_above(0), None],           # None: default_lr
+    "patience": [int_at_least(1), None],
+    "module__pool_size": _COUNT,
+    "module__head": [StrOptions({"shared", "labelwise"})],
+    "criterion__loss": [StrOptions({"focal", "bce"})],
+    "criterion__smoothing_form": [StrOptions({"paper", "symmetric"})],
+    "criterion__hard_negatives": [int_at_least(1), None],
+    "criterion__gamma": [number_at_least(0)],
+    "criterion__label_smoothing": [Interval(numbers.Real, 0, 0.5, closed="both")],
+    "decision": [StrOptions({"dev", *DECISION_RULES})],
+    "decision__max_k": _COUNT,
+    "decision__logit_adjustment": [StrOptions({"dev"}), number_at_least(0)],
+    "planter": [None, str, os.PathLike, HasMethods("fit")],
+    "stage1_weight": [StrOptions({"dev"}), number_at_least(0)],
+    "callbacks__unfreeze__phases": [None, Checked(_check_phases, "a list of phases")],
+    "scoring": [Checked(_check_scoring, "the name of a ranking metric")],
+    "shortlist": [Checked(_check_shortlist, "None, 'linear' or a ranker")],
+    "fusion": [Checked(_check_fusion, "'dev' or a weight in [0, 1]")],
+    "n_candidates": [int_at_least(1), None],
+    "shortlist_cv": [int_at_least(2), None],
+}

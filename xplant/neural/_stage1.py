@@ -5,7 +5,6 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 """
 
 import json
-import numbers
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +18,11 @@ from .._labels import label_frequency
 from ._base import PlantNetBase
 from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._common import check_param, encode, torch_state_restored
+from ._common import encode, torch_state_restored
 from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
-from ._settings import epoch_settings, merge_channel, network_settings
+from ._settings import PLANTER_CONSTRAINTS, epoch_settings, merge_channel, network_settings
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, truncate
-from .losses import STAGE1_LOSSES, Stage1Loss, graded_ndcg
+from .losses import Stage1Loss, graded_ndcg
 from .modules import PlanterNet
 
 
@@ -183,6 +182,7 @@ class AttentionPlanter(PlantNetBase):
         self.checkpoint_dir = checkpoint_dir
 
     collate = Stage1Collate
+    _parameter_constraints = PLANTER_CONSTRAINTS     # every setting's valid values (_settings)
     #: a 1-D multi-class y plants one query per class, as MIGRelevance scores tokens for any labelling
     _classes_1d = True
 
@@ -234,16 +234,6 @@ class AttentionPlanter(PlantNetBase):
 
     def infer(self, x, **fit_params):
         return self.module_(x.to(self.device))
-
-
-    # -- validation ----------------------------------------------------------
-    def _check_params(self):
-        self.check_shared_params(("ndcg_k", "labels_per_doc", "max_relevant"))
-        check_param("target", self.target, allowed=("mig", "tf"))
-        check_param("stage1_loss", self.stage1_loss, allowed=STAGE1_LOSSES)
-        check_param("n_negatives", self.n_negatives, kind=numbers.Integral, low=0)
-        check_param("sigma", self.sigma, low=0, low_open=True)
-        check_param("warmup", self.warmup, low=0, high=1)
 
     def _special_ids(self):
         rel = self.relevance_

@@ -5,10 +5,10 @@ from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._labels import check_class_names, check_targets
+from .._params import Interval, ParamsMixin, RealNotInt, StrOptions, int_at_least
 from .._target_form import _target_form
 from ._corpus import TokenCorpus
 from ._mig import binarize_tokens, mig_from_counts, mig_scores
@@ -23,7 +23,7 @@ from ._tokenize import (
 )
 from ._vocabulary import _TokenizerMixin
 
-class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
+class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator):
     """Token-label relevance by exact mutual information gain, and tokenization.
 
     ``fit`` tokenizes the training texts, builds the vocabulary and computes
@@ -138,20 +138,14 @@ class MIGRelevance(_TokenizerMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "tokenizer": "no_validation",
-        "top_k": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "top_k": [int_at_least(1), None],
         "positive_only": ["boolean"],
         "normalize": [StrOptions({"joint", "label"}), None],
-        "min_df": [
-            Interval(numbers.Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0, 1, closed="both"),
-        ],
-        "max_df": [
-            Interval(numbers.Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0, 1, closed="both"),
-        ],
+        "min_df": [int_at_least(1), Interval(RealNotInt, 0, 1, closed="both")],
+        "max_df": [int_at_least(1), Interval(RealNotInt, 0, 1, closed="both")],
         "lowercase": ["boolean"],
         "vocabulary": [Mapping, "array-like", None],
-        "max_length": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_length": [int_at_least(1), None],
         "n_jobs": [numbers.Integral, None],
     }
 
