@@ -91,12 +91,8 @@ def row_params(params, row, dataset, codes=None):
 
     Parameters
     ----------
-    params : dict or None
-        The row's parameters (``--set``, a spec).
-    row : Row
-        :func:`xplant.app.find_row`'s record of the row.
-    dataset : str or None
-        The job's dataset.
+    params, row, dataset
+        As in :func:`shortlist_params`.
     codes : str or None, default=None
         Its code set where it has several (CodiEsp: ``"D"``, ``"P"``).
 
