@@ -146,6 +146,7 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, overwrite=False, pr
     Returns
     -------
     Path
+        The run folder, existing and writable.
 
     Raises
     ------
@@ -214,6 +215,8 @@ def check_model_output(output, *, data=(), overwrite=False):
     Returns
     -------
     Path
+        ``output``; its parent folder is writable (the folder itself is
+        written by the save).
 
     Raises
     ------

@@ -158,3 +158,16 @@ def test_bench_split_times_every_split_and_reports_its_target():
     assert all(v >= 0 for v in seconds.values())
     assert lines[0].startswith("Y: 2000 docs x 100 labels")
     assert any(ln.startswith(f"target: {bench.TARGET} under 20 s: ") for ln in lines)
+
+
+def test_the_stratification_heap_pops_its_keys_smallest_first():
+    from xplant.model_selection._kernels import _heap_pop, _heap_push
+    heap, size = np.zeros(5, dtype=np.int64), 0
+    for key in (5, 1, 4, 2, 3):
+        size = _heap_push(heap, size, key)
+    assert heap[0] == 1                                  # the root is the smallest key
+    popped = []
+    while size:
+        top, size = _heap_pop(heap, size)
+        popped.append(int(top))
+    assert popped == [1, 2, 3, 4, 5]

@@ -327,3 +327,16 @@ def test_zero_shot_section_old_folder_missing_row_and_bad_record(run_dir):
     (run_dir / "results.json").write_text(json.dumps(res), encoding="utf-8")
     with pytest.raises(ValueError, match=r"models\[0\]\.zero_shot\.predictions\[0\].*integer offsets"):
         render_report(run_dir)
+
+
+def test_run_files_without_their_list_are_refused_naming_it(tmp_path):
+    from xplant.report._io import read_results, read_similarity
+    (tmp_path / "results.json").write_text('{"models": {}}', encoding="utf-8")
+    with pytest.raises(ValueError, match="expected an object with a 'models' list"):
+        read_results(tmp_path)
+    sim = tmp_path / "similarity.json"
+    sim.write_text('[]', encoding="utf-8")
+    with pytest.raises(ValueError, match="expected an object with a 'groups' list"):
+        read_similarity(sim)
+    sim.write_text('{"groups": [{"similarity": {"PLANT": 0.5}}]}', encoding="utf-8")
+    assert read_similarity(sim)["groups"][0]["similarity"] == {"PLANT": 0.5}

@@ -137,73 +137,48 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
     Parameters
     ----------
     output_dir : str or Path or None
-        Default ``./xplant-runs/ablate-<UTC timestamp>/``. Receives
-        ``ablation.json``, ``ablation.md``, ``low_data_curve.png`` and one
-        run folder per fit (``switches/``, ``curve/seed<s>_n<size>/``).
+        Default ``./xplant-runs/ablate-<UTC timestamp>/``. Receives ``ablation.json``,
+        ``.md``, ``low_data_curve.png``, a run folder per fit (``switches/``, ``curve/*/``).
     dataset : {"codiesp", "eurlex57k"}, default="codiesp"
-        EURLEX57K needs ``data_home`` (the folder of
-        :func:`xplant.datasets.load_eurlex57k`).
+        EURLEX57K needs ``data_home`` (:func:`xplant.datasets.load_eurlex57k`).
     codes, language, data_home
-        See :func:`xplant.datasets.load_codiesp` (``codes`` and ``language``
-        are CodiEsp's only).
+        See :func:`xplant.datasets.load_codiesp` (``codes``, ``language``: CodiEsp's).
     epochs, plant_epochs : int
         Stage 2 and Stage 1 epoch budgets of every fit.
     sizes : sequence of int or None
-        Training sizes of the curve, strictly increasing, each at most the
-        number of training documents (after ``max_docs``). Default
-        :data:`DEFAULT_SIZES` (CodiEsp) or :data:`EURLEX_SIZES`.
+        The curve's training sizes, increasing, each at most the training
+        documents. Default :data:`DEFAULT_SIZES` or :data:`EURLEX_SIZES`.
     seeds : int, default=3
-        Number of random subsets (and model seeds) per size: 0, 1, ...
+        Random subsets (and model seeds) per size: 0, 1, ...
     single_seed_above : int or None
-        Sizes above it run with seed 0 only (default: None for CodiEsp,
+        Sizes above it run seed 0 only (default: None for CodiEsp,
         :data:`EURLEX_SINGLE_SEED_ABOVE` for EURLEX57K).
-    max_docs : int or None
-        Keep only the first documents of each split (a smoke run).
+    max_docs, max_length : int or None
+        The first documents of each split (a smoke run), the first tokens
+        of each document every fit reads; None: all, the classifier's default.
     dev_docs : int or None
         Choose epochs and decision rules on a fixed random subset of this
-        many dev documents (see :func:`xplant.app.load_splits`); the test
-        split stays whole. For EURLEX57K on a CPU, where a pass over the
-        6,000 dev documents every epoch costs more than training on a small
-        subset. None: all of dev.
-    max_length : int or None
-        Tokens read per document by every fit (the first ones); None: the
-        classifier's default.
-    min_epoch_docs : int or None
-        ``PlantClassifier(iterator_train__min_epoch_docs=...)`` of every fit (Stage 1 too):
-        a training subset smaller than this is passed over several times per
-        epoch, so that every curve size gets about the same number of
-        optimizer steps per epoch (an epoch budget alone gives 25 documents
-        2 steps per epoch). None: one pass per epoch.
-    max_epoch_docs : int or None
-        ``PlantClassifier(iterator_train__max_epoch_docs=...)`` of every fit (Stage 1 too):
-        a training subset larger than this trains each epoch on a fresh
-        random subset of this many documents. With ``min_epoch_docs`` equal
-        to it, every curve size gets the same optimizer steps (a
-        fixed-compute curve: a 45,000-document point costs what a
-        400-document point costs). None: one whole pass per epoch.
-    switches, curve : bool, default=True
-        Which of the two parts to run.
-    dev_choices : bool, default=True
-        Add the rows of :data:`DEV_CHOICES` to the switch table.
-    isolate : bool, default=True
-        Fit each model in its own child process.
-    resume : bool, default=False
-        Continue an interrupted run in ``output_dir``: finished fits are kept
-        and neural fits continue from their last epoch checkpoint (see
-        :func:`xplant.app.run_models`).
+        many dev documents (:func:`xplant.app.load_splits`; test stays
+        whole), where a pass over dev costs more than training (EURLEX57K
+        on a CPU). None: all of dev.
+    min_epoch_docs, max_epoch_docs : int or None
+        ``PlantClassifier(iterator_train__min_epoch_docs=...,
+        iterator_train__max_epoch_docs=...)`` of every fit (Stage 1 too);
+        equal, every curve size gets the same optimizer steps per epoch (a
+        fixed-compute curve). None: one pass per epoch.
+    switches, curve, dev_choices : bool, default=True
+        Which of the two parts to run; the rows of :data:`DEV_CHOICES` in the switch table.
+    isolate, resume, num_threads, verbose, log
+        As in :func:`xplant.app.run_models` (``resume``: the run in ``output_dir``).
     overwrite : bool, default=False
-        Remove an earlier run's files in ``output_dir`` first
-        (:func:`xplant._outputs.prepare_run_folder`).
-    num_threads : int or None
-        torch threads of each fit.
+        Remove an earlier run's files in ``output_dir`` first (``prepare_run_folder``).
 
     Returns
     -------
     dict
         The content of ``ablation.json``: ``switches`` (the model entries of
-        ``results.json``) and ``curve`` (one row per model and size: mean and
-        sample standard deviation over seeds of test P@5 and macro-F1, and the
-        per-seed values).
+        ``results.json``) and ``curve`` (per model and size: mean, sample
+        std over seeds and per-seed values of test P@5 and macro-F1).
 
     Raises
     ------
@@ -212,73 +187,108 @@ def run_ablation(output_dir=None, *, dataset="codiesp", codes="D", language="en"
         unknown ``dataset``, or ``resume=True`` without ``output_dir``.
     """
     start = time.perf_counter()
-    if resume and not output_dir:
-        raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
-                         "(xplant ablate --resume --output DIR)")
-    if int(seeds) < 1:
-        raise ValueError(f"seeds must be >= 1; got {seeds!r}")
+    _check_ablation_args(output_dir, resume, seeds)
     out_dir = prepare_run_folder(output_dir, data=[data_home], resume=resume, overwrite=overwrite,
                                  prefix="ablate-")
-    data_args, name, default_sizes, single_seed_above = _ablation_data(
-        dataset, codes, language, data_home, max_docs, dev_docs, single_seed_above)
-    if sizes is None:
-        sizes = default_sizes
-    splits = load_splits(**data_args)
-    n_train = len(splits["train"].texts)
-    sizes = [int(s) for s in sizes]
-    if curve and sizes and max(sizes) > n_train:
-        raise ValueError(f"curve size {max(sizes)} exceeds the {n_train} training documents; "
-                         f"pass smaller --sizes (or a larger --max-docs)")
+    data_args, name, splits, sizes, single_seed_above = _ablation_data(
+        dataset, codes, language, data_home, max_docs, dev_docs, single_seed_above, sizes, curve)
+    result, extra, common = _ablation_settings(
+        name, language if dataset == "codiesp" else "en", sizes, seeds, single_seed_above,
+        epochs=epochs, plant_epochs=plant_epochs, max_docs=max_docs, dev_docs=dev_docs,
+        max_length=max_length, min_epoch_docs=min_epoch_docs, max_epoch_docs=max_epoch_docs,
+        verbose=verbose, isolate=isolate, num_threads=num_threads, resume=resume, log=log)
+    if switches:
+        result.update(_run_switches(data_args, splits, out_dir, extra, dev_choices, result, common))
+    if curve:
+        result["curve"] = _run_curve(data_args, extra, out_dir, result,
+                                     len(splits["train"].texts), common)
+        _plot_curve(result["curve"], out_dir / "low_data_curve.png")
+    result["wall_seconds"] = time.perf_counter() - start
+    _write_ablation(out_dir, result, log)
+    return result
+
+
+def _ablation_settings(name, language, sizes, seeds, single_seed_above, *, epochs, plant_epochs,
+                       max_docs, dev_docs, max_length, min_epoch_docs, max_epoch_docs, verbose,
+                       isolate, num_threads, resume, log):
+    """The settings of :func:`run_ablation`: its result's first entries (``budget`` among
+    them), the PlantClassifier parameters every fit takes (:func:`_fit_overrides`) and the
+    keyword arguments of :func:`xplant.app.run_models` that every part shares."""
     budget = {"epochs": epochs, "plant_epochs": plant_epochs, "max_docs": max_docs,
               "dev_docs": dev_docs, "max_length": max_length, "min_epoch_docs": min_epoch_docs,
               "max_epoch_docs": max_epoch_docs}
-    extra = _fit_overrides(max_length, min_epoch_docs, max_epoch_docs)
-    curve_specs = [{"name": m, "params": {"shortlist": None, **extra}} for m in CURVE_MODELS]
-    result = {"dataset": name, "language": language if dataset == "codiesp" else "en",
-              "budget": budget, "single_seed_above": single_seed_above,
+    result = {"dataset": name, "language": language, "budget": budget,
+              "single_seed_above": single_seed_above,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "switches": [], "curve": [], "sizes": sizes, "seeds": int(seeds)}
     common = {"epochs": epochs, "plant_epochs": plant_epochs, "verbose": verbose,
               "isolate": isolate, "num_threads": num_threads, "save_models": False, "resume": resume,
               "log": log}
-    if switches:
-        log(f"== switches: {name}, {n_train} training documents ==")
-        specs = [{**s, "params": {**s["params"], **extra}}
-                 for s in ablation_specs(dev_choices=dev_choices)]
-        res = run_models(data_args, specs, out_dir / "switches",
-                         splits=splits,
-                         record={"dataset": name, "split": "test", "budget": budget},
-                         **common)
-        result["switches"] = res["models"]
-        result["versions"] = res["versions"]
-    if curve:
-        result["curve"] = _run_curve(data_args, curve_specs, out_dir, name=name, budget=budget,
-                                     sizes=sizes, seeds=seeds, n_train=n_train,
-                                     single_seed_above=single_seed_above, common=common,
-                                     log=log)
-        _plot_curve(result["curve"], out_dir / "low_data_curve.png")
-    result["wall_seconds"] = time.perf_counter() - start
+    return result, _fit_overrides(max_length, min_epoch_docs, max_epoch_docs), common
+
+
+def _run_switches(data_args, splits, out_dir, extra, dev_choices, result, common):
+    """The switch table of :func:`run_ablation` (``result``: its settings so far): its rows
+    (:func:`ablation_specs`, with ``extra``, every fit's overrides) run into
+    ``out_dir/switches``; returns its ``switches`` and ``versions``."""
+    name, budget = result["dataset"], result["budget"]
+    common["log"](f"== switches: {name}, {len(splits['train'].texts)} training documents ==")
+    specs = [{**s, "params": {**s["params"], **extra}}
+             for s in ablation_specs(dev_choices=dev_choices)]
+    res = run_models(data_args, specs, out_dir / "switches", splits=splits,
+                     record={"dataset": name, "split": "test", "budget": budget}, **common)
+    return {"switches": res["models"], "versions": res["versions"]}
+
+
+def _check_ablation_args(output_dir, resume, seeds):
+    """Refuse, before anything is written, a resumed :func:`run_ablation` without its folder
+    and fewer than one seed."""
+    if resume and not output_dir:
+        raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
+                         "(xplant ablate --resume --output DIR)")
+    if int(seeds) < 1:
+        raise ValueError(f"seeds must be >= 1; got {seeds!r}")
+
+
+def _curve_sizes(sizes, n_train, curve):
+    """The curve's training sizes as ints, checked against the ``n_train`` training
+    documents when the curve runs."""
+    sizes = [int(s) for s in sizes]
+    if curve and sizes and max(sizes) > n_train:
+        raise ValueError(f"curve size {max(sizes)} exceeds the {n_train} training documents; "
+                         f"pass smaller --sizes (or a larger --max-docs)")
+    return sizes
+
+
+def _write_ablation(out_dir, result, log):
+    """``ablation.json`` and ``ablation.md`` of :func:`run_ablation`, and its closing lines."""
     write_text(out_dir / "ablation.json", json.dumps(result, indent=2, default=float))
     write_text(out_dir / "ablation.md", format_ablation(result))
     log(format_ablation(result))
     log(f"wrote {out_dir / 'ablation.json'} in {result['wall_seconds']:.0f} s")
-    return result
 
 
-def _ablation_data(dataset, codes, language, data_home, max_docs, dev_docs, single_seed_above):
+def _ablation_data(dataset, codes, language, data_home, max_docs, dev_docs, single_seed_above,
+                   sizes, curve):
     """The data of :func:`run_ablation`: the ``data_args`` of :func:`xplant.app.load_splits`,
-    the dataset's name, its default curve sizes and the sizes above which one seed runs."""
+    the dataset's name, its splits, the curve's sizes (checked; the dataset's default where
+    None) and the sizes above which one seed runs."""
     if dataset == "codiesp":
         data_args = {"dataset": "codiesp", "codes": codes, "language": language,
                      "data_home": data_home, "max_docs": max_docs, "dev_docs": dev_docs}
-        return data_args, f"codiesp-{codes}", DEFAULT_SIZES, single_seed_above
-    if dataset == "eurlex57k":
+        name, default_sizes = f"codiesp-{codes}", DEFAULT_SIZES
+    elif dataset == "eurlex57k":
         data_args = {"dataset": "eurlex57k", "data_home": data_home, "max_docs": max_docs,
                      "dev_docs": dev_docs}
         if single_seed_above is None:
             single_seed_above = EURLEX_SINGLE_SEED_ABOVE
-        return data_args, "eurlex57k", EURLEX_SIZES, single_seed_above
-    raise ValueError(f"dataset must be 'codiesp' or 'eurlex57k'; got {dataset!r}")
+        name, default_sizes = "eurlex57k", EURLEX_SIZES
+    else:
+        raise ValueError(f"dataset must be 'codiesp' or 'eurlex57k'; got {dataset!r}")
+    splits = load_splits(**data_args)
+    sizes = _curve_sizes(default_sizes if sizes is None else sizes,
+                         len(splits["train"].texts), curve)
+    return data_args, name, splits, sizes, single_seed_above
 
 
 def _fit_overrides(max_length, min_epoch_docs, max_epoch_docs):
@@ -291,19 +301,24 @@ def _fit_overrides(max_length, min_epoch_docs, max_epoch_docs):
     return extra
 
 
-def _run_curve(data_args, curve_specs, out_dir, *, name, budget, sizes, seeds, n_train,
-               single_seed_above, common, log):
-    """The low-data curve of :func:`run_ablation`: the curve's rows fitted on nested training
-    subsets, one run per seed and size; one row per model and size, with the mean and the
-    sample standard deviation over seeds of test P@5 and macro-F1."""
+def _run_curve(data_args, extra, out_dir, result, n_train, common):
+    """The low-data curve of :func:`run_ablation` (``result``: its settings, the sizes and
+    seeds among them): :data:`CURVE_MODELS` (with ``extra``, every fit's overrides) fitted on
+    nested subsets of the ``n_train`` training documents, one run per seed and size; one row
+    per model and size, with the mean and the sample standard deviation over seeds of test
+    P@5 and macro-F1."""
+    name, budget, sizes, seeds = (result["dataset"], result["budget"], result["sizes"],
+                                  result["seeds"])
+    single_seed_above = result["single_seed_above"]
     from ..model_selection import nested_subsamples
+    curve_specs = [{"name": m, "params": {"shortlist": None, **extra}} for m in CURVE_MODELS]
     values = {(m, s): {"P@5": [], "macro_F1": []} for m in CURVE_MODELS for s in sizes}
     for seed in range(int(seeds)):
         subsets = nested_subsamples(n_train, sizes, random_state=seed)
         for size, rows in zip(sizes, subsets):
             if seed and single_seed_above is not None and size > single_seed_above:
                 continue
-            log(f"== curve: seed {seed}, {size} training documents ==")
+            common["log"](f"== curve: seed {seed}, {size} training documents ==")
             args = {**data_args, "train_rows": rows.tolist()}
             rec = {"dataset": name, "split": "test", "budget": budget,
                    "seed": seed, "train_rows": rows.tolist()}

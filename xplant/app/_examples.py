@@ -128,14 +128,29 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
     (1, 2)
     """
     import numpy as np
-    import scipy.sparse as sp
     from ..metrics import check_k
-    from ..model_selection import zero_shot_labels
     rule = None if not isinstance(k, dict) or k.get("rule") == "top_k" else k
     k = check_k(k["k"] if isinstance(k, dict) else k, "k")
     if isinstance(max_predictions, bool) or not isinstance(max_predictions, int) \
             or max_predictions < 0:
         raise ValueError(f"max_predictions must be a non-negative int, got {max_predictions!r}")
+    zero, is_zero = _zero_shot_mask(y_score, train_frequency)
+    doc, labels, pos, rule = _zero_shot_pairs(y_score, k, rule, is_zero)
+    gold = None if y_true is None else _pair_gold(y_true, y_score.shape, doc, labels)
+    preds = _listed_pairs(y_score, doc, labels, pos, gold, max_predictions)
+    return {"rule": "top_k" if rule is None else rule["rule"], "k": k,
+            "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
+            "n_documents": int(np.unique(doc).size),
+            "n_correct": None if gold is None else int(gold.sum()),
+            "max_listed": max_predictions, "predictions": preds}
+
+
+def _zero_shot_mask(y_score, train_frequency):
+    """The zero-shot labels of :func:`zero_shot_predictions` (no training positive) and
+    their mask over ``y_score``'s columns, whose number is checked against
+    ``train_frequency``'s."""
+    import numpy as np
+    from ..model_selection import zero_shot_labels
     n_labels = y_score.shape[1] if getattr(y_score, "ndim", 0) == 2 else None
     zero = zero_shot_labels(train_frequency)
     freq_len = np.shape(train_frequency)[-1]
@@ -145,20 +160,18 @@ def zero_shot_predictions(y_score, k, train_frequency, y_true=None, *,
                          f"{getattr(y_score, 'shape', None)}")
     is_zero = np.zeros(n_labels, dtype=bool)
     is_zero[zero] = True
-    n_docs = y_score.shape[0]
-    doc, labels, pos, rule = _zero_shot_pairs(y_score, k, rule, is_zero)
-    gold = None
-    if y_true is not None:
-        Y = sp.csr_matrix(y_true)
-        if Y.shape[1] != n_labels or Y.shape[0] != n_docs:
-            raise ValueError(f"y_true has shape {Y.shape}, expected {(n_docs, n_labels)}")
-        gold = np.asarray(Y[doc, labels]).ravel() != 0 if doc.size else np.zeros(0, bool)
-    preds = _listed_pairs(y_score, doc, labels, pos, gold, max_predictions)
-    return {"rule": "top_k" if rule is None else rule["rule"], "k": k,
-            "n_zero_shot_labels": int(zero.size), "n_predictions": int(doc.size),
-            "n_documents": int(np.unique(doc).size),
-            "n_correct": None if gold is None else int(gold.sum()),
-            "max_listed": max_predictions, "predictions": preds}
+    return zero, is_zero
+
+
+def _pair_gold(y_true, shape, doc, labels):
+    """Whether each (``doc``, ``labels``) pair is a gold label of ``y_true``, checked to have
+    the scores' ``shape``."""
+    import numpy as np
+    import scipy.sparse as sp
+    Y = sp.csr_matrix(y_true)
+    if Y.shape[1] != shape[1] or Y.shape[0] != shape[0]:
+        raise ValueError(f"y_true has shape {Y.shape}, expected {(shape[0], shape[1])}")
+    return np.asarray(Y[doc, labels]).ravel() != 0 if doc.size else np.zeros(0, bool)
 
 
 def _zero_shot_pairs(y_score, k, rule, is_zero):

@@ -91,12 +91,8 @@ def row_params(params, row, dataset, codes=None):
 
     Parameters
     ----------
-    params : dict or None
-        The row's parameters (``--set``, a spec).
-    row : Row
-        :func:`xplant.app.find_row`'s record of the row.
-    dataset : str or None
-        The job's dataset.
+    params, row, dataset
+        As in :func:`shortlist_params`.
     codes : str or None, default=None
         Its code set where it has several (CodiEsp: ``"D"``, ``"P"``).
 
@@ -257,15 +253,8 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
                            "label descriptions (give --label-descriptions FILE)")
         return
     from ._rows import FUSED_SUFFIXES, description_ranker, save_row
-    # the model's label names (its saved folder answers in them, not in column indices)
-    names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
-    fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
+    names, fields = _description_fields(train)
     ranker, encoder_note = description_ranker(encoder=encoder)
-    catalogue = train.get("catalogue")
-    if catalogue is not None and names is None:
-        catalogue = None                       # a catalogue matches codes by name
-    if catalogue is not None:
-        fields["catalogue"] = catalogue
     fused, dev32, rule, dev_map, choice = _fit_description_fusion(model, ranker, train, dev,
                                                                   names, fields, pinned)
     test_scores = fused.decision_function(test.texts)
@@ -287,6 +276,21 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)
         variant["explainer"] = fused
     out["variants"].append(variant)
+
+
+def _description_fields(train):
+    """The training split's label names (a list of str, or None) and the fields the
+    description source reads (:data:`DESCRIPTION_FIELDS`, and the catalogue where the
+    labels have names)."""
+    # the model's label names (its saved folder answers in them, not in column indices)
+    names = None if train.get("label_names") is None else [str(n) for n in train.label_names]
+    fields = {k: train[k] for k in DESCRIPTION_FIELDS if train.get(k) is not None}
+    catalogue = train.get("catalogue")
+    if catalogue is not None and names is None:
+        catalogue = None                       # a catalogue matches codes by name
+    if catalogue is not None:
+        fields["catalogue"] = catalogue
+    return names, fields
 
 
 def _fit_description_fusion(model, ranker, train, dev, names, fields, pinned):

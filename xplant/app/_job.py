@@ -151,15 +151,13 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         descriptions`` row on train + dev with their dev choices pinned, as
         rows ``"<row> (refit)"`` (:func:`xplant.app.run_models`); the refit
         of the row chosen on dev is then the run's model
-        (:func:`xplant.app._results.designate`). None: on for the datasets of
-        :data:`xplant.app._run.REFIT_DATASETS` (CodiEsp, whose CLEF task
-        trained on train and dev), off elsewhere, as it doubles the neural
-        rows' cost.
+        (:func:`xplant.app._results.designate`). None: on for
+        :data:`xplant.app._run.REFIT_DATASETS` (CodiEsp, whose CLEF task trained
+        on train and dev), off elsewhere, as it doubles the neural rows' cost.
     description_encoder : str or None, default="minilm"
-        The sentence encoder of the description source
-        (:func:`xplant.app.run_models`): ``"minilm"`` (the bundled
-        MiniLM-L6), ``"hf:<folder>"`` (a local Hugging Face encoder, for
-        example a multilingual one for Spanish text), or ``"none"`` / None
+        The description source's sentence encoder (:func:`xplant.app.run_models`):
+        ``"minilm"`` (the bundled MiniLM-L6), ``"hf:<folder>"`` (a local Hugging
+        Face encoder, e.g. a multilingual one for Spanish), or ``"none"`` / None
         for TF-IDF alone (faster: no encoder to load, no sentence to embed).
 
     Returns
@@ -181,14 +179,38 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
         ``config.json``; raised before anything is fitted.
     """
     from ._rows import parse_models
-    from .._files import write_text
-    from .._outputs import prepare_run_folder
     from ._run import check_model_specs, run_models
     from ._splits import load_splits
     if resume and not output_dir:
         raise ValueError("resume=True needs output_dir: the folder of the interrupted run "
                          "(xplant run --resume --output RUN_DIR)")
     check_description_encoder(description_encoder)
+    data_args, refit, epochs, plant_epochs = _job_defaults(data_args, refit, epochs, plant_epochs)
+    rows = parse_models(",".join(models or DEFAULT_MODELS))
+    start = time.perf_counter()
+    splits = load_splits(**data_args)
+    record = dict(describe(data_args, splits), refit=bool(refit))
+    if refit:
+        log("refit: each row is refitted on train + dev with its dev choices fixed "
+            "(--no-refit to skip)")
+    specs = model_specs(rows, splits["train"].get("texts") is None, splits,
+                        (data_args.get("files") or {}).get("train", record["dataset"]))
+    check_model_specs(specs, epochs=epochs, plant_epochs=plant_epochs,
+                      random_state=random_state, verbose=0)
+    out_dir = _job_folder(output_dir, data_args, record, resume=resume, overwrite=overwrite)
+    _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epochs)
+    results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
+                         random_state=random_state, verbose=verbose, isolate=isolate,
+                         splits=splits, record=record, resume=resume, refit=refit,
+                         description_encoder=description_encoder, log=log)
+    results["wall_seconds"] = time.perf_counter() - start
+    _write_results(log, results, out_dir, report)
+    return results
+
+
+def _job_defaults(data_args, refit, epochs, plant_epochs):
+    """:func:`run_job`'s data arguments, refit and epoch budgets, the main job's where None
+    (refit: on for the datasets of :data:`xplant.app._run.REFIT_DATASETS`)."""
     from ._run import REFIT_DATASETS
     if refit is None:
         refit = data_args is None or data_args.get("dataset") in REFIT_DATASETS
@@ -196,31 +218,16 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     plant_epochs = DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs
     data_args = dict(data_args or {"dataset": "codiesp", "codes": "D", "language": "en",
                                    "data_home": None, "max_docs": None})
-    rows = parse_models(",".join(models or DEFAULT_MODELS))
-    start = time.perf_counter()
-    splits = load_splits(**data_args)
-    features = splits["train"].get("texts") is None
-    record = dict(describe(data_args, splits), refit=bool(refit))
-    if refit:
-        log("refit: each row is refitted on train + dev with its dev choices fixed "
-            "(--no-refit to skip)")
-    specs = model_specs(rows, features, splits, (data_args.get("files") or {}).get(
-        "train", record["dataset"]))
-    check_model_specs(specs, epochs=epochs, plant_epochs=plant_epochs,
-                      random_state=random_state, verbose=0)
-    data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
-    out_dir = prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
-                                 overwrite=overwrite)
-    _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epochs)
-    results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
-                         random_state=random_state, verbose=verbose, isolate=isolate,
-                         splits=splits, record=record, resume=resume, refit=refit,
-                         description_encoder=description_encoder, log=log)
-    results["wall_seconds"] = time.perf_counter() - start
-    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
-    _log_results(log, results, out_dir, report)
-    return results
+    return data_args, refit, epochs, plant_epochs
 
+
+def _job_folder(output_dir, data_args, record, *, resume, overwrite):
+    """:func:`run_job`'s run folder, prepared (:func:`xplant._outputs.prepare_run_folder`)
+    outside the data folder and the input files of ``record``."""
+    from .._outputs import prepare_run_folder
+    data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
+    return prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
+                              overwrite=overwrite)
 
 
 def _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epochs):
@@ -251,9 +258,12 @@ def _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epoch
             "quick run)")
 
 
-def _log_results(log, results, out_dir, report):
-    """A run's last lines: the results table, the file written and, if asked, the report."""
+def _write_results(log, results, out_dir, report):
+    """A run's ``results.json``, and its last lines: the results table, the file written
+    and, if asked, the report."""
+    from .._files import write_text
     from ._tables import format_table
+    write_text(out_dir / "results.json", json.dumps(results, indent=2, default=float))
     if results.get("optimistic"):
         log("\nDev split (percent; OPTIMISTIC: dev also chose epochs, C and the decision rule); "
             "F1 under each row's rule (top-k, a global threshold or per-label thresholds, "

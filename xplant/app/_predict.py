@@ -138,16 +138,8 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from .._saved import _final, fitted_decision, label_names, load_saved, ranking
-    if isinstance(model, (str, Path)):
-        clf, decision = load_saved(model)
-    else:
-        clf = model
-        decision = fitted_decision(clf, default_k=top_k)
-    if evidence and not hasattr(clf, "explain"):
-        raise ValueError(f"evidence spans need a model with explain (PLANT, plant=False, the "
-                         f"description ranker, a fused + descriptions row); "
-                         f"{type(clf).__name__} has none: drop --evidence")
+    from .._saved import _final, label_names, ranking
+    clf, decision = _predictor(model, top_k=top_k, evidence=evidence)
     names = label_names(clf)
     if fmt == "codiesp":
         codes = codiesp_codes(_final(clf).classes_)
@@ -158,6 +150,23 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     _write_jsonl(output_path, clf, ids, texts, decision, names, top_k=top_k, evidence=evidence,
                  top_spans=top_spans)
     return len(ids)
+
+
+def _predictor(model, *, top_k, evidence):
+    """The model of :func:`predict_file` and its decision rule: a saved folder loaded, or a
+    fitted model's own rule (``top_k`` where it has none); checked to ``explain`` when
+    ``evidence`` is asked for."""
+    from .._saved import fitted_decision, load_saved
+    if isinstance(model, (str, Path)):
+        clf, decision = load_saved(model)
+    else:
+        clf = model
+        decision = fitted_decision(clf, default_k=top_k)
+    if evidence and not hasattr(clf, "explain"):
+        raise ValueError(f"evidence spans need a model with explain (PLANT, plant=False, the "
+                         f"description ranker, a fused + descriptions row); "
+                         f"{type(clf).__name__} has none: drop --evidence")
+    return clf, decision
 
 
 def _write_codiesp(output_path, ids, idx, codes):

@@ -102,14 +102,11 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                resume=False, refit=False, description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit each model on train, choose on dev, score test once; write the run files.
 
-    The machinery of ``xplant run``, ``xplant ablate`` and the benchmark
-    script. Every model is fitted (in a child process when ``isolate``, so its
-    fit time and peak RSS are its own) on the same splits; anything chosen
-    (a grid in ``spec["grid"]``, epochs by early stopping, the decision
-    rule and its k or thresholds) is chosen on dev; metrics come from
-    :func:`xplant.metrics.xmtc_report` on test. Once the SVM row has been
-    fitted and saved, the later neural rows take its model, frozen, as
-    their shortlist (:func:`xplant.app._fused.frozen_shortlist`).
+    The machinery of ``xplant run``, ``xplant ablate`` and the benchmarks.
+    Anything chosen (a grid in ``spec["grid"]``, epochs, the decision rule)
+    is chosen on dev; metrics are :func:`xplant.metrics.xmtc_report`'s on
+    test. Once the SVM row is saved, the later neural rows take its model,
+    frozen, as their shortlist (:func:`xplant.app._fused.frozen_shortlist`).
 
     Parameters
     ----------
@@ -120,53 +117,42 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         A name from :data:`MODEL_KINDS`, or ``{"name": row name, "model":
         kind (default: name), "params": {...} (see :func:`build_model`),
         "grid": {param: [values]} (default :data:`DEV_GRIDS`), "max_train_docs":
-        fit on the first training documents only (a budget; the frequency
-        buckets stay those of the whole training split)}``.
+        fit on the first training documents only (buckets: the whole split's)}``.
     output_dir : str or Path
         Folder for ``results.json``, ``per_label.npz`` and ``models/``.
     epochs, plant_epochs, random_state, verbose
         Passed to :func:`build_model`.
     isolate : bool, default=True
-        Fit each model in a child process, so that its fit time and peak
-        RSS are its own.
+        Fit each model in a child process (its fit time and peak RSS its own).
     save_models : bool, default=True
         Save models that have ``save`` to ``output_dir/models/<name>``.
     num_threads : int or None
         torch threads in each fit (default: torch's own choice).
-    splits : dict or None
-        The already loaded ``load_splits(**data_args)`` (saves a reload).
-    record : dict or None
-        Extra top-level entries of ``results.json``.
+    splits, record : dict or None
+        ``load_splits(**data_args)`` if loaded; extra entries of ``results.json``.
     keep_going : bool, default=False
-        When a model fails (an error, or its child process dies), log it,
-        list it under ``results["failed"]`` and go on with the next model.
+        A model that fails (an error, its child process dies) is logged,
+        listed under ``results["failed"]``, and the next one runs.
     resume : bool, default=False
-        Continue an interrupted run in the same ``output_dir``: a model that
-        finished there (``parts/<model>.json`` and ``.npz``, written as each
-        model ends, for the same spec, data arguments and input files'
-        contents) is not fitted again; input files whose contents changed
-        are an error naming them, raised before anything is fitted; a
+        Continue an interrupted run in the same ``output_dir``: a model
+        finished there (``parts/<model>.json`` and ``.npz``, for the same
+        spec, data arguments and input files' contents) is kept; changed
+        input files are an error, raised before anything is fitted; a
         neural model continues from its latest epoch checkpoint
-        (``checkpoints/<model>/``, written every epoch and removed once the
-        model has finished).
+        (``checkpoints/<model>/``, removed once the model has finished).
     refit : bool, default=False
-        After a neural row or the SVM row has chosen on dev, also refit it on
-        train + dev with its choices pinned
-        (:func:`xplant.model_selection.refit_params`) and report that row,
-        ``"<row> (refit)"`` (and its fused rows, ``"<row> fused (refit)"``,
-        and PLANT's ``"<row> fused + descriptions (refit)"`` with the first
-        fit's description weights), scored on test once like the others,
-        with the labels absent from train + dev reported beside the
-        zero-shot group (:func:`evaluate_row`). Its decision rule is chosen on
-        the first fit's dev scores. The refit neural rows take the refit SVM
-        as their frozen shortlist. Not kept across ``resume``: a resumed row
-        is not refitted.
+        Also refit each neural row and the SVM row, after its dev choices,
+        on train + dev with those choices pinned
+        (:func:`xplant.model_selection.refit_params`), reported as
+        ``"<row> (refit)"`` (and its fused rows, PLANT's ``fused +
+        descriptions`` with the first fit's weights), scored on test once,
+        with the labels absent from train + dev beside the zero-shot group
+        (:func:`evaluate_row`); its decision rule is the first fit's dev
+        choice and its shortlist the refit SVM. A resumed row is not refitted.
     description_encoder : str or None, default="minilm"
-        The sentence encoder of the description source (PLANT's ``fused +
-        descriptions`` row and the ``descriptions`` row;
-        :func:`xplant.app._rows.description_ranker`): ``"minilm"``,
-        ``"hf:<folder>"``, or None / ``"none"`` for TF-IDF alone. Part of
-        each row's ``resume`` key.
+        The description source's sentence encoder
+        (:func:`xplant.app._rows.description_ranker`): ``"minilm"``,
+        ``"hf:<folder>"``, or None / ``"none"`` for TF-IDF alone.
     log : callable, default=print
         Receives each progress line.
 

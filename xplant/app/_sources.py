@@ -92,6 +92,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     Returns
     -------
     dict
+        The keyword arguments of :func:`xplant.app.load_splits`.
 
     Raises
     ------

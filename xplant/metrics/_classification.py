@@ -203,6 +203,8 @@ def f1_score(
     Returns
     -------
     score : float
+        In [0, 1]; ``zero_division`` where it is undefined (no label to
+        average over).
 
     Raises
     ------
@@ -245,6 +247,7 @@ def precision_score(
     Returns
     -------
     score : float
+        As :func:`f1_score`'s.
 
     Raises
     ------

@@ -325,10 +325,8 @@ def select_label_thresholds(y_true_dev, y_score_dev, *, fallback=None, min_posit
 
     Parameters
     ----------
-    y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
-        True dev labels, 0/1.
-    y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
-        Dev scores of the model whose decision is chosen.
+    y_true_dev, y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        As in :func:`select_threshold`.
     fallback : float, default=None
         Threshold for labels that are not tuned (fewer than
         ``min_positives`` dev positives, or no positive ever scored).

@@ -28,16 +28,8 @@ from sklearn.pipeline import Pipeline
 
 from ._classification import f1_score, precision_score, recall_score, roc_auc, tail_f1
 from ._propensity import inverse_propensity
-from ._ranking import (
-    mean_average_precision,
-    ndcg_at_k,
-    precision_at_k,
-    psndcg_at_k,
-    psp_at_k,
-    r_precision_at_k,
-    recall_at_k,
-    sort_top_k,
-)
+from ._ranking import (mean_average_precision, ndcg_at_k, precision_at_k, psndcg_at_k, psp_at_k,
+                       r_precision_at_k, recall_at_k, sort_top_k)
 from ._validation import check_binary, check_k
 
 __all__ = ["get_scorer", "get_scorer_names", "make_xmtc_scorer", "XMTCScorer"]

@@ -5,6 +5,13 @@ from numba import njit
 
 
 @njit(cache=True)
+def _swap(heap, i, j):
+    tmp = heap[i]
+    heap[i] = heap[j]
+    heap[j] = tmp
+
+
+@njit(cache=True)
 def _heap_push(heap, size, key):
     heap[size] = key
     i = size
@@ -12,9 +19,7 @@ def _heap_push(heap, size, key):
         parent = (i - 1) // 2
         if heap[parent] <= heap[i]:
             break
-        tmp = heap[parent]
-        heap[parent] = heap[i]
-        heap[i] = tmp
+        _swap(heap, parent, i)
         i = parent
     return size + 1
 
@@ -34,9 +39,7 @@ def _heap_pop(heap, size):
             child = left + 1
         if heap[i] <= heap[child]:
             break
-        tmp = heap[child]
-        heap[child] = heap[i]
-        heap[i] = tmp
+        _swap(heap, child, i)
         i = child
     return top, size
 

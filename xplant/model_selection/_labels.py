@@ -112,7 +112,7 @@ def zero_shot_labels(Y_train):
     Parameters
     ----------
     Y_train : {ndarray, sparse matrix} of shape (n_samples, n_labels), or 1-D counts
-        Training label indicator matrix, or the training positives per label.
+        As in :func:`few_shot_labels`.
 
     Returns
     -------

@@ -244,7 +244,8 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        self
+        self : RefitOnDev
+            Fitted: ``first_`` (the fit that chose on dev) and ``estimator_``.
 
         Raises
         ------

@@ -127,13 +127,20 @@ def read_json(path, what):
         raise ValueError(f"{path} is not valid JSON ({exc}); it should hold {what}") from None
 
 
+def _read_listing(path, key, what):
+    """A JSON file (:func:`read_json`; ``what`` it should hold) checked to be an object
+    whose ``key`` is a list."""
+    data = read_json(path, what)
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        raise ValueError(f"{path}: expected an object with a {key!r} list")
+    return data
+
+
 def read_results(run_dir):
     path = Path(run_dir) / RESULTS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: RUN_DIR must be the output folder of `xplant run`")
-    res = read_json(path, "the results of `xplant run`")
-    if not isinstance(res, dict) or not isinstance(res.get("models"), list):
-        raise ValueError(f"{path}: expected an object with a 'models' list")
+    res = _read_listing(path, "models", "the results of `xplant run`")
     for i, m in enumerate(res["models"]):
         if not isinstance(m, dict) or not isinstance(m.get("name"), str):
             raise ValueError(f"{path}: models[{i}] must be an object with a string 'name'")
@@ -156,9 +163,8 @@ def read_evidence(path):
 
 
 def read_similarity(path):
-    sim = read_json(path, "{groups: [{group, labels, n_documents, similarity: {model: value}}]}")
-    if not isinstance(sim, dict) or not isinstance(sim.get("groups"), list):
-        raise ValueError(f"{path}: expected an object with a 'groups' list")
+    sim = _read_listing(path, "groups",
+                        "{groups: [{group, labels, n_documents, similarity: {model: value}}]}")
     for j, g in enumerate(sim["groups"]):
         if not isinstance(g, dict) or not isinstance(g.get("similarity"), dict):
             raise ValueError(f"{path}: groups[{j}] must have a 'similarity' object {{model: value}}")

@@ -405,20 +405,13 @@ class CatalogueIndex:
 
         Parameters
         ----------
-        text : str
-            A raw document.
-        column : int
-            An open-space column of ``unseen_``.
+        text, column
+            As in :meth:`best_sentence` (which raises the same errors).
 
         Returns
         -------
         dict
             ``text[start:end]`` is the sentence; ``weight`` its cosine.
-
-        Raises
-        ------
-        ValueError
-            If ``column`` is not an unseen label of this index.
         """
         start, end, cos = self.best_sentence(text, column)
         return {"start": start, "end": end, "text": text[start:end], "weight": cos}

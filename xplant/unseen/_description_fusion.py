@@ -170,12 +170,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
         Parameters
         ----------
-        X : sequence of str of length n_samples
-            Training documents (raw texts).
+        X, label_descriptions, label_synonyms, label_parents, parent_descriptions
+            As :meth:`DescriptionRanker.fit`; ``label_descriptions`` is required.
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
             0/1 training labels, for the model and the label space.
-        label_descriptions, label_synonyms, label_parents, parent_descriptions
-            As :meth:`DescriptionRanker.fit`; ``label_descriptions`` is required.
         label_names : sequence of str, optional
             Names of ``Y``'s columns, stored as ``classes_``.
         validation_data : tuple (X_dev, Y_dev), optional
@@ -358,16 +356,11 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
         Parameters
         ----------
-        X : sequence of str of length n_samples
-            Raw documents (offsets refer to these strings).
-        top_labels : int, default=5
-            Labels explained per document, by :meth:`decision_function`
-            (ties: the lower label index first).
+        X, top_labels, labels
+            As in :meth:`DescriptionRanker.explain`, checked by the same
+            code (the same errors).
         top_spans : int, default=3
             Spans kept per label.
-        labels : sequence of sequence of int, optional
-            Per document, the label columns to explain instead of its top
-            labels (``top_labels`` is then ignored).
 
         Returns
         -------
@@ -378,13 +371,6 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             ``source`` is ``"model"`` (``prob`` is then the model's own
             probability, ``weight`` its span weight) or ``"descriptions"``
             (``prob`` None, ``weight`` a sentence's cosine).
-
-        Raises
-        ------
-        ValueError
-            For a ``top_labels`` or ``top_spans`` that is not a positive
-            integer, or a ``labels`` that does not hold one sequence of
-            column indices per document.
 
         Examples
         --------

@@ -111,21 +111,18 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         :class:`~xplant.neural.PlantClassifier` (alone, or after the
         ``MIGRelevance`` it was fitted on) or what
         :func:`~xplant.linear.save_linear` saves.
-    path : str or Path
-        Folder to create.
+    path, overwrite
+        As in :func:`~xplant.linear.save_linear`.
     decision : dict or None, default=None
-        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold" |
-        "per_label_threshold", "k": int, "threshold": float, "thresholds":
-        one per label or None}`` (:func:`xplant.metrics.check_rule`; the
-        thresholds on the scale of :meth:`DescriptionFusion.decision_function`);
-        ``xplant predict`` applies it. None: top-``k_`` (the training
-        documents' mean number of labels).
-    overwrite : bool, default=False
-        Replace an existing folder.
+        The decision rule chosen on dev, as in
+        :func:`~xplant.linear.save_linear`, its thresholds on the scale of
+        :meth:`DescriptionFusion.decision_function`. None: top-``k_`` (the
+        training documents' mean number of labels).
 
     Returns
     -------
     path : Path
+        The folder written.
 
     Raises
     ------
