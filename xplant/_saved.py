@@ -128,16 +128,13 @@ def _default_decision(model):
 def fitted_decision(model, default_k=10):
     """The decision rule a fitted model applies, as :func:`load_saved` returns it.
 
-    A PlantClassifier's fitted rule (``decision_``, ``k_``, ``threshold_``,
-    ``label_thresholds_``); another model's own default rule; top-``default_k``
-    for a model with neither.
+    A PlantClassifier's fitted rule (its :class:`~xplant.metrics.DecisionRule`
+    ``decision_rule_``, as a dict); another model's own default rule;
+    top-``default_k`` for a model with neither.
     """
     final = _final(model)
-    if hasattr(final, "k_") and hasattr(final, "threshold_") and hasattr(final, "decision"):
-        from .metrics import check_rule
-        return check_rule({"rule": getattr(final, "decision_", final.decision), "k": final.k_,
-                           "threshold": final.threshold_,
-                           "thresholds": getattr(final, "label_thresholds_", None)})
+    if getattr(final, "decision_rule_", None) is not None:
+        return final.decision_rule_.to_dict()
     if hasattr(final, "_default_rule"):
         return _default_decision(model)
     return {"rule": "top_k", "k": int(default_k), "threshold": 0.5, "thresholds": None}

@@ -249,12 +249,12 @@ class InferenceMixin:
         return out
 
     def predict(self, X):
-        """0/1 predictions by the fitted rule ``decision_``.
+        """0/1 predictions by the fitted rule ``decision_rule_``.
 
         The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
         the scores that break ties of saturated probabilities; the threshold
         rules compare :meth:`predict_proba` with ``threshold_`` or
-        ``label_thresholds_`` (:func:`xplant.metrics.apply_rule`).
+        ``label_thresholds_`` (:meth:`xplant.metrics.DecisionRule.apply`).
 
         Parameters
         ----------
@@ -271,10 +271,10 @@ class InferenceMixin:
         """
         from .. import metrics
         check_is_fitted(self, "module_")
-        rule = self._rule()
-        if rule["rule"] == "top_k":
-            top = self.predict_top_k(X, self.k_)[0]
-            P = metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
+        rule = self.decision_rule_
+        if rule.rule == "top_k":
+            top = self.predict_top_k(X, rule.k)[0]
+            P = metrics.top_k_decision(y_top_k=top, k=rule.k, n_labels=self.n_labels_)
         else:
-            P = metrics.apply_rule(self._proba(X), rule)
+            P = rule.apply(self._proba(X))
         return as_prediction_form(P, getattr(self, "prediction_form_", None))

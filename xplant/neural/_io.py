@@ -163,12 +163,7 @@ def save_model(clf, path, *, overwrite=False):
             "unscored_labels": (None if getattr(clf, "scored_labels_", None) is None
                                 else np.flatnonzero(~clf.scored_labels_).tolist()),
             "n_train_documents": int(clf.n_train_documents_),
-            "rule": str(clf._rule()["rule"]),
-            "k": int(clf.k_), "threshold": float(clf.threshold_),
-            # float64 in JSON: repr round-trips each threshold exactly
-            "label_thresholds": (None if getattr(clf, "label_thresholds_", None) is None
-                                 else [_json_value(float(t), "label_thresholds")
-                                       for t in clf.label_thresholds_]),
+            **_rule_json(clf.decision_rule_),
             "prediction_form": getattr(clf, "prediction_form_", None),
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
             "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
@@ -192,10 +187,20 @@ def _has(pkg):
         return False
 
 
+def _rule_json(rule):
+    """The fields of a :class:`~xplant.metrics.DecisionRule` in ``config.json``."""
+    rule = rule.to_dict()
+    # float64 in JSON: repr round-trips each threshold exactly
+    thresholds = rule["thresholds"]
+    return {"rule": rule["rule"], "k": int(rule["k"]), "threshold": float(rule["threshold"]),
+            "label_thresholds": None if thresholds is None else
+            [_json_value(float(t), "label_thresholds") for t in thresholds]}
+
+
 def _load_rule(clf, config, c, n_labels):
-    """``decision_`` and ``label_thresholds_`` from ``config.json``: a model saved
-    before the rule was chosen on dev applies its fixed ``decision`` parameter."""
-    from ..metrics import DECISION_RULES
+    """``decision_rule_`` from ``config.json``: a model saved before the rule was
+    chosen on dev applies its fixed ``decision`` parameter."""
+    from ..metrics import DECISION_RULES, DecisionRule
     rule = config.get("rule", clf.decision)
     if rule not in DECISION_RULES:
         c.fail("rule", f"must be one of {list(DECISION_RULES)}")
@@ -209,7 +214,9 @@ def _load_rule(clf, config, c, n_labels):
         thresholds = np.asarray(values, dtype=np.float64)
     elif thresholds is not None:
         c.fail("label_thresholds", f"must be null under the rule {rule!r}")
-    clf.decision_, clf.label_thresholds_ = rule, thresholds
+    k = c.integer("k", low=1, high=n_labels)
+    clf.decision_rule_ = DecisionRule(rule, k, c.number("threshold", low=0.0, high=1.0),
+                                      thresholds)
 
 
 def load_model(path):
@@ -284,8 +291,6 @@ def load_model(path):
             c.fail("classes", str(exc))
     frequency = c.int_list("label_frequency", n_labels)
     clf.n_train_documents_ = c.integer("n_train_documents", low=1)
-    clf.k_ = c.integer("k", low=1, high=n_labels)
-    clf.threshold_ = c.number("threshold", low=0.0, high=1.0)
     _load_rule(clf, config, c, n_labels)
     form = config.get("prediction_form")       # absent before the rule: CSR, as then
     if form is not None and not (isinstance(form, dict)
