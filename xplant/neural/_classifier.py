@@ -14,8 +14,7 @@ from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from skorch.utils import to_tensor
 
 from .._labels import label_frequency
-from ..fusion._fuse import check_fusion
-from ..fusion._shortlist import check_n_candidates, check_shortlist
+from ..fusion import check_fusion, check_n_candidates, check_shortlist
 from ..metrics import DECISION_RULES
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, cross_fit_ranking,
-                      fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid, tail_factor,
+from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, check_fusion,
+                      cross_fit_ranking, every_label_scores, final_step, fit_calibration,
+                      fit_shortlist, fuse, is_frozen, rank_labels, sigmoid, tail_factor,
                       tail_order, top_k_from_candidates, training_candidates)
-from ..fusion._fuse import check_fusion
-from ..fusion._shortlist import _final_step, is_frozen
-from ..fusion._tail import every_label_scores
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -108,7 +106,7 @@ def load_shortlist(clf, folder, *, set_param=False):
     clf.dev_view_ = None
     if set_param and not isinstance(clf.shortlist, str):
         clf.shortlist = clone(clf.shortlist_)
-    n_labels = getattr(_final_step(clf.shortlist_), "n_labels_", clf.n_labels_)
+    n_labels = getattr(final_step(clf.shortlist_), "n_labels_", clf.n_labels_)
     if n_labels != clf.n_labels_ or not 1 <= clf.n_candidates_ <= clf.n_labels_:
         raise ValueError(f"{folder}: the shortlist has {n_labels} labels and "
                          f"{clf.n_candidates_} candidates; the model has {clf.n_labels_} labels")
@@ -149,8 +147,8 @@ class ShortlistMixin:
             from ..linear import OneVsRestLinear       # what shortlist="linear" fits
             given = self.shortlist
             given = (OneVsRestLinear if isinstance(given, str) else
-                     type(_final_step(given.estimator if is_frozen(given) else given))).__name__
-            kept = type(_final_step(self.shortlist_)).__name__
+                     type(final_step(given.estimator if is_frozen(given) else given))).__name__
+            kept = type(final_step(self.shortlist_)).__name__
             if kept != given:
                 raise ValueError(f"the checkpoint's shortlist at {saved} is a {kept}, this fit's "
                                  f"is a {given}; give the interrupted fit's parameters, or "
@@ -214,7 +212,7 @@ class ShortlistMixin:
         (its first ``top`` labels are the full ranking's).
         """
         C, L = self.n_candidates_, self.n_labels_
-        final = _final_step(self.shortlist_)
+        final = final_step(self.shortlist_)
         dense = hasattr(final, "decision_function") or hasattr(final, "predict_proba")
         k = (L if top is None else min(L, max(C, top))) if (full_tail and dense) \
             else min(L, 2 * C if full_tail else C)
@@ -278,7 +276,7 @@ class ShortlistMixin:
         (n_dev, L) and ``tail`` is empty: σ of the network's logits, the
         model's own output (with every label a candidate, the dense scores
         of those candidates, built in that one array without a permuted
-        copy: :func:`~xplant.fusion._tail.every_label_scores`).
+        copy: :func:`~xplant.fusion.every_label_scores`).
 
         Without a shortlist, or with every label a candidate, the loss is
         the training loss over all labels (positives and hard negatives);
