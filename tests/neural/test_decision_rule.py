@@ -53,14 +53,14 @@ def test_each_rule_survives_save_and_load(chosen, tmp_path, rule):
     kept = clf.decision_rule_
     own = _own_thresholds(clf, texts[60:])
     try:
-        clf.decision_rule_ = DecisionRule(rule, kept.k, kept.threshold,
+        clf.parts_["decision_rule"] = DecisionRule(rule, kept.k, kept.threshold,
                                           own if rule == "per_label_threshold" else None)
         want = _expected(clf, texts[60:])
         np.testing.assert_array_equal(clf.predict(texts[60:]).toarray(), want)
         again = load_model(clf.save(tmp_path / "m"))
         config = json.loads((tmp_path / "m" / "config.json").read_text())
     finally:
-        clf.decision_rule_ = kept
+        clf.parts_["decision_rule"] = kept
     assert again.decision_rule_ == DecisionRule(rule, kept.k, kept.threshold,
                                                 own if rule == "per_label_threshold" else None)
     assert config["rule"] == rule and again.decision_ == rule
@@ -112,10 +112,10 @@ def test_the_predict_record_shows_each_label_with_the_threshold_it_passed(chosen
     kept = clf.decision_rule_
     own = _own_thresholds(clf, texts[60:])
     try:
-        clf.decision_rule_ = DecisionRule("per_label_threshold", kept.k, kept.threshold, own)
+        clf.parts_["decision_rule"] = DecisionRule("per_label_threshold", kept.k, kept.threshold, own)
         folder = clf.save(tmp_path / "m")
     finally:
-        clf.decision_rule_ = kept
+        clf.parts_["decision_rule"] = kept
     notes = tmp_path / "notes.jsonl"
     notes.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
                              for i, t in enumerate(texts[60:])), encoding="utf-8")

@@ -113,7 +113,7 @@ def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_pat
     z = np.array([20.0, 30.0], dtype=np.float32)
     assert (torch.sigmoid(torch.from_numpy(z)).numpy() == 1.0).all()   # σ ties in float32
     from xplant.metrics import DecisionRule
-    clf.decision_rule_ = DecisionRule("top_k", k=1, threshold=clf.threshold_)   # top-1
+    clf.parts_["decision_rule"] = DecisionRule("top_k", k=1, threshold=clf.threshold_)   # top-1
     docs = ["fever since monday"]
     assert clf.decision_function(docs)[0, :2].tolist() == [20.0, 30.0]
     idx, p = clf.predict_top_k(docs, 1)

@@ -3,8 +3,7 @@
 A mixin of :class:`~xplant.neural.PlantClassifier`: ``_epoch_choice``
 picks the best epoch by the dev ``scoring``, ``_choose_decision`` the
 decision rule and its parameters (a :class:`xplant.metrics.DecisionRule`,
-``decision_rule_``, read through the properties ``decision_``, ``k_``,
-``threshold_`` and ``label_thresholds_``); ``_release_dev_split`` drops
+the fitted part ``parts_["decision_rule"]``); ``_release_dev_split`` drops
 what only training needed, and
 ``_warn_fallbacks`` warns once for every choice of a fit that took its
 fallback for want of labelled dev data.
@@ -87,35 +86,8 @@ class AfterTrainingMixin:
         scores = None
         if has_dev and fixed is None:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-        self.decision_rule_ = DecisionRule.choose(
-            self.dev_Y_ if has_dev else None, scores, int(settings["max_k"]), rules=rules,
-            fallback=fallback, warn=False, fixed=fixed)
-        self.dev_choices_.update({n: c.to_dict()
-                                  for n, c in self.decision_rule_.choices.items()})
-
-    def _decision_rule(self):
-        """The fitted :class:`~xplant.metrics.DecisionRule`; AttributeError before ``fit``."""
-        rule = self.__dict__.get("decision_rule_")
-        if rule is None:
-            raise AttributeError("the decision rule is fitted by fit (decision_rule_)")
-        return rule
-
-    @property
-    def decision_(self):
-        """The rule ``predict`` applies (``decision_rule_.rule``), read-only."""
-        return self._decision_rule().rule
-
-    @property
-    def k_(self):
-        """k of the top-k rule (``decision_rule_.k``), read-only."""
-        return self._decision_rule().k
-
-    @property
-    def threshold_(self):
-        """The global threshold (``decision_rule_.threshold``), read-only."""
-        return self._decision_rule().threshold
-
-    @property
-    def label_thresholds_(self):
-        """The per-label thresholds (``decision_rule_.thresholds``) or None, read-only."""
-        return self._decision_rule().thresholds
+        rule = DecisionRule.choose(self.dev_Y_ if has_dev else None, scores,
+                                   int(settings["max_k"]), rules=rules, fallback=fallback,
+                                   warn=False, fixed=fixed)
+        self.parts_["decision_rule"] = rule
+        self.dev_choices_.update({n: c.to_dict() for n, c in rule.choices.items()})

@@ -44,14 +44,14 @@ class InferenceMixin:
     def _adjusted(self, z, labels=None, tau=None):
         """Logits ``z`` (b, L), or (b, C) of ``labels`` (b, C), minus τ · log p (float32 tensor).
 
-        τ is ``tau``, by default the fitted ``logit_adjustment_``.
+        τ is ``tau``, by default the fitted ``logit_adjustment_``
+        (:meth:`~xplant.neural._adjustment.LogitAdjustment.apply`).
         """
-        tau = float(getattr(self, "logit_adjustment_", 0.0) if tau is None else tau)
-        if tau == 0:
-            return z
-        log_p = self._log_prior()
-        log_p = log_p if labels is None else log_p[np.asarray(labels)]
-        return z - torch.as_tensor(tau * log_p, dtype=z.dtype)
+        part = self.__dict__.get("parts_", {}).get("logit_adjustment")
+        if part is None:                        # no fitted part (yet): τ = 0 unless given
+            from ._adjustment import LogitAdjustment
+            part = LogitAdjustment(0.0, None, self._log_prior() if tau else None)
+        return part.apply(z, labels, tau)
 
     def _logits(self, docs, tau=None):
         out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)
