@@ -53,7 +53,7 @@ def load_saved(path):
     from .linear._io import read_config
     from .unseen import _io  # noqa: F401  registers the ranker's kind with the linear format
     path = Path(path)
-    if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
+    if (path / "fusion.json").is_file():      # written by ShortlistFusion.save, inside a PLANT folder
         raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
                          f"its own (it may know its labels only as column indices); pass the "
                          f"model folder {path.parent}")

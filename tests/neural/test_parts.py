@@ -155,3 +155,17 @@ def test_a_copy_of_a_part_changes_only_its_copy(fused):
     idx, _ = c.predict_top_k(texts[60:], k=3)
     want, _ = rank_labels(clf.shortlist_, texts[60:], 3)
     np.testing.assert_array_equal(idx, want)
+
+
+def test_shortlist_fusion_choose_given_chosen_or_fallback():
+    from xplant.model_selection import DevChoice
+    part = ShortlistFusion(None, 3)
+    choice = part.choose((0.3, (1.7, -0.4)), "map", best=lambda: pytest.fail("not chosen"))
+    assert (part.weight, part.calibration) == (0.3, (1.7, -0.4)) and choice.fixed
+    found = DevChoice("fusion", "ranking", "map", (0.7, (2.0, 0.5)), (((0.7, (2.0, 0.5)), 0.9),))
+    assert part.choose("dev", "map", best=lambda: found) is found is part.choice
+    assert (part.weight, part.calibration) == (0.7, (2.0, 0.5))
+    choice = part.choose("dev", "map")                 # no labelled dev data: the fallback
+    assert (part.weight, part.calibration) == (0.5, (1.0, 0.0)) and choice.on_dev is False
+    part.choose(0.2, "map")
+    assert (part.weight, part.calibration) == (0.2, (1.0, 0.0))

@@ -263,7 +263,7 @@ def test_linear_shortlist_without_vocabulary_says_why(tiny, texts):
 
 
 def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
-    from xplant.neural import _shortlisted
+    from xplant.neural import _fusion_part
     texts, Y = corpus
     params = dict(shortlist="linear", n_candidates=4, max_epochs=2,
                   checkpoint_dir=str(tmp_path / "ck"))
@@ -272,7 +272,7 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
 
     def refit(*a, **k):
         raise AssertionError("a resumed fit refitted the shortlist")
-    monkeypatch.setattr(_shortlisted, "fit_shortlist", refit)
+    monkeypatch.setattr(_fusion_part, "fit_shortlist", refit)
     again = small(**params).fit(texts, Y, resume=True)     # the fit had completed
     assert len(again.history) == len(first.history)
     assert again.shortlist_info_["C"] == first.shortlist_info_["C"]

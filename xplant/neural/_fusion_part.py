@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fusion import SCORE_FLOOR, Source, final_step, fuse
+from ..fusion import SCORE_FLOOR, Source, final_step, fit_shortlist, fuse
 
 
 def fuse_pair(short, net, alpha, candidates, factor=None, n_labels=None):
@@ -84,6 +84,76 @@ class ShortlistFusion:
         self.weight = None if weight is None else float(weight)
         self.info = info
         self.choice = None
+
+    @classmethod
+    def fit(cls, shortlist, texts, Y, dev_texts, Y_dev, n_candidates, *, n_jobs=None,
+            random_state=0):
+        """Fit the shortlist on training texts (:func:`xplant.fusion.fit_shortlist`).
+
+        Parameters
+        ----------
+        shortlist : "linear" or estimator
+            The ``shortlist`` parameter (checked by :func:`xplant.fusion.check_shortlist`).
+        texts : list of str
+            The training texts.
+        Y : sparse matrix of shape (n_samples, n_labels)
+            Their labels.
+        dev_texts : list of str or None
+            The dev texts ("linear" chooses its C on them).
+        Y_dev : sparse matrix of shape (n_dev, n_labels) or None
+            Their labels.
+        n_candidates : int >= 1
+            C.
+        n_jobs : int or None, default=None
+            Parallel jobs of the shortlist's fit.
+        random_state : int, default=0
+            Seeds the shortlist's fit.
+
+        Returns
+        -------
+        ShortlistFusion
+            With the plain sigmoid and no α yet (:meth:`choose` sets them).
+        """
+        model, info = fit_shortlist(shortlist, texts, Y, dev_texts, Y_dev, n_jobs=n_jobs,
+                                    random_state=random_state)
+        return cls(model, n_candidates, info=info)
+
+    def choose(self, setting, scoring, best=None):
+        """Set α and the calibration: given, chosen on dev, or the fallback.
+
+        Parameters
+        ----------
+        setting : "dev", float or (float, (float, float))
+            The ``fusion`` parameter (:func:`xplant.fusion.check_fusion`): a
+            pair fixes α and the calibration, nothing is chosen; a float fixes α.
+        scoring : str
+            The dev metric of the choice (recorded).
+        best : callable or None, default=None
+            ``best()`` gives the :class:`~xplant.model_selection.DevChoice`
+            of (α, (a, b)) on dev; None without labelled dev data (then α is
+            the fixed one, 0.5 for "dev", with the plain sigmoid, recorded
+            as a fallback).
+
+        Returns
+        -------
+        DevChoice
+            Also kept as ``choice``.
+        """
+        from ..fusion import check_fusion
+        from ..model_selection import choose_on_dev
+        fixed = check_fusion(setting)
+        if isinstance(fixed, tuple):       # α and the calibration given: nothing chosen
+            choice = choose_on_dev("fusion", [fixed], None, family="ranking", criterion=scoring,
+                                   fallback=fixed, fixed=True)
+        elif best is not None:
+            choice = best()
+        else:
+            choice = choose_on_dev("fusion", [None], None, family="ranking", criterion=scoring,
+                                   has_dev=False, warn=False,
+                                   fallback=(0.5 if fixed == "dev" else float(fixed), (1.0, 0.0)))
+        self.weight, self.calibration = choice.value
+        self.choice = choice
+        return choice
 
     def apply(self, shortlist_scores, logits, candidates, factor=None, n_labels=None):
         """The fused scores of the candidates: α · σ(a·s + b) + (1 − α) · σ(z).

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, check_fusion,
                       cross_fit_ranking, every_label_scores, final_step, fit_calibration,
-                      fit_shortlist, fuse, is_frozen, rank_labels, sigmoid, tail_factor,
+                      fuse, is_frozen, rank_labels, sigmoid, tail_factor,
                       tail_order, top_k_from_candidates, training_candidates)
 from ._fusion_part import ShortlistFusion, fuse_pair
 
@@ -91,12 +91,12 @@ class ShortlistMixin:
                                  "the interrupted fit's parameters, or resume=False (a fresh "
                                  "fit replaces the checkpoint)")
         else:
-            model, info = fit_shortlist(self.shortlist, train_texts, Y[tr], dev_texts, Yd,
-                                        n_jobs=self.n_jobs, random_state=self.random_state)
-            part = ShortlistFusion(model, n_candidates, info=info)
+            part = ShortlistFusion.fit(self.shortlist, train_texts, Y[tr], dev_texts, Yd,
+                                       n_candidates, n_jobs=self.n_jobs,
+                                       random_state=self.random_state)
             self.parts_["shortlist_fusion"] = part
-            if "choice" in info:                     # "linear": its C, chosen on dev
-                self.dev_choices_["shortlist_C"] = info["choice"]
+            if "choice" in part.info:                # "linear": its C, chosen on dev
+                self.dev_choices_["shortlist_C"] = part.info["choice"]
         part.calibration = (1.0, 0.0)
         if dev_texts is not None and Yd.nnz:
             cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
@@ -317,7 +317,6 @@ class ShortlistMixin:
         the dev scores at the choice (for the decision rule), or None
         without labelled dev data.
         """
-        from ..model_selection import choose_on_dev
         from ._adjustment import LogitAdjustment, adjust_logits, check_logit_adjustment
         from ._settings import decision_settings
         decision = decision_settings(self)
@@ -325,43 +324,27 @@ class ShortlistMixin:
         log_p = self._log_prior()
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
         scores_at = scores = None
-        pinned = check_fusion(self.fusion)
-        if getattr(self, "shortlist_", None) is not None:
-            if isinstance(pinned, tuple):       # α and the calibration given: nothing chosen
-                choice = choose_on_dev("fusion", [pinned], None, family="ranking",
-                                       criterion=self.scoring, fallback=pinned, fixed=True)
-                if has_dev:
-                    cand, s, rank = self.dev_view_
-                    z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
-                    p_short, lp = calibrate(s, pinned[1]), log_p[cand]
-                    alpha, factor = pinned[0], tail_factor(rank)
-
-                    def scores_at(t):
-                        net = (adjust_logits(z, lp, t), (1.0, 0.0))
-                        return self._fused((p_short, None), net, alpha, cand, factor)
-            elif has_dev:
+        fusion = self.parts_["shortlist_fusion"]
+        if fusion is not None:
+            best = None
+            if has_dev:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
-                choice = self._best_fusion(s, sigmoid(z), cand, rank)
-                if len(self.history):
-                    self.history.record("valid_fusion_weight", choice.value[0])
-                    self.history.record("valid_fused_" + self.scoring,
-                                        max(v for _, v in choice.scores))
-                p_short, lp = calibrate(s, choice.value[1]), log_p[cand]
-                alpha, factor = choice.value[0], tail_factor(rank)
+
+                def best():
+                    return self._best_fusion(s, sigmoid(z), cand, rank)
+            choice = fusion.choose(self.fusion, self.scoring, best)
+            if has_dev and not isinstance(check_fusion(self.fusion), tuple) and len(self.history):
+                self.history.record("valid_fusion_weight", choice.value[0])
+                self.history.record("valid_fused_" + self.scoring,
+                                    max(v for _, v in choice.scores))
+            if has_dev:
+                p_short, lp = calibrate(s, fusion.calibration), log_p[cand]
+                alpha, factor = fusion.weight, tail_factor(rank)
 
                 def scores_at(t):
                     net = (adjust_logits(z, lp, t), (1.0, 0.0))
                     return self._fused((p_short, None), net, alpha, cand, factor)
-            else:
-                fixed = check_fusion(self.fusion)
-                choice = choose_on_dev("fusion", [None], None, family="ranking",
-                                       criterion=self.scoring, has_dev=False, warn=False,
-                                       fallback=(0.5 if fixed == "dev" else float(fixed),
-                                                 (1.0, 0.0)))
-            fusion = self.parts_["shortlist_fusion"]
-            fusion.weight, fusion.calibration = choice.value
-            fusion.choice = choice
             self.dev_choices_["fusion"] = choice.to_dict()
         elif has_dev:
             z = self._logits(self.dev_docs_, tau=0.0)
