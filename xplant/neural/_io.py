@@ -211,16 +211,19 @@ def _parts_json(clf):
     return out
 
 
-def _part_state(name, config, c, clf, n_labels):
-    """The ``to_dict`` form of the part ``name`` read from ``config.json``, checked
-    field by field; a model saved before a part applies its default (the fixed
-    ``decision`` rule; τ = 0)."""
-    if name == "logit_adjustment":
-        dev = config.get("logit_adjustment_dev")
-        if dev is not None and not isinstance(dev, dict):
-            c.fail("logit_adjustment_dev", "must be null or an object of numbers")
-        return {"tau": c.number("logit_adjustment", low=0.0) if "logit_adjustment" in config
-                else 0.0, "dev_scores": dev}
+def _logit_adjustment_state(config, c, clf, n_labels):
+    """The logit adjustment's ``to_dict`` form from ``config.json`` (τ = 0 for a model
+    saved before it)."""
+    dev = config.get("logit_adjustment_dev")
+    if dev is not None and not isinstance(dev, dict):
+        c.fail("logit_adjustment_dev", "must be null or an object of numbers")
+    return {"tau": c.number("logit_adjustment", low=0.0) if "logit_adjustment" in config
+            else 0.0, "dev_scores": dev}
+
+
+def _decision_rule_state(config, c, clf, n_labels):
+    """The decision rule's ``to_dict`` form from ``config.json``, checked field by field:
+    a model saved before the rule was chosen on dev applies its fixed ``decision``."""
     from ..metrics import DECISION_RULES
     rule = config.get("rule", clf.decision)
     if rule not in DECISION_RULES:
@@ -239,20 +242,27 @@ def _part_state(name, config, c, clf, n_labels):
             "threshold": c.number("threshold", low=0.0, high=1.0), "thresholds": thresholds}
 
 
+def _part_readers(clf, n_labels):
+    """{part name: (its state read from ``config.json``, its ``from_dict``)}."""
+    from ..metrics import DecisionRule
+    from ._adjustment import LogitAdjustment
+    return {"decision_rule": (_decision_rule_state,
+                              lambda state: DecisionRule.from_dict(state, n_labels)),
+            "logit_adjustment": (_logit_adjustment_state, lambda state: LogitAdjustment.from_dict(
+                state, log_prior=clf._log_prior()))}
+
+
 def _load_parts(clf, path, config, c, n_labels):
     """``parts_`` from the saved folder: each part of :data:`_PART_FIELDS` by its
     ``from_dict``, the shortlist fusion from ``shortlist/`` when the model has one."""
-    from ..metrics import DecisionRule
-    from ._adjustment import LogitAdjustment
     from ._fusion_part import ShortlistFusion
-    readers = {"decision_rule": lambda state: DecisionRule.from_dict(state, n_labels),
-               "logit_adjustment": lambda state: LogitAdjustment.from_dict(
-                   state, log_prior=clf._log_prior())}
+    readers = _part_readers(clf, n_labels)
     clf.parts_ = {"shortlist_fusion": None}
     for name, fields in _PART_FIELDS.items():
-        state = _part_state(name, config, c, clf, n_labels)
+        read, from_dict = readers[name]
+        state = read(config, c, clf, n_labels)
         try:
-            clf.parts_[name] = readers[name](state)
+            clf.parts_[name] = from_dict(state)
         except ValueError as exc:
             c.fail(" / ".join(fields.values()), str(exc))
     if (path / "shortlist").is_dir():
