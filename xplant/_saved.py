@@ -218,7 +218,8 @@ def decide(model, texts, decision, scores=None, ranked=None):
     texts : list of str
     decision : dict
         As returned by :func:`load_saved` (any rule of
-        :func:`xplant.metrics.check_rule`).
+        :func:`xplant.metrics.check_rule`), applied as a
+        :class:`xplant.metrics.DecisionRule`.
     scores : ndarray of shape (n, L) or None
         :func:`score_matrix` of the texts, when already computed (the
         threshold rules read them).
@@ -236,16 +237,16 @@ def decide(model, texts, decision, scores=None, ranked=None):
         For an invalid rule, or per-label thresholds of another length than
         the model's labels.
     """
-    from .metrics import apply_rule, check_rule, top_k_decision
+    from .metrics import DecisionRule, top_k_decision
     n_labels = len(label_names(model))
-    decision = check_rule(decision, n_labels)
-    if decision["rule"] == "top_k":
-        k = min(int(decision["k"]), n_labels)
+    rule = DecisionRule.from_dict(decision, n_labels)
+    if rule.rule == "top_k":
+        k = min(rule.k, n_labels)
         if ranked is None or ranked.shape[1] < k:
             ranked = ranking(model, texts, k)
         out = top_k_decision(y_top_k=ranked[:, :k], k=k, n_labels=n_labels)
     else:
         if scores is None:
             scores = score_matrix(model, texts)
-        out = apply_rule(scores, decision)
+        out = rule.apply(scores)
     return sp.csr_matrix(out, dtype=np.int64)

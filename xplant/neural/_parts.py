@@ -20,6 +20,19 @@ The documented fitted attributes (``decision_``, ``k_``, ``threshold_``,
 PART_NAMES = ("decision_rule", "logit_adjustment", "shortlist_fusion")
 
 
+def _view(part, field=None, required=True):
+    """A read-only property: ``parts_[part]`` or its ``field``.
+
+    ``required``: AttributeError when the part is None (else the property is
+    None). The property has no docstring of its own: the class docstring's
+    Attributes section describes it, as for any fitted attribute.
+    """
+    def get(self):
+        value = self._part(part, required)
+        return value if field is None or value is None else getattr(value, field)
+    return property(get)
+
+
 class FittedPartsMixin:
     """The fitted attributes of :class:`PlantClassifier` as read-only views of ``parts_``."""
 
@@ -31,66 +44,15 @@ class FittedPartsMixin:
             raise AttributeError(f"{name} is a part fitted by fit (parts_[{name!r}])")
         return part
 
-    @property
-    def decision_rule_(self):
-        """The fitted :class:`~xplant.metrics.DecisionRule` (``parts_["decision_rule"]``)."""
-        return self._part("decision_rule")
-
-    @property
-    def decision_(self):
-        """The rule ``predict`` applies (``decision_rule_.rule``)."""
-        return self.decision_rule_.rule
-
-    @property
-    def k_(self):
-        """k of the top-k rule (``decision_rule_.k``)."""
-        return self.decision_rule_.k
-
-    @property
-    def threshold_(self):
-        """The global threshold (``decision_rule_.threshold``)."""
-        return self.decision_rule_.threshold
-
-    @property
-    def label_thresholds_(self):
-        """The per-label thresholds (``decision_rule_.thresholds``), or None."""
-        return self.decision_rule_.thresholds
-
-    @property
-    def logit_adjustment_(self):
-        """τ the model scores with (``parts_["logit_adjustment"].tau``)."""
-        return self._part("logit_adjustment").tau
-
-    @property
-    def logit_adjustment_dev_(self):
-        """Each τ's dev micro-F1, or None (``parts_["logit_adjustment"].dev_scores``)."""
-        return self._part("logit_adjustment").dev_scores
-
-    @property
-    def shortlist_(self):
-        """The fitted shortlist, or None (``parts_["shortlist_fusion"].shortlist``)."""
-        part = self._part("shortlist_fusion", required=False)
-        return None if part is None else part.shortlist
-
-    @property
-    def n_candidates_(self):
-        """C, or None without a shortlist (``parts_["shortlist_fusion"].n_candidates``)."""
-        part = self._part("shortlist_fusion", required=False)
-        return None if part is None else part.n_candidates
-
-    @property
-    def fusion_weight_(self):
-        """α, or None (``parts_["shortlist_fusion"].weight``)."""
-        part = self._part("shortlist_fusion", required=False)
-        return None if part is None else part.weight
-
-    @property
-    def shortlist_info_(self):
-        """What fitting the shortlist recorded, or None (``parts_["shortlist_fusion"].info``)."""
-        part = self._part("shortlist_fusion", required=False)
-        return None if part is None else part.info
-
-    @property
-    def shortlist_calibration_(self):
-        """(a, b) of σ(a·s + b), with a shortlist (``parts_["shortlist_fusion"].calibration``)."""
-        return self._part("shortlist_fusion").calibration
+    decision_rule_ = _view("decision_rule")
+    decision_ = _view("decision_rule", "rule")
+    k_ = _view("decision_rule", "k")
+    threshold_ = _view("decision_rule", "threshold")
+    label_thresholds_ = _view("decision_rule", "thresholds")
+    logit_adjustment_ = _view("logit_adjustment", "tau")
+    logit_adjustment_dev_ = _view("logit_adjustment", "dev_scores")
+    shortlist_ = _view("shortlist_fusion", "shortlist", required=False)
+    n_candidates_ = _view("shortlist_fusion", "n_candidates", required=False)
+    fusion_weight_ = _view("shortlist_fusion", "weight", required=False)
+    shortlist_info_ = _view("shortlist_fusion", "info", required=False)
+    shortlist_calibration_ = _view("shortlist_fusion", "calibration")
