@@ -53,7 +53,7 @@ def load_saved(path):
     from .linear._io import read_config
     from .unseen import _io  # noqa: F401  registers the ranker's kind with the linear format
     path = Path(path)
-    if (path / "fusion.json").is_file():      # written by save_shortlist, inside a PLANT folder
+    if (path / "fusion.json").is_file():      # written by ShortlistFusion.save, inside a PLANT folder
         raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
                          f"its own (it may know its labels only as column indices); pass the "
                          f"model folder {path.parent}")
@@ -128,16 +128,13 @@ def _default_decision(model):
 def fitted_decision(model, default_k=10):
     """The decision rule a fitted model applies, as :func:`load_saved` returns it.
 
-    A PlantClassifier's fitted rule (``decision_``, ``k_``, ``threshold_``,
-    ``label_thresholds_``); another model's own default rule; top-``default_k``
-    for a model with neither.
+    A PlantClassifier's fitted rule (its :class:`~xplant.metrics.DecisionRule`
+    ``decision_rule_``, as a dict); another model's own default rule;
+    top-``default_k`` for a model with neither.
     """
     final = _final(model)
-    if hasattr(final, "k_") and hasattr(final, "threshold_") and hasattr(final, "decision"):
-        from .metrics import check_rule
-        return check_rule({"rule": getattr(final, "decision_", final.decision), "k": final.k_,
-                           "threshold": final.threshold_,
-                           "thresholds": getattr(final, "label_thresholds_", None)})
+    if getattr(final, "decision_rule_", None) is not None:
+        return final.decision_rule_.to_dict()
     if hasattr(final, "_default_rule"):
         return _default_decision(model)
     return {"rule": "top_k", "k": int(default_k), "threshold": 0.5, "thresholds": None}
@@ -221,7 +218,8 @@ def decide(model, texts, decision, scores=None, ranked=None):
     texts : list of str
     decision : dict
         As returned by :func:`load_saved` (any rule of
-        :func:`xplant.metrics.check_rule`).
+        :func:`xplant.metrics.check_rule`), applied as a
+        :class:`xplant.metrics.DecisionRule`.
     scores : ndarray of shape (n, L) or None
         :func:`score_matrix` of the texts, when already computed (the
         threshold rules read them).
@@ -239,16 +237,16 @@ def decide(model, texts, decision, scores=None, ranked=None):
         For an invalid rule, or per-label thresholds of another length than
         the model's labels.
     """
-    from .metrics import apply_rule, check_rule, top_k_decision
+    from .metrics import DecisionRule, top_k_decision
     n_labels = len(label_names(model))
-    decision = check_rule(decision, n_labels)
-    if decision["rule"] == "top_k":
-        k = min(int(decision["k"]), n_labels)
+    rule = DecisionRule.from_dict(decision, n_labels)
+    if rule.rule == "top_k":
+        k = min(rule.k, n_labels)
         if ranked is None or ranked.shape[1] < k:
             ranked = ranking(model, texts, k)
         out = top_k_decision(y_top_k=ranked[:, :k], k=k, n_labels=n_labels)
     else:
         if scores is None:
             scores = score_matrix(model, texts)
-        out = apply_rule(scores, decision)
+        out = rule.apply(scores)
     return sp.csr_matrix(out, dtype=np.int64)

@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from xplant.metrics import choose_rule
+from xplant.metrics import DecisionRule, choose_rule
 from xplant.model_selection import RefitOnDev, refit_params
 
 
@@ -31,8 +31,7 @@ def _fitted():
                         "fusion": _record([0.3, [1.7, -0.4]]),
                         "logit_adjustment": _record(0.5), "decision": _record("per_label_threshold"),
                         "k": _record(2), "threshold": _record(0.35)}
-    est.decision_, est.k_, est.threshold_ = "per_label_threshold", 2, 0.35
-    est.label_thresholds_ = np.array([0.2, 0.35, 0.6])
+    est.decision_rule_ = DecisionRule("per_label_threshold", 2, 0.35, [0.2, 0.35, 0.6])
     return est
 
 

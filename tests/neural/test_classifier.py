@@ -43,7 +43,7 @@ def test_predict_uses_the_dev_chosen_rule(fitted):
     if clf.decision_ == "top_k":
         assert (np.asarray(pred.sum(1)).ravel() == clf.k_).all()
     else:
-        want = apply_rule(clf.predict_proba(texts[:5]), clf._rule())
+        want = apply_rule(clf.predict_proba(texts[:5]), clf.decision_rule_.to_dict())
         np.testing.assert_array_equal(pred.toarray(), want.toarray())
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xplant.metrics import DECISION_RULES, apply_rule, select_label_thresholds
+from xplant.metrics import DECISION_RULES, DecisionRule, apply_rule, select_label_thresholds
 from xplant.neural import PlantClassifier, load_model
 
 
@@ -31,7 +31,7 @@ def _expected(clf, texts):
         P = np.zeros((len(texts), clf.n_labels_), int)
         np.put_along_axis(P, top, 1, axis=1)
         return P
-    return apply_rule(clf.predict_proba(texts), clf._rule()).toarray()
+    return apply_rule(clf.predict_proba(texts), clf.decision_rule_.to_dict()).toarray()
 
 
 def test_the_rule_is_chosen_on_dev_and_applied_by_predict(chosen):
@@ -50,17 +50,19 @@ def test_the_rule_is_chosen_on_dev_and_applied_by_predict(chosen):
 @pytest.mark.parametrize("rule", DECISION_RULES)
 def test_each_rule_survives_save_and_load(chosen, tmp_path, rule):
     clf, texts, _ = chosen
-    kept = clf.decision_, clf.label_thresholds_
+    kept = clf.decision_rule_
     own = _own_thresholds(clf, texts[60:])
     try:
-        clf.decision_ = rule
-        clf.label_thresholds_ = own if rule == "per_label_threshold" else None
+        clf.parts_["decision_rule"] = DecisionRule(rule, kept.k, kept.threshold,
+                                          own if rule == "per_label_threshold" else None)
         want = _expected(clf, texts[60:])
         np.testing.assert_array_equal(clf.predict(texts[60:]).toarray(), want)
         again = load_model(clf.save(tmp_path / "m"))
         config = json.loads((tmp_path / "m" / "config.json").read_text())
     finally:
-        clf.decision_, clf.label_thresholds_ = kept
+        clf.parts_["decision_rule"] = kept
+    assert again.decision_rule_ == DecisionRule(rule, kept.k, kept.threshold,
+                                                own if rule == "per_label_threshold" else None)
     assert config["rule"] == rule and again.decision_ == rule
     if rule == "per_label_threshold":       # JSON floats: each threshold back bit for bit
         assert config["label_thresholds"] == own.tolist()
@@ -107,13 +109,13 @@ def test_without_dev_data_the_rule_falls_back_with_the_fits_one_warning(small, m
 def test_the_predict_record_shows_each_label_with_the_threshold_it_passed(chosen, tmp_path):
     from xplant.app._predict import predict_file
     clf, texts, _ = chosen
-    kept = clf.decision_, clf.label_thresholds_
+    kept = clf.decision_rule_
     own = _own_thresholds(clf, texts[60:])
     try:
-        clf.decision_, clf.label_thresholds_ = "per_label_threshold", own
+        clf.parts_["decision_rule"] = DecisionRule("per_label_threshold", kept.k, kept.threshold, own)
         folder = clf.save(tmp_path / "m")
     finally:
-        clf.decision_, clf.label_thresholds_ = kept
+        clf.parts_["decision_rule"] = kept
     notes = tmp_path / "notes.jsonl"
     notes.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
                              for i, t in enumerate(texts[60:])), encoding="utf-8")

@@ -57,8 +57,10 @@ def fitted(small, corpus):
 
 
 def _with_tau(clf, tau):
+    from xplant.neural._adjustment import LogitAdjustment
     c = copy.deepcopy(clf)
-    c.logit_adjustment_ = tau
+    part = c.parts_["logit_adjustment"]
+    c.parts_["logit_adjustment"] = LogitAdjustment(tau, part.dev_scores, part.log_prior)
     return c
 
 

@@ -1,5 +1,7 @@
 """PlantClassifier with a shortlist: candidate Stage 2 and fusion."""
 
+import copy
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -84,12 +86,13 @@ def test_fusion_choice_scores_candidates_only_and_equals_the_dense_map(small, co
     cand, s, rank = clf.dev_view_
     p_net = mod.sigmoid(clf._net_candidate_logits(clf.dev_docs_, cand, tau=0.0))
     dense_builds = []
-    real_fuse = mod.fuse
+    import xplant.neural._fusion_part as fusion_part     # the one caller of fuse for a pair
+    real_fuse = fusion_part.fuse
 
     def counting_fuse(sources, **kw):
         dense_builds.append(kw.get("n_labels"))
         return real_fuse(sources, **kw)
-    monkeypatch.setattr(mod, "fuse", counting_fuse)
+    monkeypatch.setattr(fusion_part, "fuse", counting_fuse)
     choice = clf._best_fusion(s, p_net, cand, rank)
     assert len(dense_builds) == len(choice.scores) > 1 and set(dense_builds) == {None}
     monkeypatch.undo()
@@ -122,7 +125,8 @@ def test_fusion_ends(fused, alpha):
     clf, texts, _ = fused
     c = clone(clf)
     c.__dict__.update({k: v for k, v in clf.__dict__.items() if k.endswith("_")})
-    c.fusion_weight_ = alpha
+    c.parts_ = dict(clf.parts_, shortlist_fusion=copy.copy(clf.parts_["shortlist_fusion"]))
+    c.parts_["shortlist_fusion"].weight = alpha
     idx, _ = c.predict_top_k(texts[:10], k=4)
     s_idx, _ = predict_top_k(clf.shortlist_, texts[:10], 4)
     if alpha == 1.0:
@@ -259,7 +263,7 @@ def test_linear_shortlist_without_vocabulary_says_why(tiny, texts):
 
 
 def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
-    from xplant.neural import _shortlisted
+    from xplant.neural import _fusion_part
     texts, Y = corpus
     params = dict(shortlist="linear", n_candidates=4, max_epochs=2,
                   checkpoint_dir=str(tmp_path / "ck"))
@@ -268,7 +272,7 @@ def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch)
 
     def refit(*a, **k):
         raise AssertionError("a resumed fit refitted the shortlist")
-    monkeypatch.setattr(_shortlisted, "fit_shortlist", refit)
+    monkeypatch.setattr(_fusion_part, "fit_shortlist", refit)
     again = small(**params).fit(texts, Y, resume=True)     # the fit had completed
     assert len(again.history) == len(first.history)
     assert again.shortlist_info_["C"] == first.shortlist_info_["C"]

@@ -112,7 +112,8 @@ def test_ties_from_saturated_probabilities_follow_the_logits(tiny_model, tmp_pat
         clf.module_.label_bias.copy_(torch.tensor([20.0, 30.0, -5.0, -5.0]))
     z = np.array([20.0, 30.0], dtype=np.float32)
     assert (torch.sigmoid(torch.from_numpy(z)).numpy() == 1.0).all()   # σ ties in float32
-    clf.decision_, clf.k_ = "top_k", 1                  # the fitted rule: top-1
+    from xplant.metrics import DecisionRule
+    clf.parts_["decision_rule"] = DecisionRule("top_k", k=1, threshold=clf.threshold_)   # top-1
     docs = ["fever since monday"]
     assert clf.decision_function(docs)[0, :2].tolist() == [20.0, 30.0]
     idx, p = clf.predict_top_k(docs, 1)

@@ -15,6 +15,10 @@
   :func:`cross_fit_ranking`, :func:`training_candidates`,
   :data:`LINEAR_C_GRID`): the cheap ranker that proposes each document's
   candidates to PLANT's Stage 2.
+- **The checks and helpers an estimator with a shortlist needs**
+  (:func:`check_shortlist`, :func:`check_n_candidates`,
+  :func:`check_fusion`, :func:`final_step`, :func:`is_frozen`,
+  :func:`every_label_scores`, :func:`counts_above`).
 
 Plain functions of NumPy arrays and scikit-learn estimators: no torch
 needed. :class:`xplant.neural.PlantClassifier` (``shortlist=``,
@@ -23,11 +27,11 @@ docs/shortlist.md.
 """
 
 from ._calibration import calibrate, fit_calibration, logit, sigmoid
-from ._fuse import FUSION_GRID, Source, fuse
-from ._shortlist import (LINEAR_C_GRID, cross_fit_ranking, fit_shortlist, rank_labels,
-                         training_candidates)
-from ._tail import (SCORE_FLOOR, dense_scores, map_from_candidates, ranking_from_candidates,
-                    tail_factor, tail_order, top_k_from_candidates)
+from ._fuse import FUSION_GRID, Source, check_fusion, fuse
+from ._shortlist import (LINEAR_C_GRID, check_n_candidates, check_shortlist, cross_fit_ranking,
+                         final_step, fit_shortlist, is_frozen, rank_labels, training_candidates)
+from ._tail import (SCORE_FLOOR, counts_above, dense_scores, every_label_scores, map_from_candidates,
+                    ranking_from_candidates, tail_factor, tail_order, top_k_from_candidates)
 
 __all__ = [
     "FUSION_GRID",
@@ -35,11 +39,18 @@ __all__ = [
     "SCORE_FLOOR",
     "Source",
     "calibrate",
+    "check_fusion",
+    "check_n_candidates",
+    "check_shortlist",
+    "counts_above",
     "cross_fit_ranking",
     "dense_scores",
+    "every_label_scores",
+    "final_step",
     "fit_calibration",
     "fit_shortlist",
     "fuse",
+    "is_frozen",
     "logit",
     "map_from_candidates",
     "rank_labels",

@@ -27,13 +27,42 @@ from .._params import check_param
 LINEAR_C_GRID = (1.0, 10.0)
 
 
-def _final_step(estimator):
+def final_step(estimator):
+    """The last step of a Pipeline, or the estimator itself: the model that scores labels.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        A shortlist model, fitted or not.
+
+    Returns
+    -------
+    estimator
+        ``estimator.steps[-1][1]`` for a Pipeline, else ``estimator``.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import FunctionTransformer, StandardScaler
+    >>> type(final_step(make_pipeline(FunctionTransformer(), StandardScaler()))).__name__
+    'StandardScaler'
+    """
     steps = getattr(estimator, "steps", None)
     return steps[-1][1] if steps else estimator
 
 
 def check_shortlist(shortlist):
     """Validate a ``shortlist`` parameter; return it (``None``, ``"linear"`` or an estimator).
+
+    Parameters
+    ----------
+    shortlist : None, "linear" or estimator
+        ``PlantClassifier``'s ``shortlist``.
+
+    Returns
+    -------
+    None, "linear" or estimator
+        ``shortlist`` itself.
 
     Raises
     ------
@@ -58,7 +87,7 @@ def check_shortlist(shortlist):
         raise ValueError(f"shortlist must be None, 'linear' or an unfitted estimator, got "
                          f"{shortlist!r}")
     frozen = is_frozen(shortlist)
-    final = _final_step(shortlist.estimator if frozen else shortlist)
+    final = final_step(shortlist.estimator if frozen else shortlist)
     if not any(hasattr(final, m) for m in ("predict_top_k", "decision_function",
                                            "predict_proba")):
         raise ValueError(f"the shortlist {type(final).__name__} cannot rank labels: it needs "
@@ -79,7 +108,22 @@ def check_shortlist(shortlist):
 
 
 def is_frozen(estimator):
-    """True for ``sklearn.frozen.FrozenEstimator``: a fitted model used as it is."""
+    """Whether ``estimator`` is a ``sklearn.frozen.FrozenEstimator``: a fitted model used as it is.
+
+    Parameters
+    ----------
+    estimator : object
+        A ``shortlist`` parameter or fitted shortlist.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_frozen("linear")
+    False
+    """
     from sklearn.frozen import FrozenEstimator
     return isinstance(estimator, FrozenEstimator)
 
@@ -87,8 +131,32 @@ def is_frozen(estimator):
 def check_n_candidates(n_candidates, n_labels):
     """The effective number of candidates C (``None`` → every label).
 
-    Raises ValueError below 1 (:func:`check_param`); warns and clips above
-    ``n_labels``.
+    Parameters
+    ----------
+    n_candidates : int or None
+        ``PlantClassifier``'s ``n_candidates``.
+    n_labels : int or float
+        The labels of the model (``np.inf`` to check the value alone).
+
+    Returns
+    -------
+    int
+        C, at most ``n_labels``.
+
+    Raises
+    ------
+    ValueError
+        Below 1, or not an integer (:func:`xplant._params.check_param`).
+
+    Warns
+    -----
+    UserWarning
+        Above ``n_labels`` (then ``n_labels`` is returned).
+
+    Examples
+    --------
+    >>> check_n_candidates(None, 7), check_n_candidates(3, 7)
+    (7, 3)
     """
     check_param("n_candidates", n_candidates, kind=numbers.Integral, low=1, none_ok=True)
     if n_candidates is None:
@@ -111,7 +179,7 @@ def takes_sparse_targets(estimator):
     that scikit-learn documents for multi-label ``y``.
     """
     from sklearn.multiclass import OneVsRestClassifier
-    final = _final_step(estimator)
+    final = final_step(estimator)
     return isinstance(final, OneVsRestClassifier) or \
         type(final).__module__.split(".")[0] == "xplant"
 
@@ -178,7 +246,7 @@ def check_frozen_shortlist(model, Y):
     ValueError
         Naming what differs and the fix.
     """
-    final = _final_step(model)
+    final = final_step(model)
     n_labels = len(getattr(final, "classes_", range(Y.shape[1])))
     if n_labels != Y.shape[1]:
         raise ValueError(f"the frozen shortlist ranks {n_labels} labels but Y has "

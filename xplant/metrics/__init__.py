@@ -25,7 +25,7 @@ from ._decision import (
     threshold_decision,
     top_k_decision,
 )
-from ._decision_rule import DECISION_RULES, apply_rule, check_rule, choose_rule
+from ._decision_rule import DECISION_RULES, DecisionRule, apply_rule, check_rule, choose_rule
 from ._groups import group_ranking_metrics
 from ._propensity import PROPENSITY_PARAMETERS, inverse_propensity, label_frequency
 from ._ranking import (
@@ -70,6 +70,7 @@ __all__ = [
     "recall_score",
     "roc_auc",
     "DECISION_RULES",
+    "DecisionRule",
     "apply_rule",
     "check_rule",
     "choose_rule",

@@ -6,6 +6,8 @@ with its parameters. :func:`check_rule` is the one check of such a dict,
 :func:`apply_rule` turns scores into label sets by it, and
 :func:`choose_rule` chooses the rule on dev by cross-fitted dev micro-F1 and
 fits its parameters with the selectors of :mod:`xplant.metrics._decision`.
+:class:`DecisionRule` is the object form of the same dict (the one
+decision-rule type a fitted model holds), wrapping these three functions.
 """
 
 import numbers
@@ -16,7 +18,7 @@ from ._decision import (select_k, select_label_thresholds, select_threshold, thr
                         top_k_decision)
 from ._validation import check_binary, check_k, check_scores
 
-__all__ = ["DECISION_RULES", "apply_rule", "check_rule", "choose_rule"]
+__all__ = ["DECISION_RULES", "DecisionRule", "apply_rule", "check_rule", "choose_rule"]
 
 #: The candidate decision rules of :func:`choose_rule`, from the simplest: a tie of
 #: their dev scores keeps the earlier.
@@ -330,3 +332,157 @@ def choose_rule(y_true_dev, y_score_dev, max_k=10, *, rules=DECISION_RULES,
         thresholds = select_label_thresholds(Y, S, fallback=t, min_positives=min_positives)
     return {"rule": chosen, "k": k, "threshold": t, "thresholds": thresholds,
             "choices": choices}
+
+
+class DecisionRule:
+    """A decision rule as one object: the rule's name and its parameters.
+
+    The object form of the dict that :func:`check_rule` checks,
+    :func:`apply_rule` applies and :func:`choose_rule` chooses (a plain
+    function, then an object, as in scikit-learn): :meth:`choose` fits it
+    on dev, :meth:`apply` turns scores into label sets, :meth:`to_dict` and
+    :meth:`from_dict` give and read the dict, each through
+    :func:`check_rule`. :class:`~xplant.neural.PlantClassifier` keeps its
+    fitted rule as one (``decision_rule_``).
+
+    Parameters
+    ----------
+    rule : {"top_k", "threshold", "per_label_threshold"}, default="top_k"
+        The rule's name (one of :data:`DECISION_RULES`).
+    k : int, default=1
+        k of the top-k rule (kept whatever the rule).
+    threshold : float, default=0.5
+        The global threshold (kept whatever the rule; the per-label rule's
+        fallback).
+    thresholds : array-like of float of shape (n_labels,) or None, default=None
+        One threshold per label, for ``"per_label_threshold"`` only.
+
+    Attributes
+    ----------
+    choices : dict of str to DevChoice
+        After :meth:`choose`: the records of the choices made on dev
+        (``"decision"``, ``"k"``, ``"threshold"``); empty otherwise.
+
+    Raises
+    ------
+    ValueError
+        For an invalid rule (:func:`check_rule`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rule = DecisionRule("threshold", k=2, threshold=0.4)
+    >>> rule.apply(np.array([[0.5, 0.3, 0.9]])).toarray()
+    array([[1, 0, 1]])
+    >>> DecisionRule.from_dict(rule.to_dict()) == rule
+    True
+    """
+
+    def __init__(self, rule="top_k", k=1, threshold=0.5, thresholds=None):
+        checked = check_rule({"rule": rule, "k": k, "threshold": threshold,
+                              "thresholds": thresholds})
+        self.rule, self.k, self.threshold = checked["rule"], checked["k"], checked["threshold"]
+        self.thresholds = checked["thresholds"]
+        self.choices = {}
+
+    @classmethod
+    def from_dict(cls, rule, n_labels=None):
+        """The rule of a dict as :func:`check_rule` reads it.
+
+        Parameters
+        ----------
+        rule : dict
+            ``{"rule", "k", "threshold", "thresholds"}``; other keys are ignored.
+        n_labels : int or None, default=None
+            The number of per-label thresholds required.
+
+        Returns
+        -------
+        DecisionRule
+
+        Raises
+        ------
+        ValueError
+            For an invalid rule (:func:`check_rule`).
+        """
+        return cls(**check_rule(rule, n_labels))
+
+    def to_dict(self):
+        """The rule as a dict, :func:`check_rule`'s form (a new dict, a new array).
+
+        Returns
+        -------
+        dict
+            ``{"rule": str, "k": int, "threshold": float, "thresholds":
+            ndarray of float64 of shape (n_labels,) or None}``.
+        """
+        return check_rule({"rule": self.rule, "k": self.k, "threshold": self.threshold,
+                           "thresholds": self.thresholds})
+
+    @classmethod
+    def choose(cls, y_true_dev, y_score_dev, max_k=10, **kwargs):
+        """The rule chosen on dev by :func:`choose_rule`, with its records in ``choices``.
+
+        Parameters
+        ----------
+        y_true_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels) or None
+            Dev labels (None: no labelled dev data).
+        y_score_dev : {ndarray, sparse matrix} of shape (n_samples, n_labels) or None
+            Dev scores, on the scale the rule will read.
+        max_k : int, default=10
+            Largest k of the top-k rule tried.
+        **kwargs
+            The keyword arguments of :func:`choose_rule` (``rules``,
+            ``fallback``, ``fixed``, ``warn``, ...).
+
+        Returns
+        -------
+        DecisionRule
+            With ``choices``: the :class:`~xplant.model_selection.DevChoice`
+            records :func:`choose_rule` returns.
+
+        Raises
+        ------
+        ValueError
+            As :func:`choose_rule`.
+        """
+        chosen = choose_rule(y_true_dev, y_score_dev, max_k, **kwargs)
+        choices = chosen.pop("choices")
+        out = cls(**chosen)
+        out.choices = choices
+        return out
+
+    def apply(self, y_score):
+        """0/1 predictions of scores by this rule (:func:`apply_rule`).
+
+        Parameters
+        ----------
+        y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+            Scores on the scale the rule's thresholds were chosen on.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_samples, n_labels), int64
+
+        Raises
+        ------
+        ValueError
+            When per-label thresholds do not match the score columns.
+        """
+        return apply_rule(y_score, self.to_dict())
+
+    def __eq__(self, other):
+        if not isinstance(other, DecisionRule):
+            return NotImplemented
+        a, b = self.to_dict(), other.to_dict()
+        same = a["thresholds"] is None and b["thresholds"] is None or (
+            a["thresholds"] is not None and b["thresholds"] is not None
+            and np.array_equal(a["thresholds"], b["thresholds"]))
+        return same and (a["rule"], a["k"], a["threshold"]) == (b["rule"], b["k"], b["threshold"])
+
+    __hash__ = None
+
+    def __repr__(self):
+        extra = "" if self.thresholds is None else f", thresholds=<{self.thresholds.size} labels>"
+        return (f"DecisionRule({self.rule!r}, k={self.k}, threshold={self.threshold!r}"
+                f"{extra})")

@@ -122,10 +122,11 @@ def refit_params(estimator, *, epochs="fixed", n_train=None, n_dev=None):
         out["shortlist"] = clone(est.shortlist_)
     if "logit_adjustment" in choices:
         out["decision__logit_adjustment"] = float(choices["logit_adjustment"]["value"])
-    if "k" in choices and hasattr(est, "decision_"):
-        thresholds = getattr(est, "label_thresholds_", None)
-        out.update({"decision": est.decision_, "decision__k": int(est.k_),
-                    "decision__threshold": float(est.threshold_),
+    if "k" in choices and getattr(est, "decision_rule_", None) is not None:
+        rule = est.decision_rule_.to_dict()
+        thresholds = rule["thresholds"]
+        out.update({"decision": rule["rule"], "decision__k": int(rule["k"]),
+                    "decision__threshold": float(rule["threshold"]),
                     "decision__thresholds": None if thresholds is None
                     else [float(t) for t in thresholds]})
     if hasattr(est, "get_params") and "validation_fraction" in est.get_params(deep=False):

@@ -133,3 +133,183 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
     choice = choose_on_dev("logit_adjustment", [float(t) for t in grid], micro_f1,
                            family="decision", criterion="micro_f1", fallback=0.0)
     return choice.value, scores_at(choice.value), dict(choice.scores)
+
+
+class LogitAdjustment:
+    """The fitted logit adjustment of a PlantClassifier: τ, its dev record and the log prior.
+
+    One of the classifier's fitted parts (``parts_["logit_adjustment"]``):
+    :meth:`choose` fits τ on dev (:func:`choose_logit_adjustment`, or the
+    given τ), :meth:`apply` subtracts τ · log p from the network's logits,
+    :meth:`to_dict` and :meth:`from_dict` give and read what a saved model
+    keeps (τ and each τ's dev micro-F1; the log prior is derived from the
+    saved label frequencies, :func:`log_prior`).
+
+    Parameters
+    ----------
+    tau : float >= 0, default=0.0
+        τ (0: the network as trained).
+    dev_scores : dict of float to float or None, default=None
+        Each τ's dev micro-F1 (a fraction) at its best k, when τ was chosen on dev.
+    log_prior : ndarray of float64 of shape (n_labels,) or None, default=None
+        log p_l of each label (:func:`log_prior`); needed by :meth:`apply`
+        when τ > 0.
+
+    Attributes
+    ----------
+    choice : DevChoice or None
+        After :meth:`choose`: the record of the choice (``dev_choices_["logit_adjustment"]``).
+
+    Raises
+    ------
+    ValueError
+        For a τ that is not a finite number >= 0, or ``dev_scores`` that
+        are not numbers by τ.
+
+    Examples
+    --------
+    >>> import torch
+    >>> part = LogitAdjustment(0.5, log_prior=np.log([0.5, 0.25]))
+    >>> part.apply(torch.zeros(1, 2)).double().numpy().round(4).tolist()
+    [[0.3466, 0.6931]]
+    >>> LogitAdjustment.from_dict(part.to_dict(), log_prior=part.log_prior).tau
+    0.5
+    """
+
+    def __init__(self, tau=0.0, dev_scores=None, log_prior=None):
+        if isinstance(tau, str):
+            raise ValueError(f"a fitted logit adjustment is a number >= 0, got {tau!r}")
+        self.tau = check_logit_adjustment(tau)
+        if dev_scores is not None:
+            if not isinstance(dev_scores, dict) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool)
+                    for v in dev_scores.values()):
+                raise ValueError("the logit adjustment's dev_scores must be None or an object "
+                                 "of numbers")
+            try:
+                dev_scores = {float(k): float(v) for k, v in dev_scores.items()}
+            except ValueError:
+                raise ValueError("the logit adjustment's dev_scores keys must be numbers "
+                                 "(each τ)") from None
+        self.dev_scores = dev_scores
+        self.log_prior = log_prior
+        self.choice = None
+
+    @classmethod
+    def choose(cls, setting, log_prior, Y_dev=None, scores_at=None, max_k=10):
+        """τ fitted on dev, or the one given: the part and the dev scores at it.
+
+        Parameters
+        ----------
+        setting : "dev" or float >= 0
+            ``decision__logit_adjustment``.
+        log_prior : ndarray of float64 of shape (n_labels,)
+            log p_l of each label (:func:`log_prior`).
+        Y_dev : sparse matrix of shape (n_dev, n_labels) or None, default=None
+            The dev labels (None: no labelled dev data).
+        scores_at : callable or None, default=None
+            ``scores_at(tau)``: the dev scores (n_dev, n_labels) at τ; None
+            without labelled dev data.
+        max_k : int, default=10
+            The largest k of the top-k rule chosen with each τ.
+
+        Returns
+        -------
+        part : LogitAdjustment
+            With ``choice``, the :class:`~xplant.model_selection.DevChoice`
+            record: a fixed τ (``fixed``), τ chosen on dev, or without
+            labelled dev data τ = 0 (``on_dev`` False).
+        scores : ndarray of shape (n_dev, n_labels) or None
+            The dev scores at the chosen τ when :func:`choose_logit_adjustment`
+            computed them, else None.
+
+        Raises
+        ------
+        ValueError
+            For a ``setting`` that is neither "dev" nor a finite number >= 0.
+        """
+        from ..model_selection import DevChoice, choose_on_dev
+        tau, dev, scores = check_logit_adjustment(setting), None, None
+        if tau != "dev":                        # given, not chosen
+            choice = choose_on_dev("logit_adjustment", [float(tau)], None, family="decision",
+                                   criterion="micro_f1", fallback=float(tau), fixed=True)
+        elif scores_at is None:
+            choice = choose_on_dev("logit_adjustment", [0.0], None, family="decision",
+                                   criterion="micro_f1", fallback=0.0, has_dev=False,
+                                   warn=False)
+            tau = choice.value
+        else:
+            tau, scores, dev = choose_logit_adjustment(Y_dev, scores_at, LOGIT_ADJUSTMENT_GRID,
+                                                       max_k=max_k)
+            choice = DevChoice("logit_adjustment", "decision", "micro_f1", tau,
+                               tuple(dev.items()))
+        part = cls(float(tau), dev, log_prior)
+        part.choice = choice
+        return part, scores
+
+    def apply(self, z, labels=None, tau=None):
+        """Logits ``z`` minus τ · log p, as a float tensor of ``z``'s dtype.
+
+        Parameters
+        ----------
+        z : torch.Tensor of shape (b, n_labels) or (b, C)
+            The network's logits of every label, or of ``labels``.
+        labels : array-like of int of shape (b, C) or None, default=None
+            Each row's labels of ``z`` (candidates); None: every label.
+        tau : float or None, default=None
+            τ to apply instead of the fitted one.
+
+        Returns
+        -------
+        torch.Tensor
+            ``z`` itself when τ = 0.
+        """
+        tau = float(self.tau if tau is None else tau)
+        if tau == 0:
+            return z
+        import torch
+        log_p = self.log_prior if labels is None else self.log_prior[np.asarray(labels)]
+        return z - torch.as_tensor(tau * log_p, dtype=z.dtype)
+
+    def to_dict(self):
+        """What a saved model keeps: ``{"tau": float, "dev_scores": {str(τ): float} or None}``.
+
+        Returns
+        -------
+        dict
+            JSON values (each τ of ``dev_scores`` as a string key).
+        """
+        return {"tau": float(self.tau),
+                "dev_scores": None if self.dev_scores is None
+                else {str(k): float(v) for k, v in self.dev_scores.items()}}
+
+    @classmethod
+    def from_dict(cls, state, log_prior=None):
+        """The part of a :meth:`to_dict` dict.
+
+        Parameters
+        ----------
+        state : dict
+            ``{"tau", "dev_scores"}``.
+        log_prior : ndarray of float64 of shape (n_labels,) or None, default=None
+            The model's log prior (:func:`log_prior` of its saved label frequencies).
+
+        Returns
+        -------
+        LogitAdjustment
+
+        Raises
+        ------
+        ValueError
+            For a missing or invalid field.
+        """
+        if not isinstance(state, dict) or "tau" not in state:
+            raise ValueError("a logit adjustment is an object with 'tau' and 'dev_scores'")
+        return cls(state["tau"], state.get("dev_scores"), log_prior)
+
+    def __eq__(self, other):
+        if not isinstance(other, LogitAdjustment):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None

@@ -2,16 +2,16 @@
 
 A mixin of :class:`~xplant.neural.PlantClassifier`: ``_epoch_choice``
 picks the best epoch by the dev ``scoring``, ``_choose_decision`` the
-decision rule and its parameters (:func:`xplant.metrics.choose_rule`), and
-``_rule`` gives the fitted rule back as :func:`xplant.metrics.apply_rule`
-reads it; ``_release_dev_split`` drops what only training needed, and
+decision rule and its parameters (a :class:`xplant.metrics.DecisionRule`,
+the fitted part ``parts_["decision_rule"]``); ``_release_dev_split`` drops
+what only training needed, and
 ``_warn_fallbacks`` warns once for every choice of a fit that took its
 fallback for want of labelled dev data.
 """
 
 import numpy as np
 
-from ..metrics import DECISION_RULES
+from ..metrics import DECISION_RULES, DecisionRule
 
 
 class AfterTrainingMixin:
@@ -71,7 +71,6 @@ class AfterTrainingMixin:
         fit's one ``NoDevDataWarning``. A fixed rule with ``decision__k`` and
         ``decision__threshold`` (and ``decision__thresholds`` for the
         per-label rule) is taken as given: nothing is fitted on dev."""
-        from .. import metrics
         from ._settings import decision_settings
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
         rules = DECISION_RULES if self.decision == "dev" else (self.decision,)
@@ -87,15 +86,8 @@ class AfterTrainingMixin:
         scores = None
         if has_dev and fixed is None:
             scores = dev_scores if dev_scores is not None else self._scores(self.dev_docs_)
-        rule = metrics.choose_rule(self.dev_Y_ if has_dev else None, scores,
-                                   int(settings["max_k"]), rules=rules,
-                                   fallback=fallback, warn=False, fixed=fixed)
-        self.decision_, self.k_, self.threshold_ = rule["rule"], rule["k"], rule["threshold"]
-        self.label_thresholds_ = rule["thresholds"]
-        self.dev_choices_.update({n: c.to_dict() for n, c in rule["choices"].items()})
-
-    def _rule(self):
-        """The fitted rule as :func:`xplant.metrics.apply_rule` reads it."""
-        return {"rule": getattr(self, "decision_", self.decision), "k": self.k_,
-                "threshold": self.threshold_,
-                "thresholds": getattr(self, "label_thresholds_", None)}
+        rule = DecisionRule.choose(self.dev_Y_ if has_dev else None, scores,
+                                   int(settings["max_k"]), rules=rules, fallback=fallback,
+                                   warn=False, fixed=fixed)
+        self.parts_["decision_rule"] = rule
+        self.dev_choices_.update({n: c.to_dict() for n, c in rule.choices.items()})

@@ -167,7 +167,7 @@ def degenerate_check(Y, scores, threshold=0.5, *, candidates=None, rank=None):
     Y = sp.csr_matrix(Y)
     n_docs, n_labels = Y.shape
     if candidates is not None:
-        from ..fusion._tail import counts_above
+        from ..fusion import counts_above
         n_pred, tp = counts_above(Y, candidates, scores, rank, threshold)
     else:
         pred = np.asarray(scores) > threshold

@@ -11,17 +11,19 @@ from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from skorch.utils import to_tensor
 
 from .._labels import label_frequency
-from ..fusion._shortlist import check_n_candidates
+from ..fusion import check_n_candidates
 from ._base import PlantNetBase
 from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing
 from ._common import to_python, torch_state_restored
+from ._adjustment import LogitAdjustment
 from ._data import Stage2Collate, TokenDataset
 from ._after_training import AfterTrainingMixin
+from ._parts import FittedPartsMixin
 from ._dev_choice import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
 from ._shortlisted import ShortlistMixin
 from ._inference import InferenceMixin
-from ._io import load_model, save_model, saved_kind
+from ._io import SavedModelMixin, saved_kind
 from ._stage1 import AttentionPlanter
 from ._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS
 from ._stage2_defaults import default_lr, default_phases, initial_label_bias, scored_labels
@@ -35,7 +37,8 @@ def _silent(*args, **kwargs):
 
 
 @saved_kind
-class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, ShortlistMixin, PlantNetBase):
+class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, ShortlistMixin,
+                      FittedPartsMixin, SavedModelMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -151,6 +154,15 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         label when ``fit`` plants from label texts. The others get
         probability σ(:data:`~xplant.neural.modules.UNSCORED_LOGIT`) ≈ 0
         and no share of the attention's work or of the loss.
+    parts_ : dict of str to object
+        The fitted parts besides the network, which the attributes below
+        read (read-only) and saving walks: ``"decision_rule"``
+        (:class:`~xplant.metrics.DecisionRule`), ``"logit_adjustment"``
+        (:class:`~xplant.neural._adjustment.LogitAdjustment`) and
+        ``"shortlist_fusion"`` (:class:`~xplant.neural._fusion_part.ShortlistFusion`,
+        None without a shortlist).
+    decision_rule_ : DecisionRule
+        The rule of ``predict`` (``parts_["decision_rule"]``).
     decision_ : str
         The rule ``predict`` applies: "top_k", "threshold" or
         "per_label_threshold" (``decision``, or the one chosen on dev).
@@ -446,14 +458,16 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
         self.dev_choices_ = {}          # every choice made on dev (choose_on_dev records)
-        self.logit_adjustment_, self.logit_adjustment_dev_ = 0.0, None   # chosen after training
+        # the fitted parts (_parts.py): τ = 0 while the network trains
+        self.parts_ = {"decision_rule": None, "shortlist_fusion": None,
+                       "logit_adjustment": LogitAdjustment(0.0, None, self._log_prior())}
         self.n_fit_train_ = len(train_docs)
-        self.n_candidates_ = (None if self.shortlist is None
-                              else check_n_candidates(self.n_candidates, self.n_labels_))
+        n_candidates = (None if self.shortlist is None
+                        else check_n_candidates(self.n_candidates, self.n_labels_))
         self.initialize()
         self._init_label_bias(Y[tr])
         cands = self._fit_shortlist(X, docs, tr, dv, validation_data, dev_docs, Y, Yd,
-                                    resume=resume)
+                                    n_candidates, resume=resume)
         self.planter_ = None
         weight = stage1_weight_to_train(self, dev_Y=Yd if dev_docs is not None else None)
         on_dev = weight == "dev"
@@ -526,30 +540,3 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         crit = self._criterion_settings()
         prior = initial_label_bias(Y_train, crit["label_smoothing"], crit["smoothing_form"])
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
-
-
-    # -- persistence -------------------------------------------------------------
-    def save(self, path, *, overwrite=False):
-        """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
-
-        See :func:`xplant.neural.save_model`. Loading runs no pickled code.
-
-        Parameters
-        ----------
-        path : str or Path
-            The folder to write.
-        overwrite : bool, default=False
-            Replace an existing folder.
-        """
-        return save_model(self, path, overwrite=overwrite)
-
-    @classmethod
-    def load(cls, path):
-        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`).
-
-        Parameters
-        ----------
-        path : str or Path
-            The folder :meth:`save` wrote.
-        """
-        return load_model(path)

@@ -44,14 +44,14 @@ class InferenceMixin:
     def _adjusted(self, z, labels=None, tau=None):
         """Logits ``z`` (b, L), or (b, C) of ``labels`` (b, C), minus τ · log p (float32 tensor).
 
-        τ is ``tau``, by default the fitted ``logit_adjustment_``.
+        τ is ``tau``, by default the fitted ``logit_adjustment_``
+        (:meth:`~xplant.neural._adjustment.LogitAdjustment.apply`).
         """
-        tau = float(getattr(self, "logit_adjustment_", 0.0) if tau is None else tau)
-        if tau == 0:
-            return z
-        log_p = self._log_prior()
-        log_p = log_p if labels is None else log_p[np.asarray(labels)]
-        return z - torch.as_tensor(tau * log_p, dtype=z.dtype)
+        part = self.__dict__.get("parts_", {}).get("logit_adjustment")
+        if part is None:                        # no fitted part (yet): τ = 0 unless given
+            from ._adjustment import LogitAdjustment
+            part = LogitAdjustment(0.0, None, self._log_prior() if tau else None)
+        return part.apply(z, labels, tau)
 
     def _logits(self, docs, tau=None):
         out = np.zeros((len(docs), self.n_labels_), dtype=np.float32)
@@ -249,12 +249,12 @@ class InferenceMixin:
         return out
 
     def predict(self, X):
-        """0/1 predictions by the fitted rule ``decision_``.
+        """0/1 predictions by the fitted rule ``decision_rule_``.
 
         The top-k rule takes the labels of :meth:`predict_top_k`, ranked by
         the scores that break ties of saturated probabilities; the threshold
         rules compare :meth:`predict_proba` with ``threshold_`` or
-        ``label_thresholds_`` (:func:`xplant.metrics.apply_rule`).
+        ``label_thresholds_`` (:meth:`xplant.metrics.DecisionRule.apply`).
 
         Parameters
         ----------
@@ -271,10 +271,10 @@ class InferenceMixin:
         """
         from .. import metrics
         check_is_fitted(self, "module_")
-        rule = self._rule()
-        if rule["rule"] == "top_k":
-            top = self.predict_top_k(X, self.k_)[0]
-            P = metrics.top_k_decision(y_top_k=top, k=self.k_, n_labels=self.n_labels_)
+        rule = self.decision_rule_
+        if rule.rule == "top_k":
+            top = self.predict_top_k(X, rule.k)[0]
+            P = metrics.top_k_decision(y_top_k=top, k=rule.k, n_labels=self.n_labels_)
         else:
-            P = metrics.apply_rule(self._proba(X), rule)
+            P = rule.apply(self._proba(X))
         return as_prediction_form(P, getattr(self, "prediction_form_", None))

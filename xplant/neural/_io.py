@@ -13,6 +13,12 @@ A saved model is a folder:
   :func:`xplant.linear.save_linear`) and ``fusion.json`` (calibration,
   fusion weight, number of candidates).
 
+The classifier's fitted parts (``parts_``, :mod:`xplant.neural._parts`)
+are walked, not restored attribute by attribute: each part's ``to_dict``
+fills its fields of ``config.json`` (:data:`_PART_FIELDS`) and its
+``from_dict`` reads them back; the shortlist fusion saves itself to
+``shortlist/``. The layout of ``config.json`` is that of earlier releases.
+
 Loading runs no pickled code. Writes go to a temporary sibling folder that
 is renamed into place, so an interrupted save never leaves a half-written
 model under the final name.
@@ -148,9 +154,8 @@ def save_model(clf, path, *, overwrite=False):
         state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
         save_file(state, str(tmp / "model.safetensors"))
         save_relevance(clf.relevance_, tmp / "relevance")
-        if getattr(clf, "shortlist_", None) is not None:
-            from ._shortlisted import save_shortlist
-            save_shortlist(clf, tmp / "shortlist")
+        if clf.parts_.get("shortlist_fusion") is not None:     # the part with a folder
+            clf.parts_["shortlist_fusion"].save(tmp / "shortlist")
         import importlib.metadata as md
         config = {
             "format": _FORMAT,
@@ -163,19 +168,11 @@ def save_model(clf, path, *, overwrite=False):
             "unscored_labels": (None if getattr(clf, "scored_labels_", None) is None
                                 else np.flatnonzero(~clf.scored_labels_).tolist()),
             "n_train_documents": int(clf.n_train_documents_),
-            "rule": str(clf._rule()["rule"]),
-            "k": int(clf.k_), "threshold": float(clf.threshold_),
-            # float64 in JSON: repr round-trips each threshold exactly
-            "label_thresholds": (None if getattr(clf, "label_thresholds_", None) is None
-                                 else [_json_value(float(t), "label_thresholds")
-                                       for t in clf.label_thresholds_]),
+            **_parts_json(clf),
             "prediction_form": getattr(clf, "prediction_form_", None),
             "best_epoch": int(getattr(clf, "best_epoch_", 0)),
             "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
             "stage1_weight_candidates": getattr(clf, "stage1_weight_candidates_", None),
-            "logit_adjustment": float(getattr(clf, "logit_adjustment_", 0.0)),
-            "logit_adjustment_dev": (None if getattr(clf, "logit_adjustment_dev_", None) is None
-                                     else {str(k): v for k, v in clf.logit_adjustment_dev_.items()}),
             "dev_choices": getattr(clf, "dev_choices_", {}),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
@@ -192,9 +189,41 @@ def _has(pkg):
         return False
 
 
-def _load_rule(clf, config, c, n_labels):
-    """``decision_`` and ``label_thresholds_`` from ``config.json``: a model saved
-    before the rule was chosen on dev applies its fixed ``decision`` parameter."""
+#: Where each fitted part's fields live in config.json: {part: {to_dict key: field}}. The
+#: shortlist fusion has a folder of its own (shortlist/); see :mod:`xplant.neural._parts`.
+_PART_FIELDS = {
+    "decision_rule": {"rule": "rule", "k": "k", "threshold": "threshold",
+                      "thresholds": "label_thresholds"},
+    "logit_adjustment": {"tau": "logit_adjustment", "dev_scores": "logit_adjustment_dev"},
+}
+
+
+def _parts_json(clf):
+    """The fields of ``config.json`` that hold the fitted parts (each part's ``to_dict``)."""
+    out = {}
+    for name, fields in _PART_FIELDS.items():
+        state = clf.parts_[name].to_dict()
+        for key, field in fields.items():
+            value = state[key]
+            # float64 in JSON: repr round-trips each per-label threshold exactly
+            out[field] = _json_value(value.tolist() if isinstance(value, np.ndarray) else value,
+                                     field)
+    return out
+
+
+def _logit_adjustment_state(config, c, clf, n_labels):
+    """The logit adjustment's ``to_dict`` form from ``config.json`` (τ = 0 for a model
+    saved before it)."""
+    dev = config.get("logit_adjustment_dev")
+    if dev is not None and not isinstance(dev, dict):
+        c.fail("logit_adjustment_dev", "must be null or an object of numbers")
+    return {"tau": c.number("logit_adjustment", low=0.0) if "logit_adjustment" in config
+            else 0.0, "dev_scores": dev}
+
+
+def _decision_rule_state(config, c, clf, n_labels):
+    """The decision rule's ``to_dict`` form from ``config.json``, checked field by field:
+    a model saved before the rule was chosen on dev applies its fixed ``decision``."""
     from ..metrics import DECISION_RULES
     rule = config.get("rule", clf.decision)
     if rule not in DECISION_RULES:
@@ -209,7 +238,36 @@ def _load_rule(clf, config, c, n_labels):
         thresholds = np.asarray(values, dtype=np.float64)
     elif thresholds is not None:
         c.fail("label_thresholds", f"must be null under the rule {rule!r}")
-    clf.decision_, clf.label_thresholds_ = rule, thresholds
+    return {"rule": rule, "k": c.integer("k", low=1, high=n_labels),
+            "threshold": c.number("threshold", low=0.0, high=1.0), "thresholds": thresholds}
+
+
+def _part_readers(clf, n_labels):
+    """{part name: (its state read from ``config.json``, its ``from_dict``)}."""
+    from ..metrics import DecisionRule
+    from ._adjustment import LogitAdjustment
+    return {"decision_rule": (_decision_rule_state,
+                              lambda state: DecisionRule.from_dict(state, n_labels)),
+            "logit_adjustment": (_logit_adjustment_state, lambda state: LogitAdjustment.from_dict(
+                state, log_prior=clf._log_prior()))}
+
+
+def _load_parts(clf, path, config, c, n_labels):
+    """``parts_`` from the saved folder: each part of :data:`_PART_FIELDS` by its
+    ``from_dict``, the shortlist fusion from ``shortlist/`` when the model has one."""
+    from ._fusion_part import ShortlistFusion
+    readers = _part_readers(clf, n_labels)
+    clf.parts_ = {"shortlist_fusion": None}
+    for name, fields in _PART_FIELDS.items():
+        read, from_dict = readers[name]
+        state = read(config, c, clf, n_labels)
+        try:
+            clf.parts_[name] = from_dict(state)
+        except ValueError as exc:
+            c.fail(" / ".join(fields.values()), str(exc))
+    if (path / "shortlist").is_dir():
+        clf.parts_["shortlist_fusion"] = ShortlistFusion.load(path / "shortlist", n_labels)
+        clf.dev_view_ = None
 
 
 def load_model(path):
@@ -284,9 +342,6 @@ def load_model(path):
             c.fail("classes", str(exc))
     frequency = c.int_list("label_frequency", n_labels)
     clf.n_train_documents_ = c.integer("n_train_documents", low=1)
-    clf.k_ = c.integer("k", low=1, high=n_labels)
-    clf.threshold_ = c.number("threshold", low=0.0, high=1.0)
-    _load_rule(clf, config, c, n_labels)
     form = config.get("prediction_form")       # absent before the rule: CSR, as then
     if form is not None and not (isinstance(form, dict)
                                  and form.get("kind") in ("sparse", "dense", "column")):
@@ -321,18 +376,10 @@ def load_model(path):
         c.fail("dev_choices", "must be an object of choice records (name, family, criterion, "
                               "value, scores, on_dev)")
     clf.dev_choices_ = choices
-    # models saved before logit adjustment scored without it
-    clf.logit_adjustment_ = (c.number("logit_adjustment", low=0.0)
-                             if "logit_adjustment" in config else 0.0)
-    dev = config.get("logit_adjustment_dev")
-    if dev is not None and not (isinstance(dev, dict) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in dev.values())):
-        c.fail("logit_adjustment_dev", "must be null or an object of numbers")
-    try:
-        clf.logit_adjustment_dev_ = None if dev is None else {float(k): float(v)
-                                                              for k, v in dev.items()}
-    except ValueError:
-        c.fail("logit_adjustment_dev", "keys must be numbers (each τ)")
+    _load_parts(clf, path, config, c, n_labels)
+    if clf.shortlist_ is not None and not isinstance(clf.shortlist, str):
+        from sklearn.base import clone     # refitting a loaded model fits the same shortlist
+        clf.shortlist = clone(clf.shortlist_)
     clf.planter_ = None
     clf.rng_ = np.random.default_rng(clf.random_state)
     clf.phases_ = clf._phases() if clf._phases() is not None else []
@@ -345,8 +392,33 @@ def load_model(path):
         raise ValueError(f"{path / 'model.safetensors'}: the weights do not fit the saved "
                          f"configuration: {exc}") from exc
     clf.module_.eval()
-    clf.shortlist_ = clf.fusion_weight_ = None
-    if (path / "shortlist").is_dir():
-        from ._shortlisted import load_shortlist
-        load_shortlist(clf, path / "shortlist", set_param=True)
     return clf
+
+
+class SavedModelMixin:
+    """``save`` and ``load`` of :class:`PlantClassifier` (:func:`save_model`, :func:`load_model`)."""
+
+    def save(self, path, *, overwrite=False):
+        """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
+
+        See :func:`xplant.neural.save_model`. Loading runs no pickled code.
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder to write.
+        overwrite : bool, default=False
+            Replace an existing folder.
+        """
+        return save_model(self, path, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path):
+        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`).
+
+        Parameters
+        ----------
+        path : str or Path
+            The folder :meth:`save` wrote.
+        """
+        return load_model(path)

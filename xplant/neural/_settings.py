@@ -286,12 +286,12 @@ def _check_scoring(value):
 
 
 def _check_shortlist(value):
-    from ..fusion._shortlist import check_shortlist
+    from ..fusion import check_shortlist
     check_shortlist(value)
 
 
 def _check_fusion(value):
-    from ..fusion._fuse import check_fusion
+    from ..fusion import check_fusion
     check_fusion(value)
 
 

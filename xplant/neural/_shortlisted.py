@@ -8,17 +8,15 @@ early stopping, the best fusion recorded), choosing α, the calibration and
 the logit adjustment on dev, and scoring new documents on their candidates.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, cross_fit_ranking,
-                      fit_calibration, fit_shortlist, fuse, rank_labels, sigmoid, tail_factor,
+from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, check_fusion,
+                      cross_fit_ranking, every_label_scores, final_step, fit_calibration,
+                      fuse, is_frozen, rank_labels, sigmoid, tail_factor,
                       tail_order, top_k_from_candidates, training_candidates)
-from ..fusion._fuse import check_fusion
-from ..fusion._shortlist import _final_step, is_frozen
-from ..fusion._tail import every_label_scores
+from ._fusion_part import ShortlistFusion, fuse_pair
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -42,87 +40,19 @@ def shortlist_texts(X, docs, relevance):
     return [" ".join(inv.get(int(t), "") for t in d) for d in docs]
 
 
-def save_shortlist(clf, folder, *, overwrite=False):
-    """Write a fitted classifier's shortlist into ``folder`` without pickle.
-
-    The shortlist model goes through :func:`xplant.linear.save_linear`
-    (TF-IDF vocabulary and weights in JSON and safetensors, trees in their
-    own format); its calibration, fusion weight and C go to
-    ``fusion.json``. A shortlist that ``save_linear`` cannot store raises
-    its TypeError, which names the kinds it can. ``overwrite`` replaces an
-    existing folder (a fresh fit into the ``checkpoint_dir`` of an earlier
-    one); else it raises FileExistsError.
-    """
-    from ..linear import save_linear
-    folder = Path(folder)
-    try:
-        save_linear(clf.shortlist_, folder, overwrite=overwrite)
-    except TypeError as exc:
-        raise TypeError(f"this PlantClassifier's shortlist cannot be saved: {exc}") from exc
-    meta = {"calibration": [float(v) for v in clf.shortlist_calibration_],
-            "fusion_weight": None if clf.fusion_weight_ is None else float(clf.fusion_weight_),
-            "n_candidates": int(clf.n_candidates_),
-            "info": {"C": (clf.shortlist_info_ or {}).get("C"),
-                     "dev_map": {str(k): v for k, v in
-                                 (clf.shortlist_info_ or {}).get("dev_map", {}).items()}}}
-    from .._files import write_text
-    write_text(folder / "fusion.json", json.dumps(meta))
-    return folder
-
-
-def load_shortlist(clf, folder, *, set_param=False):
-    """Set ``shortlist_`` and the fusion state of ``clf`` from a :func:`save_shortlist` folder.
-
-    With ``set_param`` (a loaded model), a ``shortlist`` parameter that is
-    not ``"linear"`` becomes an unfitted clone of the loaded model, so that
-    ``clone`` and refitting keep the same shortlist.
-
-    Raises
-    ------
-    ValueError
-        When ``fusion.json`` is missing or does not fit the model.
-    """
-    from sklearn.base import clone
-    from .. import unseen  # noqa: F401  (a DescriptionRanker shortlist: registers its kind)
-    from ..linear import load_linear
-    folder = Path(folder)
-    meta_file = folder / "fusion.json"
-    if not meta_file.is_file():
-        raise ValueError(f"{folder}: no fusion.json; the shortlist folder is damaged, save the "
-                         "model again")
-    from .._files import FieldChecker, read_json_object
-    meta = read_json_object(meta_file, "a shortlist's calibration and fusion weight")
-    c = FieldChecker(meta, meta_file)
-    cal = c.get("calibration", list, "[a, b]")
-    if len(cal) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                and np.isfinite(v) for v in cal):
-        c.fail("calibration", f"must be two finite numbers, got {cal!r}")
-    weight = None if meta.get("fusion_weight", 0) is None else \
-        c.number("fusion_weight", low=0.0, high=1.0)
-    n_candidates = c.integer("n_candidates", low=1)
-    clf.shortlist_ = load_linear(folder)
-    clf.shortlist_calibration_ = (float(cal[0]), float(cal[1]))
-    clf.fusion_weight_ = weight
-    clf.n_candidates_ = n_candidates
-    clf.shortlist_info_ = meta.get("info", {})
-    clf.dev_view_ = None
-    if set_param and not isinstance(clf.shortlist, str):
-        clf.shortlist = clone(clf.shortlist_)
-    n_labels = getattr(_final_step(clf.shortlist_), "n_labels_", clf.n_labels_)
-    if n_labels != clf.n_labels_ or not 1 <= clf.n_candidates_ <= clf.n_labels_:
-        raise ValueError(f"{folder}: the shortlist has {n_labels} labels and "
-                         f"{clf.n_candidates_} candidates; the model has {clf.n_labels_} labels")
-    return clf
-
-
 class ShortlistMixin:
     """Shortlist, candidate Stage 2 and fusion for :class:`PlantClassifier` (:mod:`xplant.fusion`)."""
 
     def _uses_candidates(self):
         return getattr(self, "shortlist_", None) is not None and self.n_candidates_ < self.n_labels_
 
-    def _fit_shortlist(self, X, docs, tr, dv, validation_data, dev_docs, Y, Yd, resume=False):
+    def _fit_shortlist(self, X, docs, tr, dv, validation_data, dev_docs, Y, Yd, n_candidates,
+                       resume=False):
         """Fit the shortlist on the training rows; precompute dev candidates and calibration.
+
+        The fitted shortlist, with C = ``n_candidates``, becomes the part
+        ``parts_["shortlist_fusion"]`` (:class:`ShortlistFusion`); α and the
+        calibration are chosen on it after training.
 
         Returns each training document's candidates (gold first, then the
         shortlist's hard negatives), or None when Stage 2 scores every label.
@@ -130,8 +60,7 @@ class ShortlistMixin:
         ranking are saved under ``shortlist/`` there, and a resumed fit
         loads them instead of fitting again.
         """
-        self.shortlist_ = self.shortlist_info_ = self.dev_view_ = None
-        self.fusion_weight_ = None
+        self.dev_view_ = self.parts_["shortlist_fusion"] = None
         if self.shortlist is None:
             return None
         texts = shortlist_texts(X, docs, self.relevance_)
@@ -144,13 +73,14 @@ class ShortlistMixin:
             dev_texts = None
         saved = None if self.checkpoint_dir is None else Path(self.checkpoint_dir) / "shortlist"
         if resume and saved is not None and (saved / "fusion.json").is_file():
-            C = self.n_candidates_
-            load_shortlist(self, saved)            # a resumed fit never refits it
+            C = n_candidates
+            part = ShortlistFusion.load(saved, self.n_labels_)   # a resumed fit never refits it
+            self.parts_["shortlist_fusion"] = part
             from ..linear import OneVsRestLinear       # what shortlist="linear" fits
             given = self.shortlist
             given = (OneVsRestLinear if isinstance(given, str) else
-                     type(_final_step(given.estimator if is_frozen(given) else given))).__name__
-            kept = type(_final_step(self.shortlist_)).__name__
+                     type(final_step(given.estimator if is_frozen(given) else given))).__name__
+            kept = type(final_step(self.shortlist_)).__name__
             if kept != given:
                 raise ValueError(f"the checkpoint's shortlist at {saved} is a {kept}, this fit's "
                                  f"is a {given}; give the interrupted fit's parameters, or "
@@ -161,12 +91,13 @@ class ShortlistMixin:
                                  "the interrupted fit's parameters, or resume=False (a fresh "
                                  "fit replaces the checkpoint)")
         else:
-            self.shortlist_, self.shortlist_info_ = fit_shortlist(
-                self.shortlist, train_texts, Y[tr], dev_texts, Yd, n_jobs=self.n_jobs,
-                random_state=self.random_state)
-            if "choice" in self.shortlist_info_:        # "linear": its C, chosen on dev
-                self.dev_choices_["shortlist_C"] = self.shortlist_info_["choice"]
-        self.shortlist_calibration_ = (1.0, 0.0)
+            part = ShortlistFusion.fit(self.shortlist, train_texts, Y[tr], dev_texts, Yd,
+                                       n_candidates, n_jobs=self.n_jobs,
+                                       random_state=self.random_state)
+            self.parts_["shortlist_fusion"] = part
+            if "choice" in part.info:                # "linear": its C, chosen on dev
+                self.dev_choices_["shortlist_C"] = part.info["choice"]
+        part.calibration = (1.0, 0.0)
         if dev_texts is not None and Yd.nnz:
             cand, s, extra = self._shortlist_view(dev_texts, full_tail=True, raw=True)
             is_gold = np.stack([np.isin(c, Yd.indices[Yd.indptr[i]:Yd.indptr[i + 1]])
@@ -194,7 +125,7 @@ class ShortlistMixin:
                 ranking, _ = rank_labels(self.shortlist_, train_texts, k)
         if saved is not None and not (resume and (saved / "fusion.json").is_file()):
             try:                                      # a fresh fit replaces an old one
-                save_shortlist(self, saved, overwrite=True)
+                part.save(saved, overwrite=True)
             except TypeError as exc:
                 raise TypeError(f"checkpoint_dir keeps the fitted shortlist, and {exc}; pass "
                                 "checkpoint_dir=None to fit without checkpoints") from exc
@@ -214,7 +145,7 @@ class ShortlistMixin:
         (its first ``top`` labels are the full ranking's).
         """
         C, L = self.n_candidates_, self.n_labels_
-        final = _final_step(self.shortlist_)
+        final = final_step(self.shortlist_)
         dense = hasattr(final, "decision_function") or hasattr(final, "predict_proba")
         k = (L if top is None else min(L, max(C, top))) if (full_tail and dense) \
             else min(L, 2 * C if full_tail else C)
@@ -246,12 +177,7 @@ class ShortlistMixin:
         or without ``factor`` the candidates' (n, C) scores. Both are floored
         at :data:`~xplant.fusion.SCORE_FLOOR`.
         """
-        sources = [Source(short[0], alpha, short[1], cand),
-                   Source(net[0], 1.0 - alpha, net[1], cand)]
-        if factor is None:
-            return fuse(sources, min_score=SCORE_FLOOR)
-        return fuse(sources, n_labels=self.n_labels_, floor="rest", floor_factor=factor,
-                    min_score=SCORE_FLOOR)
+        return fuse_pair(short, net, alpha, cand, factor, self.n_labels_)
 
     def _fused_candidates(self, docs, texts, *, k_tail=False, top=None, tau=None):
         """(candidates, their raw shortlist scores, network logits at ``tau``, extra ranking)."""
@@ -278,7 +204,7 @@ class ShortlistMixin:
         (n_dev, L) and ``tail`` is empty: σ of the network's logits, the
         model's own output (with every label a candidate, the dense scores
         of those candidates, built in that one array without a permuted
-        copy: :func:`~xplant.fusion._tail.every_label_scores`).
+        copy: :func:`~xplant.fusion.every_label_scores`).
 
         Without a shortlist, or with every label a candidate, the loss is
         the training loss over all labels (positives and hard negatives);
@@ -391,73 +317,45 @@ class ShortlistMixin:
         the dev scores at the choice (for the decision rule), or None
         without labelled dev data.
         """
-        from ..model_selection import DevChoice, choose_on_dev
-        from ._adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits, check_logit_adjustment,
-                                  choose_logit_adjustment)
+        from ._adjustment import LogitAdjustment, adjust_logits, check_logit_adjustment
         from ._settings import decision_settings
         decision = decision_settings(self)
         tau = check_logit_adjustment(decision["logit_adjustment"])
         log_p = self._log_prior()
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
         scores_at = scores = None
-        pinned = check_fusion(self.fusion)
-        if getattr(self, "shortlist_", None) is not None:
-            if isinstance(pinned, tuple):       # α and the calibration given: nothing chosen
-                choice = choose_on_dev("fusion", [pinned], None, family="ranking",
-                                       criterion=self.scoring, fallback=pinned, fixed=True)
-                if has_dev:
-                    cand, s, rank = self.dev_view_
-                    z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
-                    p_short, lp = calibrate(s, pinned[1]), log_p[cand]
-                    alpha, factor = pinned[0], tail_factor(rank)
-
-                    def scores_at(t):
-                        net = (adjust_logits(z, lp, t), (1.0, 0.0))
-                        return self._fused((p_short, None), net, alpha, cand, factor)
-            elif has_dev:
+        fusion = self.parts_["shortlist_fusion"]
+        if fusion is not None:
+            best = None
+            if has_dev:
                 cand, s, rank = self.dev_view_
                 z = self._net_candidate_logits(self.dev_docs_, cand, tau=0.0)
-                choice = self._best_fusion(s, sigmoid(z), cand, rank)
-                if len(self.history):
-                    self.history.record("valid_fusion_weight", choice.value[0])
-                    self.history.record("valid_fused_" + self.scoring,
-                                        max(v for _, v in choice.scores))
-                p_short, lp = calibrate(s, choice.value[1]), log_p[cand]
-                alpha, factor = choice.value[0], tail_factor(rank)
+
+                def best():
+                    return self._best_fusion(s, sigmoid(z), cand, rank)
+            choice = fusion.choose(self.fusion, self.scoring, best)
+            if has_dev and not isinstance(check_fusion(self.fusion), tuple) and len(self.history):
+                self.history.record("valid_fusion_weight", choice.value[0])
+                self.history.record("valid_fused_" + self.scoring,
+                                    max(v for _, v in choice.scores))
+            if has_dev:
+                p_short, lp = calibrate(s, fusion.calibration), log_p[cand]
+                alpha, factor = fusion.weight, tail_factor(rank)
 
                 def scores_at(t):
                     net = (adjust_logits(z, lp, t), (1.0, 0.0))
                     return self._fused((p_short, None), net, alpha, cand, factor)
-            else:
-                fixed = check_fusion(self.fusion)
-                choice = choose_on_dev("fusion", [None], None, family="ranking",
-                                       criterion=self.scoring, has_dev=False, warn=False,
-                                       fallback=(0.5 if fixed == "dev" else float(fixed),
-                                                 (1.0, 0.0)))
-            self.fusion_weight_, self.shortlist_calibration_ = choice.value
             self.dev_choices_["fusion"] = choice.to_dict()
         elif has_dev:
             z = self._logits(self.dev_docs_, tau=0.0)
 
             def scores_at(t):
                 return sigmoid(adjust_logits(z, log_p, t))
-        if tau != "dev":                        # given, not chosen
-            self.dev_choices_["logit_adjustment"] = choose_on_dev(
-                "logit_adjustment", [float(tau)], None, family="decision", criterion="micro_f1",
-                fallback=float(tau), fixed=True).to_dict()
-        if tau == "dev":
-            if scores_at is None:
-                choice = choose_on_dev("logit_adjustment", [0.0], None, family="decision",
-                                       criterion="micro_f1", fallback=0.0, has_dev=False,
-                                       warn=False)
-                tau = choice.value
-            else:
-                tau, scores, self.logit_adjustment_dev_ = choose_logit_adjustment(
-                    self.dev_Y_, scores_at, LOGIT_ADJUSTMENT_GRID, max_k=decision["max_k"])
-                choice = DevChoice("logit_adjustment", "decision", "micro_f1", tau,
-                                   tuple(self.logit_adjustment_dev_.items()))
-            self.dev_choices_["logit_adjustment"] = choice.to_dict()
-        self.logit_adjustment_ = float(tau)
+        part, scores = LogitAdjustment.choose(tau, log_p, self.dev_Y_, scores_at,
+                                              max_k=decision["max_k"])
+        self.parts_["logit_adjustment"] = part
+        self.dev_choices_["logit_adjustment"] = part.choice.to_dict()
+        tau = part.tau
         if scores_at is None:
             return None
         return scores if scores is not None else scores_at(tau)
@@ -466,8 +364,7 @@ class ShortlistMixin:
         """(n, L) fused scores; non-candidates strictly below each row's candidates."""
         cand, s, z, extra = self._fused_candidates(docs, texts, k_tail=True)
         factor = tail_factor(tail_order(cand, extra, self.label_frequency_))
-        return self._fused((s, self.shortlist_calibration_), (z, (1.0, 0.0)),
-                           self.fusion_weight_, cand, factor)
+        return self.parts_["shortlist_fusion"].apply(s, z, cand, factor, self.n_labels_)
 
     def fusion_scores(self, X, alphas, *, logit_adjustment=None):
         """(n, L) scores of ``X`` at several fusion weights, from one pass of each model.
@@ -563,6 +460,5 @@ class ShortlistMixin:
         # the shortlist ranks k labels, not L: its first k are all a top-k reads
         cand, s, z, extra = self._fused_candidates(docs, texts, k_tail=k > self.n_candidates_,
                                                    top=k)
-        fused = self._fused((s, self.shortlist_calibration_), (z, (1.0, 0.0)),
-                            self.fusion_weight_, cand)
+        fused = self.parts_["shortlist_fusion"].apply(s, z, cand)
         return top_k_from_candidates(cand, fused, extra, self.label_frequency_, k)
