@@ -426,11 +426,15 @@ def counts_above(Y, candidates, cand_scores, rank, threshold):
     rank : ndarray of int of shape (n, L)
         :func:`tail_order` of the candidates.
     threshold : float
+        A score counts when strictly above it (the scale of
+        ``cand_scores``).
 
     Returns
     -------
     n_above : int
+        Cells of the dense scores above ``threshold``, in all rows.
     n_gold_above : int
+        Those of them that are gold labels in ``Y``.
 
     Examples
     --------
