@@ -18,6 +18,7 @@ import numpy as np
 from .._labels import label_frequency
 from .._process import peak_rss_mb
 from ._build import _child_model_args, _settings, build_model, fit_with_dev
+from ._estimate import epoch_seconds
 from ._refit import refit_job
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits
@@ -78,7 +79,8 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
               if isinstance(v, (int, float, str, bool, type(None)))}
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
-           "params": params, "info": info, "rule": rule, "evidence": evidence}
+           "params": params, "info": info, "rule": rule, "evidence": evidence,
+           "epoch_seconds": epoch_seconds(final)}      # the refit's estimate (_estimate)
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_alpha,
                         same_as=same_as, model_dir=model_dir, encoder=encoder, verbose=verbose)

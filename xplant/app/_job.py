@@ -202,7 +202,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     results = run_models(data_args, specs, out_dir, epochs=epochs, plant_epochs=plant_epochs,
                          random_state=random_state, verbose=verbose, isolate=isolate,
                          splits=splits, record=record, resume=resume, refit=refit,
-                         description_encoder=description_encoder, log=log)
+                         description_encoder=description_encoder, estimate=True, log=log)
     results["wall_seconds"] = time.perf_counter() - start
     _write_results(log, results, out_dir, report)
     return results
@@ -250,8 +250,7 @@ def _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epoch
             log(record[key])
     neural = [r for r in rows if r.shortlisted]
     if neural and tr.get("texts") is not None:
-        # No time is estimated: one corpus's speed does not carry to another's
-        # (labels, lengths, early stopping); each epoch's time prints as it ends.
+        # each row's estimated time follows (run_models, estimate=True)
         log(f"neural rows ({', '.join(r.name for r in neural)}): up to {plant_epochs} Stage 1 "
             f"+ {epochs} Stage 2 epochs over {count_tokens(tr.texts):,} training tokens; each "
             "epoch's time is printed as it ends (lower --epochs, or use --max-docs, for a "

@@ -99,7 +99,8 @@ def _in_child(func, isolate, ctx, *args):
 def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
                plant_epochs=DEFAULT_PLANT_EPOCHS, random_state=0, verbose=1, isolate=True,
                save_models=True, num_threads=None, splits=None, record=None, keep_going=False,
-               resume=False, refit=False, description_encoder=DESCRIPTION_ENCODER, log=print):
+               resume=False, refit=False, description_encoder=DESCRIPTION_ENCODER, estimate=False,
+               log=print):
     """Fit each model on train, choose on dev, score test once; write the run files.
 
     The machinery of ``xplant run``, ``xplant ablate`` and the benchmarks.
@@ -153,6 +154,13 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         The description source's sentence encoder
         (:func:`xplant.app._rows.description_ranker`): ``"minilm"``,
         ``"hf:<folder>"``, or None / ``"none"`` for TF-IDF alone.
+    estimate : bool, default=False
+        Before fitting, log each row's estimated fit time
+        (:func:`xplant.app._estimate.estimate_rows`: each row fitted on a
+        share of the data and timed), and before each refit its own; each
+        row's entry then holds ``"estimate"`` (``seconds``, ``most_seconds``,
+        ``detail``). A run with no more training documents than a probe's
+        (:data:`xplant.app._estimate.PROBE_DOCS`) estimates nothing.
     log : callable, default=print
         Receives each progress line.
 
@@ -170,11 +178,13 @@ def run_models(data_args, model_specs, output_dir, *, epochs=DEFAULT_EPOCHS,
         splits = load_splits(**data_args)
     run = _Run(splits, out_dir, log, record, data_args=data_args, inputs=inputs, isolate=isolate,
                keep_going=keep_going, resume=resume, refit=refit, save_models=save_models)
+    model_args = {"epochs": epochs, "plant_epochs": plant_epochs, "random_state": random_state,
+                  "verbose": verbose, "num_threads": num_threads,
+                  "description_encoder": description_encoder}
+    if estimate:
+        run.estimate(checked, model_args)
     for spec, folder in checked:
-        run.row(spec, folder, {"epochs": epochs, "plant_epochs": plant_epochs,
-                               "random_state": random_state, "verbose": verbose,
-                               "num_threads": num_threads,
-                               "description_encoder": description_encoder})
+        run.row(spec, folder, dict(model_args))
     return run.write()
 
 
@@ -217,6 +227,42 @@ class _Run:
         self.ctx = mp.get_context("spawn")
         self.shared, self.has_text = None, tr.get("texts") is not None
         self.shared_refit = None                  # the refit SVM row's saved model (refit=True)
+        self.estimates = {}                       # each row's RowEstimate (estimate=True)
+
+    def estimate(self, checked, model_args):
+        """Log each row's estimated fit time before anything is fitted
+        (:func:`xplant.app._estimate.estimate_rows`, each row in a child process); kept for the
+        rows' entries. A failed probe is logged and the run goes on: the estimate is
+        advice, not a result."""
+        from ._estimate import PROBE_DOCS, estimate_rows
+        n_train = self.splits["train"].Y.shape[0]
+        if n_train <= PROBE_DOCS:
+            self.log(f"no time estimate: {n_train} training documents, no more than a "
+                     f"probe's {PROBE_DOCS} (the run itself is the quickest measure)")
+            return
+        todo = [(spec, folder) for spec, folder in checked if not (
+            self.resume and _read_part(self.out_dir, folder, _part_key(
+                spec, self.data_args, model_args, self.inputs)) is not None)]
+        if not todo:
+            return
+        found = []
+        for row in todo:
+            # each row's probe in a process of its own, as each row fits, even when the rows
+            # do not: an earlier fit in a process moved a later one's figures (from the 6th
+            # Stage 2 epoch, in the 6th digit) and, after an SVM's and PLANT's fits, made a
+            # plant=False fit 6 times slower (measured on the synthetic corpus)
+            try:
+                found += _in_child(estimate_rows, True, self.ctx, [row], self.data_args,
+                                   model_args, self.splits, PROBE_DOCS)
+            except Exception as exc:            # advice only: the fit itself decides
+                self.log(f"no time estimate for {row[0]['name']}: the probe failed "
+                         f"({type(exc).__name__}: {exc})")
+        self.log(f"estimated fit times (each row fitted on its first {PROBE_DOCS} of "
+                 f"{n_train:,} training documents and timed; Stage 2's epochs as early stopping "
+                 "is expected to end them):")
+        for est in found:
+            self.estimates[est.name] = est
+            self.log("  " + est.line())
 
     def row(self, spec, folder, model_args):
         """One row of the run: kept when it finished in an earlier run (``resume``), else
@@ -240,15 +286,30 @@ class _Run:
             return None
         entry = self.add_fit(spec, folder, key, out)
         remove_tree(ckpt_dir, inside=out_dir / "checkpoints")
-        self.log(f"{name}: fit {entry['fit_seconds']:.0f} s, {self.results.get('split', 'test')} "
-                 f"MAP {100 * entry['metrics']['MAP']:.1f}, decision rule {rule_label(entry)}")
+        est = self.estimates.get(name)
+        told = f" (estimated {est.seconds:.0f} s)" if est is not None else ""
+        self.log(f"{name}: fit {entry['fit_seconds']:.0f} s{told}, "
+                 f"{self.results.get('split', 'test')} MAP {100 * entry['metrics']['MAP']:.1f}, "
+                 f"decision rule {rule_label(entry)}")
         job = out.get("refit_job")
         if job is not None:                         # the same row refitted on train + dev
+            self.estimate_refit(name + REFIT_SUFFIX, out)
             r = self._child(name + REFIT_SUFFIX, _refit_child, job, self.data_args, model_args,
                             self.splits, self.shared_refit)
             if r is not None:
                 self.add_refit(spec, entry, r)
         return None
+
+    def estimate_refit(self, name, out):
+        """Log a refit's estimated fit time (:func:`xplant.app._estimate.refit_estimate`,
+        from its first fit's times), when the run estimates."""
+        if not self.estimates:
+            return
+        from ._estimate import refit_estimate
+        est = refit_estimate(name, out, self.splits["train"].Y.shape[0],
+                             self.splits["dev"].Y.shape[0])
+        self.estimates[name] = est
+        self.log("estimated fit time: " + est.line())
 
     def _child(self, name, func, *args):
         """``func(*args)`` in a row's child process (:func:`_in_child`); None when it fails
@@ -300,6 +361,8 @@ class _Run:
         from ._fused import shared_shortlist
         name = spec["name"]
         entry, per = evaluate_row(name, out, self.splits)
+        if name in self.estimates:
+            entry["estimate"] = self.estimates[name].to_dict()
         self.shared = shared_shortlist(entry, spec, self.has_text) or self.shared
         entry["predict_docs_per_second"] = self.n_test / max(entry["predict_seconds"], 1e-9)
         self.add(name, entry, per)
@@ -324,6 +387,8 @@ class _Run:
         from ._fused import shared_shortlist
         name = spec["name"]
         rentry, rper = evaluate_row(name + REFIT_SUFFIX, r, self.splits, refit=True)
+        if rentry["name"] in self.estimates:
+            rentry["estimate"] = self.estimates[rentry["name"]].to_dict()
         rentry["predict_docs_per_second"] = self.n_test / max(rentry["predict_seconds"], 1e-9)
         self.add(rentry["name"], rentry, rper)
         if shared_shortlist(entry, spec, self.has_text):
@@ -331,7 +396,9 @@ class _Run:
         for var in r.get("variants", ()):
             self._variant(r, var, name + var["suffix"] + REFIT_SUFFIX,
                           rentry["predict_docs_per_second"], refit=True)
-        self.log(f"{name}{REFIT_SUFFIX}: fit on train + dev {r['fit_seconds']:.0f} s, "
+        est = self.estimates.get(rentry["name"])
+        told = f" (estimated {est.seconds:.0f} s)" if est is not None else ""
+        self.log(f"{name}{REFIT_SUFFIX}: fit on train + dev {r['fit_seconds']:.0f} s{told}, "
                  f"{self.results.get('split', 'test')} MAP {100 * rentry['metrics']['MAP']:.1f}")
 
     def write(self):

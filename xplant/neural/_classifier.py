@@ -180,8 +180,9 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         chosen on dev).
     stage1_weight_candidates_ : list of dict or None
         With ``stage1_weight="dev"``: each candidate's ``stage1_weight``,
-        best dev score (``dev_map`` by default), ``best_epoch`` and
-        ``epochs``. Saved and loaded with the model.
+        best dev score (``dev_map`` by default), ``best_epoch``, ``epochs``,
+        ``lr``, ``raced_out`` and ``seconds`` (the wall time of its epochs).
+        Saved and loaded with the model.
     dev_choices_ : dict of str to dict
         Every choice ``fit`` made on dev, by name ("epoch", "stage1_weight",
         "fusion", "logit_adjustment", "decision", "k", "threshold"), each the record of

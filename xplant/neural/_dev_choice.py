@@ -295,7 +295,8 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         Stage 2 learning rate: with ``lr=None`` each weight has its own,
         :func:`~xplant.neural.default_lr`), ``raced_out`` (True when the
         race stopped it: dev did not show it ahead of an earlier candidate,
-        or showed it far behind, :class:`CandidateRace`). With ``clf.verbose``, each
+        or showed it far behind, :class:`CandidateRace`), ``seconds`` (wall
+        seconds of its epochs, skorch's ``dur``, a resumed one's included). With ``clf.verbose``, each
         candidate's start and its epochs, wall time and dev score are
         printed, so a user sees that the choice trains Stage 2 once per
         candidate. The chosen
@@ -382,7 +383,8 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
                         "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
-                        "lr": clf.effective_lr(), "raced_out": bool(stopped)})
+                        "lr": clf.effective_lr(), "raced_out": bool(stopped),
+                        "seconds": float(sum(h.get("dur", 0.0) for h in clf.history))})
         if clf.verbose:
             why = {None: "", "not ahead": f", stopped: not ahead of the earlier candidate by "
                                           f"more than {RACE_MARGIN:g} for {clf.patience} epochs",

@@ -1,0 +1,105 @@
+"""The time estimate a run prints before fitting (xplant.app._estimate)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from xplant.app import _estimate
+from xplant.app._estimate import (RowEstimate, expected_best_epoch, expected_stage2_epochs,
+                                  refit_estimate)
+
+LABELS = {"cardiac": ["heart", "murmur", "valve"], "renal": ["kidney", "creatinine", "dialysis"],
+          "lung": ["cough", "wheeze", "sputum"], "skin": ["rash", "itch", "lesion"]}
+FILLER = ["patient", "seen", "today", "history", "plan", "review", "stable", "follow"]
+
+
+def _write(path, n, seed):
+    rng = np.random.default_rng(seed)
+    names = list(LABELS)
+    with open(path, "w") as f:
+        for i in range(n):
+            labels = [names[i % 4]] + ([names[(i + 1) % 4]] if i % 3 == 0 else [])
+            words = [w for lab in labels for w in LABELS[lab]] + list(rng.choice(FILLER, 6))
+            f.write(json.dumps({"id": f"{seed}-{i}", "text": " ".join(rng.permutation(words)),
+                                "labels": labels}) + "\n")
+    return str(path)
+
+
+def test_expected_best_epoch_is_the_power_law_of_the_mean_label_frequency():
+    # m = mean frequency of the labels that occur: (2 + 6 + 10) / 3 = 6; absent labels ignored
+    assert expected_best_epoch([2, 0, 6, 10]) == pytest.approx(84.0 * 6 ** -0.42)
+    # rarer labels, more epochs
+    assert expected_best_epoch([1] * 5) > expected_best_epoch([50] * 5)
+    assert expected_best_epoch([0, 0]) == pytest.approx(84.0)
+
+
+def test_expected_stage2_epochs_adds_patience_and_keeps_to_the_budget():
+    freq = [100] * 90                          # 84 * 100**-0.42 = 12.14 -> 12
+    assert expected_stage2_epochs(freq, max_epochs=60, patience=6, warmup=2,
+                                  has_dev=True) == (18, 60)
+    assert expected_stage2_epochs(freq, max_epochs=15, patience=6, warmup=2,
+                                  has_dev=True) == (15, 15)
+    # no dev split, or no early stopping: the whole budget
+    assert expected_stage2_epochs(freq, max_epochs=60, patience=None, warmup=2,
+                                  has_dev=True) == (60, 60)
+    assert expected_stage2_epochs(freq, max_epochs=60, patience=6, warmup=2,
+                                  has_dev=False) == (60, 60)
+    # never before the first epoch after the warm-up
+    assert expected_stage2_epochs([10 ** 9], max_epochs=60, patience=6, warmup=4,
+                                  has_dev=True) == (11, 60)
+
+
+def test_refit_estimate_from_the_first_fit_by_hand():
+    out = {"fit_seconds": 100.0,
+           "epoch_seconds": {"stage1": [5.0, 5.0], "stage2": [2.0, 2.0, 4.0, 4.0, 4.0],
+                             "stage2_all": 16.0, "best_epoch": 4}}
+    est = refit_estimate("PLANT (refit)", out, n_train=100, n_dev=50)
+    # overhead 100 - 10 - 16 = 74; Stage 1 10; Stage 2 to the best epoch 2 + 2 + 4 + 4 = 12
+    assert est.seconds == pytest.approx((74 + 10 + 12) * 1.5)
+    assert est.most_seconds == est.seconds
+    # a linear row: its first fit's time per grid candidate, scaled
+    svm = {"fit_seconds": 9.0, "epoch_seconds": None,
+           "info": {"dev_choice": {"scores": [[0.1, 0.3], [1.0, 0.4], [10.0, 0.35]]}}}
+    assert refit_estimate("svm (refit)", svm, 100, 50).seconds == pytest.approx(3.0 * 1.5)
+    assert refit_estimate("prior (refit)", {"fit_seconds": 2.0, "epoch_seconds": None},
+                          100, 100).seconds == pytest.approx(4.0)
+
+
+def test_row_estimate_line_says_the_ceiling_only_when_far_above():
+    assert RowEstimate("PLANT", 600, 2400, "d").line() == \
+        "PLANT: about 10 min (d); at most 40 min if no epoch stops early"
+    assert RowEstimate("svm", 45, 45).line() == "svm: about 45 s"
+    assert RowEstimate("prior", 0.2, 0.2).line() == "prior: about 10 s or less"
+
+
+@pytest.mark.slow
+def test_a_run_prints_each_rows_estimate_and_the_probe_moves_no_figure(tmp_path, monkeypatch):
+    from xplant.app._job import run_job
+    from xplant.app._sources import data_args_from
+    d = tmp_path / "data"
+    d.mkdir()
+    data = data_args_from(train=_write(d / "train.jsonl", 96, 0),
+                          dev=_write(d / "dev.jsonl", 24, 1), test=_write(d / "test.jsonl", 24, 2))
+    kw = dict(models=["prior", "svm", "plant"], epochs=4, plant_epochs=1, verbose=0,
+              isolate=False, refit=False)
+    plain = run_job(tmp_path / "plain", data, log=lambda *a: None, **kw)   # 96 <= 256: no probe
+    assert all("estimate" not in m for m in plain["models"])
+    monkeypatch.setattr(_estimate, "PROBE_DOCS", 32)
+    lines = []
+    told = run_job(tmp_path / "told", data, log=lines.append, **kw)
+    text = "\n".join(lines)
+    assert "estimated fit times (each row fitted on its first 32 of 96 training documents" in text
+    first_fit = next(i for i, line in enumerate(lines) if line.startswith("\n== "))
+    for name in ("frequency prior", "TF-IDF + SVM", "PLANT"):
+        # each row's estimate is printed before the first row is fitted
+        assert any(line.startswith(f"  {name}: about ") for line in lines[:first_fit]), name
+        entry = next(m for m in told["models"] if m["name"] == name)
+        assert entry["estimate"]["seconds"] > 0
+        assert entry["estimate"]["most_seconds"] >= entry["estimate"]["seconds"]
+    plant = next(m for m in told["models"] if m["name"] == "PLANT")
+    assert "Stage 1: 1 epoch ×" in plant["estimate"]["detail"]
+    # the probe fits in a process of its own: every figure is the run's without it
+    for a, b in zip(plain["models"], told["models"]):
+        assert a["name"] == b["name"]
+        assert json.dumps(a["metrics"]) == json.dumps(b["metrics"]), a["name"]   # NaN too
