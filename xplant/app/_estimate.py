@@ -3,7 +3,8 @@
 A probe fits each row as the run fits it (:func:`xplant.app._fit_row._grid_choice`),
 on the first :data:`PROBE_DOCS` training documents and the same share of the dev
 split, and times it. A linear row's time is a line through the probe's time and
-that of a fit on half its documents, extended to the whole training split. A neural row's probe trains Stage 1 for two epochs and Stage 2
+that of a fit on half its documents (both timed after a first fit, which
+also pays the imports), extended to the whole training split. A neural row's probe trains Stage 1 for two epochs and Stage 2
 until every parameter group has joined (the unfreezing warm-up), then two
 epochs more; its time is its overhead (the probe's time outside the epochs), Stage
 1's epoch budget and the Stage 2 epochs early stopping is expected to take
@@ -165,8 +166,9 @@ def _probe_settings(final):
     """The probe's settings of a neural row's classifier: quiet, no checkpoint, no early
     stopping, two Stage 1 epochs and Stage 2 to two epochs past its warm-up; and that
     warm-up."""
-    from ..neural._stage2_defaults import default_phases
-    phases = final._phases() or default_phases(final.backbone, 1e-3)
+    from ..neural import default_phases
+    phases = (final.get_params().get("callbacks__unfreeze__phases")
+              or default_phases(final.backbone, 1e-3))
     warmup = max((int(p[0]) for p in phases), default=0)
     settings = {"max_epochs": min(final.max_epochs, warmup + 2), "patience": None, "verbose": 0,
                 "checkpoint_dir": None}
@@ -232,10 +234,13 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
     probe_s, choice = timed(n_probe)
     if not neural:
         # a linear row's time is a fixed part and a part per document: a line through
-        # the probe and a fit on half its documents, extended to the whole split
+        # the probe and a fit on half its documents, extended to the whole split. The
+        # first fit in the process also pays its imports and compilations: both timed
+        # fits come after it
         if n_train == n_probe:
             return RowEstimate(spec["name"], probe_s, probe_s)
         half_s, _ = timed(n_probe // 2)
+        probe_s, _ = timed(n_probe)
         per_doc = max(probe_s - half_s, 0.0) / (n_probe - n_probe // 2)
         sec = probe_s + per_doc * (n_train - n_probe)
         return RowEstimate(spec["name"], sec, sec)
@@ -368,16 +373,3 @@ def refit_estimate(name, out, n_train, n_dev):
     sec = (overhead + sum(ep["stage1"]) + _epochs_seconds(chosen, n)) * scale
     return RowEstimate(name, sec, sec, f"Stage 1: {_epochs(len(ep['stage1']))}, Stage 2: "
                        f"{_epochs(n)}, at the first fit's times × {scale:.2f}")
-
-
-def epoch_seconds(final):
-    """A fitted neural row's epoch times, for :func:`refit_estimate`; None for other rows."""
-    if not hasattr(final, "history") or not hasattr(final, "planter"):
-        return None
-    stage2 = [float(h.get("dur", 0.0)) for h in final.history]
-    planter = getattr(final, "planter_", None)
-    stage1 = [float(h.get("dur", 0.0)) for h in planter.history] if planter is not None else []
-    cands = getattr(final, "stage1_weight_candidates_", None) or []
-    return {"stage1": stage1, "stage2": stage2, "best_epoch": int(final.best_epoch_),
-            "stage2_all": float(sum(c.get("seconds", 0.0) for c in cands) if cands
-                                else sum(stage2))}

@@ -18,7 +18,6 @@ import numpy as np
 from .._labels import label_frequency
 from .._process import peak_rss_mb
 from ._build import _child_model_args, _settings, build_model, fit_with_dev
-from ._estimate import epoch_seconds
 from ._refit import refit_job
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits
@@ -80,7 +79,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
            "params": params, "info": info, "rule": rule, "evidence": evidence,
-           "epoch_seconds": epoch_seconds(final)}      # the refit's estimate (_estimate)
+           "epoch_seconds": _epoch_seconds(final)}      # the refit's estimate (_estimate)
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_alpha,
                         same_as=same_as, model_dir=model_dir, encoder=encoder, verbose=verbose)
@@ -177,3 +176,17 @@ def _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_
             description_variant(out, model, splits["train"], dv, te, row=vname, model_dir=(
                 None if model_dir is None else str(Path(model_dir).parent / vfolder)),
                 encoder=encoder)
+
+
+def _epoch_seconds(final):
+    """A fitted neural row's epoch times, for its refit's estimate
+    (:func:`xplant.app._estimate.refit_estimate`); None for other rows."""
+    if not hasattr(final, "history") or not hasattr(final, "planter"):
+        return None
+    stage2 = [float(h.get("dur", 0.0)) for h in final.history]
+    planter = getattr(final, "planter_", None)
+    stage1 = [float(h.get("dur", 0.0)) for h in planter.history] if planter is not None else []
+    cands = getattr(final, "stage1_weight_candidates_", None) or []
+    return {"stage1": stage1, "stage2": stage2, "best_epoch": int(final.best_epoch_),
+            "stage2_all": float(sum(c.get("seconds", 0.0) for c in cands) if cands
+                                else sum(stage2))}

@@ -248,9 +248,11 @@ class _Run:
         found = []
         for row in todo:
             # each row's probe in a process of its own, as each row fits, even when the rows
-            # do not: an earlier fit in a process moved a later one's figures (from the 6th
-            # Stage 2 epoch, in the 6th digit) and, after an SVM's and PLANT's fits, made a
-            # plant=False fit 6 times slower (measured on the synthetic corpus)
+            # do not: the first fit of a process sums oneDNN's convolution gradients in
+            # another order than later ones (docs/benchmarks/archive/speed.md, "the first fit
+            # of a process"), so a probe would move the figures of a row fitted after it; and
+            # in one process after an SVM's and PLANT's probes, plant=False's trained 6 times
+            # slower (the synthetic corpus)
             try:
                 found += _in_child(estimate_rows, True, self.ctx, [row], self.data_args,
                                    model_args, self.splits, PROBE_DOCS)
