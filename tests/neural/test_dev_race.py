@@ -46,7 +46,9 @@ def test_a_candidate_not_ahead_on_dev_stops_and_the_cheap_one_is_kept(make_corpu
     assert race_misses(curves[0.1][:2], curves[0.0]) == 2
     assert first == {"stage1_weight": 0.0, "dev_map": pytest.approx(max(curves[0.0]), abs=1e-12),
                      "best_epoch": fixed[0.0].best_epoch_, "epochs": len(curves[0.0]),
-                     "lr": 0.02, "raced_out": False}
+                     "lr": 0.02, "raced_out": False,
+                     # the kept candidate is 0: its history, with its epochs' wall times
+                     "seconds": pytest.approx(sum(h["dur"] for h in clf.history))}
     assert second["raced_out"] is True and second["epochs"] == 2 < len(curves[0.1])
     assert second["dev_map"] == pytest.approx(max(curves[0.1][:2]), abs=1e-12)
     assert clf.stage1_weight_ == 0.0 and clf.best_epoch_ == fixed[0.0].best_epoch_

@@ -259,6 +259,8 @@ class _Run:
             except Exception as exc:            # advice only: the fit itself decides
                 self.log(f"no time estimate for {row[0]['name']}: the probe failed "
                          f"({type(exc).__name__}: {exc})")
+        if not found:
+            return
         self.log(f"estimated fit times (each row fitted on its first {PROBE_DOCS} of "
                  f"{n_train:,} training documents and timed; Stage 2's epochs as early stopping "
                  "is expected to end them):")
