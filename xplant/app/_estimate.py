@@ -3,14 +3,14 @@
 A probe fits each row as the run fits it (:func:`xplant.app._fit_row._grid_choice`),
 on the first :data:`PROBE_DOCS` training documents and the same share of the dev
 split, and times it. A linear row's time is a line through the probe's time and
-that of a fit on half its documents (both timed after a first fit, which
-also pays the imports), extended to the whole training split. A neural row's probe trains Stage 1 for two epochs and Stage 2
-until every parameter group has joined (the unfreezing warm-up), then two
-epochs more; its time is its overhead (the probe's time outside the epochs), Stage
-1's epoch budget and the Stage 2 epochs early stopping is expected to take
-(:func:`expected_stage2_epochs`), each epoch timed by the probe and scaled.
-The refit of a row on train + dev is estimated from its first fit's own
-epoch times (:func:`refit_estimate`).
+that of a fit on half its documents (both timed after a first fit, which also
+pays the imports), extended to the whole training split. A neural row's probe
+trains Stage 1 for two epochs and Stage 2 until every parameter group has
+joined (the unfreezing warm-up), then two epochs more; its time is its overhead
+(the probe's time outside the epochs), Stage 1's epoch budget and the Stage 2
+epochs early stopping is expected to take (:func:`expected_stage2_epochs`), each
+epoch timed by the probe and scaled. The refit of a row on train + dev is
+estimated from its first fit's own times (:func:`refit_estimate`).
 
 The measured error, row by row, is in docs/benchmarks/speed.md, section
 "The time estimate".
