@@ -143,11 +143,7 @@ def _neural():
                                    r"number in \(0, 0.9\] or None"),
 ])
 def test_plant_classifier_refuses_bad_values_before_fitting(params, message):
-    _, PlantClassifier = _neural()
-    clf = PlantClassifier(**params)
-    with pytest.raises(ValueError, match=f"^PlantClassifier: {message}"):
-        clf.fit(TEXTS, Y)
-    assert not hasattr(clf, "relevance_") and not clf.initialized_
+    _refused_before_fitting(_neural()[1], params, message)
 
 
 @pytest.mark.parametrize("params, message", [
@@ -160,11 +156,15 @@ def test_plant_classifier_refuses_bad_values_before_fitting(params, message):
     ({"lr": None}, r"lr=None has the wrong type \(NoneType\); it must be a number > 0"),
 ])
 def test_attention_planter_refuses_bad_values_before_fitting(params, message):
-    AttentionPlanter, _ = _neural()
-    planter = AttentionPlanter(**params)
-    with pytest.raises(ValueError, match=f"^AttentionPlanter: {message}"):
-        planter.fit(TEXTS, Y)
-    assert not hasattr(planter, "relevance_") and not planter.initialized_
+    _refused_before_fitting(_neural()[0], params, message)
+
+
+def _refused_before_fitting(cls, params, message):
+    """``cls(**params).fit`` raises ``message``, named by the class, before any fitting."""
+    est = cls(**params)
+    with pytest.raises(ValueError, match=f"^{cls.__name__}: {message}"):
+        est.fit(TEXTS, Y)
+    assert not hasattr(est, "relevance_") and not est.initialized_
 
 
 def test_neural_estimators_accept_the_edges():

@@ -86,6 +86,10 @@ def test_a_run_prints_each_rows_estimate_and_the_probe_moves_no_figure(tmp_path,
     plain = run_job(tmp_path / "plain", data, log=lambda *a: None, **kw)   # 96 <= 256: no probe
     assert all("estimate" not in m for m in plain["models"])
     monkeypatch.setattr(_estimate, "PROBE_DOCS", 32)
+    from xplant.app import _run
+    calls, real = [], _run._in_child
+    monkeypatch.setattr(_run, "_in_child", lambda func, isolate, *a: calls.append(
+        (func.__name__, isolate)) or real(func, isolate, *a))
     lines = []
     told = run_job(tmp_path / "told", data, log=lines.append, **kw)
     text = "\n".join(lines)
@@ -99,7 +103,12 @@ def test_a_run_prints_each_rows_estimate_and_the_probe_moves_no_figure(tmp_path,
         assert entry["estimate"]["most_seconds"] >= entry["estimate"]["seconds"]
     plant = next(m for m in told["models"] if m["name"] == "PLANT")
     assert "Stage 1: 1 epoch ×" in plant["estimate"]["detail"]
-    # the probe fits in a process of its own: every figure is the run's without it
+    # each row's probe fits in a process of its own, also in a run whose rows do not (a fit
+    # moves what a later one in its process computes), one row a process; so every figure
+    # is the run's without probes (on this small corpus the figures alone would not show
+    # a probe fitted in the run's process: they held when it was tried)
+    assert [c for c in calls if c[0] == "estimate_rows"] == [("estimate_rows", True)] * 3
+    assert all(not isolate for name, isolate in calls if name != "estimate_rows")
     for a, b in zip(plain["models"], told["models"]):
         assert a["name"] == b["name"]
         assert json.dumps(a["metrics"]) == json.dumps(b["metrics"]), a["name"]   # NaN too

@@ -216,7 +216,6 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
     base = build_model(row.display, params=params, features=tr.get("texts") is None,
                        verbose=0, **args)
     final = base.steps[-1][1] if hasattr(base, "steps") else base
-    epochs = args.get("epochs")
     neural = hasattr(final, "planter")
     if neural:
         settings, warmup = _probe_settings(final)
@@ -248,7 +247,7 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
     fitted = model.steps[-1][1] if hasattr(model, "steps") else model
     has_dev = dev_usability(dv.Y, label_frequency(tr.Y)).usable
     return _neural_estimate(spec["name"], fitted, probe_s, scale, label_frequency(tr.Y),
-                            plant_epochs=plant_epochs or 0, max_epochs=max_epochs or epochs,
+                            plant_epochs=plant_epochs or 0, max_epochs=max_epochs,
                             patience=patience, warmup=warmup, has_dev=has_dev)
 
 
@@ -290,6 +289,12 @@ def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, m
 def estimate_rows(checked, data_args, model_args, splits, probe_docs=PROBE_DOCS):
     """Every row's :class:`RowEstimate`, in order (a run's probe; its child process's body).
 
+    Run it in a process of its own, as :func:`xplant.app.run_models` does
+    (one row a process): a fit changes what a later fit in the same process
+    computes (the first fit of a process sums oneDNN's convolution gradients
+    in another order), so no restoring of random states would keep a probe
+    from moving the figures of a row fitted after it there.
+
     Parameters
     ----------
     checked : list of (dict, str)
@@ -306,34 +311,11 @@ def estimate_rows(checked, data_args, model_args, splits, probe_docs=PROBE_DOCS)
     import warnings
     from ._build import _child_model_args
     model_args = _child_model_args(model_args)
-    # the probe's own lines and warnings (a share of dev guides little) are not the run's;
-    # the global random states are put back, so a run fitted in this process is unchanged
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-            _random_states_kept():
+    # the probe's own lines and warnings (a share of dev guides little) are not the run's
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         return [probe_row(spec, data_args, model_args, splits, probe_docs)
                 for spec, _ in checked]
-
-
-@contextlib.contextmanager
-def _random_states_kept():
-    """Python's, NumPy's global and torch's random states, restored on leaving."""
-    import random
-    import sys
-    states = random.getstate(), np.random.get_state()
-    torch = sys.modules.get("torch")
-    torch_state = torch.get_rng_state() if torch is not None else None
-    try:
-        yield
-    finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            if torch_state is not None:
-                torch.set_rng_state(torch_state)
-            else:
-                torch.manual_seed(torch.initial_seed())
 
 
 def refit_estimate(name, out, n_train, n_dev):

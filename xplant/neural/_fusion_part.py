@@ -164,13 +164,8 @@ class ShortlistFusion:
             The shortlist's raw scores at ``candidates``.
         logits : ndarray of shape (n, C)
             The network's (adjusted) logits there.
-        candidates : ndarray of int of shape (n, C)
-            Each row's candidates.
-        factor : ndarray or None, default=None
-            :func:`xplant.fusion.tail_factor` of the labels below the
-            candidates; None: the candidates' scores only.
-        n_labels : int or None, default=None
-            The labels, with ``factor``.
+        candidates, factor, n_labels
+            As in :func:`fuse_pair`.
 
         Returns
         -------
