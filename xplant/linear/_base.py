@@ -12,11 +12,13 @@ import importlib
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._labels import (as_prediction_form, as_score_form, check_class_names, check_indicator, check_targets,
                        label_frequency, prediction_form)
 from .._params import ParamsMixin
+from .._sigmoid import sigmoid
 from ..metrics._kernels import top_k_dense as top_k_kernel
 from ..metrics._validation import check_k as _check_k
 from ..metrics._validation import label_scores
@@ -405,6 +407,63 @@ class SparseFeatureRanker(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, B
 
     def _validate_X(self, X):
         return self._csr_features(X)
+
+    #: what ``_scores`` returns: ``"decision"`` values (``decision_function``; probabilities
+    #: through a sigmoid where ``_is_logistic``) or ``"proba"``bilities (``predict_proba`` only)
+    _score_kind = "decision"
+
+    def _is_logistic(self):
+        return False
+
+    def _has_decision(self):
+        return self._score_kind == "decision"
+
+    def _has_proba(self):
+        return self._score_kind == "proba" or self._is_logistic()
+
+    @available_if(_has_decision)
+    def decision_function(self, X):
+        """Decision values of every label (dense).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Features, as in ``fit``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_labels), dtype float64
+            Higher means more likely; labels never seen in training score
+            ``EMPTY_LABEL_SCORE``. Dense: use ``predict_top_k`` when the
+            label count is large. Shape (n_samples,) when fitted on a 1-D
+            ``y`` (:func:`xplant._labels.as_score_form`).
+        """
+        check_is_fitted(self)
+        return self._score_form(self._scores(self._validate_X(X)))
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Per-label probabilities (dense): the model's own, or ``sigmoid(decision_function(X))``.
+
+        A tree's probabilities are 0 at the labels its search did not reach;
+        a linear model's are the sigmoid of its decision values (logistic
+        loss only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Features, as in ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_labels), dtype float64
+            Independent per-label probabilities (rows need not sum to 1);
+            (n_samples, 2) when fitted on a 1-D ``y``
+            (:func:`xplant._labels.as_score_form`).
+        """
+        check_is_fitted(self)
+        scores = self._scores(self._validate_X(X))
+        return self._score_form(scores if self._score_kind == "proba" else sigmoid(scores), proba=True)
 
     def _fit(self, X, Y, library):  # pragma: no cover - abstract
         raise NotImplementedError

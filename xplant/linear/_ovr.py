@@ -11,11 +11,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._params import StrOptions, int_at_least, number_above, number_at_least
-from .._sigmoid import sigmoid
 from ._base import SparseFeatureRanker
 from ._dcd import dcd_squared_hinge
 
@@ -328,43 +326,5 @@ class OneVsRestLinear(SparseFeatureRanker):
     def _default_rule(self):
         return "threshold", 0.0
 
-    def decision_function(self, X):
-        """Decision values ``X @ weights_ + intercept_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Documents.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_labels), dtype float64
-            Higher means more likely; labels never seen in training score
-            ``EMPTY_LABEL_SCORE``. Dense: use ``predict_top_k`` when the
-            label count is large. Shape (n_samples,) when fitted on a 1-D
-            ``y`` (:func:`xplant._labels.as_score_form`).
-        """
-        check_is_fitted(self)
-        return self._score_form(self._scores(self._validate_X(X)))
-
     def _is_logistic(self):
         return self.loss == "logistic"
-
-    @available_if(_is_logistic)
-    def predict_proba(self, X):
-        """Per-label probabilities ``sigmoid(decision_function(X))`` (logistic loss only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Documents.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_labels), dtype float64
-            Independent per-label probabilities (rows need not sum to 1);
-            (n_samples, 2) when fitted on a 1-D ``y``
-            (:func:`xplant._labels.as_score_form`).
-        """
-        check_is_fitted(self)
-        return self._score_form(sigmoid(self._scores(self._validate_X(X))), proba=True)

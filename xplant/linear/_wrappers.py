@@ -15,7 +15,6 @@ import warnings
 import weakref
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .._params import StrOptions, int_at_least, number_above, number_at_least
 from ..datasets import dump_xc
@@ -39,6 +38,8 @@ class _TreeWrapper(SparseFeatureRanker):
     decreasing training frequency (the frequency prior; equal frequencies:
     lower index first), as do ties between reached labels.
     """
+
+    _score_kind = "proba"
 
     def _default_rule(self):
         return "threshold", 0.5
@@ -99,23 +100,6 @@ class _TreeWrapper(SparseFeatureRanker):
         by_freq = np.argsort(-self.label_frequency_, kind="stable")
         top, values = top_k_dense(self._fill(self._native_top_k(X, k), k)[:, by_freq], k)
         return by_freq[top], values
-
-    def predict_proba(self, X):
-        """Label probabilities estimated by the tree (dense; 0 where not reached).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Documents.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_labels), dtype float64
-            (n_samples, 2) when fitted on a 1-D ``y``
-            (:func:`xplant._labels.as_score_form`).
-        """
-        check_is_fitted(self)
-        return self._score_form(self._scores(self._validate_X(X)), proba=True)
 
 
 class NapkinXCPLT(_TreeWrapper):
@@ -359,20 +343,3 @@ class LibMultiLabelLinear(SparseFeatureRanker):
 
     def _default_rule(self):
         return "threshold", 0.0
-
-    def decision_function(self, X):
-        """LibMultiLabel's decision values (dense).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Features, as in ``fit``.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_labels), dtype float64
-            (n_samples,) when fitted on a 1-D ``y``
-            (:func:`xplant._labels.as_score_form`).
-        """
-        check_is_fitted(self)
-        return self._score_form(self._scores(self._validate_X(X)))

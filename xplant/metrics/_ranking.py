@@ -22,6 +22,7 @@ Conventions (the same in every function):
   chooses ``"skip"`` or ``"zero"``.
 """
 
+import inspect
 import warnings
 
 import numpy as np
@@ -240,6 +241,30 @@ _SHARED_PARAMS = """
         ``"average"``: the expected value over all orders of tied labels
         (needs ``y_score``)."""
 
+_SKIP_ROWS = """empty_rows : {"skip", "zero"}, default="skip"
+        Rows with no true label are left out (default) or count as 0.
+
+    Returns
+    -------
+    score : float
+        In [0, 1]."""
+
+# the propensity-scored metrics' own parameters; the default of ``empty_rows`` is read from
+# each function's signature
+_PS_PARAMS = """inv_propensity : array-like of shape (n_labels,)
+        Inverse propensity :math:`1/p_l` of each label, from
+        :func:`inverse_propensity` on the *training* labels.
+    normalize : bool, default=True
+        Ratio of sums to the best achievable (True) or raw mean (False).
+    empty_rows : {"skip", "zero"}, default="%s"
+        Only used with ``normalize=False``.
+
+    Returns
+    -------
+    score : float
+        In [0, 1] with ``normalize=True``; with ``normalize=False``, in
+        inverse-propensity units."""
+
 
 def _hits(y_true, y_score, k, y_top_k, ties):
     """The (n, k) hits of each row's top k and each row's number of true labels."""
@@ -288,13 +313,7 @@ def recall_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_
 
     .. math:: R@k = \\frac{1}{n} \\sum_i \\frac{1}{|y_i|} \\sum_{r=1}^{k} y_{i, \\pi_i(r)}
     {params}
-    empty_rows : {{"skip", "zero"}}, default="skip"
-        Rows with no true label are left out (default) or count as 0.
-
-    Returns
-    -------
-    score : float
-        In [0, 1].
+    {skip_rows}
 
     Examples
     --------
@@ -314,13 +333,7 @@ def r_precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", e
     Used in EURLEX57K work (Chalkidis et al., 2019): it reaches 1 for a
     perfect ranking, also when a document has fewer than k labels.
     {params}
-    empty_rows : {{"skip", "zero"}}, default="skip"
-        Rows with no true label are left out (default) or count as 0.
-
-    Returns
-    -------
-    score : float
-        In [0, 1].
+    {skip_rows}
 
     Examples
     --------
@@ -344,13 +357,7 @@ def ndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_ro
     scores 1. With ``ties="average"`` and ``empty_rows="zero"`` it equals
     :func:`sklearn.metrics.ndcg_score`.
     {params}
-    empty_rows : {{"skip", "zero"}}, default="skip"
-        Rows with no true label are left out (default) or count as 0.
-
-    Returns
-    -------
-    score : float
-        In [0, 1].
+    {skip_rows}
 
     Examples
     --------
@@ -412,17 +419,7 @@ def psp_at_k(
     labels add 0 to both sums. With ``normalize=False`` it is the mean of
     :math:`PSP@k_i` over rows, in inverse-propensity units (not in [0, 1]).
     {params}
-    inv_propensity : array-like of shape (n_labels,)
-        Inverse propensity :math:`1/p_l` of each label, from
-        :func:`inverse_propensity` on the *training* labels.
-    normalize : bool, default=True
-        Ratio of sums to the best achievable (True) or raw mean (False).
-    empty_rows : {{"zero", "skip"}}, default="zero"
-        Only used with ``normalize=False``.
-
-    Returns
-    -------
-    score : float
+    {ps_params}
 
     Examples
     --------
@@ -478,16 +475,7 @@ def psndcg_at_k(
     Extreme Classification Repository and napkinXC convention), so the value
     lies in [0, 1].
     {params}
-    inv_propensity : array-like of shape (n_labels,)
-        Inverse propensities from :func:`inverse_propensity`.
-    normalize : bool, default=True
-        Ratio of sums to the best achievable (True) or raw mean (False).
-    empty_rows : {{"skip", "zero"}}, default="skip"
-        Only used with ``normalize=False``.
-
-    Returns
-    -------
-    score : float
+    {ps_params}
 
     Examples
     --------
@@ -525,13 +513,7 @@ def mean_average_precision(y_true, y_score=None, *, y_top_k=None, empty_rows="sk
         lower label index first.
     y_top_k : ndarray of shape (n_samples, k), int, default=None
         Ranked label indices (-1 = none): AP is **truncated** at these k.
-    empty_rows : {"skip", "zero"}, default="skip"
-        Rows with no true label are left out (default) or count as 0.
-
-    Returns
-    -------
-    score : float
-        In [0, 1].
+    {skip_rows}
 
     Examples
     --------
@@ -559,6 +541,9 @@ def mean_average_precision(y_true, y_score=None, *, y_top_k=None, empty_rows="sk
     return _aggregate(ap, n_true, empty_rows, "MAP")
 
 
-for _f in (precision_at_k, recall_at_k, r_precision_at_k, ndcg_at_k, psp_at_k, psndcg_at_k):
-    _f.__doc__ = _f.__doc__.replace("{params}", _SHARED_PARAMS).replace("{{", "{").replace("}}", "}")
-del _f
+for _f in (precision_at_k, recall_at_k, r_precision_at_k, ndcg_at_k, psp_at_k, psndcg_at_k,
+           mean_average_precision):
+    _rows = inspect.signature(_f).parameters["empty_rows"].default
+    _f.__doc__ = (_f.__doc__.replace("{params}", _SHARED_PARAMS).replace("{skip_rows}", _SKIP_ROWS)
+                  .replace("{ps_params}", _PS_PARAMS % _rows).replace("{{", "{").replace("}}", "}"))
+del _f, _rows
