@@ -451,8 +451,8 @@ class SparseFeatureRanker(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, B
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Features, as in ``fit``.
+        X : {array-like, sparse matrix}
+            Features of shape (n_samples, n_features), as in ``fit``.
 
         Returns
         -------

@@ -338,8 +338,9 @@ def r_precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", e
     Examples
     --------
     >>> import numpy as np
-    >>> r_precision_at_k(np.array([[0, 1, 0, 1]]), np.array([[0.1, 0.9, 0.8, 0.7]]), k=5)
-    1.0
+    >>> y, s = np.array([[0, 1, 0, 1]]), np.array([[0.1, 0.9, 0.8, 0.7]])
+    >>> r_precision_at_k(y, s, k=5), precision_at_k(y, s, k=5)  # both gold labels in the top 5
+    (1.0, 0.4)
     """
     g, n_true = _hits(y_true, y_score, k, y_top_k, ties)
     return _aggregate(_safe_div(g.sum(axis=1), np.minimum(n_true, k)), n_true, empty_rows, "RP@k")

@@ -52,6 +52,16 @@ class PlantNetBase(NeuralNet):
     _nested_defaults = {}                 # component classes that a None parameter stands for
     _classes_1d = False                   # a 1-D multi-class y: refused (see check_targets)
     _parameter_constraints = SHARED_CONSTRAINTS   # every setting's valid values (_settings)
+    _default_module = _default_criterion = None   # each estimator's module and criterion classes
+    _default_verbose = 0
+
+    def __init__(self, *, lr, max_epochs, batch_size, **kwargs):
+        """skorch's ``__init__`` with the estimators' defaults: their own module and criterion,
+        AdamW, no skorch train split (the dev split is the estimators' own); ``kwargs`` override."""
+        kwargs = {"module": self._default_module, "criterion": self._default_criterion,
+                  "optimizer": torch.optim.AdamW, "train_split": None,
+                  "verbose": self._default_verbose, **kwargs}
+        super().__init__(lr=lr, max_epochs=max_epochs, batch_size=batch_size, **kwargs)
 
     def __sklearn_tags__(self):
         """X: raw texts, a token corpus, or a non-negative document-token count matrix."""

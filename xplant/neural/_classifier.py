@@ -232,8 +232,6 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
                  fusion="dev", decision="dev", lr=None, max_epochs=30, batch_size=16,
                  validation_fraction=0.1, scoring="map", patience=6, random_state=0,
                  n_jobs=None, strategy="skorch", checkpoint_dir=None, **kwargs):
-        kwargs = {"module": PlantNet, "criterion": PlantLoss, "optimizer": torch.optim.AdamW,
-                  "train_split": None, "verbose": 1, **kwargs}
         super().__init__(lr=lr, max_epochs=max_epochs, batch_size=batch_size, **kwargs)
         self.backbone = backbone
         self.plant = plant
@@ -279,6 +277,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
     _parameter_constraints = CLASSIFIER_CONSTRAINTS  # every setting's valid values (_settings)
 
     collate = Stage2Collate
+    _default_module, _default_criterion, _default_verbose = PlantNet, PlantLoss, 1
 
     # -- skorch ladder -----------------------------------------------------
     @property

@@ -160,8 +160,6 @@ class AttentionPlanter(PlantNetBase):
                  train_encoder=True, lr=5e-4, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None,
                  description_max_frequency=0, strategy="skorch", checkpoint_dir=None, **kwargs):
-        kwargs = {"module": PlanterNet, "criterion": Stage1Loss, "optimizer": torch.optim.AdamW,
-                  "train_split": None, "verbose": 0, **kwargs}
         super().__init__(lr=lr, max_epochs=max_epochs, batch_size=batch_size, **kwargs)
         self.backbone = backbone
         self.relevance = relevance
@@ -182,6 +180,7 @@ class AttentionPlanter(PlantNetBase):
         self.checkpoint_dir = checkpoint_dir
 
     collate = Stage1Collate
+    _default_module, _default_criterion = PlanterNet, Stage1Loss
     _parameter_constraints = PLANTER_CONSTRAINTS     # every setting's valid values (_settings)
     #: a 1-D multi-class y plants one query per class, as MIGRelevance scores tokens for any labelling
     _classes_1d = True
