@@ -119,7 +119,8 @@ def related_rare_label_groups(label_names, label_frequency, *, prefix_len=3, max
     Raises
     ------
     ValueError
-        If the lengths differ or a parameter is out of range.
+        If ``label_names`` and ``label_frequency`` differ in length, or
+        ``prefix_len``, a frequency bound or ``min_group`` is out of range.
 
     Examples
     --------

@@ -417,14 +417,9 @@ def counts_above(Y, candidates, cand_scores, rank, threshold):
 
     Parameters
     ----------
-    Y : {ndarray, sparse matrix} of shape (n, L)
-        Gold labels, 0/1.
-    candidates : ndarray of int of shape (n, C)
-        Each row's candidate labels (distinct).
-    cand_scores : ndarray of shape (n, C)
-        Their scores, floored as ``dense_scores`` floors them.
-    rank : ndarray of int of shape (n, L)
-        :func:`tail_order` of the candidates.
+    Y, candidates, cand_scores, rank
+        As in :func:`map_from_candidates`: gold labels (n, L), each row's
+        (n, C) candidates and their floored scores, the tail order (n, L).
     threshold : float
         A score counts when strictly above it (the scale of
         ``cand_scores``).

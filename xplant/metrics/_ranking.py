@@ -397,17 +397,8 @@ def _ps_parts(y_true, y_score, k, y_top_k, ties, inv_propensity):
     return g, best, _n_true(Y)
 
 
-def psp_at_k(
-    y_true,
-    y_score=None,
-    *,
-    k=5,
-    y_top_k=None,
-    inv_propensity,
-    normalize=True,
-    ties="break",
-    empty_rows="zero",
-):
+def psp_at_k(y_true, y_score=None, *, k=5, y_top_k=None, inv_propensity, normalize=True,
+             ties="break", empty_rows="zero"):
     """Propensity-scored precision at k (Jain, Prabhu & Varma, KDD 2016).
 
     .. math::
@@ -452,17 +443,8 @@ def _ratio_of_sums(num, den, name):
     return float(num.sum() / total)
 
 
-def psndcg_at_k(
-    y_true,
-    y_score=None,
-    *,
-    k=5,
-    y_top_k=None,
-    inv_propensity,
-    normalize=True,
-    ties="break",
-    empty_rows="skip",
-):
+def psndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, inv_propensity, normalize=True,
+                ties="break", empty_rows="skip"):
     """Propensity-scored nDCG at k (Jain, Prabhu & Varma, KDD 2016).
 
     .. math::

@@ -116,12 +116,15 @@ def zero_shot_labels(Y_train):
 
     Returns
     -------
-    ndarray of int64
-        The zero-shot labels' column indices, ascending.
+    ndarray of int64 of shape (n_zero_shot,)
+        The column indices of the labels without a training positive,
+        ascending.
 
     Examples
     --------
-    >>> zero_shot_labels(np.array([[1, 0, 0]])).tolist()
-    [1, 2]
+    >>> zero_shot_labels(np.array([[1, 0, 0], [1, 0, 1]])).tolist()   # a training matrix
+    [1]
+    >>> zero_shot_labels([3, 0, 1, 0]).tolist()                      # or its column counts
+    [1, 3]
     """
     return np.flatnonzero(label_frequency(Y_train) == 0).astype(np.int64)

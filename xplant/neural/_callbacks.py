@@ -233,10 +233,9 @@ def score_by_name(name, Y, scores, *, candidates=None, rank=None):
         labels of :func:`xplant.fusion.ranking_from_candidates`. Both give
         the metric of the dense scores to the last digit (ties rank the
         lower label first in both) without the (n, L) array.
-    candidates : ndarray of int of shape (n, C), optional
-        Each row's candidate labels.
-    rank : ndarray of int of shape (n, L), optional
-        :func:`xplant.fusion.tail_order` of the candidates; with ``candidates``.
+    candidates, rank : ndarray of int, optional
+        Each row's (n, C) candidate labels and their (n, L) tail order, as
+        in :func:`degenerate_check`.
 
     Returns
     -------

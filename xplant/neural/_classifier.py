@@ -409,7 +409,9 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
 
         Returns
         -------
-        self
+        self : PlantClassifier
+            Fitted: the planted and trained network and the parts chosen on
+            dev (``dev_choices_``).
 
         Raises
         ------

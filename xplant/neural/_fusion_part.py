@@ -273,7 +273,8 @@ class ShortlistFusion:
 
         Returns
         -------
-        ShortlistFusion
+        fusion : ShortlistFusion
+            The saved part, its shortlist loaded from the folder's own file.
 
         Raises
         ------

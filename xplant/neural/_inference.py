@@ -258,8 +258,8 @@ class InferenceMixin:
 
         Parameters
         ----------
-        X : list of str or token corpus
-            Raw documents, or the token corpus of the fitted MIGRelevance.
+        X : list of str or token corpus of length n_samples
+            As in :meth:`predict_proba`.
 
         Returns
         -------

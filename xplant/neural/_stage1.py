@@ -289,7 +289,8 @@ class AttentionPlanter(PlantNetBase):
 
         Returns
         -------
-        self
+        self : AttentionPlanter
+            With each label's attention query planted (``module_``).
 
         Raises
         ------

@@ -349,6 +349,8 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
         Returns
         -------
         self : MIGRelevance
+            With the shard's counts added; ``relevance_`` is recomputed
+            from all shards so far.
 
         Raises
         ------

@@ -411,7 +411,9 @@ def mig_from_counts(C, df, freq, n_docs, *, top_k=None, positive_only=True, norm
     Raises
     ------
     ValueError
-        If the shapes disagree or the counts are inconsistent.
+        If ``C``'s shape is not ``(len(freq), len(df))``, a count is
+        negative, a document frequency lies outside [0, ``n_docs``], or an
+        option is invalid (as in :func:`mig_scores`).
 
     Examples
     --------

@@ -262,12 +262,15 @@ class CatalogueIndex:
         Parameters
         ----------
         texts : list of str of length n
-            Raw documents.
+            Raw documents, scored ``block`` at a time.
 
         Returns
         -------
-        ndarray of float32 of shape (n, n_unseen)
-            Columns in the order of ``unseen_``.
+        text : ndarray of float32 of shape (n, n_unseen)
+            The mean of the document's and its best sentence's TF-IDF
+            cosines with each label's names, plus the best sentence's
+            encoder cosine above ``encoder_threshold`` where the index has
+            an encoder; columns in the order of ``unseen_``.
         """
         if not texts:
             return np.zeros((0, self.unseen_.size), dtype=np.float32)

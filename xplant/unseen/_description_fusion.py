@@ -374,15 +374,16 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
         Examples
         --------
-        >>> import numpy as np
+        Label lists and their codes, R05 (cough) never seen in training:
+
         >>> from xplant.linear import FrequencyPrior
-        >>> texts = ["chest pain and fever", "broken left arm", "fever and cough"]
-        >>> Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]])
         >>> f = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0).fit(
-        ...     texts, Y, label_descriptions=["fever", "fracture of arm", "cough"])
+        ...     ["chest pain and fever", "broken left arm", "fever and cough"],
+        ...     [["R50"], ["S42"], ["R50"]], label_names=["R50", "S42", "R05"],
+        ...     label_descriptions=["fever", "fracture of arm", "cough"])
         >>> ex = f.explain(["Seen today. A dry cough at night."], labels=[[2]])[0]["labels"][0]
-        >>> ex["source"], ex["prob"], ex["spans"][0]["text"]
-        ('descriptions', None, 'A dry cough at night.')
+        >>> ex["label"], ex["source"], ex["prob"], ex["spans"][0]["text"]
+        ('R05', 'descriptions', None, 'A dry cough at night.')
         """
         texts, top_spans, scores, chosen = self._explained(X, top_labels, top_spans, labels)
         model = _explaining_model(self.estimator_)

@@ -115,10 +115,9 @@ class HFEncoder(nn.Module):
 
         Parameters
         ----------
-        ids : LongTensor of shape (b, n)
-            Token ids.
-        mask : BoolTensor of shape (b, n)
-            True at real (not padding) tokens.
+        ids, mask : LongTensor and BoolTensor of shape (b, n)
+            The tokenizer's ids and the prefix mask of real (not padding)
+            ids, as :meth:`xplant.neural.backbones.WordEncoder.forward` reads them.
         """
         b, n = ids.shape
         lengths = mask.sum(1)

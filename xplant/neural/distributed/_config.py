@@ -125,7 +125,8 @@ def read_config_file(path):
     Parameters
     ----------
     path : str or Path
-        The file to read.
+        A ``.yaml``/``.yml`` file (read with PyYAML) or any other, read as
+        JSON.
 
     Returns
     -------

@@ -105,10 +105,8 @@ class PlantNet(nn.Module):
 
     Parameters
     ----------
-    encoder : nn.Module
-        The backbone, with a ``hidden_size`` h.
-    n_labels : int
-        L.
+    encoder, n_labels
+        As in :class:`PlanterNet`: the backbone (hidden size h) and L.
     attention_dim : int, default=128
         d of the label queries and token keys; equal to h lets the fused
         attention kernel run (the estimators' default).
