@@ -408,8 +408,9 @@ class SparseFeatureRanker(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, B
     def _validate_X(self, X):
         return self._csr_features(X)
 
-    #: what ``_scores`` returns: ``"decision"`` values (``decision_function``; probabilities
-    #: through a sigmoid where ``_is_logistic``) or ``"proba"``bilities (``predict_proba`` only)
+    #: what ``_scores`` returns: ``"decision"``, decision values (``decision_function``; and
+    #: ``predict_proba``, their sigmoid, where ``_is_logistic``), or ``"proba"``, a model's own
+    #: probabilities (``predict_proba`` only)
     _score_kind = "decision"
 
     def _is_logistic(self):
