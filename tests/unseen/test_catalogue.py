@@ -224,3 +224,36 @@ def test_the_encoder_joins_the_text_signal_and_the_names_are_encoded_once(tmp_pa
                       near_weight=0.0, family_weight=0.0, prior_weight=0.0, n_candidates=10).fit(
         TEXTS, Y, label_names=KNOWN, label_descriptions=DESC, catalogue=_catalogue())
     assert 4 not in calls                       # the four catalogue names were not encoded again
+    # another training split puts its labels first in another order: the same set of names,
+    # the same cache entry, the same embeddings of each name
+    order = np.arange(len(KNOWN))[::-1]
+    g = DescriptionFusion(FrequencyPrior(), ranker=ranker, weight=1.0, seen_weight=0.0,
+                          near_weight=0.0, family_weight=0.0, prior_weight=0.0,
+                          n_candidates=10).fit(TEXTS, Y[:, order], label_names=np.asarray(KNOWN)[order],
+                                               label_descriptions=np.asarray(DESC, dtype=object)[order],
+                                               catalogue=_catalogue())
+    assert 7 not in calls                       # the open space's seven names not encoded again
+    assert len(list((tmp_path / "cache" / "embeddings").glob("*.safetensors"))) == 1
+    same = {str(g.catalogue_.label_names_[u]): g.catalogue_.part_embeddings_[i]
+            for i, u in enumerate(g.catalogue_.unseen_[g.catalogue_.part_owner_])}
+    for i, u in enumerate(idx.unseen_[idx.part_owner_]):
+        np.testing.assert_array_equal(same[str(idx.label_names_[u])], idx.part_embeddings_[i])
+
+
+def test_cached_embeddings_are_a_function_of_the_set_of_texts(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from xplant.unseen import _encoder, cached_embeddings
+    monkeypatch.setenv("XPLANT_CACHE_DIR", str(tmp_path))
+    names = ["Fever, unspecified", "Acute dry cough", "Chest pain on breathing"]
+    E = cached_embeddings(names, "minilm")
+    calls = []
+    real = _encoder.encode_texts
+    monkeypatch.setattr(_encoder, "encode_texts",
+                        lambda t, s, **kw: calls.append(list(t)) or real(t, s, **kw))
+    # another order, with a repeat: read from the one entry, row i is text i's embedding
+    F = cached_embeddings([names[2], names[0], names[2], names[1]], "minilm")
+    assert calls == [] and len(list((tmp_path / "embeddings").glob("*.safetensors"))) == 1
+    np.testing.assert_array_equal(F, E[[2, 0, 2, 1]])
+    # the entry is encoded in the sorted order of the distinct texts, whatever order they came in
+    np.testing.assert_array_equal(E, real(sorted(names), "minilm")[[2, 0, 1]].astype(np.float16))

@@ -155,9 +155,10 @@ class CatalogueIndex:
         """Append the encoder's embeddings of the unseen labels' names.
 
         ``parts`` holds the names of every label given (the whole open space
-        at ``fit``), so that the cache's key is the catalogue's list and not
-        the subset a training split leaves unseen (a refit on train + dev
-        reads the same entry); ``unseen_rows`` are the positions in
+        at ``fit``), so that the cache's key is the set of the catalogue's
+        names and not the subset a training split leaves unseen (a refit on
+        train + dev, or another training split of the same catalogue, reads
+        the same entry); ``unseen_rows`` are the positions in
         ``parts`` of the unseen labels, which take rows ``start``, ``start
         + 1``, ... of ``unseen_``.
         """

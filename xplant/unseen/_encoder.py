@@ -183,16 +183,22 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     catalogue version and encoder, with a progress bar, and stored as float16
     in ``<cache>/embeddings/<digest>.safetensors``
     (:func:`xplant._cache.cache_folder`; 384 dimensions take 768 bytes a
-    text, 84 MB for ICD-10-CM). The digest covers the encoder folder's
-    weights file names and sizes, the settings and every text, so a new
-    release of the catalogue or another encoder is a new entry. A damaged
+    text, 84 MB for ICD-10-CM). An entry is the **set** of distinct texts,
+    sorted and encoded in that order: the order of ``texts`` and their
+    repeats do not matter, so fits whose label spaces list the same
+    catalogue in another order (another training split puts its own codes
+    first) read one entry, and the embeddings are a function of the set
+    alone (the same bits whatever was cached before). The digest covers the
+    encoder folder's weights file names and sizes, the settings and every
+    distinct text, so a new release of the catalogue, a code outside it
+    whose name joins the set, or another encoder is a new entry. A damaged
     entry is computed again.
 
     Parameters
     ----------
     texts : sequence of str
         The texts to embed, each a label's name or synonym; each item is
-        turned into ``str``, and their order is the rows' order.
+        turned into ``str``. Row i of the result is text i's embedding.
     spec : str, default="minilm"
         The encoder (:func:`encode_texts`).
     what : str, default="label names"
@@ -208,9 +214,13 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     from .._cache import cache_folder
     from .._files import atomic_path, read_tensors
     from ..relevance._tokenize import resolve_hf_path
-    texts = [str(t) for t in texts]
+    given = [str(t) for t in texts]
+    # the entry is the sorted set of distinct texts; rows are put back in the order given
+    texts, row = np.unique(np.asarray(given, dtype=object), return_inverse=True) if given else \
+        (np.asarray([], dtype=object), np.zeros(0, dtype=np.int64))
+    texts = texts.tolist()
     folder = Path(resolve_hf_path(spec))
-    h = hashlib.sha256(b"xplant-embeddings-1\x00max_length=128\x00")
+    h = hashlib.sha256(b"xplant-embeddings-2\x00max_length=128\x00")
     for f in sorted(folder.iterdir()):
         if f.is_file():
             h.update(f"{f.name}:{f.stat().st_size}\x00".encode())
@@ -221,7 +231,7 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
         try:
             E = read_tensors(path)["embeddings"]
             if E.shape[0] == len(texts):
-                return E
+                return E[row]
         except (ValueError, KeyError):
             pass                                  # damaged: computed again below
     # in chunks, each sorted by length within itself: the tokens of one chunk are in memory
@@ -244,4 +254,4 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
             save_file({"embeddings": E}, str(tmp))
     except OSError:                               # a read-only home: the result still stands
         pass
-    return E
+    return E[row]
