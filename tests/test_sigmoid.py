@@ -32,10 +32,10 @@ def test_float32_logits_stay_float32_and_match_the_float64_sigmoid():
 def test_every_place_uses_the_one_sigmoid():
     import xplant.fusion
     import xplant.fusion._calibration
-    import xplant.linear._ovr
+    import xplant.linear._base
     assert xplant.fusion.sigmoid is _sigmoid.sigmoid
     assert xplant.fusion._calibration.sigmoid is _sigmoid.sigmoid
-    assert xplant.linear._ovr.sigmoid is _sigmoid.sigmoid
+    assert xplant.linear._base.sigmoid is _sigmoid.sigmoid     # the sparse rankers' predict_proba
     pytest.importorskip("torch")
     import xplant.neural._inference
     assert xplant.neural._inference.sigmoid is _sigmoid.sigmoid
