@@ -66,6 +66,27 @@ def test_refit_estimate_from_the_first_fit_by_hand():
                           100, 100).seconds == pytest.approx(4.0)
 
 
+def test_a_neural_probe_is_scaled_by_hand():
+    from types import SimpleNamespace
+    # a probe of a tenth of the training documents: Stage 1 epochs of 5 and 3 s, Stage 2 with
+    # a warm-up of 2 epochs, then 2.5 and 2 s (the fastest kept); the race's second candidate
+    # took twice the chosen one's seconds
+    fitted = SimpleNamespace(
+        planter=None, planter_=SimpleNamespace(history=[{"dur": 5.0}, {"dur": 3.0}]),
+        history=[{"dur": 4.0}, {"dur": 2.0}, {"dur": 2.5}, {"dur": 2.0}], best_epoch_=3,
+        stage1_weight_=0.0, stage1_weight_candidates_=[{"stage1_weight": 0.0, "seconds": 10.5},
+                                                       {"stage1_weight": 0.1, "seconds": 21.0}])
+    est = _estimate._neural_estimate("PLANT", fitted, 50.0, 10.0, [100] * 90, plant_epochs=10,
+                                     max_epochs=60, patience=6, warmup=2, has_dev=True)
+    # overhead 50 - 8 - 31.5 = 10.5 s; Stage 1 10 x 3 s; best epoch round(84 * 100 ** -0.42)
+    # = 12, + patience 6 = 18 epochs of (4, 2, 2, 2, ...) s; the 0.1 candidate warm-up +
+    # patience = 8 epochs at twice that; all x 10
+    assert est.seconds == pytest.approx(10 * (10.5 + 30 + (4 + 2 + 16 * 2) + 2 * (4 + 2 + 6 * 2)))
+    assert est.most_seconds == pytest.approx(10 * (10.5 + 30 + 3 * (4 + 2 + 58 * 2)))
+    assert est.detail == ("Stage 1: 10 epochs × 30 s; Stage 2 with stage1_weight 0: about "
+                          "18 epochs × 20 s; Stage 2 with stage1_weight 0.1: about 8 epochs × 40 s")
+
+
 def test_row_estimate_line_says_the_ceiling_only_when_far_above():
     assert RowEstimate("PLANT", 600, 2400, "d").line() == \
         "PLANT: about 10 min (d); at most 40 min if no epoch stops early"

@@ -254,9 +254,9 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
 def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, max_epochs,
                      patience, warmup, has_dev):
     """A neural row's :class:`RowEstimate` from its probe's fitted classifier."""
-    stage2 = [float(h["dur"]) for h in fitted.history]
-    stage1 = ([float(h["dur"]) for h in fitted.planter_.history]
-              if getattr(fitted, "planter_", None) is not None else [])
+    from ._fit_row import epoch_seconds
+    ep = epoch_seconds(fitted)
+    stage1, stage2 = ep["stage1"], ep["stage2"]
     # an epoch of a few batches is easily slowed by anything else on the machine: each
     # stage's epoch after the warm-up is the fastest the probe timed
     epoch1 = min(stage1) if stage1 else 0.0
@@ -267,12 +267,12 @@ def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, m
     # one's, scaled by their seconds (a weight > 0 adds ranking items to the batches)
     cost = {c["stage1_weight"]: c["seconds"] / max(chosen["seconds"], 1e-9) for c in cands} \
         if chosen else {fitted.stage1_weight_: 1.0}
-    overhead = probe_s - sum(stage1) - (sum(c["seconds"] for c in cands) if cands
-                                        else sum(stage2))
+    overhead = max(probe_s - sum(stage1) - ep["stage2_all"], 0.0)
     expected, most = expected_stage2_epochs(frequency, max_epochs=max_epochs, patience=patience,
                                             warmup=warmup, has_dev=has_dev)
     s1 = plant_epochs * epoch1 * scale
-    parts, total, total_most = [], max(overhead, 0.0) * scale + s1, max(overhead, 0.0) * scale + s1
+    parts = []
+    total = total_most = overhead * scale + s1
     if plant_epochs and stage1:
         parts.append(f"Stage 1: {_epochs(plant_epochs)} × {_duration(s1 / plant_epochs)}")
     for i, (w, ratio) in enumerate(cost.items()):

@@ -79,7 +79,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
            "params": params, "info": info, "rule": rule, "evidence": evidence,
-           "epoch_seconds": _epoch_seconds(final)}      # the refit's estimate (_estimate)
+           "epoch_seconds": epoch_seconds(final)}       # the refit's estimate
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_alpha,
                         same_as=same_as, model_dir=model_dir, encoder=encoder, verbose=verbose)
@@ -178,9 +178,25 @@ def _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_
                 encoder=encoder)
 
 
-def _epoch_seconds(final):
-    """A fitted neural row's epoch times, for its refit's estimate
-    (:func:`xplant.app._estimate.refit_estimate`); None for other rows."""
+def epoch_seconds(final):
+    """A fitted neural row's epoch times, in seconds (skorch's ``dur``); None for another row.
+
+    What both time estimates read: a probe's
+    (:func:`xplant.app._estimate.probe_row`) and a refit's
+    (:func:`xplant.app._estimate.refit_estimate`, from the first fit's record).
+
+    Parameters
+    ----------
+    final : estimator
+        The row's last step, fitted.
+
+    Returns
+    -------
+    dict or None
+        ``stage1`` and ``stage2`` (each epoch's seconds; Stage 2's of the
+        chosen ``stage1_weight``), ``best_epoch`` and ``stage2_all`` (the
+        seconds of every ``stage1_weight`` candidate's Stage 2 epochs).
+    """
     if not hasattr(final, "history") or not hasattr(final, "planter"):
         return None
     stage2 = [float(h.get("dur", 0.0)) for h in final.history]
