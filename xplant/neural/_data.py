@@ -467,6 +467,28 @@ class Stage1Dataset(Dataset):
         return got
 
     def sample(self, i):
+        """Document *i*'s ranking items, one per sampled label.
+
+        The labels' hits are sorted and their negative pools cut in one
+        pass over the document; only the random draws (one permutation of
+        the own labels, one of the others, one per sampled label's
+        negatives, in that order) are taken label by label, so the items
+        are the same, draw for draw, as a label-by-label reading of the
+        definition above.
+
+        Parameters
+        ----------
+        i : int
+            The document's index.
+
+        Returns
+        -------
+        list of (int, ndarray of int64 of shape (c,), ndarray of float64 of shape (c,))
+            For each sampled label: the label, its candidates' positions
+            (relevant tokens by relevance descending, ties in token-id
+            order, then the negatives) and their relevance (0 for the
+            negatives).
+        """
         first, cand, starts, hit_at, hit_rel, own, other = self.document(i)
         rng = self.generator
         if not self.deterministic:
@@ -474,22 +496,38 @@ class Stage1Dataset(Dataset):
             own = rng.permutation(own)
             other = rng.permutation(other)
         chosen = np.concatenate([own, other])[: self.labels_per_doc]
-        items = []
-        for j in chosen:
-            l = cand[j]
-            at, rel = hit_at[starts[j]:starts[j + 1]], hit_rel[starts[j]:starts[j + 1]]
-            order = np.argsort(-rel, kind="stable")[: self.max_relevant]
-            pos_rel, rel = first[at[order]], rel[order]
-            miss = np.ones(len(first), dtype=bool)
-            miss[at] = False
-            neg_pool = first[miss]
-            if self.deterministic:
-                neg = np.sort(neg_pool)[: self.n_negatives]
-            else:
-                neg = rng.permutation(neg_pool)[: self.n_negatives]
-            items.append((l, np.concatenate([pos_rel, neg]),
-                          np.concatenate([rel, np.zeros(len(neg))])))
-        return items
+        k, m = len(chosen), len(first)
+        if not k:
+            return []
+        lens = starts[chosen + 1] - starts[chosen]              # each chosen label's hits, >= 1
+        offs = np.cumsum(lens) - lens
+        row = np.repeat(np.arange(k), lens)
+        within = np.arange(int(lens.sum())) - np.repeat(offs, lens)
+        idx = within + np.repeat(starts[chosen], lens)
+        at, rel = hit_at[idx], hit_rel[idx]
+        # by label, then relevance descending; lexsort is stable, so ties stay in token-id order
+        order = np.lexsort((-rel, row))
+        kept = order[within < self.max_relevant]
+        n_pos = np.minimum(lens, self.max_relevant)
+        n_neg = np.minimum(m - lens, self.n_negatives)
+        size = n_pos + n_neg
+        out_at = np.cumsum(size) - size
+        positions = np.empty(int(size.sum()), dtype=np.int64)
+        relevance = np.zeros(len(positions), dtype=np.float64)
+        pos_dest = np.repeat(out_at, n_pos) + (np.arange(int(n_pos.sum()))
+                                               - np.repeat(np.cumsum(n_pos) - n_pos, n_pos))
+        positions[pos_dest] = first[at[kept]]
+        relevance[pos_dest] = rel[kept]
+        miss = np.ones((k, m), dtype=bool)
+        miss[row, at] = False
+        pools = np.broadcast_to(first, (k, m))[miss]            # row r: first[~hit_r], in token order
+        pool_end = np.cumsum(m - lens)
+        for r in range(k):
+            pool = pools[pool_end[r] - (m - lens[r]):pool_end[r]]
+            neg = np.sort(pool) if self.deterministic else rng.permutation(pool)
+            positions[out_at[r] + n_pos[r]:out_at[r] + size[r]] = neg[:n_neg[r]]
+        return [(cand[j], positions[out_at[r]:out_at[r] + size[r]],
+                 relevance[out_at[r]:out_at[r] + size[r]]) for r, j in enumerate(chosen)]
 
     def __getitem__(self, i):
         return self.docs[i], self.sample(i)
