@@ -70,22 +70,30 @@ def test_candidate_race_callback_stops_at_patience():
 
 
 def test_race_routed_stops_a_candidate_far_behind_after_the_warm_up():
-    from xplant.neural._dev_choice import ROUT_GAP, race_routed
+    from xplant.neural._dev_choice import ROUT_EPOCHS, ROUT_GAP, race_routed
+    assert (ROUT_GAP, ROUT_EPOCHS) == (0.1, 1)
     # the dev curves measured on the flatter synthetic corpus (2,000 documents): weight 0.1
     # 0.20 and 0.23 behind weight 0's same-epoch best after the 2 warm-up epochs
     ref = [0.4476, 0.4344, 0.6659, 0.7275, 0.7523, 0.7765]
     routed = [0.4665, 0.4951, 0.4674, 0.4967]
     assert race_routed(routed, ref, start=2)
-    assert not race_routed(routed[:3], ref, start=2)          # one epoch after the warm-up
-    assert not race_routed(routed, ref, start=3)              # the warm-up is not counted
+    assert race_routed(routed[:3], ref, start=2)              # the first epoch after the warm-up
+    assert not race_routed(routed[:2], ref, start=2)          # the warm-up alone
+    assert not race_routed(routed[:3], ref, start=3)          # the warm-up is not counted
+    # 7,700 documents, seed 0: 0.5607 against weight 0's 0.8091 at the first epoch after it
+    assert race_routed([0.4819, 0.5049, 0.5607], [0.4296, 0.4600, 0.8091], start=2)
     # and on the default corpus: 0.1 at most 0.035 behind, then ahead, races on
     ref = [0.4747, 0.4926, 0.7337, 0.7841, 0.8243, 0.8651, 0.8685, 0.8879]
     leader = [0.5248, 0.6097, 0.6987, 0.7663, 0.8103, 0.8497, 0.8614, 0.9001]
     assert not any(race_routed(leader[:e], ref, start=2) for e in range(1, 9))
-    # each of the two epochs must trail by more than the gap: 0.09 behind at one is no rout
-    assert ROUT_GAP == 0.1
-    assert not race_routed([0.5, 0.5, 0.6, 0.66], [0.5, 0.5, 0.75, 0.75], start=2)
-    assert race_routed([0.5, 0.5, 0.6, 0.6], [0.5, 0.5, 0.75, 0.75], start=2)
+    # more than the gap: 0.09 behind is no rout
+    assert not race_routed([0.5, 0.5, 0.66], [0.5, 0.5, 0.75], start=2)
+    assert race_routed([0.5, 0.5, 0.64], [0.5, 0.5, 0.75], start=2)
+    # the running best counts: an epoch that falls back after one within the gap is no rout
+    assert not race_routed([0.5, 0.5, 0.66, 0.2], [0.5, 0.5, 0.75, 0.75], start=2)
+    # epochs=2: each of the last two must trail by more than the gap
+    assert not race_routed([0.5, 0.5, 0.6, 0.66], [0.5, 0.5, 0.75, 0.75], start=2, epochs=2)
+    assert race_routed([0.5, 0.5, 0.6, 0.6], [0.5, 0.5, 0.75, 0.75], start=2, epochs=2)
     assert not race_routed([0.1, 0.1, 0.1], [], start=0)       # no earlier candidate
 
 
