@@ -246,15 +246,37 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
     model = choice.kept[0]
     fitted = model.steps[-1][1] if hasattr(model, "steps") else model
     has_dev = dev_usability(dv.Y, label_frequency(tr.Y)).usable
+    planter = getattr(fitted, "planter_", None)
     return _neural_estimate(spec["name"], fitted, probe_s, scale, label_frequency(tr.Y),
                             plant_epochs=plant_epochs or 0, max_epochs=max_epochs,
-                            patience=patience, warmup=warmup, has_dev=has_dev)
+                            patience=patience, warmup=warmup, has_dev=has_dev,
+                            stage1_scale=None if planter is None else
+                            _epoch_scale(planter, n_train, n_probe),
+                            stage2_scale=_epoch_scale(fitted, n_train, n_probe))
+
+
+def _epoch_scale(est, n_train, n_probe):
+    """How many times the documents of the probe's training epoch a whole fit's epoch draws,
+    by the estimator's ``iterator_train__`` bounds (the sampler's own rule)."""
+    from ..neural._data import LengthBucketSampler
+    from ..neural._settings import epoch_settings
+    e = epoch_settings(est)
+    docs = [len(LengthBucketSampler(np.zeros(n), 1, min_docs=e["min_epoch_docs"],
+                                    max_docs=e["max_epoch_docs"])) for n in (n_train, n_probe)]
+    return docs[0] / max(docs[1], 1)
 
 
 def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, max_epochs,
-                     patience, warmup, has_dev):
-    """A neural row's :class:`RowEstimate` from its probe's fitted classifier."""
+                     patience, warmup, has_dev, stage1_scale=None, stage2_scale=None):
+    """A neural row's :class:`RowEstimate` from its probe's fitted classifier.
+
+    ``scale`` multiplies the time outside the epochs; ``stage1_scale`` and
+    ``stage2_scale`` (default ``scale``) each stage's epochs, whose documents
+    an ``iterator_train__max_epoch_docs`` bounds (Stage 1's by default).
+    """
     from ._fit_row import epoch_seconds
+    stage1_scale = scale if stage1_scale is None else stage1_scale
+    stage2_scale = scale if stage2_scale is None else stage2_scale
     ep = epoch_seconds(fitted)
     stage1, stage2 = ep["stage1"], ep["stage2"]
     # an epoch of a few batches is easily slowed by anything else on the machine: each
@@ -270,7 +292,7 @@ def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, m
     overhead = max(probe_s - sum(stage1) - ep["stage2_all"], 0.0)
     expected, most = expected_stage2_epochs(frequency, max_epochs=max_epochs, patience=patience,
                                             warmup=warmup, has_dev=has_dev)
-    s1 = plant_epochs * epoch1 * scale
+    s1 = plant_epochs * epoch1 * stage1_scale
     parts = []
     total = total_most = overhead * scale + s1
     if plant_epochs and stage1:
@@ -278,7 +300,7 @@ def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, m
     for i, (w, ratio) in enumerate(cost.items()):
         # the race: a later candidate stops `patience` epochs after the warm-up unless ahead
         n = expected if i == 0 else min(max_epochs, warmup + (patience or max_epochs))
-        d = [x * ratio * scale for x in each]
+        d = [x * ratio * stage2_scale for x in each]
         sec, sec_most = _epochs_seconds(d, n), _epochs_seconds(d, most)
         total, total_most = total + sec, total_most + sec_most
         label = f" with stage1_weight {w:g}" if len(cost) > 1 else ""

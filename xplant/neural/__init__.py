@@ -14,11 +14,11 @@ from ._callbacks import DegenerateModelWarning
 from ._classifier import PlantClassifier
 from ._common import default_relevance
 from ._settings import translate_params
-from ._stage2_defaults import default_lr, default_phases, scored_labels
+from ._stage2_defaults import default_lr, default_phases, default_planting_lr, scored_labels
 from ._io import load_model, save_model
 from ._stage1 import AttentionPlanter, load_planting
 
 __all__ = ["AttentionPlanter", "DegenerateModelWarning", "LOGIT_ADJUSTMENT_GRID", "PlantClassifier",
            "adjust_logits", "choose_logit_adjustment", "default_lr", "default_phases",
-           "default_relevance", "load_model", "load_planting", "log_prior", "save_model",
+           "default_planting_lr", "default_relevance", "load_model", "load_planting", "log_prior", "save_model",
            "scored_labels", "translate_params"]

@@ -361,8 +361,10 @@ class PlantNetBase(NeuralNet):
         return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate, **loader)
 
     def effective_lr(self):
-        """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``."""
-        return float(self.get_params_for("optimizer").get("lr", self.lr))
+        """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``,
+        else (``lr=None``) the estimator's default for its backbone (:meth:`_default_lr`)."""
+        given = self.get_params_for("optimizer").get("lr", self.lr)
+        return float(self._default_lr() if given is None else given)
 
     def _check_params(self):
         """Validate every setting before anything is fitted; raise naming the fix.

@@ -322,16 +322,13 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
                                "name": gname, "param_names": names})
         return self.make_optimizer(groups)
 
-    def effective_lr(self):
-        """``optimizer__lr`` or ``lr``, else :func:`default_lr` for the Stage 2 weight.
+    def _default_lr(self):
+        """``lr=None``: :func:`default_lr` for the backbone and the Stage 2 weight.
 
         The weight is ``stage1_weight_`` once ``fit`` has resolved it (each
         candidate's, inside ``stage1_weight="dev"``); before that, the fixed
         ``stage1_weight`` or the fallback of ``"dev"``.
         """
-        given = self.get_params_for("optimizer").get("lr", self.lr)
-        if given is not None:
-            return float(given)
         weight = getattr(self, "stage1_weight_", None)
         if weight is None:
             weight = (STAGE1_WEIGHT_FALLBACK if self.stage1_weight == "dev"

@@ -249,9 +249,10 @@ def network_settings(settings):
 
 
 def epoch_settings(est):
-    """``min_epoch_docs`` and ``max_epoch_docs`` from ``iterator_train__`` (None: unset)."""
+    """``min_epoch_docs`` and ``max_epoch_docs`` from ``iterator_train__``, else the
+    estimator's defaults (``_epoch_defaults``; None: no bound)."""
     given = est.get_params_for("iterator_train")
-    return {k: given.get(k, v) for k, v in EPOCH_DEFAULTS.items()}
+    return {k: given.get(k, v) for k, v in getattr(est, "_epoch_defaults", EPOCH_DEFAULTS).items()}
 
 
 def decision_settings(est):
@@ -311,7 +312,7 @@ SHARED_CONSTRAINTS = {
     **{"module__" + k: _COUNT for k in ("embedding_dim", "hidden_dim", "attention_dim",
                                          "kernel_size")},
     "max_epochs": _COUNT, "batch_size": _COUNT,
-    "lr": [number_above(0)],
+    "lr": [number_above(0), None],           # None: the backbone's default rate
     "module__dropout": [Interval(numbers.Real, 0, 1, closed="both")],
     "module__max_length": [int_at_least(1), None],
     "optimizer__weight_decay": [number_at_least(0)],
@@ -336,7 +337,6 @@ PLANTER_CONSTRAINTS = {
 #: Constraints of :class:`~xplant.neural.PlantClassifier`.
 CLASSIFIER_CONSTRAINTS = {
     **SHARED_CONSTRAINTS,
-    "lr": [number_above(0), None],           # None: default_lr
     "patience": [int_at_least(1), None],
     "module__pool_size": _COUNT,
     "module__head": [StrOptions({"shared", "labelwise"})],

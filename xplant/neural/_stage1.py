@@ -21,6 +21,7 @@ from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
 from ._common import encode, torch_state_restored
 from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
 from ._settings import PLANTER_CONSTRAINTS, epoch_settings, merge_channel, network_settings
+from ._stage2_defaults import PLANTING_EPOCH_DOCS, default_planting_lr
 from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, truncate
 from .losses import Stage1Loss, graded_ndcg
 from .modules import PlanterNet
@@ -92,8 +93,10 @@ class AttentionPlanter(PlantNetBase):
     train_encoder : bool, default=True
         Train the backbone with the attention (word backbones learn from
         scratch); False freezes it.
-    lr : float, default=5e-4
-        Peak learning rate of AdamW (paper), warmup then cosine decay.
+    lr : float or None, default=None
+        Peak learning rate of AdamW, warmup then cosine decay. None:
+        :func:`~xplant.neural.default_planting_lr`, 3e-3 for a word backbone
+        trained from scratch, the paper's 5e-4 for a pretrained encoder.
         ``optimizer__lr`` replaces it, as in skorch.
     warmup : float, default=0.1
         Share of the steps with a linear warmup.
@@ -128,8 +131,9 @@ class AttentionPlanter(PlantNetBase):
         ``criterion__`` (``kind``, ``k``, ``sigma``: the named
         ``stage1_loss``, ``ndcg_k``, ``sigma``; both spellings with different
         values raise), ``optimizer__``
-        (``weight_decay`` 0.01), ``iterator_train__`` (``min_epoch_docs``,
-        ``max_epoch_docs``: documents drawn per epoch, skorch loop only).
+        (``weight_decay`` 0.01), ``iterator_train__`` (``min_epoch_docs`` None,
+        ``max_epoch_docs`` 4,096: documents drawn per epoch, a fresh random
+        subset of a larger training set each epoch; None: every document).
 
     Attributes
     ----------
@@ -157,7 +161,7 @@ class AttentionPlanter(PlantNetBase):
 
     def __init__(self, backbone="cnn", *, relevance=None, target="mig", stage1_loss="lambda",
                  ndcg_k=50, sigma=1.0, labels_per_doc=16, max_relevant=32, n_negatives=32,
-                 train_encoder=True, lr=5e-4, warmup=0.1, max_epochs=10, batch_size=16,
+                 train_encoder=True, lr=None, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None,
                  description_max_frequency=0, strategy="skorch", checkpoint_dir=None, **kwargs):
         super().__init__(lr=lr, max_epochs=max_epochs, batch_size=batch_size, **kwargs)
@@ -184,6 +188,8 @@ class AttentionPlanter(PlantNetBase):
     _parameter_constraints = PLANTER_CONSTRAINTS     # every setting's valid values (_settings)
     #: a 1-D multi-class y plants one query per class, as MIGRelevance scores tokens for any labelling
     _classes_1d = True
+    #: a Stage 1 epoch draws at most PLANTING_EPOCH_DOCS documents unless iterator_train__ says
+    _epoch_defaults = {"min_epoch_docs": None, "max_epoch_docs": PLANTING_EPOCH_DOCS}
 
     @available_if(lambda self: False)
     def predict(self, X):
@@ -205,6 +211,10 @@ class AttentionPlanter(PlantNetBase):
                        ("attention_ndcg", AttentionNDCG(self._criterion_defaults()["k"]))] + \
             ([("checkpoint", TrainingCheckpoint(self.checkpoint_dir))]
              if self.checkpoint_dir is not None else []) + [("print_log", PrintLog())]
+
+    def _default_lr(self):
+        """``lr=None``: :func:`default_planting_lr` of the backbone."""
+        return default_planting_lr(self.backbone)
 
     def initialize_module(self):
         self.module_ = self.module(self.build_encoder(), self.n_labels_,
