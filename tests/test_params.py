@@ -153,7 +153,7 @@ def test_plant_classifier_refuses_bad_values_before_fitting(params, message):
     ({"n_negatives": -1}, "n_negatives=-1 is out of range; it must be an integer >= 0"),
     ({"warmup": 1.5}, r"warmup=1.5 is out of range; it must be a number in \[0, 1\]"),
     ({"module__dropout": "0.1"}, r"module__dropout='0.1' has the wrong type \(str\)"),
-    ({"lr": None}, r"lr=None has the wrong type \(NoneType\); it must be a number > 0"),
+    ({"lr": "fast"}, r"lr='fast' has the wrong type \(str\); it must be a number > 0 or None"),
 ])
 def test_attention_planter_refuses_bad_values_before_fitting(params, message):
     _refused_before_fitting(_neural()[0], params, message)

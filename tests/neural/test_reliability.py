@@ -277,11 +277,14 @@ def test_sigkill_mid_epoch_then_resume_equals_uninterrupted(tiny, make_corpus, t
         np.testing.assert_allclose(_history(resumed, key), _history(ref, key), rtol=1e-6, atol=0)
     np.testing.assert_allclose(resumed.predict_proba(texts), ref.predict_proba(texts),
                                rtol=1e-6, atol=1e-7)
+    # the worker planted and trained epochs 1-3 in another process, whose float32 results may
+    # differ from this one's in the last place (on an AVX-512 machine the threshold differed by
+    # 1.4e-8); the weights carry that difference through the later steps (one conv weight of
+    # 1,280 at a relative 5e-6 since Stage 1's word-backbone rate is 3e-3), the outputs stay
+    # within 1e-6: the weights are held to 2e-5
     for k, v in ref.module_.state_dict().items():
         np.testing.assert_allclose(resumed.module_.state_dict()[k].numpy(), v.numpy(),
-                                   rtol=1e-6, atol=1e-7)
-    # the worker trained epochs 1-3 in another process, whose float32 results may differ from
-    # this one's in the last place (on an AVX-512 machine the threshold differed by 1.4e-8):
+                                   rtol=2e-5, atol=1e-7)
     # the threshold, one of the dev probabilities, is held to the probabilities' tolerance
     assert resumed.k_ == ref.k_
     assert resumed.threshold_ == pytest.approx(ref.threshold_, rel=1e-6, abs=1e-7)

@@ -362,7 +362,7 @@ class PlantNetBase(NeuralNet):
 
     def effective_lr(self):
         """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``,
-        else (``lr=None``) the estimator's default for its backbone (:meth:`_default_lr`)."""
+        else (``lr=None``) the estimator's default for its backbone (``_default_lr``)."""
         given = self.get_params_for("optimizer").get("lr", self.lr)
         return float(self._default_lr() if given is None else given)
 
