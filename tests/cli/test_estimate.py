@@ -87,6 +87,30 @@ def test_a_neural_probe_is_scaled_by_hand():
                           "18 epochs × 20 s; Stage 2 with stage1_weight 0.1: about 8 epochs × 40 s")
 
 
+def test_each_stage_is_scaled_by_the_documents_its_epochs_draw():
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    # Stage 1 draws at most 4,096 documents an epoch by default, Stage 2 every document
+    assert _estimate._epoch_scale(AttentionPlanter(), 7700, 256) == 4096 / 256
+    assert _estimate._epoch_scale(AttentionPlanter(), 3000, 256) == 3000 / 256
+    assert _estimate._epoch_scale(PlantClassifier(), 7700, 256) == 7700 / 256
+    assert _estimate._epoch_scale(AttentionPlanter(iterator_train__max_epoch_docs=None),
+                                  7700, 256) == 7700 / 256
+    # a floor of 1,000 documents: the probe's epoch makes 4 passes over its 256
+    floor = PlantClassifier(iterator_train__min_epoch_docs=1000)
+    assert _estimate._epoch_scale(floor, 7700, 256) == 7700 / 1024
+    # the hand example above with Stage 1 at a sixth of the probe's scale
+    from types import SimpleNamespace
+    fitted = SimpleNamespace(planter=None,
+                             planter_=SimpleNamespace(history=[{"dur": 5.0}, {"dur": 3.0}]),
+                             history=[{"dur": 4.0}, {"dur": 2.0}], best_epoch_=1,
+                             stage1_weight_=0.0, stage1_weight_candidates_=None)
+    est = _estimate._neural_estimate("PLANT", fitted, 14.0, 10.0, [100] * 90, plant_epochs=10,
+                                     max_epochs=2, patience=6, warmup=2, has_dev=True,
+                                     stage1_scale=6.0, stage2_scale=8.0)
+    # overhead 14 - 8 - 6 = 0; Stage 1 10 x 3 s x 6; Stage 2 (4 + 2) s x 8
+    assert est.seconds == pytest.approx(180 + 48)
+
+
 def test_row_estimate_line_says_the_ceiling_only_when_far_above():
     assert RowEstimate("PLANT", 600, 2400, "d").line() == \
         "PLANT: about 10 min (d); at most 40 min if no epoch stops early"
