@@ -20,5 +20,5 @@ from ._stage1 import AttentionPlanter, load_planting
 
 __all__ = ["AttentionPlanter", "DegenerateModelWarning", "LOGIT_ADJUSTMENT_GRID", "PlantClassifier",
            "adjust_logits", "choose_logit_adjustment", "default_lr", "default_phases",
-           "default_planting_lr", "default_relevance", "load_model", "load_planting", "log_prior", "save_model",
-           "scored_labels", "translate_params"]
+           "default_planting_lr", "default_relevance", "load_model", "load_planting", "log_prior",
+           "save_model", "scored_labels", "translate_params"]

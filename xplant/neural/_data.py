@@ -520,7 +520,7 @@ class Stage1Dataset(Dataset):
         relevance[pos_dest] = rel[kept]
         miss = np.ones((k, m), dtype=bool)
         miss[row, at] = False
-        pools = np.broadcast_to(first, (k, m))[miss]            # row r: first[~hit_r], in token order
+        pools = np.broadcast_to(first, (k, m))[miss]            # row r: first[~hit_r], token order
         pool_end = np.cumsum(m - lens)
         for r in range(k):
             pool = pools[pool_end[r] - (m - lens[r]):pool_end[r]]
