@@ -257,13 +257,8 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
 
 def _epoch_scale(est, n_train, n_probe):
     """How many times the documents of the probe's training epoch a whole fit's epoch draws,
-    by the estimator's ``iterator_train__`` bounds (the sampler's own rule)."""
-    from ..neural._data import LengthBucketSampler
-    from ..neural._settings import epoch_settings
-    e = epoch_settings(est)
-    docs = [len(LengthBucketSampler(np.zeros(n), 1, min_docs=e["min_epoch_docs"],
-                                    max_docs=e["max_epoch_docs"])) for n in (n_train, n_probe)]
-    return docs[0] / max(docs[1], 1)
+    by the estimator's own rule (``epoch_documents``: its ``iterator_train__`` bounds)."""
+    return est.epoch_documents(n_train) / max(est.epoch_documents(n_probe), 1)
 
 
 def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, max_epochs,

@@ -360,6 +360,35 @@ class PlantNetBase(NeuralNet):
                                       max_docs=epoch["max_epoch_docs"])
         return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate, **loader)
 
+    def epoch_documents(self, n_docs):
+        """Documents one training epoch draws from a training set of ``n_docs``.
+
+        The rule of the batches the fit trains on: ``n_docs``, repeated up
+        to ``iterator_train__min_epoch_docs`` and cut to
+        ``iterator_train__max_epoch_docs`` (for :class:`AttentionPlanter`,
+        4,096 by default).
+
+        Parameters
+        ----------
+        n_docs : int
+            Training documents.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from xplant.neural import AttentionPlanter, PlantClassifier
+        >>> AttentionPlanter().epoch_documents(7700), PlantClassifier().epoch_documents(7700)
+        (4096, 7700)
+        >>> PlantClassifier(iterator_train__min_epoch_docs=1000).epoch_documents(256)
+        1024
+        """
+        e = epoch_settings(self)
+        return len(LengthBucketSampler(np.zeros(int(n_docs)), 1, min_docs=e["min_epoch_docs"],
+                                       max_docs=e["max_epoch_docs"]))
+
     def effective_lr(self):
         """The learning rate the optimizer gets (float): ``optimizer__lr``, else ``lr``,
         else (``lr=None``) the estimator's default for its backbone (``_default_lr``)."""
