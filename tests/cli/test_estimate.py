@@ -157,3 +157,28 @@ def test_a_run_prints_each_rows_estimate_and_the_probe_moves_no_figure(tmp_path,
     for a, b in zip(plain["models"], told["models"]):
         assert a["name"] == b["name"]
         assert json.dumps(a["metrics"]) == json.dumps(b["metrics"]), a["name"]   # NaN too
+
+
+def test_a_refit_scales_each_stage_by_the_documents_its_epochs_draw():
+    """A capped Stage 1 (4,096 documents an epoch) does not grow with train + dev."""
+    from xplant.app._fit_row import epoch_seconds
+    from xplant.neural import AttentionPlanter, PlantClassifier
+
+    class Fitted(PlantClassifier):          # the attributes a fitted row's record reads
+        history = [{"dur": 2.0}, {"dur": 4.0}]
+        best_epoch_ = 2
+        stage1_weight_candidates_ = None
+
+    final = Fitted()
+    final.planter_ = AttentionPlanter()
+    final.planter_.history = [{"dur": 5.0}, {"dur": 5.0}]
+    ep = epoch_seconds(final, refit_documents=(6000, 9000))
+    # Stage 1: min(6000, 4096) -> min(9000, 4096) documents; Stage 2: 6000 -> 9000
+    assert ep["refit_scale"] == {"stage1": 1.0, "stage2": 1.5}
+    out = {"fit_seconds": 100.0, "epoch_seconds": ep}
+    est = refit_estimate("PLANT (refit)", out, n_train=6000, n_dev=3000)
+    # overhead 100 - 10 - 6 = 84, scaled 1.5; Stage 1 10 unscaled; Stage 2 6 × 1.5
+    assert est.seconds == pytest.approx(84 * 1.5 + 10 + 6 * 1.5)
+    assert "Stage 1's epochs × 1.00" in est.detail
+    small = epoch_seconds(final, refit_documents=(1000, 1500))["refit_scale"]
+    assert small == {"stage1": 1.5, "stage2": 1.5}

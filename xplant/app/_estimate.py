@@ -340,9 +340,13 @@ def refit_estimate(name, out, n_train, n_dev):
 
     A neural row: the first fit's overhead and Stage 1 epochs, and its
     chosen candidate's Stage 2 epochs up to the epoch the refit trains to
-    (the best one). Another row: its first fit's time per candidate of its
-    grid (the refit fits the chosen one). Either scaled by
-    ``(n_train + n_dev) / n_train``.
+    (the best one); the overhead scaled by ``(n_train + n_dev) / n_train``,
+    each stage's epochs by the documents a refit's epoch draws over those
+    of the first fit's (``epoch_seconds["refit_scale"]``, the estimators'
+    own rule: a Stage 1 capped at 4,096 documents an epoch does not grow
+    past the cap), else by the same ratio. Another row: its first fit's
+    time per candidate of its grid (the refit fits the chosen one), scaled
+    by the ratio.
 
     Parameters
     ----------
@@ -369,6 +373,10 @@ def refit_estimate(name, out, n_train, n_dev):
     chosen, trained = ep["stage2"], ep["stage2_all"]
     overhead = max(out["fit_seconds"] - sum(ep["stage1"]) - trained, 0.0)
     n = int(ep["best_epoch"])
-    sec = (overhead + sum(ep["stage1"]) + _epochs_seconds(chosen, n)) * scale
+    stages = ep.get("refit_scale") or {}
+    s1, s2 = stages.get("stage1", scale), stages.get("stage2", scale)
+    sec = overhead * scale + sum(ep["stage1"]) * s1 + _epochs_seconds(chosen, n) * s2
+    scales = f"× {scale:.2f}" if s1 == s2 == scale else \
+        f"× {scale:.2f} (Stage 1's epochs × {s1:.2f}, Stage 2's × {s2:.2f})"
     return RowEstimate(name, sec, sec, f"Stage 1: {_epochs(len(ep['stage1']))}, Stage 2: "
-                       f"{_epochs(n)}, at the first fit's times × {scale:.2f}")
+                       f"{_epochs(n)}, at the first fit's times {scales}")

@@ -79,7 +79,9 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
            "params": params, "info": info, "rule": rule, "evidence": evidence,
-           "epoch_seconds": epoch_seconds(final)}       # the refit's estimate
+           # the refit's estimate: its epochs' times, and the documents the refit's draw
+           "epoch_seconds": epoch_seconds(final, refit_documents=(
+               tr.Y.shape[0], tr.Y.shape[0] + dv.Y.shape[0]))}
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_alpha,
                         same_as=same_as, model_dir=model_dir, encoder=encoder, verbose=verbose)
@@ -178,7 +180,7 @@ def _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_
                 encoder=encoder)
 
 
-def epoch_seconds(final):
+def epoch_seconds(final, refit_documents=None):
     """A fitted neural row's epoch times, in seconds (skorch's ``dur``); None for another row.
 
     What both time estimates read: a probe's
@@ -189,13 +191,20 @@ def epoch_seconds(final):
     ----------
     final : estimator
         The row's last step, fitted.
+    refit_documents : tuple of (int, int), optional
+        The training documents of this fit and of its refit (train, train +
+        dev): each stage's epoch then draws ``epoch_documents`` of each (the
+        estimator's own rule; Stage 1's is capped by default), and their
+        ratio is recorded for the refit's estimate.
 
     Returns
     -------
     dict or None
         ``stage1`` and ``stage2`` (each epoch's seconds; Stage 2's of the
         chosen ``stage1_weight``), ``best_epoch`` and ``stage2_all`` (the
-        seconds of every ``stage1_weight`` candidate's Stage 2 epochs).
+        seconds of every ``stage1_weight`` candidate's Stage 2 epochs); with
+        ``refit_documents``, ``refit_scale``: ``{"stage1", "stage2"}``, how
+        many times this fit's epoch documents a refit's epoch of each stage draws.
     """
     if not hasattr(final, "history") or not hasattr(final, "planter"):
         return None
@@ -203,6 +212,12 @@ def epoch_seconds(final):
     planter = getattr(final, "planter_", None)
     stage1 = [float(h.get("dur", 0.0)) for h in planter.history] if planter is not None else []
     cands = getattr(final, "stage1_weight_candidates_", None) or []
-    return {"stage1": stage1, "stage2": stage2, "best_epoch": int(final.best_epoch_),
-            "stage2_all": float(sum(c.get("seconds", 0.0) for c in cands) if cands
-                                else sum(stage2))}
+    out = {"stage1": stage1, "stage2": stage2, "best_epoch": int(final.best_epoch_),
+           "stage2_all": float(sum(c.get("seconds", 0.0) for c in cands) if cands
+                               else sum(stage2))}
+    if refit_documents is not None:
+        n, m = (int(v) for v in refit_documents)
+        out["refit_scale"] = {
+            stage: est.epoch_documents(m) / max(est.epoch_documents(n), 1)
+            for stage, est in (("stage1", planter), ("stage2", final)) if est is not None}
+    return out
