@@ -79,7 +79,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
            "dev_scores": dev_scores.astype(np.float32), "test_scores": test_scores.astype(np.float32),
            "params": params, "info": info, "rule": rule, "evidence": evidence,
-           # the refit's estimate: its epochs' times, and the documents the refit's draw
+           # the refit's estimate: the epochs' times, and how many documents a refit's epochs draw
            "epoch_seconds": epoch_seconds(final, refit_documents=(
                tr.Y.shape[0], tr.Y.shape[0] + dv.Y.shape[0]))}
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
