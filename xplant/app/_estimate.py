@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from ._fit_row import _epoch_scale
+
 #: Training documents a probe fits on (the dev split's share of it with them).
 PROBE_DOCS = 256
 
@@ -253,12 +255,6 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
                             stage1_scale=None if planter is None else
                             _epoch_scale(planter, n_train, n_probe),
                             stage2_scale=_epoch_scale(fitted, n_train, n_probe))
-
-
-def _epoch_scale(est, n_train, n_probe):
-    """How many times the documents of the probe's training epoch a whole fit's epoch draws,
-    by the estimator's own rule (``epoch_documents``: its ``iterator_train__`` bounds)."""
-    return est.epoch_documents(n_train) / max(est.epoch_documents(n_probe), 1)
 
 
 def _neural_estimate(name, fitted, probe_s, scale, frequency, *, plant_epochs, max_epochs,

@@ -217,7 +217,13 @@ def epoch_seconds(final, refit_documents=None):
                                else sum(stage2))}
     if refit_documents is not None:
         n, m = (int(v) for v in refit_documents)
-        out["refit_scale"] = {
-            stage: est.epoch_documents(m) / max(est.epoch_documents(n), 1)
-            for stage, est in (("stage1", planter), ("stage2", final)) if est is not None}
+        out["refit_scale"] = {stage: _epoch_scale(est, m, n) for stage, est in
+                              (("stage1", planter), ("stage2", final)) if est is not None}
     return out
+
+
+def _epoch_scale(est, n_train, n_probe):
+    """How many times the documents of an epoch on ``n_probe`` training documents an epoch on
+    ``n_train`` draws, by the estimator's own rule (``epoch_documents``: its
+    ``iterator_train__`` bounds): a probe's scale to the whole fit, a first fit's to its refit."""
+    return est.epoch_documents(n_train) / max(est.epoch_documents(n_probe), 1)
