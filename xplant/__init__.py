@@ -16,6 +16,7 @@ _LAZY = {
     "AttentionPlanter": "xplant.neural",
     "PlantClassifier": "xplant.neural",
     "predict_top_k": "xplant.linear",
+    "MentionMatcher": "xplant.linear",
     "DescriptionRanker": "xplant.unseen",
     "DescriptionFusion": "xplant.unseen",
     "load_saved": "xplant._saved",

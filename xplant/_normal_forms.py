@@ -7,7 +7,10 @@ case-insensitive, so every reader and lookup of a code cases it with
 :func:`normalise_code`.
 """
 
+import re
 import unicodedata
+
+import numpy as np
 
 #: The one Unicode form of xplant: every text is normalised to it before
 #: tokenizing (saved with a relevance as ``unicode_normalization``), and every
@@ -74,3 +77,62 @@ def normalise_code(code, *, drop_dots=False, where=None):
         )
     code = code.strip().upper()
     return code.replace(".", "") if drop_dots else code
+
+
+#: A word of :func:`folded_words`: a run of Unicode word characters and combining
+#: diacritics (so a decomposed accent stays inside its word).
+_WORD = re.compile(r"[\w\u0300-\u036f]+")
+#: Characters that end a clause for :func:`folded_words`' ``breaks``.
+_CLAUSE_END = re.compile(r"[.;:!?\n]")
+
+
+def fold_word(word):
+    """The matching form of one word: lower case, accents and other diacritics removed.
+
+    Examples
+    --------
+    >>> fold_word("Neumonía"), fold_word("NA\u0301USEA")
+    ('neumonia', 'nausea')
+    """
+    word = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in word if not unicodedata.combining(c))
+
+
+def folded_words(text):
+    """The words of ``text`` in their matching form, with their character offsets.
+
+    The one normaliser of text that is matched against mentions
+    (:class:`xplant.linear.MentionMatcher`): words are runs of Unicode word
+    characters (diacritics included), folded by :func:`fold_word`; every
+    other character separates words.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    words : list of str
+        The folded words, in order.
+    offsets : ndarray of int64 of shape (n_words, 2)
+        ``text[start:end]`` is each word as written (end exclusive, Python
+        string indices).
+    breaks : ndarray of bool of shape (n_words,)
+        True where a clause ends between the word and the one before it
+        (``.``, ``;``, ``:``, ``!``, ``?`` or a line break), and for the
+        first word.
+
+    Examples
+    --------
+    >>> words, offsets, breaks = folded_words("Sin fiebre. Tos seca")
+    >>> words, offsets.tolist(), breaks.tolist()
+    (['sin', 'fiebre', 'tos', 'seca'], [[0, 3], [4, 10], [12, 15], [16, 20]], [True, False, True, False])
+    """
+    words, offsets, breaks, last = [], [], [], 0
+    for m in _WORD.finditer(text):
+        words.append(fold_word(m.group()))
+        offsets.append(m.span())
+        breaks.append(not offsets[1:] or bool(_CLAUSE_END.search(text, last, m.start())))
+        last = m.end()
+    return (words, np.asarray(offsets, dtype=np.int64).reshape(-1, 2),
+            np.asarray(breaks, dtype=bool))

@@ -2,6 +2,8 @@
 
 - :class:`FrequencyPrior`: rank labels by training frequency.
 - :class:`OneVsRestLinear`: one linear model per label, pruned sparse weights.
+- :class:`MentionMatcher`: labels found by the mentions coders marked as
+  their evidence (gold spans), scored by each mention's reliability.
 - :func:`make_tfidf_ovr`, :func:`make_tfidf_logistic`: TF-IDF pipelines.
 - :func:`predict_top_k`: top-k labels of any fitted model or Pipeline.
 - :func:`save_linear`, :func:`load_linear`: save and load any of them
@@ -16,6 +18,7 @@ The rankers of labels never seen in training (``DescriptionRanker``,
 
 from ._base import check_label_matrix, predict_top_k, top_k_dense
 from ._io import LINEAR_FORMAT, load_linear, save_linear
+from ._mentions import MentionMatcher
 from ._ovr import EMPTY_LABEL_SCORE, OneVsRestLinear, fit_one_vs_rest
 from ._pipelines import TFIDF_DEFAULTS, make_tfidf_logistic, make_tfidf_ovr
 from ._prior import FrequencyPrior
@@ -26,6 +29,7 @@ __all__ = [
     "FrequencyPrior",
     "LINEAR_FORMAT",
     "LibMultiLabelLinear",
+    "MentionMatcher",
     "NapkinXCPLT",
     "OmikujiTrees",
     "OneVsRestLinear",

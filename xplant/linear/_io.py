@@ -68,7 +68,7 @@ def register_step(kind, cls, save, load):
 
 def _saveable_kinds():
     others = "".join(f", {cls.__name__}" for cls, _, _ in _STEPS.values())
-    return (f"FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees{others}, or a Pipeline "
+    return (f"FrequencyPrior, OneVsRestLinear, MentionMatcher, NapkinXCPLT, OmikujiTrees{others}, or a Pipeline "
             "of a TfidfVectorizer and one of them (make_tfidf_ovr, make_tfidf_logistic)")
 
 
@@ -123,10 +123,19 @@ def _set_label_space(est, state, arrays, prefix):
     est.prediction_form_ = state.get("prediction_form")   # absent before the rule: CSR
 
 
+def _csr_arrays(M, arrays, prefix):
+    """A CSR matrix's three parts into ``arrays`` under ``prefix``."""
+    M = sp.csr_matrix(M)
+    arrays[prefix + "data"] = M.data.astype(np.float64)
+    arrays[prefix + "indices"] = M.indices.astype(np.int64)
+    arrays[prefix + "indptr"] = M.indptr.astype(np.int64)
+
+
 def _save_step(est, arrays, prefix, folder):
     """Describe one fitted step as JSON, put its arrays in ``arrays``."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.utils.validation import check_is_fitted
+    from ._mentions import STATES, MentionMatcher
     from ._ovr import OneVsRestLinear
     from ._prior import FrequencyPrior
     from ._wrappers import NapkinXCPLT, OmikujiTrees
@@ -142,11 +151,16 @@ def _save_step(est, arrays, prefix, folder):
     if type(est) is FrequencyPrior:
         return {"kind": "frequency_prior", "params": {}, "k": int(est.k_),
                 **_label_space(est, arrays, prefix)}
+    if type(est) is MentionMatcher:
+        _csr_arrays(est.pairs_, arrays, prefix + "pairs.")
+        for state in STATES:      # on the pattern of pairs_ (every reliability is > 0)
+            arrays[prefix + "reliability." + state] = est.reliability_[state].data
+        return {"kind": "mention_matcher", "params": _json_params(est), "k": int(est.k_),
+                "mentions": list(est.mentions_), "evidence_record": est.evidence_record_,
+                **_label_space(est, arrays, prefix)}
     if type(est) is OneVsRestLinear:
         W = sp.csr_matrix(est.weights_)
-        arrays[prefix + "weights.data"] = W.data.astype(np.float64)
-        arrays[prefix + "weights.indices"] = W.indices.astype(np.int64)
-        arrays[prefix + "weights.indptr"] = W.indptr.astype(np.int64)
+        _csr_arrays(W, arrays, prefix + "weights.")
         arrays[prefix + "intercept"] = np.asarray(est.intercept_, dtype=np.float64)
         arrays[prefix + "n_iter"] = np.asarray(est.n_iter_, dtype=np.int64)
         return {"kind": "one_vs_rest", "params": _json_params(est), "shape": list(W.shape),
@@ -185,6 +199,22 @@ def _load_step(state, arrays, prefix, folder):
         est.prior_ = est.label_frequency_ / float(est.n_train_documents_)
         est.k_ = int(state["k"])
         return est
+    if kind == "mention_matcher":
+        from ._mentions import STATES, MentionMatcher
+        est = MentionMatcher(**params)
+        _set_label_space(est, state, arrays, prefix)
+        est.mentions_ = [str(m) for m in state["mentions"]]
+        est.pairs_ = sp.csr_matrix(
+            (arrays[prefix + "pairs.data"], arrays[prefix + "pairs.indices"],
+             arrays[prefix + "pairs.indptr"]), shape=(len(est.mentions_), est.n_labels_))
+        est.reliability_ = {s: sp.csr_matrix((arrays[prefix + "reliability." + s],
+                                              est.pairs_.indices, est.pairs_.indptr),
+                                             shape=est.pairs_.shape) for s in STATES}
+        est.n_words_ = np.array([m.count(" ") + 1 for m in est.mentions_], dtype=np.int64)
+        est.evidence_record_ = dict(state["evidence_record"])
+        est.k_ = int(state["k"])
+        est._build()               # the automata, from the mentions: nothing but data is stored
+        return est
     if kind == "one_vs_rest":
         if isinstance(params.get("class_weight"), dict):
             params["class_weight"] = {int(k): v for k, v in params["class_weight"].items()}
@@ -220,7 +250,7 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
 
     Parameters
     ----------
-    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
+    estimator : FrequencyPrior, OneVsRestLinear, MentionMatcher, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
         Fitted (a :class:`~xplant.unseen.DescriptionRanker` keeps its fitted TF-IDF; a custom
         ``vectorizer`` parameter is not stored). A Pipeline may hold a ``TfidfVectorizer`` (with built-in
         analyzer, no callables) followed by one of the others, as made by
@@ -357,7 +387,7 @@ def load_linear(path):
 
     Returns
     -------
-    estimator : FrequencyPrior, OneVsRestLinear, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
+    estimator : FrequencyPrior, OneVsRestLinear, MentionMatcher, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
         As saved. The dev-chosen decision rule, if any, is returned by
         :func:`read_config` under ``"decision"``. A DescriptionRanker loads
         once :mod:`xplant.unseen` is imported (:func:`xplant.load_saved`
