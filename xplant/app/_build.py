@@ -86,7 +86,9 @@ def fit_with_dev(model, tr, dv, resume=False):
 
     Every model gets the label names; neural models also the dev split
     (early stopping and their dev choices), the description rows the label
-    descriptions, synonyms and parents.
+    descriptions, synonyms and parents, the mention matcher the training
+    split's gold evidence (and, where it indexes another text than
+    ``texts``, that text's field as its ``text_field``).
 
     Parameters
     ----------
@@ -104,7 +106,7 @@ def fit_with_dev(model, tr, dv, resume=False):
         ``model``, fitted.
     """
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    kw = {}
+    kw = evidence_fit_params(model, tr)
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
     from ..unseen import DescriptionFusion, DescriptionRanker
@@ -112,13 +114,43 @@ def fit_with_dev(model, tr, dv, resume=False):
         from ._fused import DESCRIPTION_FIELDS
         kw.update({k: tr[k] for k in DESCRIPTION_FIELDS if tr.get(k) is not None})
     if hasattr(final, "planter"):
-        kw["validation_data"] = (_inputs(dv), dv.Y)
+        kw["validation_data"] = (_inputs(dv, model), dv.Y)
         if resume and final.checkpoint_dir is not None:
             kw["resume"] = True
     if hasattr(model, "steps"):
-        return model.fit(_inputs(tr), tr.Y,
+        return model.fit(_inputs(tr, model), tr.Y,
                          **{f"{model.steps[-1][0]}__{k}": v for k, v in kw.items()})
-    return model.fit(_inputs(tr), tr.Y, **kw)
+    return model.fit(_inputs(tr, model), tr.Y, **kw)
+
+
+def evidence_fit_params(model, split):
+    """What a row that learns from gold evidence takes from its training split.
+
+    A :class:`~xplant.linear.MentionMatcher` row (a Pipeline's last step) is set
+    to read the text its evidence indexes in that text's language
+    (:func:`xplant.app._splits.evidence_params`) and gets ``evidence``; any
+    other model gets nothing.
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        Unfitted; a matcher's ``text_field`` and ``language`` are set here.
+    split : Bunch
+        The split it is fitted on (train, or train + dev for a refit).
+
+    Returns
+    -------
+    dict
+        ``{"evidence": ...}`` for a matcher, else ``{}`` (the keys of the
+        final step's ``fit``).
+    """
+    from ..linear import MentionMatcher
+    from ._splits import evidence_params
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    if not isinstance(final, MentionMatcher):
+        return {}
+    final.set_params(**evidence_params(split))
+    return {"evidence": split.get("evidence")}
 
 
 def _settings(est):

@@ -62,7 +62,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with step(f"{spec['name']}: test scoring", verbose):
-        test_scores, test_by_alpha = row_scores(model, _inputs(te))
+        test_scores, test_by_alpha = row_scores(model, _inputs(te, model))
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
     info["dev_MAP"] = float(dev_map)
@@ -87,7 +87,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
                         same_as=same_as, model_dir=model_dir, encoder=encoder, verbose=verbose)
     from ._examples import add_zero_shot
     add_zero_shot(out, final, dv, te, splits["train"])
-    if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW):
+    if refit and (hasattr(final, "planter") or kind == SHARED_SHORTLIST_ROW or row.needs_evidence):
         out["refit_job"] = refit_job(out, spec, own_params, chosen, model, tr, dv, dev_by_alpha,
                                      shared=shared, same_as=same_as, model_dir=model_dir)
     return out
@@ -117,7 +117,7 @@ def _grid_choice(spec, base, grid, tr, dv, *, resume, verbose):
                   verbose if not grid or not is_terminal() else 0, announce=True):
             model = fit_with_dev(clone(base).set_params(**cand), tr, dv, resume=resume)
         with step(f"{spec['name']}: dev scoring", verbose):
-            dev_scores, dev_by_alpha = row_scores(model, _inputs(dv))
+            dev_scores, dev_by_alpha = row_scores(model, _inputs(dv, model))
         dev_map = mean_average_precision(dv.Y, dev_scores) if dv.Y.nnz else 0.0
         return dev_map, (model, dev_scores, dev_by_alpha)
 

@@ -8,6 +8,8 @@ see docs/guide/shortlist-fusion.md. Within a run, the neural rows take the SVM r
 fitted model, frozen, as their shortlist (:func:`frozen_shortlist`).
 """
 
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -202,7 +204,10 @@ DESCRIPTION_FIELDS = ("label_descriptions", "label_synonyms", "label_parents",
 def description_variant(out, model, train, dev, test, *, model_dir=None, row=None, pinned=None,
                         encoder=DESCRIPTION_ENCODER):
     """The ``<row> fused + descriptions`` row of a shortlisted fit: its fused model
-    and the label descriptions, one more source of :func:`xplant.fusion.fuse`.
+    and the label descriptions, one more source of :func:`xplant.fusion.fuse`; on data
+    with gold evidence also ``<row> fused + descriptions + mentions``, the same fusion
+    with a :class:`~xplant.linear.MentionMatcher` as its last source (its weight chosen
+    on dev last, so the row without it is the same fit read without that source).
 
     :class:`xplant.unseen.DescriptionFusion` over the fitted model, frozen
     (``sklearn.frozen.FrozenEstimator``: never refitted), adds the
@@ -235,13 +240,15 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     row : str or None
         The row's name, recorded in the folder's ``row.json``.
     pinned : dict or None
-        The first fit's ``fused + descriptions`` variant, for the row
-        refitted on train + dev (``xplant run --refit``): ``model`` is the
-        refit, ``train`` is train + dev, and nothing is chosen (the refit
-        has no dev data left). The two weights are the first fit's,
-        fixed; its dev scores, ``dev_MAP`` and decision rule are carried
-        over, as for the refit's other rows. None (the first fit) chooses
-        the weights and the rule on ``dev``.
+        The first fit's variants, ``{"descriptions": its fused +
+        descriptions row, "mentions": its + mentions row (if any)}``, for
+        the rows refitted on train + dev (``xplant run --refit``):
+        ``model`` is the refit, ``train`` is train + dev (its evidence
+        too), and nothing is chosen (the refit has no dev data left). The
+        weights are the first fit's, fixed; its dev scores, ``dev_MAP``
+        and decision rules are carried over, as for the refit's other
+        rows. None (the first fit) chooses the weights and the rules on
+        ``dev``.
     encoder : str or None, default=DESCRIPTION_ENCODER
         The description source's sentence encoder
         (:func:`~xplant.app._rows.description_ranker`; ``xplant run
@@ -252,30 +259,96 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
         out["info"] = dict(out["info"], descriptions_row="not run: the training split has no "
                            "label descriptions (give --label-descriptions FILE)")
         return
-    from ._rows import FUSED_SUFFIXES, description_ranker, save_row
+    from ._rows import FUSED_SUFFIXES, description_ranker
+    from ._splits import _inputs, has_evidence
     names, fields = _description_fields(train)
     ranker, encoder_note = description_ranker(encoder=encoder)
-    fused, dev32, rule, dev_map, choice = _fit_description_fusion(model, ranker, train, dev,
-                                                                  names, fields, pinned)
-    test_scores = fused.decision_function(test.texts)
+    matcher = evidence_matcher(train) if has_evidence(train) else None
+    fused, dev32, rule, dev_map, choice = _fit_description_fusion(
+        model, ranker, matcher, train, dev, names, fields, pinned)
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
+    info.update(description_encoder=encoder_note, n_unseen_labels=int(fused.unseen_.size))
+    rows = [("descriptions", fused)] if matcher is None else \
+        [("descriptions", fused.without_mentions()), ("mentions", fused)]
+    for key, variant_model in rows:
+        if key == rows[-1][0]:                 # the fit's own row: its scores were chosen on
+            chosen = (dev32, rule, dev_map)
+        elif pinned is not None:               # the first fit's row without mentions
+            first = pinned["descriptions"]
+            chosen = (first["dev_scores"], first["rule"], first["info"]["dev_MAP"])
+        else:
+            chosen = _chosen_rule(variant_model, dev)
+        name, folder = row, model_dir
+        if key == "mentions":                  # "... + descriptions + mentions", its folder
+            name = None if row is None else row.replace(
+                FUSED_SUFFIXES["descriptions"], FUSED_SUFFIXES["mentions"], 1)
+            folder = None if model_dir is None else str(Path(model_dir).with_name(
+                Path(model_dir).name.replace("descriptions", "descriptions_mentions", 1)))
+        out["variants"].append(_description_row_of(variant_model, key, test, info, *chosen,
+                                                   choice, folder, name, explain=pinned is None))
+
+
+def evidence_matcher(train, params=None):
+    """The mention matcher a run fits on a split with gold evidence: it reads the text the
+    evidence indexes (``evidence_field``) in that text's language (``evidence_language``).
+
+    Parameters
+    ----------
+    train : Bunch
+        The training split (:func:`xplant.app._splits.load_splits`).
+    params : dict or None
+        More parameters of :class:`~xplant.linear.MentionMatcher` (``--set``).
+
+    Returns
+    -------
+    MentionMatcher
+        Unfitted.
+    """
+    from ..linear import MentionMatcher
+    from ._splits import evidence_params
+    return MentionMatcher(**{**(params or {}), **evidence_params(train)})
+
+
+def _chosen_rule(model, dev):
+    """Dev scores, decision rule (chosen here) and dev MAP of a description row that is
+    not its fit's last one (the fusion without its mention source)."""
+    from ..metrics import choose_rule, mean_average_precision
+    from ._splits import _inputs
+    dev32 = model.decision_function(_inputs(dev, model)).astype(np.float32)
+    dev_Y = row_targets(dev, model.classes_)[:, :model.n_labels_]
+    return dev32, choose_rule(dev_Y, dev32), \
+        (float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0)
+
+
+def _description_row_of(fused, key, test, info, dev32, rule, dev_map, choice, model_dir, row, *,
+                        explain):
+    """One ``fused + descriptions [+ mentions]`` variant of a fitted description fusion:
+    its test scores, saved folder, weights and record."""
+    from ._rows import FUSED_SUFFIXES, save_row
+    from ._splits import _inputs
+    test_scores = fused.decision_function(_inputs(test, fused))
     saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
     weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
+    info = dict(info)
     if fused.catalogue_ is not None:           # the open label space and its unseen channel
         _add_open_space(fused, test, weights, info)
+    if key == "mentions":
+        weights["mention_weight"] = fused.mention_weight_
+        info.update(mention_choice=fused.mention_choice_,
+                    mentions=dict(fused.mentions_.evidence_record_,
+                                  n_patterns=len(fused.mentions_.mentions_),
+                                  text_field=fused.mentions_.text_field or "text"))
     variant = {
-        "suffix": FUSED_SUFFIXES["descriptions"], "dev_scores": dev32,
+        "suffix": FUSED_SUFFIXES[key], "dev_scores": dev32,
         "test_scores": test_scores.astype(np.float32), "rule": rule,
         "label_names": None if fused.catalogue_ is None else fused.classes_,
         "info": dict(info, description_weight=fused.weight_,
                      description_seen_weight=fused.seen_weight_, description_weights=weights,
-                     description_choice=choice,
-                     description_encoder=encoder_note,
-                     n_unseen_labels=int(fused.unseen_.size), dev_MAP=dev_map, **saved)}
-    if pinned is None:       # its zero-shot labels' evidence (add_zero_shot pops it)
+                     description_choice=choice, dev_MAP=dev_map, **saved)}
+    if explain:              # its zero-shot labels' evidence (add_zero_shot pops it)
         variant["explainer"] = fused
-    out["variants"].append(variant)
+    return variant
 
 
 def _description_fields(train):
@@ -293,29 +366,36 @@ def _description_fields(train):
     return names, fields
 
 
-def _fit_description_fusion(model, ranker, train, dev, names, fields, pinned):
+def _fit_description_fusion(model, ranker, matcher, train, dev, names, fields, pinned):
     """The description fusion of :func:`description_variant`, fitted, with its dev scores,
     decision rule, dev MAP and weight choice: chosen on ``dev``, or the first fit's
-    (``pinned``) for the refit."""
+    (``pinned``) for the refit. With a ``matcher`` (the split has gold evidence), its
+    mention source is fitted on the training split's evidence."""
     from sklearn.frozen import FrozenEstimator
     from ..metrics import choose_rule, mean_average_precision
     from ..unseen import DescriptionFusion
+    from ._splits import _inputs
+    evidence = {} if matcher is None else {"evidence": train.evidence}
     if pinned is None:
-        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker).fit(
-            train.texts, train.Y, validation_data=(dev.texts, dev.Y), label_names=names, **fields)
-        dev32 = fused.decision_function(dev.texts).astype(np.float32)
+        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher)
+        fused.fit(_inputs(train, fused), train.Y, validation_data=(_inputs(dev, fused), dev.Y),
+                  label_names=names, **fields, **evidence)
+        dev32 = fused.decision_function(_inputs(dev, fused)).astype(np.float32)
         dev_Y = row_targets(dev, fused.classes_)[:, :fused.n_labels_]
         rule = choose_rule(dev_Y, dev32)       # the rule the run would choose for the row
         dev_map = float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0
         return fused, dev32, rule, dev_map, fused.dev_choice_
-    first = pinned["info"]                     # the refit: the first fit's weights and rule
-    fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker,
-                              **first.get("description_weights", {
-                                  "weight": first["description_weight"],
-                                  "seen_weight": first["description_seen_weight"]})).fit(
-        train.texts, train.Y, label_names=names, **fields)
-    return fused, pinned["dev_scores"], pinned["rule"], first["dev_MAP"], \
-        first["description_choice"]
+    last = pinned.get("mentions") or pinned["descriptions"]   # the first fit's last row
+    first = last["info"]                       # the refit: the first fit's weights and rule
+    weights = dict(first.get("description_weights", {
+        "weight": first["description_weight"], "seen_weight": first["description_seen_weight"]}))
+    if matcher is None or "mention_weight" not in weights:
+        matcher = None
+        weights.pop("mention_weight", None)
+    fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher, **weights)
+    fused.fit(_inputs(train, fused), train.Y, label_names=names, **fields,
+              **({} if matcher is None else evidence))
+    return fused, last["dev_scores"], last["rule"], first["dev_MAP"], first["description_choice"]
 
 
 def _add_open_space(fused, test, weights, info):

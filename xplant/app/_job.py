@@ -119,7 +119,13 @@ def _check_rows_fit_data(rows, splits, source):
         raise ValueError(f"{source}: {n} training document(s) (after the dev share, if any, is "
                          f"carved out), too few for: {need}. Give more training documents, or "
                          "leave those rows out of --models (the frequency prior runs on one)")
+    from ._splits import has_evidence
     for r in rows:
+        if r.needs_evidence and not has_evidence(splits["train"]):
+            raise ValueError(f"model {r.name!r} ({r.display}) learns from gold evidence, and "
+                             f"{source} gives none; give it with --evidence-field FIELD (JSON "
+                             "lines: per document, [{\"label\": ..., \"spans\": [[start, "
+                             "end]]}]), or leave the row out of --models")
         if r.needs_descriptions and splits["train"].get("label_descriptions") is None:
             raise ValueError(f"model {r.name!r} ({r.display}) ranks labels by their "
                              f"descriptions, and {source} gives none; give them with "
@@ -189,6 +195,10 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     rows = parse_models(",".join(models or DEFAULT_MODELS))
     start = time.perf_counter()
     splits = load_splits(**data_args)
+    from ._rows import find_row
+    from ._splits import has_evidence
+    if models is None and has_evidence(splits["train"]):   # gold evidence: its own row too
+        rows.append(find_row("mentions"))
     record = dict(describe(data_args, splits), refit=bool(refit))
     if refit:
         log("refit: each row is refitted on train + dev with its dev choices fixed "

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .._process import peak_rss_mb
-from ._build import _child_model_args, _settings, build_model
+from ._build import _child_model_args, _settings, build_model, evidence_fit_params
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits, _stack_splits
 
@@ -108,12 +108,13 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
         refit.set_params(**{last + "checkpoint_dir": None})    # the first fit's are not its own
     kw = {last + "label_names": [str(n) for n in tr.label_names]} \
         if tr.get("label_names") is not None else {}
+    kw.update({last + k: v for k, v in evidence_fit_params(refit, both).items()})
     t0 = time.perf_counter()
     with step(f"{row_name}: fit on train + dev", verbose, announce=True):
-        refit.fit(_inputs(both), both.Y, **kw)
+        refit.fit(_inputs(both, refit), both.Y, **kw)
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    test_scores, test_by_alpha = row_scores(refit, _inputs(te))
+    test_scores, test_by_alpha = row_scores(refit, _inputs(te, refit))
     final = refit.steps[-1][1] if hasattr(refit, "steps") else refit
     info = {"refit_of": row_name[:-len(REFIT_SUFFIX)], "dev_MAP": first["info"]["dev_MAP"],
             "refit_params": {k: v for k, v in pinned.items()
@@ -135,13 +136,13 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
         from ._fused import description_variant, fusion_rows
         from ._rows import FUSED_SUFFIXES
         fusion_rows(out, final, dev_by_alpha, test_by_alpha, dv.Y, same_as=same_as)
-        desc = next((v for v in first.get("variants", ())
-                     if v["suffix"] == FUSED_SUFFIXES["descriptions"]), None)
-        if desc is not None and described is not None:
+        first_rows = {key: v for v in first.get("variants", ())
+                      for key in ("descriptions", "mentions") if v["suffix"] == FUSED_SUFFIXES[key]}
+        if "descriptions" in first_rows and described is not None:
             with step(f"{described[0]}{REFIT_SUFFIX}: the first fit's description weights",
                       verbose):
                 description_variant(
-                    out, refit, both, dv, te, pinned=desc,
+                    out, refit, both, dv, te, pinned=first_rows,
                     row=described[0] + REFIT_SUFFIX,
                     model_dir=None if model_dir is None else str(
                         Path(model_dir).parent / (described[1] + "-refit")), encoder=encoder)

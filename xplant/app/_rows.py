@@ -60,6 +60,9 @@ class Row:
         The backbone of a :class:`~xplant.neural.PlantClassifier` row
         (``"cnn"``, ``"hf"``); the word-CNN rows, PLANT and ``plant=False``
         alike, take the bundled datasets' :data:`DATASET_ARCHITECTURES`.
+    needs_evidence : bool
+        True when the row learns from gold evidence (``evidence`` of the
+        training split: CodiEsp-X, or a user's ``--evidence-field``).
     """
 
     name: str
@@ -73,6 +76,7 @@ class Row:
     min_train_docs: int = MIN_TRAIN_DOCS
     needs_descriptions: bool = False
     backbone: str = None
+    needs_evidence: bool = False
 
 
 #: Where a PLANT row of a bundled dataset's job departs from
@@ -327,6 +331,11 @@ def _descriptions(params, *, description_encoder=DESCRIPTION_ENCODER, **_):
     return description_ranker(params, description_encoder)[0]
 
 
+def _mentions(params, **_):
+    from ..linear import MentionMatcher
+    return MentionMatcher(**params)
+
+
 #: Every row ``xplant run`` knows, in the benchmark's order.
 ROWS = [
     Row("prior", "frequency prior", False, _prior, min_train_docs=1),
@@ -344,6 +353,8 @@ ROWS = [
     # ranks labels by their descriptions alone: labels never seen in training too
     Row("descriptions", "descriptions", True, _descriptions, min_train_docs=1,
         needs_descriptions=True),
+    # the gold mentions of the training evidence, matched in the text they index
+    Row("mentions", "mention matcher", True, _mentions, min_train_docs=1, needs_evidence=True),
     # a shortlisted neural fit also yields its fused scores (run_models adds
     # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
     Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),
@@ -355,7 +366,8 @@ ROWS = [
 #: The suffixes of the rows a shortlisted neural fit adds beside its own row
 #: (its own row is the network alone on its candidates, α = 0).
 FUSED_SUFFIXES = {"fused": " fused", "shortlist": " fused, α=1",
-                  "descriptions": " fused + descriptions"}
+                  "descriptions": " fused + descriptions",
+                  "mentions": " fused + descriptions + mentions"}
 
 
 def register_row(row):

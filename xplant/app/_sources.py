@@ -60,7 +60,7 @@ def _check_file(path, what):
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",
                    language="en", upper=False, text_field="text", labels_field="labels",
                    id_field=None, sep="|", max_docs=None, random_state=0,
-                   label_descriptions=None, catalogue="default"):
+                   label_descriptions=None, catalogue="default", evidence_field=None):
     """The picklable ``data_args`` of :func:`xplant.app.load_splits` for a command line.
 
     Parameters
@@ -88,6 +88,10 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     catalogue : str or None, default="default"
         ``--labels``: the open label space's catalogue
         (:func:`xplant.app.load_splits`); a file is checked to exist.
+    evidence_field : str or None, default=None
+        ``--evidence-field``: the field of the user's gold evidence
+        (:func:`xplant.datasets.read_labelled_texts`); with ``train`` only
+        (CodiEsp brings CodiEsp-X).
 
     Returns
     -------
@@ -109,6 +113,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
             raise ValueError("--dev, --test and --label-descriptions need --train FILE (the "
                              "training documents)")
         dataset = "codiesp"                     # the main job's default
+    if dataset is not None and evidence_field:
+        raise ValueError("--evidence-field goes with your own files (--train); CodiEsp brings "
+                         "its CodiEsp-X evidence")
     if dataset is not None and label_descriptions:
         raise ValueError("--label-descriptions goes with your own files (--train); the named "
                          "datasets bring their own descriptions")
@@ -119,7 +126,8 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         files = _user_files(train, dev, test, label_descriptions)
         return {"dataset": "user", "files": files, "upper": bool(upper),
                 "fields": {"text_field": text_field, "labels_field": labels_field,
-                           "id_field": id_field, "sep": sep},
+                           "id_field": id_field, "sep": sep,
+                           **({"evidence_field": evidence_field} if evidence_field else {})},
                 "max_docs": max_docs, "random_state": int(random_state), **cat}
     dataset = str(dataset)
     if dataset.lower().startswith("xc:"):
@@ -189,24 +197,6 @@ def carve_dev(Y, fraction=DEV_FRACTION, random_state=0):
         tr, dv = iterative_train_test_split(np.arange(n), Y, test_size=n_dev,
                                             random_state=random_state)[:2]
     return np.sort(tr).astype(np.int64), np.sort(dv).astype(np.int64)
-
-
-def _take(bunch, rows):
-    from sklearn.utils import Bunch
-    out = dict(bunch)
-    for key in ("texts", "ids"):
-        if out.get(key) is not None:
-            out[key] = [out[key][i] for i in rows]
-    for key in ("X", "Y"):
-        if out.get(key) is not None:
-            out[key] = out[key][rows]
-    if "label_frequency" in out:
-        out["label_frequency"] = label_frequency(out["Y"])
-    return Bunch(**out)
-
-
-def _first(bunch, n):
-    return bunch if n is None else _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
 
 
 #: Why each split needs documents with labels (the fix of an unlabelled split).
@@ -354,7 +344,10 @@ def load_source(data_args):
                                          "the files must share one feature and label space")
     else:
         raise ValueError(f"load_source reads user files and XC folders, not {kind!r}")
-    splits = {s: _first(b, data_args.get("max_docs")) for s, b in splits.items()}
+    from ..datasets import take_documents
+    splits = {s: b if data_args.get("max_docs") is None else
+              take_documents(b, np.arange(min(data_args["max_docs"], b.Y.shape[0])))
+              for s, b in splits.items()}
     check_split(splits["train"], "train", files["train"])
     notes = {"inputs": {s: file_record(p) for s, p in files.items()}}
     if "dev" not in splits:
@@ -362,8 +355,8 @@ def load_source(data_args):
             tr_rows, dv_rows = carve_dev(splits["train"].Y, DEV_FRACTION, seed)
         except ValueError as exc:
             raise ValueError(f"{files['train']}: {exc}") from None
-        splits["dev"] = _take(splits["train"], dv_rows)
-        splits["train"] = _take(splits["train"], tr_rows)
+        splits["dev"] = take_documents(splits["train"], dv_rows)
+        splits["train"] = take_documents(splits["train"], tr_rows)
         notes["dev"] = (f"no dev file: a seeded (random_state={seed}) iterative-stratified "
                         f"{DEV_FRACTION:.0%} of the training file ({len(dv_rows)} documents) "
                         f"is dev; train keeps {len(tr_rows)}")

@@ -68,6 +68,8 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
     """
     splits = _narrowed(_load_dataset(dataset, codes, language, data_home, max_docs, catalogue,
                                      source), subset, train_rows, dev_docs)
+    # no test information enters a choice or a fit: the test split's evidence is never read
+    splits["test"] = without_evidence(splits["test"])
     name = catalogue_name(dataset, codes, catalogue)
     if name is not None:
         from ..datasets import load_catalogue
@@ -160,14 +162,24 @@ def first_documents(bunch, n):
     return _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
 
 
-def _take(bunch, rows):
+def without_evidence(bunch):
+    """A split without its gold evidence (``evidence`` None): what a run gives its test split.
+
+    The fields a document may carry besides its text (the text the evidence
+    indexes, ``evidence_field``) stay: they are input, not gold.
+    """
     from sklearn.utils import Bunch
-    out = {**bunch, "Y": bunch.Y[rows], "ids": [bunch.ids[i] for i in rows]}
-    if bunch.get("texts") is not None:
-        out["texts"] = [bunch.texts[i] for i in rows]
-    if bunch.get("X") is not None:
-        out["X"] = bunch.X[rows]
-    return Bunch(**out)
+    return Bunch(**{**bunch, "evidence": None}) if bunch.get("evidence") is not None else bunch
+
+
+def has_evidence(bunch):
+    """Whether a split carries gold evidence with at least one mention."""
+    return bunch.get("evidence") is not None and any(bunch.evidence)
+
+
+def _take(bunch, rows):
+    from ..datasets import take_documents
+    return take_documents(bunch, rows)
 
 
 def _keep_labels(bunch, cols):
@@ -199,9 +211,26 @@ def _row_splits(spec, data_args, splits=None):
         splits["test"]
 
 
-def _inputs(bunch):
-    """What a model reads from a split: its texts, or its feature matrix (XC format)."""
+def _inputs(bunch, model=None):
+    """What a model reads from a split: its texts, or its feature matrix (XC format).
+
+    A model that reads gold evidence (a :class:`~xplant.linear.MentionMatcher`, or a
+    fusion with one) on a split whose evidence indexes another text than ``texts``
+    (``evidence_field``, CodiEsp's Spanish original beside the English) reads records:
+    ``{"text": text, <evidence_field>: that text}``.
+    """
+    if model is not None and reads_evidence(model) and bunch.get("evidence_field"):
+        field = bunch.evidence_field
+        return [{"text": t, field: e} for t, e in zip(bunch.texts, bunch[field])]
     return bunch.texts if bunch.get("texts") is not None else bunch.X
+
+
+def reads_evidence(model):
+    """Whether a model (a Pipeline's last step) learns from gold evidence: a
+    :class:`~xplant.linear.MentionMatcher`, or a fusion with a ``mentions`` source."""
+    from ..linear import MentionMatcher
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    return isinstance(final, MentionMatcher) or getattr(final, "mentions", None) is not None
 
 
 def _stack_splits(tr, dv):
@@ -209,8 +238,9 @@ def _stack_splits(tr, dv):
     import scipy.sparse as sp
     from sklearn.utils import Bunch
     out = {**tr, "Y": sp.vstack([tr.Y, dv.Y]).tocsr(), "ids": list(tr.ids) + list(dv.ids)}
-    if tr.get("texts") is not None:
-        out["texts"] = list(tr.texts) + list(dv.texts)
+    from ..datasets import document_fields
+    for field in document_fields(tr):       # a field dev lacks is no field of the stack
+        out[field] = (list(tr[field]) + list(dv[field]) if dv.get(field) is not None else None)
     if tr.get("X") is not None:
         out["X"] = sp.vstack([tr.X, dv.X]).tocsr()
     return Bunch(**out)

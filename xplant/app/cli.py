@@ -22,7 +22,8 @@ def _data_args(args):
                           labels_field=args.labels_field, id_field=args.id_field, sep=args.sep,
                           max_docs=args.max_docs, random_state=args.seed,
                           label_descriptions=args.label_descriptions,
-                          catalogue=getattr(args, "labels", "default"))
+                          catalogue=getattr(args, "labels", "default"),
+                          evidence_field=getattr(args, "evidence_field", None))
 
 
 def _run(args):
@@ -69,6 +70,11 @@ def _add_data_options(r, *, dataset_help):
     g.add_argument("--test", help="your test file (default: none; dev scores are reported, "
                                   "marked optimistic)")
     _add_field_options(g)
+    g.add_argument("--evidence-field", metavar="FIELD",
+                   help="field of your documents' gold evidence (JSON lines): a list of "
+                        "{\"label\": L, \"spans\": [[start, end], ...]}, character offsets "
+                        "into the text field, end exclusive; the mention matcher learns from "
+                        "it (default: none)")
     g.add_argument("--label-descriptions", metavar="FILE",
                    help="your labels' descriptions: JSON lines {\"label\", \"description\", "
                         "\"synonyms\"?, \"parents\"?} or a TSV with label and description "

@@ -11,9 +11,13 @@ loaders add ``label_descriptions``, ``label_synonyms``, ``label_parents``,
 from what a user can know; a split's labels outside them (codes that only
 test holds) follow as extra columns, so metrics count them as misses.
 :func:`load_catalogue` gives a whole code system (ICD-10-CM, ICD-10-PCS,
-EUROVOC, a user's label file) for an open label space.
+EUROVOC, a user's label file) for an open label space. Gold evidence, where a
+source has it (CodiEsp-X; a user's ``evidence_field``), is ``evidence``: per
+document, its mentions ``{"label", "spans"}``; :func:`take_documents` cuts
+every per-document field alike.
 """
 
+from ._base import document_fields, take_documents
 from ._catalogue import CATALOGUES, load_catalogue, open_label_space
 from ._descriptions import align_descriptions, describe_codes, icd_prefixes, read_label_descriptions
 from ._codiesp import CODIESP_CATALOGUES
@@ -47,4 +51,6 @@ __all__ = [
     "parse_positions",
     "read_label_descriptions",
     "read_labelled_texts",
+    "document_fields",
+    "take_documents",
 ]

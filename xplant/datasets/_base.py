@@ -129,3 +129,40 @@ def check_split(split, allowed):
     if split not in allowed:
         raise ValueError(f"split={split!r} is not valid; choose one of {list(allowed)}")
     return split
+
+
+def document_fields(bunch):
+    """The per-document fields of a loader Bunch beside ``Y``, ``ids`` and ``X``: its
+    ``texts``, its gold ``evidence`` and the text the evidence indexes (its
+    ``evidence_field``, where that is not ``texts``), those it has."""
+    fields = ["texts", "evidence"]
+    if bunch.get("evidence_field"):
+        fields.append(bunch.evidence_field)
+    return [f for f in fields if bunch.get(f) is not None]
+
+
+def take_documents(bunch, rows):
+    """The documents ``rows`` of a loader Bunch, every per-document field cut alike.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        A loader's output (``Y``, ``ids`` and :func:`document_fields`, or
+        ``X`` for feature vectors).
+    rows : array-like of int
+        The documents kept, in this order.
+
+    Returns
+    -------
+    Bunch
+        The same fields; ``label_frequency`` recounted on the rows kept.
+    """
+    out = {**bunch, "Y": bunch.Y[rows], "ids": [bunch.ids[i] for i in rows]}
+    for field in document_fields(bunch):
+        out[field] = [bunch[field][i] for i in rows]
+    if bunch.get("X") is not None:
+        out["X"] = bunch.X[rows]
+    if "label_frequency" in out:
+        out["label_frequency"] = np.bincount(out["Y"].indices, minlength=out["Y"].shape[1]
+                                             ).astype(np.int64)
+    return Bunch(**out)

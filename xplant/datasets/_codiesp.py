@@ -278,6 +278,16 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
             Descriptions of the ancestors that are not labels.
         ids : ndarray of str
             The clinical case ids.
+        evidence : list of list of dict, length n_docs
+            Each document's CodiEsp-X mentions of the chosen ``codes``,
+            ``{"label": code, "spans": [[start, end], ...]}`` in file order
+            (a discontinuous mention has several spans), checked by
+            :func:`xplant.evidence.check_evidence`; the offsets index the
+            Spanish original.
+        evidence_field : str or None
+            None where the offsets index ``texts`` (``language="es"``);
+            ``"text_es"`` where they index the Spanish original, then given
+            as ``text_es`` (a list of str, one per document).
         label_frequency : ndarray of int64 of shape (n_labels,)
             Positives per label in this split.
         record : dict
@@ -362,6 +372,8 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         "licence": "CC BY 4.0 (Miranda-Escalada et al., CodiEsp, CLEF eHealth 2020)",
     }
     extra = {}
+    if not return_X_y:
+        extra.update(_evidence_fields(docs, codes, language, label_lists, data_home))
     if descriptions and not return_X_y:
         systems = ["ICD10-DIAG" if t == "D" else "ICD10-PROC" for t in label_types]
         desc = describe_codes(label_names, systems, data_home=data_home, language=language)
@@ -385,6 +397,23 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         if catalogue is not None:
             bunch.record["catalogue"] = dict(catalogue.record)
     return bunch
+
+
+def _evidence_fields(docs, codes, language, label_lists, data_home):
+    """The ``evidence`` of the documents (their CodiEsp-X rows of ``codes``), checked, and
+    with English text the Spanish original it indexes (``evidence_field``)."""
+    from ..evidence import check_evidence
+    spanish = [r["text_es"] for r in docs]
+    source = "the bundled copy" if data_home is None else str(Path(data_home))
+    evidence = [[{"label": normalise_code(code), "spans": [list(p) for p in parse_positions(pos)]}
+                 for type_, code, _, pos in r["X"] if _TYPES.get(type_) in codes] for r in docs]
+    check_evidence(evidence, spanish, label_lists,
+                   where=[f"{source}, CodiEsp-X of {r['split']} document {r['id']}" for r in docs])
+    out = {"evidence": evidence, "evidence_field": None if language == "es" else "text_es",
+           "evidence_language": "es"}
+    if language != "es":
+        out["text_es"] = spanish
+    return out
 
 
 def parse_positions(positions):

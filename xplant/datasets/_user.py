@@ -380,7 +380,7 @@ def text_value(obj, field, where, *, default=None, what="the text field"):
 
 
 def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep="|",
-              upper=False, format="auto", positional=None):
+              upper=False, format="auto", positional=None, evidence_field=None):
     """The documents of one file, read by the rules every command shares.
 
     Parameters
@@ -405,22 +405,34 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
     positional : callable or None
         ``positional(row index)`` is the id of a row without one; default
         ``"<file name>:<row>"``.
+    evidence_field : str or None, default=None
+        The field of each document's gold evidence (JSON lines only): a
+        list of ``{"label", "spans": [[start, end], ...]}``, offsets into
+        the text field (:func:`xplant.evidence.check_evidence`, which
+        checks it against the text and the labels). A row without the
+        field, or with null, has none.
 
     Returns
     -------
-    list of (id, text, labels, where)
-        ``labels`` is None when ``labels_field`` is None.
+    list of (id, text, labels, where) or of (id, text, labels, where, evidence)
+        ``labels`` is None when ``labels_field`` is None; the fifth item,
+        with ``evidence_field``, is the row's checked evidence (a list of
+        mention dicts, spans of start = end dropped).
 
     Raises
     ------
     ValueError
         Any error of :func:`read_records`, a missing field, a text that is
-        not a string, a bad label, or a bad or repeated id, naming the file
-        and line.
+        not a string, a bad label, a bad or repeated id, an evidence field
+        in a TSV file, or malformed evidence, naming the file and line.
     """
     name = Path(path).name
     positional = positional or (lambda i: f"{name}:{i}")
     fmt = file_format(path, format)
+    if evidence_field is not None and fmt == "tsv":
+        raise ValueError(f"{path}: gold evidence (--evidence-field {evidence_field}) is a list "
+                         "of mentions with their spans, which a TSV cell cannot hold; give the "
+                         "documents as JSON lines")
     records = read_records(path, fmt)
     fields = [f for f in (text_field, labels_field) if f is not None]
     missing = [f for f in fields if records and f not in records[0][0]]
@@ -436,7 +448,14 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
         text = text_value(obj, text_field, where)
         labels = None if labels_field is None else _split_cell(obj[labels_field], sep, where,
                                                                  upper)
-        out.append((_doc_id(obj, id_field, where, positional(i)), text, labels, where))
+        row = (_doc_id(obj, id_field, where, positional(i)), text, labels, where)
+        if evidence_field is not None:
+            from ..evidence import check_evidence
+            checked = check_evidence([obj.get(evidence_field)], [text], [labels or []],
+                                     where=[f"{where}, field {evidence_field!r}"], upper=upper)[0]
+            row += ([{"label": lab, "spans": [list(s) for s in spans]}
+                     for lab, spans in checked[0]],)
+        out.append(row)
     check_document_ids([r[0] for r in out], [r[3] for r in out], path)
     return out
 
@@ -449,6 +468,7 @@ def read_labelled_texts(
     sep="|",
     format="auto",
     upper=False,
+    evidence_field=None,
 ):
     """Read users' own labelled texts from JSON-lines or TSV files, one label space.
 
@@ -480,6 +500,13 @@ def read_labelled_texts(
         case, each optionally ``.gz``).
     upper : bool, default=False
         Upper-case the labels (for codes that are case-insensitive).
+    evidence_field : str or None, default=None
+        The field of the documents' gold evidence (JSON lines only; see
+        :func:`read_rows`): then each Bunch also has ``evidence`` (per
+        document, its mentions) and ``evidence_field`` None (the offsets
+        index ``texts``). The ``"test"`` file's evidence is never read (its
+        ``evidence`` is None). Without it the files are read exactly as
+        before.
 
     Returns
     -------
@@ -532,11 +559,16 @@ def read_labelled_texts(
         raise ValueError(f"format={format!r} is not valid; choose 'auto', 'jsonl' or 'tsv'")
     if sep is not None and not isinstance(sep, str):
         raise ValueError("sep must be a string")
-    docs = {}
+    docs, evidence = {}, {}
     for split, path in paths_by_split.items():
-        docs[split] = [row[:3] for row in read_rows(
-            path, text_field=text_field, labels_field=labels_field, id_field=id_field, sep=sep,
-            upper=upper, format=format)]
+        # the test file's evidence is never read, not even checked: no test information
+        # enters a fit or a choice, and a run's outputs cannot depend on it
+        own = None if split == "test" else evidence_field
+        rows = read_rows(path, text_field=text_field, labels_field=labels_field,
+                         id_field=id_field, sep=sep, upper=upper, format=format,
+                         evidence_field=own)
+        docs[split] = [row[:3] for row in rows]
+        evidence[split] = None if own is None else [row[4] for row in rows]
     first_split = {}
     for split, rows in docs.items():
         for doc_id, _, _ in rows:
@@ -562,7 +594,9 @@ def read_labelled_texts(
             "n_outside_space": int(outside.size),
             "steps": [f"label strings split by {sep!r}, stripped" + (", upper-cased" if upper else "")],
         }
+        extra = {} if evidence_field is None else {"evidence": evidence[split],
+                                                   "evidence_field": None}
         out[split] = make_bunch(
             [t for _, t, _ in rows], [labs for _, _, labs in rows], [i for i, _, _ in rows], names,
-            record, sorted_names=False, n_space=len(space))
+            record, sorted_names=False, n_space=len(space), **extra)
     return out

@@ -10,7 +10,7 @@ from .._params import fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
 from ._catalogue_fusion import CatalogueFusionMixin
-from ._description_ranker import DescriptionRanker, _check_texts, _TextScorer
+from ._description_ranker import DescriptionRanker, _check_texts, _texts_of, _TextScorer
 
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
 FUSION_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -23,6 +23,13 @@ SEEN_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
 #: The seen-label weight ``seen_weight="dev"`` takes without labelled dev data:
 #: the seen labels keep the model's scores.
 FALLBACK_SEEN_WEIGHT = 0.0
+#: Weights of the mention matcher's scores added to the known labels' fused scores, tried on
+#: dev by ``DescriptionFusion(mentions=..., mention_weight="dev")`` once the other weights
+#: are chosen.
+MENTION_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
+#: The mention weight ``mention_weight="dev"`` takes without labelled dev data: the
+#: matcher's reliabilities added as they are.
+FALLBACK_MENTION_WEIGHT = 1.0
 #: With a catalogue: weights of the ``near`` signal (the model's best score among an
 #: unseen label's parent, siblings and children) tried by ``near_weight="dev"``.
 NEAR_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
@@ -105,6 +112,16 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         :data:`PRIOR_WEIGHTS`; without labelled dev data 0.
     n_candidates : int, default=100
         With a catalogue only: unseen labels kept per document and signal.
+    mentions : MentionMatcher or None, default=None
+        A :class:`~xplant.linear.MentionMatcher`, cloned and fitted on the
+        training documents and ``fit``'s ``evidence``: its scores, times
+        ``mention_weight``, are added to the known labels' fused scores (a
+        last source of the fusion). None: no mention source.
+    mention_weight : float or "dev", default="dev"
+        The matcher's weight; ``"dev"`` picks it from
+        :data:`MENTION_WEIGHTS` by dev MAP once the other weights are chosen
+        (ties: the smaller weight); without labelled dev data
+        :data:`FALLBACK_MENTION_WEIGHT`, with a ``NoDevDataWarning``.
 
     Attributes
     ----------
@@ -131,6 +148,13 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         With a ``"dev"`` weight: the choice's record
         (:class:`~xplant.model_selection.DevChoice`, named
         ``"description_weights"``, its value ``{"weight", "seen_weight"}``).
+    mentions_ : MentionMatcher or None
+        The fitted matcher (None without ``mentions``).
+    mention_weight_ : float
+        Its weight (0 without ``mentions``).
+    mention_choice_ : dict or None
+        With ``mention_weight="dev"``: the choice's record
+        (:class:`~xplant.model_selection.DevChoice`, named ``"mention_weight"``).
     classes_, n_labels_, label_frequency_, n_train_documents_, k_
 
     Notes
@@ -153,7 +177,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     """
 
     def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev", near_weight="dev",
-                 family_weight="dev", prior_weight="dev", n_candidates=100):
+                 family_weight="dev", prior_weight="dev", n_candidates=100, mentions=None,
+                 mention_weight="dev"):
         self.estimator = estimator
         self.ranker = ranker
         self.weight = weight
@@ -162,10 +187,12 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.family_weight = family_weight
         self.prior_weight = prior_weight
         self.n_candidates = n_candidates
+        self.mentions = mentions
+        self.mention_weight = mention_weight
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
             parent_descriptions=None, label_names=None, validation_data=None, catalogue=None,
-            **fit_params):
+            evidence=None, **fit_params):
         """Fit the model and the ranker; choose the weight on dev.
 
         Parameters
@@ -188,6 +215,9 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             without a training positive, of either part, is scored by its
             text and its seen relatives (:class:`CatalogueIndex`). Needs
             ``label_names``.
+        evidence : sequence of length n_samples, optional
+            The training documents' gold evidence, for ``mentions``
+            (:meth:`~xplant.linear.MentionMatcher.fit`); required with it.
         **fit_params
             Passed to the model's ``fit`` as they are (for a Pipeline,
             ``<step>__<param>``).
@@ -199,7 +229,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         Raises
         ------
         ValueError
-            A negative weight; and the ranker's errors.
+            A negative weight, ``mentions`` without ``evidence``; and the
+            ranker's and the matcher's errors.
 
         Warns
         -----
@@ -207,9 +238,18 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             ``weight="dev"`` without labelled ``validation_data``: the weight
             is :data:`FALLBACK_WEIGHT`.
         """
-        texts = _check_texts(X)
+        docs = _check_texts(X, records=self.mentions is not None)
+        texts = _texts_of(docs)
+        if self.mentions is not None and evidence is None:
+            raise ValueError("mentions needs the training documents' evidence: fit(X, Y, "
+                             "evidence=...), one list of {'label', 'spans'} per document")
         self._fit_label_space(Y, len(texts), label_names)
-        for name in ("weight", "seen_weight"):
+        dev_docs = None
+        if validation_data is not None:      # the model and the weights read the dev texts
+            dev_docs = _check_texts(validation_data[0], "X_dev", records=self.mentions is not None)
+            validation_data = (_texts_of(dev_docs), validation_data[1])
+        self.mentions_, self.mention_weight_, self.mention_choice_ = None, 0.0, None
+        for name in ("weight", "seen_weight", "mention_weight"):
             value = getattr(self, name)
             if not isinstance(value, str) and isinstance(value, numbers.Real) and value >= 0:
                 continue
@@ -246,7 +286,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             freq[:self.known_classes_.size] = self.label_frequency_
             self.label_frequency_ = freq
             self.unseen_ = self.catalogue_.unseen_
-            return self
+            return self._fit_mentions(docs, Y, evidence, label_names, validation_data, dev_docs)
         self.unseen_ = np.flatnonzero(self.label_frequency_ == 0).astype(np.int64)
         self.dev_map_ = {}
         grid = {"weight": list(FUSION_WEIGHTS) if self.weight == "dev" else [float(self.weight)],
@@ -278,7 +318,51 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             self.seen_weight_ = float(choice.value["seen_weight"])
         else:
             self.weight_, self.seen_weight_ = float(self.weight), float(self.seen_weight)
+        return self._fit_mentions(docs, Y, evidence, label_names, validation_data, dev_docs)
+
+    def _fit_mentions(self, docs, Y, evidence, label_names, validation_data, dev_docs):
+        """The mention source, last: the matcher fitted, its weight chosen on dev MAP with
+        every other weight fixed."""
+        if self.mentions is None:
+            return self
+        from ..metrics import mean_average_precision
+        from ..model_selection import choose_on_dev, dev_usability
+        matcher = clone(self.mentions).fit(docs, Y, evidence=evidence, label_names=label_names)
+        has_dev = validation_data is not None and dev_usability(
+            validation_data[1], self.label_frequency_).usable
+        if self.mention_weight != "dev":
+            self.mentions_, self.mention_weight_ = matcher, float(self.mention_weight)
+            return self
+        if has_dev:
+            base = self._scores(dev_docs)          # the fusion so far (no mention source yet)
+            extra = matcher.decision_function(dev_docs)
+            Yd = (self.open_targets(validation_data[1]) if self.catalogue_ is not None
+                  else validation_data[1])
+        choice = choose_on_dev(
+            "mention_weight", list(MENTION_WEIGHTS),
+            lambda w: mean_average_precision(Yd, _add_known(base, extra, w)),
+            family="ranking", criterion="map", fallback=FALLBACK_MENTION_WEIGHT, has_dev=has_dev)
+        self.mentions_, self.mention_weight_ = matcher, float(choice.value)
+        self.mention_choice_ = choice.to_dict()
         return self
+
+    def without_mentions(self):
+        """This fitted fusion without its mention source: the same weights, ``mentions_`` None.
+
+        The fusion as it ranked before the matcher's weight was chosen (what
+        ``mentions=None`` with these weights gives), for comparing the two or
+        saving the one that needs no evidence field.
+
+        Returns
+        -------
+        DescriptionFusion
+            A shallow copy sharing the fitted parts.
+        """
+        import copy
+        out = copy.copy(self)
+        out.mentions, out.mentions_, out.mention_weight_ = None, None, 0.0
+        out.mention_weight, out.mention_choice_ = 0.0, None
+        return out
 
     def _fuse(self, base, cos, weight, seen_weight=0.0):
         """:func:`xplant.fusion.fuse` of the model's scores on the seen labels (plus the
@@ -294,7 +378,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         return fuse(sources, n_labels=self.n_labels_, floor=self.unseen_)
 
     def _validate_X(self, X):
-        return _check_texts(X)
+        return _check_texts(X, records=True)
 
     def _base_scores(self, X):
         return _model_scores(self.estimator_, X)
@@ -309,12 +393,17 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                  "near_weight": 0.0, "family_weight": 0.0, "prior_weight": 0.0})
 
     def _scores(self, X):
-        X = list(X)
+        docs = list(X)
+        X = _texts_of(docs)
         if getattr(self, "catalogue_", None) is not None:
-            return self._open_scores(self._open_parts(X), self.weight_, self.seen_weight_,
-                                     self.near_weight_, self.family_weight_, self.prior_weight_)
-        return self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X), self.weight_,
-                          self.seen_weight_)
+            S = self._open_scores(self._open_parts(X), self.weight_, self.seen_weight_,
+                                  self.near_weight_, self.family_weight_, self.prior_weight_)
+        else:
+            S = self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X),
+                           self.weight_, self.seen_weight_)
+        if getattr(self, "mentions_", None) is not None and self.mention_weight_:
+            S = _add_known(S, self.mentions_.decision_function(docs), self.mention_weight_)
+        return S
 
     def _default_rule(self):
         return "k", self.k_
@@ -370,7 +459,13 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             order of the labels explained: ``score`` is the fused score,
             ``source`` is ``"model"`` (``prob`` is then the model's own
             probability, ``weight`` its span weight) or ``"descriptions"``
-            (``prob`` None, ``weight`` a sentence's cosine).
+            (``prob`` None, ``weight`` a sentence's cosine). With a mention
+            source, a known label's matched mentions
+            (:meth:`~xplant.linear.MentionMatcher.explain`, ``weight`` the
+            matcher's score) rank before the model's spans, ``source``
+            then ``"mentions"`` or ``"mentions+model"``, and every span
+            names the text field its offsets index (``"field"``: the
+            matcher's ``text_field``, or ``"text"``).
 
         Examples
         --------
@@ -385,7 +480,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         >>> ex["label"], ex["source"], ex["prob"], ex["spans"][0]["text"]
         ('R05', 'descriptions', None, 'A dry cough at night.')
         """
-        texts, top_spans, scores, chosen = self._explained(X, top_labels, top_spans, labels)
+        docs, top_spans, scores, chosen = self._explained(X, top_labels, top_spans, labels)
+        texts = _texts_of(docs)
         model = _explaining_model(self.estimator_)
         unseen = np.zeros(self.n_labels_, dtype=bool)
         unseen[self.unseen_] = True
@@ -412,8 +508,46 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                 found[i][int(col)] = {
                     "label": str(self.classes_[col]), "index": int(col), "prob": None,
                     "source": "descriptions", "spans": [span] if span["weight"] > 0 else []}
+        if getattr(self, "mentions_", None) is not None and self.mention_weight_:
+            self._mention_spans(docs, chosen, found, top_spans)
         return [{"labels": [dict(found[i][int(j)], score=float(scores[i, j])) for j in cols]}
                 for i, cols in enumerate(chosen)]
+
+    def _mention_spans(self, docs, chosen, found, top_spans):
+        """The matched mentions of the explained known labels, ranked before the model's
+        spans (the coders' own words first), ``top_spans`` in all; each names the text
+        field its offsets index (``"field"``)."""
+        n_known = self.mentions_.n_labels_
+        known = [cols[cols < n_known] for cols in chosen]
+        field = self.mentions_.text_field or "text"
+        for i, ex in enumerate(self.mentions_.explain(docs, top_spans=top_spans, labels=known)):
+            for lab in ex["labels"]:
+                if not lab["spans"]:
+                    continue
+                j = int(lab["index"])
+                old = found[i].get(j, {"label": lab["label"], "index": j, "prob": None,
+                                       "spans": []})
+                spans = [dict(span, field=field) for span in lab["spans"]] + \
+                    [dict(span, field="text") for span in old["spans"]]
+                found[i][j] = dict(old, spans=spans[:top_spans], source=(
+                    "mentions" if old.get("source") in (None, "mentions") else
+                    f"mentions+{old['source']}"))
+
+
+def _add_known(S, extra, weight):
+    """``S`` plus ``weight * extra`` on its first ``extra.shape[1]`` columns (the known
+    labels): the mention source, the last term of the fusion's weighted sum
+    (:func:`xplant.fusion.fuse`). ``S`` dense, or CSR over an open label space, where the
+    matcher scores only seen labels, which every row stores."""
+    if not weight:
+        return S
+    extra = np.asarray(extra, dtype=np.float64) * weight
+    if sp.issparse(S):
+        E = sp.csr_matrix(extra)
+        return (S + sp.csr_matrix((E.data, E.indices, E.indptr), shape=S.shape)).tocsr()
+    out = np.array(S, dtype=np.float64)
+    out[:, :extra.shape[1]] += extra
+    return out
 
 
 def _explaining_model(estimator):

@@ -53,15 +53,36 @@ def _encode(texts, spec):
     return encode_texts(texts, spec)
 
 
-def _check_texts(X, name="X"):
+#: The field at which the estimators that read text read a document given as a mapping (a
+#: JSON lines record with several text fields, for a fusion whose parts read different
+#: fields: :class:`xplant.unseen.DescriptionFusion` with ``mentions``).
+TEXT_FIELD = "text"
+
+
+def _check_texts(X, name="X", *, records=False):
+    """The documents of ``X`` as strings; with ``records``, strings or mappings kept as given.
+
+    A mapping is read at :data:`TEXT_FIELD` (a string); anything else is an error.
+    """
     if isinstance(X, str) or not hasattr(X, "__len__"):
         raise ValueError(f"{name} must be a sequence of document strings; got {type(X).__name__}")
-    texts = list(X)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise ValueError(f"{name}[{i}] is a {type(t).__name__}; DescriptionRanker reads raw texts "
-                             "(put it first in a Pipeline, or pass the documents' strings)")
-    return texts
+    docs = list(X)
+    for i, t in enumerate(docs):
+        if isinstance(t, str):
+            continue
+        if records and hasattr(t, "keys"):
+            if isinstance(t.get(TEXT_FIELD), str):
+                continue
+            raise ValueError(f"{name}[{i}] has no text field {TEXT_FIELD!r} (fields: {sorted(t)}); "
+                             f"a document given as a mapping holds its text at {TEXT_FIELD!r}")
+        raise ValueError(f"{name}[{i}] is a {type(t).__name__}; DescriptionRanker reads raw texts "
+                         "(put it first in a Pipeline, or pass the documents' strings)")
+    return docs
+
+
+def _texts_of(docs):
+    """The text of each document of :func:`_check_texts` (a mapping's :data:`TEXT_FIELD`)."""
+    return [d if isinstance(d, str) else d[TEXT_FIELD] for d in docs]
 
 
 class _TextScorer:

@@ -183,12 +183,16 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         arrays = {"unseen": np.asarray(fusion.unseen_, dtype=np.int64)}
         config = {"format": FUSION_FORMAT,
-                  "params": _json_params(fusion, skip=("estimator", "ranker")),
+                  "params": _json_params(fusion, skip=("estimator", "ranker", "mentions")),
                   "weight": float(fusion.weight_), "seen_weight": float(fusion.seen_weight_),
                   "k": int(fusion.k_), **_label_space(fusion, arrays, ""),
                   "ranker": _save_step(fusion.ranker_, arrays, "ranker.", tmp),
                   "estimator": {"folder": ESTIMATOR_FOLDER, "frozen": frozen},
                   "catalogue": _save_catalogue(fusion, arrays),
+                  "mentions": (None if getattr(fusion, "mentions_", None) is None else
+                               _save_step(fusion.mentions_, arrays, "mentions.", tmp)),
+                  "mention_weight": float(getattr(fusion, "mention_weight_", 0.0)),
+                  "mention_choice": getattr(fusion, "mention_choice_", None),
                   "dev_map": [[*key, float(v)] for key, v in fusion.dev_map_.items()],
                   "dev_choice": getattr(fusion, "dev_choice_", None), "decision": decision,
                   "versions": {"xplant": md.version("xplant"),
@@ -302,6 +306,16 @@ def load_description_fusion(path, config, load_model):
         fusion.k_ = int(config["k"])
         fusion.unseen_ = arrays["unseen"].astype(np.int64)
         _load_catalogue(fusion, config.get("catalogue"), arrays)
+        # folders saved before the mention source have none
+        fusion.mentions_ = (None if config.get("mentions") is None else
+                            _load_step(config["mentions"], arrays, "mentions.", path))
+        fusion.mentions = None if fusion.mentions_ is None else clone(fusion.mentions_)
+        fusion.mention_weight_ = float(config.get("mention_weight", 0.0))
+        fusion.mention_choice_ = config.get("mention_choice")
+        if not fusion.mention_weight_ >= 0:
+            raise ValueError("the mention weight must be a non-negative number")
+        if fusion.mentions_ is not None:
+            _check_same_labels(fusion, fusion.mentions_, "the mention matcher")
         if not np.array_equal(fusion.unseen_, np.flatnonzero(fusion.label_frequency_ == 0)):
             raise ValueError("the unseen labels are not the labels of training frequency 0")
         if not (fusion.weight_ >= 0 and fusion.seen_weight_ >= 0):
