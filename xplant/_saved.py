@@ -112,6 +112,31 @@ def _final(model):
     return model.steps[-1][1] if hasattr(model, "steps") else model
 
 
+def model_fields(model):
+    """The text fields a fitted model reads besides ``"text"``: its mention matcher's.
+
+    A :class:`~xplant.linear.MentionMatcher` (or a
+    :class:`~xplant.unseen.DescriptionFusion` with one as its ``mentions_``)
+    fitted on documents given as records reads its ``text_field``: CodiEsp's
+    English rows read ``"text"``, its matcher the Spanish original,
+    ``"text_es"``, which the evidence indexes.
+
+    Parameters
+    ----------
+    model : fitted estimator or Pipeline
+
+    Returns
+    -------
+    list of str
+        Empty for a model that reads its documents' text alone.
+    """
+    from .linear import MentionMatcher
+    final = _final(model)
+    matcher = final if isinstance(final, MentionMatcher) else getattr(final, "mentions_", None)
+    field = None if matcher is None else matcher.text_field
+    return [] if field in (None, "text") else [field]
+
+
 def _default_decision(model):
     final = _final(model)
     rule, value = final._default_rule()

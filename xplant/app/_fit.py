@@ -188,6 +188,8 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
                                             "labels_field": labels_field,
                                             "id_field": id_field, "sep": sep}, upper)["test"]
     check_split(data, "test", path)
+    from ._predict import with_model_fields          # a mention matcher's field, where it reads one
+    data.texts = with_model_fields(model, path, data.texts, id_field=id_field)
     Y, scores, y_pred, unknown = _aligned_scores(model, decision, data, path)
     n = len(data.texts)
     final = model.steps[-1][1] if hasattr(model, "steps") else model

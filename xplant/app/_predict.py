@@ -72,6 +72,54 @@ def read_documents(path, *, text_field="text", id_field="id"):
     return ids, texts
 
 
+def with_model_fields(model, path, texts, *, id_field=None):
+    """The documents a model reads from ``path``: ``texts``, or records with every field it
+    reads besides the text (:func:`xplant._saved.model_fields`: a mention matcher's).
+
+    Parameters
+    ----------
+    model : fitted estimator
+    path : str or Path
+        The input file the texts were read from (each extra field is read
+        from it by the same reader, so its errors name the file and line).
+    texts : list of str
+        The documents' texts, in the file's order.
+    id_field : str or None
+        As for the texts.
+
+    Returns
+    -------
+    list of str, or list of dict
+        ``{"text": text, <field>: value}`` per document when the model reads
+        more fields.
+
+    Raises
+    ------
+    ValueError
+        A folder of ``.txt`` files (one field only), or a document without a
+        field the model reads, naming the file, the line and the model's field.
+    """
+    from .._saved import model_fields
+    from ..datasets import read_rows
+    fields = model_fields(model)
+    if not fields:
+        return texts
+    path = Path(path)
+    why = (f"this model's mention matcher reads the field {fields[0]!r} (the text its "
+           "evidence indexed) besides the text")
+    if path.is_dir():
+        raise ValueError(f"{path}: {why}; a folder of .txt files holds one text per document: "
+                         "give a JSON lines file with both fields")
+    extra = {}
+    for field in fields:
+        try:
+            extra[field] = [r[1] for r in read_rows(path, text_field=field, id_field=id_field,
+                                                    positional=str)]
+        except ValueError as exc:
+            raise ValueError(f"{exc}; {why}") from None
+    return [{"text": t, **{f: extra[f][i] for f in fields}} for i, t in enumerate(texts)]
+
+
 def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evidence=False,
                  top_spans=3, overwrite=False, text_field="text", id_field="id"):
     """Predict every document of ``input_path`` and write ``output_path``.
@@ -144,6 +192,7 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
     if fmt == "codiesp":
         codes = codiesp_codes(_final(clf).classes_)
     ids, texts = read_documents(input_path, text_field=text_field, id_field=id_field)
+    texts = with_model_fields(clf, input_path, texts, id_field=id_field)
     if fmt == "codiesp":
         _write_codiesp(output_path, ids, ranking(clf, texts, top_k), codes)
         return len(ids)
