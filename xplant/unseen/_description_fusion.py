@@ -256,16 +256,20 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             from sklearn.model_selection import ParameterGrid
             from ..metrics import mean_average_precision
             from ..model_selection import choose_on_dev, dev_usability
+            from ._catalogue_fusion import unseen_fallback
             has_dev = validation_data is not None and dev_usability(
                 validation_data[1], self.label_frequency_).usable
-            if has_dev:
-                Xd, Yd = validation_data
-                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
-            # smaller weights first, so that ties keep the smaller pair
-            pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
             fallback = {"weight": FALLBACK_WEIGHT if self.weight == "dev" else grid["weight"][0],
                         "seen_weight": (FALLBACK_SEEN_WEIGHT if self.seen_weight == "dev"
                                         else grid["seen_weight"][0])}
+            if has_dev:
+                Xd, Yd = validation_data
+                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
+                # no dev positive on an unseen label: its weight takes the fallback
+                grid.update({k: [v] for k, v in unseen_fallback(
+                    self, Yd, self.label_frequency_, ("weight",), fallback).items()})
+            # smaller weights first, so that ties keep the smaller pair
+            pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
             choice = choose_on_dev(
                 "description_weights", pairs,
                 lambda c: mean_average_precision(Yd, self._fuse(base, cos, c["weight"],
