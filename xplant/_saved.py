@@ -102,7 +102,7 @@ def _saved_decision(path, config, model):
     if decision is None:
         return _default_decision(model)
     try:
-        return check_rule(decision, len(label_names(model)))
+        return check_rule(decision, len(label_names(model)), n_added=labels_added(model))
     except ValueError as exc:
         raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
                          "damaged or was edited by hand, save the model again") from None
@@ -156,6 +156,17 @@ def decision_record(decision):
         out["n_label_thresholds"] = int(np.sum(th != out["threshold"]))
         out["label_threshold_range"] = [float(th.min()), float(th.max())] if th.size else []
     return out
+
+
+def labels_added(model):
+    """Labels a fitted model gained after its fit, its last columns: a rule chosen before
+    gives them the global threshold (:func:`xplant.metrics.check_rule`, ``n_added``).
+
+    The codes of new catalogue releases,
+    :meth:`xplant.unseen.DescriptionFusion.add_labels`; 0 for every other model.
+    """
+    record = getattr(_final(model), "catalogue_record_", None) or {}
+    return int(record.get("n_added", 0))
 
 
 def label_names(model):
@@ -257,11 +268,12 @@ def decide(model, texts, decision, scores=None, ranked=None):
     ------
     ValueError
         For an invalid rule, or per-label thresholds of another length than
-        the model's labels.
+        the model's labels (labels added since the rule was chosen,
+        :func:`labels_added`, take its global threshold).
     """
     from .metrics import DecisionRule, top_k_decision
     n_labels = len(label_names(model))
-    rule = DecisionRule.from_dict(decision, n_labels)
+    rule = DecisionRule.from_dict(decision, n_labels, n_added=labels_added(model))
     if rule.rule == "top_k":
         k = min(rule.k, n_labels)
         if ranked is None or ranked.shape[1] < k:

@@ -253,7 +253,11 @@ class CatalogueFusionMixin:
         others, indexed from its name, synonyms and parent
         (:meth:`CatalogueIndex.add`); it has no training positive, so it is
         scored as every unseen label is, with the weights chosen at fit.
-        Codes already in the space keep their column and their texts.
+        Codes already in the space keep their column and their texts. A
+        decision rule chosen before keeps working: under
+        ``per_label_threshold`` each added code takes the rule's global
+        threshold (:func:`xplant.metrics.check_rule`, ``n_added``), in
+        :func:`xplant._saved.decide` and when the fusion is saved again.
 
         Parameters
         ----------
