@@ -81,7 +81,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         :data:`FUSION_WEIGHTS` on ``validation_data`` by MAP (ties: the
         smaller weight), a ranking choice of
         :func:`~xplant.model_selection.choose_on_dev`; without labelled dev
-        data :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``.
+        data, or with no dev positive on a label absent from training (the
+        weights of the unseen labels would all tie),
+        :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``; the hierarchy
+        and prior weights then take 0.
     seen_weight : float or "dev", default="dev"
         Scale of the description scores added to the seen labels' scores;
         ``"dev"`` picks it from :data:`SEEN_WEIGHTS` together with
@@ -204,8 +207,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         Warns
         -----
         NoDevDataWarning
-            ``weight="dev"`` without labelled ``validation_data``: the weight
-            is :data:`FALLBACK_WEIGHT`.
+            ``weight="dev"`` without labelled ``validation_data``, or with
+            no dev positive on a label absent from training: the weight is
+            :data:`FALLBACK_WEIGHT` (and the catalogue's other unseen-label
+            weights 0).
         """
         texts = _check_texts(X)
         self._fit_label_space(Y, len(texts), label_names)
