@@ -93,7 +93,7 @@ class DevChoice:
 
 
 def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_dev=True,
-                  warn=True, keep=False, fixed=False):
+                  warn=True, keep=False, fixed=False, reason=None):
     """Choose the candidate with the highest dev score.
 
     Parameters
@@ -128,6 +128,10 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
         ``score`` is not read, nothing warns, and the record has ``fixed``
         True and ``on_dev`` False (how a refit on train + dev records the
         values its first fit chose on dev).
+    reason : str or None, default=None
+        Why the dev split cannot guide this choice (a
+        :attr:`DevUsability.reason`), for the warning; None: there is no
+        labelled dev data.
 
     Returns
     -------
@@ -164,10 +168,14 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
         return DevChoice(name, family, criterion, candidates[0], (), False, fixed=True)
     if not has_dev:
         if warn:
-            warnings.warn(f"{name}: no labelled dev data to choose it on; using {fallback!r}. "
-                          "Pass validation_data with labelled documents (or a "
-                          "validation_fraction), or set the value yourself",
-                          NoDevDataWarning, stacklevel=3)
+            if reason:
+                why = (f"dev cannot choose it ({reason})", "Give dev documents labelled with "
+                       "such labels")
+            else:
+                why = ("no labelled dev data to choose it on", "Pass validation_data with "
+                       "labelled documents (or a validation_fraction)")
+            warnings.warn(f"{name}: {why[0]}; using {fallback!r}. {why[1]}, or set the value "
+                          "yourself", NoDevDataWarning, stacklevel=3)
         return DevChoice(name, family, criterion, fallback, (), False)
     if callable(score):
         outs = ((score(c) if keep else (score(c), None)) for c in candidates)
@@ -219,7 +227,7 @@ class DevUsability:
     low: bool
 
 
-def dev_usability(Y_dev, label_frequency=None):
+def dev_usability(Y_dev, label_frequency=None, *, labels="seen"):
     """Whether a dev split's labels can guide a choice on dev: the one rule of every choice.
 
     A choice on dev compares a model's rankings or decisions on the dev
@@ -240,6 +248,15 @@ def dev_usability(Y_dev, label_frequency=None):
     label_frequency : array-like of int of shape (n_known,), default=None
         Training documents per label; None counts every dev positive as
         covered (only an empty dev split is unusable).
+    labels : {"seen", "unseen"}, default="seen"
+        The labels a choice is about. ``"seen"``: a dev positive is covered
+        on a label with training documents (a model's choices).
+        ``"unseen"``: on a label of ``label_frequency``'s columns with none
+        (the weights that score only the labels absent from training, such
+        as the unseen-code channel's of
+        :class:`~xplant.unseen.DescriptionFusion`: a dev split without such
+        a positive gives them all one dev score, and its first candidate
+        would win by the tie).
 
     Returns
     -------
@@ -254,7 +271,11 @@ def dev_usability(Y_dev, label_frequency=None):
     "none of the dev split's 1 positive labels is on a label with training documents"
     >>> dev_usability(None).reason
     'no dev split'
+    >>> dev_usability(np.array([[1, 0, 0]]), [5, 0, 0], labels="unseen").reason
+    "none of the dev split's 1 positive labels is on a label without training documents"
     """
+    if labels not in ("seen", "unseen"):
+        raise ValueError(f"labels must be 'seen' or 'unseen', got {labels!r}")
     import numpy as np
     import scipy.sparse as sp
     if Y_dev is None:
@@ -272,9 +293,11 @@ def dev_usability(Y_dev, label_frequency=None):
         freq = np.asarray(label_frequency).ravel()
         cols = Y.indices
         inside = cols < freq.size
-        covered = int(np.count_nonzero(freq[cols[inside]] > 0))
+        on = freq[cols[inside]] > 0 if labels == "seen" else freq[cols[inside]] == 0
+        covered = int(np.count_nonzero(on))
     coverage = covered / n
     if covered == 0:
         return DevUsability(False, f"none of the dev split's {n} positive labels is on a label "
-                                   "with training documents", n, 0, 0.0, False)
+                                   f"{'with' if labels == 'seen' else 'without'} training "
+                                   "documents", n, 0, 0.0, False)
     return DevUsability(True, None, n, covered, coverage, coverage < LOW_DEV_COVERAGE)

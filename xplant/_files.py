@@ -11,6 +11,12 @@ checkpoints):
 - :func:`replace_folder`: put a freshly written folder in place of an old
   one; the old one is moved aside first and removed only after the new one
   is in place.
+- :func:`fresh_folder` / :func:`follow_umask`: what these writers put in
+  place (files, model folders, checkpoints, cache entries) gets the modes
+  the umask gives any new file (``0o666 & ~umask``) or folder
+  (``0o777 & ~umask``), whatever the writer's library chose
+  (``tempfile.mkdtemp`` makes 0700 folders, safetensors 0600 files):
+  readable by others under umask 022, private under 077.
 - :func:`check_path_name`: a name that becomes part of a path (a model row,
   a checkpoint pointer) is refused when it is empty, ``.`` or ``..``, holds
   a separator or a control character.
@@ -39,6 +45,89 @@ def _tmp_name(path, tag="tmp"):
     return path.with_name(f".{path.name}.{tag}-{uuid.uuid4().hex[:8]}")
 
 
+def current_umask():
+    """The process's umask, read without changing it where the system says it.
+
+    Linux gives it in ``/proc/self/status``; elsewhere it is read by setting
+    and restoring it (:func:`os.umask`).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import os
+    >>> old = os.umask(0o027)
+    >>> oct(current_umask())
+    '0o27'
+    >>> _ = os.umask(old)
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o077)
+    os.umask(old)
+    return old
+
+
+def follow_umask(path):
+    """Give ``path``, and everything under a folder ``path``, the modes the umask gives new ones.
+
+    Files ``0o666 & ~umask``, folders ``0o777 & ~umask`` (links are left
+    alone): the mode of a file or folder created by ``open`` or ``mkdir``,
+    which ``tempfile.mkdtemp`` (0700) and safetensors (0600) do not give.
+    The one rule of the modes of what xplant writes (:func:`atomic_path`,
+    :func:`atomic_folder`, checkpoints, cache entries).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    mask = current_umask()
+    todo = [path]
+    while todo:
+        p = todo.pop()
+        if p.is_symlink():
+            continue
+        if p.is_dir():
+            os.chmod(p, 0o777 & ~mask)
+            todo.extend(p.iterdir())
+        elif p.exists():
+            os.chmod(p, 0o666 & ~mask)
+    return path
+
+
+def fresh_folder(parent, prefix):
+    """A new, empty folder in ``parent`` with the mode of a folder made under the umask.
+
+    ``tempfile.mkdtemp`` (a unique name, created atomically) made readable
+    as ``mkdir`` would make it (:func:`follow_umask`): the temporary folder
+    of a writer that is renamed into place as a model or a checkpoint.
+
+    Parameters
+    ----------
+    parent : str or Path
+        Created if needed.
+    prefix : str
+
+    Returns
+    -------
+    Path
+    """
+    Path(parent).mkdir(parents=True, exist_ok=True)
+    return follow_umask(tempfile.mkdtemp(prefix=prefix, dir=parent))
+
+
 @contextlib.contextmanager
 def atomic_path(path):
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
@@ -56,7 +145,8 @@ def atomic_path(path):
     ------
     Path
         Where to write (``.<name>.tmp-<random>`` in the same folder, so the
-        rename never crosses a file system).
+        rename never crosses a file system). The file takes the mode of
+        the umask before it is renamed (:func:`follow_umask`).
 
     Examples
     --------
@@ -74,6 +164,7 @@ def atomic_path(path):
         if tmp.is_file():
             with open(tmp, "rb+") as fh:
                 os.fsync(fh.fileno())
+            follow_umask(tmp)                 # whatever mode the writer gave it
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -108,7 +199,8 @@ def atomic_folder(path, *, overwrite=False):
     ------
     Path
         The temporary folder (``<name>.tmp-<random>`` in the same parent, so
-        the rename never crosses a file system).
+        the rename never crosses a file system). The folder and what is
+        written in it take the modes of the umask (:func:`follow_umask`).
 
     Examples
     --------
@@ -122,10 +214,10 @@ def atomic_folder(path, *, overwrite=False):
     path = Path(path)
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    tmp = fresh_folder(path.parent, path.name + ".tmp-")
     try:
         yield tmp
+        follow_umask(tmp)                     # the files its writers made (safetensors: 0600)
         replace_folder(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -7,6 +7,8 @@
 - :func:`prepare_run_folder`: a run folder is new or empty, or holds an
   earlier run that ``--resume`` continues or ``--overwrite`` replaces
   (:data:`RUN_ENTRIES`); without a name, a new unique folder is made.
+- :func:`check_holds_no_input`: an output folder that holds an input is
+  refused before anything in it is removed or replaced.
 
 The files themselves are written by :mod:`xplant._files`.
 """
@@ -25,6 +27,58 @@ def _same(a, b):
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _forms(path):
+    """``path`` with ``..`` folded (links kept), and resolved (links followed)."""
+    path = Path(path)
+    return {Path(os.path.abspath(path)), path.resolve()}
+
+
+def check_holds_no_input(output, inputs, *, what="output folder", switch="--output"):
+    """Refuse an output folder that is, or contains, a file or folder the job reads.
+
+    The one check, before anything in ``output`` is removed or replaced
+    (``--overwrite`` removes an earlier run's folders, ``--resume`` may
+    replace ``models/<row>``, a refit replaces a model folder): an input
+    inside would be lost. Paths are compared after folding ``..`` and after
+    resolving links, both ways, so an input reached through a link into the
+    output, or an output named through a link, is found too.
+
+    Parameters
+    ----------
+    output : str or Path
+        The folder to be written.
+    inputs : sequence of str or Path or None
+        Files and folders the job reads (None entries are skipped).
+    what, switch : str
+        How the message calls the output and the switch that names it.
+
+    Raises
+    ------
+    ValueError
+        Naming the input and the output, when an input is the output or
+        lies inside it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "run").mkdir(); _ = (d / "run" / "train.jsonl").write_text("{}")
+    >>> check_holds_no_input(d / "run", [d / "run" / ".." / "run" / "train.jsonl"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the output folder .../run holds the input .../train.jsonl; ...
+    """
+    outs = _forms(output)
+    for inp in inputs:
+        if inp is None or not str(inp):
+            continue
+        for form in _forms(inp):
+            if any(form == o or o in form.parents for o in outs):
+                raise ValueError(f"the {what} {output} holds the input {inp}; replacing or "
+                                 "removing what is in it would destroy the input. Move the "
+                                 f"input out of it, or choose another {switch}")
 
 
 def check_output(path, *, inputs=(), overwrite=False, what="output"):
@@ -137,7 +191,9 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, overwrite=False, pr
         two runs started in the same second get two folders).
     data : sequence of str or Path or None
         Data folders and files the run reads: the run folder may not be, or
-        lie inside, any of them.
+        lie inside, any of them, nor hold any of them
+        (:func:`check_holds_no_input`, checked before anything is removed,
+        for ``--resume`` and ``--overwrite`` alike).
     resume : bool, default=False
         Continue the run in the folder.
     overwrite : bool, default=False
@@ -151,8 +207,9 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, overwrite=False, pr
     Raises
     ------
     ValueError
-        When the folder is inside a data folder, or holds files that no run
-        wrote, or both ``resume`` and ``overwrite`` are asked for.
+        When the folder is inside a data folder or holds an input, or holds
+        files that no run wrote, or both ``resume`` and ``overwrite`` are
+        asked for.
     FileExistsError
         When the folder holds an earlier run (finished or interrupted) and
         neither ``resume`` nor ``overwrite`` is given.
@@ -172,6 +229,8 @@ def prepare_run_folder(output_dir, *, data=(), resume=False, overwrite=False, pr
         if o == d or d in o.parents:
             raise ValueError(f"the run folder {out_dir} lies inside the data folder {d}; nothing is "
                              "written beside the input data: choose another --output")
+    # the other way round, before anything is removed (--overwrite) or replaced (--resume)
+    check_holds_no_input(out_dir, data, what="run folder")
     entries = sorted(p.name for p in out_dir.iterdir()) if out_dir.is_dir() else []
     ours = [e for e in entries if e in RUN_ENTRIES]
     others = [e for e in entries if e not in RUN_ENTRIES and not e.startswith(".")]
@@ -208,7 +267,9 @@ def check_model_output(output, *, data=(), overwrite=False):
     output : str or Path
     data : sequence of Path
         Data files and folders read by the fit: the output may be none of
-        them nor lie inside a data folder.
+        them, nor lie inside a data folder, nor hold any of them
+        (:func:`check_holds_no_input`: ``--overwrite`` replaces the whole
+        folder).
     overwrite : bool, default=False
         Allow replacing an existing saved model (never any other folder).
 
@@ -221,8 +282,8 @@ def check_model_output(output, *, data=(), overwrite=False):
     Raises
     ------
     ValueError
-        When the output is, or lies inside, the data, or exists without being
-        a saved xplant model (``config.json``).
+        When the output is, lies inside or holds the data, or exists without
+        being a saved xplant model (``config.json``).
     FileExistsError
         When it exists and ``overwrite`` is False.
     """
@@ -232,6 +293,7 @@ def check_model_output(output, *, data=(), overwrite=False):
         if _same(output, d) or (d.is_dir() and d.resolve() in output.resolve().parents):
             raise ValueError(f"the model folder {output} is, or lies inside, the data {d}; "
                              "choose an --output outside the data")
+    check_holds_no_input(output, data, what="model folder")   # replaced with what it holds
     if output.exists():
         if not overwrite:
             raise FileExistsError(f"{output} exists; choose a new --output folder or pass "

@@ -102,7 +102,7 @@ def _saved_decision(path, config, model):
     if decision is None:
         return _default_decision(model)
     try:
-        return check_rule(decision, len(label_names(model)))
+        return check_rule(decision, len(label_names(model)), n_added=labels_added(model))
     except ValueError as exc:
         raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
                          "damaged or was edited by hand, save the model again") from None
@@ -183,6 +183,17 @@ def decision_record(decision):
     return out
 
 
+def labels_added(model):
+    """Labels a fitted model gained after its fit, its last columns: a rule chosen before
+    gives them the global threshold (:func:`xplant.metrics.check_rule`, ``n_added``).
+
+    The codes of new catalogue releases,
+    :meth:`xplant.unseen.DescriptionFusion.add_labels`; 0 for every other model.
+    """
+    record = getattr(_final(model), "catalogue_record_", None) or {}
+    return int(record.get("n_added", 0))
+
+
 def label_names(model):
     """The model's label names as strings, in column order."""
     return [str(c) for c in _final(model).classes_]
@@ -193,27 +204,49 @@ def score_scale(model):
     return "probability" if hasattr(model, "predict_proba") else "decision_function"
 
 
+def _scores_as_given(s):
+    """A model's score block as the metrics read it: dense float64, or CSR kept sparse.
+
+    A CSR block (a :class:`~xplant.unseen.DescriptionFusion` over a
+    catalogue) is never densified: a label it does not store is never
+    ranked and never predicted, by every metric and decision rule
+    (:func:`xplant.metrics.top_k_indices`, :func:`xplant.metrics.apply_rule`),
+    where a dense copy would give it the score 0.0 and rank it above every
+    negative score.
+    """
+    if not sp.issparse(s):
+        return np.asarray(s, dtype=np.float64)
+    from .metrics._validation import check_scores
+    return check_scores(s).astype(np.float64)      # canonical CSR: missing = never ranked
+
+
 def score_matrix(model, texts):
-    """Dense scores ``(n, L)``: ``predict_proba`` where the model has it, else decision values.
+    """Scores ``(n, L)``: ``predict_proba`` where the model has it, else decision values.
 
     The scale on which ``xplant run`` chooses its thresholds (:func:`score_scale`).
+
+    Returns
+    -------
+    {ndarray, csr_matrix} of float64 of shape (n, L)
+        Dense, or CSR for a model whose scores are sparse: never densified,
+        its missing entries stay never ranked and never predicted.
     """
     s = model.predict_proba(texts) if hasattr(model, "predict_proba") else \
         model.decision_function(texts)
-    return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
+    return _scores_as_given(s)
 
 
 def ranking_scores(model, texts):
-    """Dense scores ``(n, L)`` that rank as :func:`ranking` does, for the ranking metrics.
+    """Scores ``(n, L)`` that rank as :func:`ranking` does, for the ranking metrics.
 
     Decision values where the model has them: they order the labels as its
     probabilities do (σ of them, or the same cosines) and break the ties of
-    probabilities that saturate at 1.0. Else :func:`score_matrix`.
+    probabilities that saturate at 1.0. Else :func:`score_matrix`. Sparse
+    scores stay CSR (a missing entry is never ranked).
     """
     if not hasattr(model, "decision_function"):
         return score_matrix(model, texts)
-    s = model.decision_function(texts)
-    return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
+    return _scores_as_given(model.decision_function(texts))
 
 
 def ranking(model, texts, k):
@@ -260,11 +293,12 @@ def decide(model, texts, decision, scores=None, ranked=None):
     ------
     ValueError
         For an invalid rule, or per-label thresholds of another length than
-        the model's labels.
+        the model's labels (labels added since the rule was chosen,
+        :func:`labels_added`, take its global threshold).
     """
     from .metrics import DecisionRule, top_k_decision
     n_labels = len(label_names(model))
-    rule = DecisionRule.from_dict(decision, n_labels)
+    rule = DecisionRule.from_dict(decision, n_labels, n_added=labels_added(model))
     if rule.rule == "top_k":
         k = min(rule.k, n_labels)
         if ranked is None or ranked.shape[1] < k:

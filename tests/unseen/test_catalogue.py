@@ -1,5 +1,7 @@
 """DescriptionFusion over an open label space: a catalogue's codes scored by text and hierarchy."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -257,3 +259,111 @@ def test_cached_embeddings_are_a_function_of_the_set_of_texts(tmp_path, monkeypa
     np.testing.assert_array_equal(F, E[[2, 0, 2, 1]])
     # the entry is encoded in the sorted order of the distinct texts, whatever order they came in
     np.testing.assert_array_equal(E, real(sorted(names), "minilm")[[2, 0, 1]].astype(np.float16))
+
+
+# ------------------------------------------------- a dev split with no code absent from training
+def test_a_dev_split_without_an_unseen_code_takes_the_fallback_weights_with_a_warning():
+    from xplant.model_selection import NoDevDataWarning
+    from xplant.unseen import FALLBACK_WEIGHT
+    dev = (["chest pain today", "fever and cough"], np.array([[1, 0, 0], [0, 0, 1]]))
+    with pytest.warns(NoDevDataWarning, match="none of the dev split's 2 positive labels is on "
+                                              "a label without training documents"):
+        f = DescriptionFusion(FrequencyPrior(), n_candidates=10).fit(
+            TEXTS, Y, label_names=KNOWN, label_descriptions=DESC, catalogue=_catalogue(),
+            validation_data=dev)
+    assert (f.weight_, f.near_weight_, f.family_weight_, f.prior_weight_) == \
+        (FALLBACK_WEIGHT, 0.0, 0.0, 0.0)
+    # the seen labels' weight is still chosen on dev: the 8 seen weights, then the one
+    # hierarchy and prior setting left
+    assert f.dev_choice_["on_dev"] and len(f.dev_choice_["scores"]) == 8 + 1
+    # a non-constant order: each note's best unseen code is the one its text names
+    top = [s[0]["label"] for s in f.suggest_unseen(["chest pain on breathing", "acute dry cough",
+                                                    "femur fracture after a fall"], k=3)]
+    assert top == ["R07.1", "J05", "S72.1"]
+
+
+def test_a_closed_fusion_without_an_unseen_dev_label_takes_the_fallback_weight():
+    from xplant.model_selection import NoDevDataWarning
+    from xplant.unseen import FALLBACK_WEIGHT
+    Y4 = np.hstack([Y, np.zeros((4, 1), dtype=int)])        # J05 has no training note
+    with pytest.warns(NoDevDataWarning, match="without training documents"):
+        f = DescriptionFusion(FrequencyPrior()).fit(
+            TEXTS, Y4, label_names=KNOWN + ["J05"], label_descriptions=DESC + ["Acute dry cough"],
+            validation_data=(["chest pain today"], np.array([[1, 0, 0, 0]])))
+    assert f.weight_ == FALLBACK_WEIGHT and f.unseen_.tolist() == [3]
+    # with one in dev, the weight is chosen there, with no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoDevDataWarning)
+        g = DescriptionFusion(FrequencyPrior()).fit(
+            TEXTS, Y4, label_names=KNOWN + ["J05"], label_descriptions=DESC + ["Acute dry cough"],
+            validation_data=(["a dry cough", "chest pain today"],
+                             np.array([[0, 0, 0, 1], [1, 0, 0, 0]])))
+    assert len(g.dev_choice_["scores"]) == 11 * 8
+
+
+def test_dev_usability_of_the_unseen_labels_by_hand():
+    from xplant.model_selection import dev_usability
+    Yd = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 0]])
+    u = dev_usability(Yd, [3, 0, 0], labels="unseen")
+    assert (u.usable, u.n_positives, u.n_covered, u.coverage) == (True, 4, 3, 0.75)
+    assert not dev_usability(Yd[:, [0]], [3, 0, 0], labels="unseen").usable
+    with pytest.raises(ValueError, match="labels must be 'seen' or 'unseen'"):
+        dev_usability(Yd, [3, 0, 0], labels="all")
+
+
+# ------------------------------------------------------- add_labels under a saved per-label rule
+def test_codes_added_under_per_label_threshold_take_the_rules_global_threshold(tmp_path):
+    """The release flow of unseen.md on a saved fusion whose rule is per_label_threshold."""
+    import json
+    from xplant import load_saved
+    from xplant._saved import decide
+    from xplant.datasets import load_catalogue
+    from xplant.linear import make_tfidf_ovr
+    from xplant.unseen import save_description_fusion
+    words = {"A10": "fever cough", "B20": "fracture femur", "C30": "rash itch", "D40": "chest pain"}
+    extra = {"E50": "headache migraine", "E51": "vomiting nausea", "F60": "back pain lumbar",
+             "G70": "dizziness vertigo", "H80": "ear infection otitis",
+             "J90": "sore throat pharyngitis", "K11": "diarrhea gastroenteritis"}
+    rows = [{"label": c, "description": d} for c, d in {**words, **extra}.items()]
+    (tmp_path / "cat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rng = np.random.default_rng(0)             # the open-space cases' 40 training notes
+    names, texts, labels = list(words), [], []
+    for _ in range(40):
+        labs = [str(x) for x in rng.choice(names, size=rng.integers(1, 3), replace=False)]
+        cue = [w for lab in labs for w in words[lab].split()]
+        cue += [str(x) for x in rng.choice(["patient", "day", "the", "note", "seen"], 5)]
+        texts.append(" ".join(rng.permutation(cue)))
+        labels.append(labs)
+    f = DescriptionFusion(make_tfidf_ovr(min_df=1, random_state=0), weight=1.0, seen_weight=0.0,
+                          near_weight=0.0, family_weight=0.0, prior_weight=0.0).fit(
+        texts, labels, label_names=names, label_descriptions=list(words.values()),
+        catalogue=load_catalogue(tmp_path / "cat.jsonl"))
+    rule = {"rule": "per_label_threshold", "k": 2, "threshold": 0.5,
+            "thresholds": [0.4, 0.5, 0.6, 0.5] + [0.5] * (f.n_labels_ - 4)}
+    fusion, decision = load_saved(save_description_fusion(f, tmp_path / "v1", decision=rule))
+    (tmp_path / "release.jsonl").write_text(json.dumps({"label": "L12",
+                                                        "description": "zzfoo disease"}) + "\n")
+    assert fusion.add_labels(load_catalogue(tmp_path / "release.jsonl")).tolist() == ["L12"]
+    assert (fusion.n_labels_, len(decision["thresholds"])) == (12, 11)
+    note = ["fever and cough", "zzfoo disease since monday"]
+    S = fusion.decision_function(note).toarray()
+    want = S >= np.r_[decision["thresholds"], 0.5]          # L12 takes the global 0.5
+    want &= fusion.decision_function(note).toarray() != 0   # never an unstored code
+    np.testing.assert_array_equal(decide(fusion, note, decision).toarray(), want.astype(int))
+    # saved again: L12 has the global threshold as its own, and a second release still works
+    g, saved = load_saved(save_description_fusion(fusion, tmp_path / "v2", decision=decision))
+    assert saved["thresholds"].tolist() == [0.4, 0.5, 0.6, 0.5] + [0.5] * 8
+    (tmp_path / "release2.jsonl").write_text(json.dumps({"label": "L13",
+                                                         "description": "qqbar fever"}) + "\n")
+    g.add_labels(load_catalogue(tmp_path / "release2.jsonl"))
+    assert decide(g, note, saved).shape == (2, 13)
+
+
+def test_per_label_thresholds_short_by_more_than_the_added_labels_are_refused():
+    from xplant.metrics import check_rule
+    rule = {"rule": "per_label_threshold", "k": 1, "threshold": 0.3, "thresholds": [0.1, 0.2]}
+    assert check_rule(rule, 4, n_added=2)["thresholds"].tolist() == [0.1, 0.2, 0.3, 0.3]
+    with pytest.raises(ValueError, match=r"of length 4 \(or 3 before the 1 labels added since\)"):
+        check_rule(rule, 4, n_added=1)
+    with pytest.raises(ValueError, match="of length 4, got shape"):
+        check_rule(rule, 4)

@@ -22,7 +22,8 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
     list of dict
         ``evidence.json`` documents (docs/guide/cli.md, section "The run folder"): ``{"doc_id",
         "text", "gold": [labels], "codes": [{"code", "prob", "gold",
-        "description", "spans"}]}``.
+        "description", "spans"}]}``; ``prob`` is null for a label no
+        probability scored (the descriptions row's cosines).
     """
     Y = test.Y.tocsr()
     rows = [i for i in range(Y.shape[0]) if Y.indptr[i + 1] > Y.indptr[i]][:n_docs]
@@ -40,12 +41,24 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
         codes = []
         for lab in ex["labels"]:
             j = int(lab["index"])
-            codes.append({"code": names[j], "prob": float(lab["prob"]), "gold": names[j] in gold,
+            codes.append({"code": names[j], "prob": _probability(lab), "gold": names[j] in gold,
                           "description": _description(desc, j),
                           "spans": [_span_json(s) for s in lab["spans"]]})
         out.append({"doc_id": str(test.ids[i]), "text": text, "gold": sorted(gold),
                     "codes": codes})
     return out
+
+
+def _probability(label):
+    """An explained label's ``prob`` as JSON: a float, or None (null) where it has none.
+
+    ``explain`` gives None for a label that no probability scored (a
+    description's cosine, a catalogue code's sentence: docs/guide/unseen.md);
+    it stays null in ``evidence.json`` and ``results.json``, and the report
+    shows a dash.
+    """
+    prob = label.get("prob")
+    return None if prob is None else float(prob)
 
 
 def _description(descriptions, j):
@@ -291,7 +304,7 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
         for p in rec["predictions"]:
             j = p["label_index"]
             lab = explained.get(id(owner), {}).get((p["doc"], j))
-            prob = None if lab is None or lab.get("prob") is None else float(lab["prob"])
+            prob = None if lab is None else _probability(lab)
             preds.append({"doc_id": str(test.ids[p["doc"]]), "label": names[j], "label_index": j,
                           "description": _description(desc, j),
                           "rank": p["rank"], "score": p["score"], "gold": p["gold"],

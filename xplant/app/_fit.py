@@ -5,7 +5,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 
 def read_model_spec(model, params_file=None):
@@ -218,10 +217,14 @@ def _aligned_scores(model, decision, data, path):
     Returns the targets, the model's ranking scores and its predictions
     under its rule, over the model's labels then the file's unknown ones;
     an unknown label (warned about) is scored -inf and never predicted, so
-    its gold positives are misses in every metric.
+    its gold positives are misses in every metric. Sparse scores stay
+    sparse (:func:`xplant._saved.ranking_scores`): a label they do not
+    store is never ranked, as in :func:`xplant.metrics.xmtc_report` on the
+    model's own scores.
     """
     from .._saved import decide, label_names, ranking_scores
     from ..datasets import align_label_space
+    from ..metrics import pad_scores
     aligned = align_label_space(label_names(model), data.Y, data.label_names)
     unknown = aligned.unknown_labels.tolist()
     if unknown:
@@ -231,8 +234,7 @@ def _aligned_scores(model, decision, data, path):
     Y, n = aligned.Y, len(data.texts)
     y_pred = decide(model, data.texts, decision)      # its own scale: probabilities or not
     scores = ranking_scores(model, data.texts)          # the ranking of xplant predict
-    if unknown:
-        scores = np.hstack([scores, np.full((n, len(unknown)), -np.inf)])
-        y_pred = sp.hstack([y_pred, sp.csr_matrix((n, len(unknown)), dtype=np.int64)],
-                           format="csr")
+    if unknown:                                          # never ranked, never predicted
+        scores = pad_scores(scores, scores.shape[1] + len(unknown))
+        y_pred = pad_scores(y_pred, y_pred.shape[1] + len(unknown))
     return Y, scores, y_pred, unknown

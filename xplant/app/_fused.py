@@ -127,7 +127,10 @@ def row_scores(model, X):
 
     Returns
     -------
-    scores : ndarray of float64 of shape (n, L)
+    scores : ndarray or csr_matrix of float64 of shape (n, L)
+        CSR for a model whose scores are sparse (an open-space fusion):
+        kept sparse, a missing entry is never ranked
+        (:func:`xplant._saved.score_matrix`).
     readings : dict or None
         ``{"alone", "fused", "shortlist": (n, L) scores}`` of a shortlisted fit.
     """

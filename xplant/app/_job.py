@@ -234,8 +234,9 @@ def _job_defaults(data_args, refit, epochs, plant_epochs):
 def _job_folder(output_dir, data_args, record, *, resume, overwrite):
     """:func:`run_job`'s run folder, prepared (:func:`xplant._outputs.prepare_run_folder`)
     outside the data folder and the input files of ``record``."""
-    from .._outputs import prepare_run_folder
+    from .._outputs import data_paths, prepare_run_folder
     data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
+    data += data_paths(data_args)            # every file named: the catalogue of --labels too
     return prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
                               overwrite=overwrite)
 

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 
 def read_documents(path, *, text_field="text", id_field="id"):
@@ -228,6 +229,19 @@ def _write_codiesp(output_path, ids, idx, codes):
                     fh.write(f"{doc_id}\t{codes[j]}\n")
 
 
+def _score_row(scores, i):
+    """Row ``i`` of :func:`xplant._saved.score_matrix`, indexable by label column.
+
+    A CSR row gives its stored entries only: every label a record lists
+    (ranked, or predicted by a rule, which never predicts a missing entry)
+    is stored.
+    """
+    if not sp.issparse(scores):
+        return scores[i]
+    a, b = scores.indptr[i], scores.indptr[i + 1]
+    return dict(zip(scores.indices[a:b].tolist(), scores.data[a:b].tolist()))
+
+
 def _write_jsonl(output_path, clf, ids, texts, decision, names, *, top_k, evidence, top_spans):
     """The jsonl output of :func:`predict_file`: each document's ranking, its predicted
     labels with the thresholds they passed, the decision rule and, if asked, evidence."""
@@ -247,15 +261,16 @@ def _write_jsonl(output_path, clf, ids, texts, decision, names, *, top_k, eviden
     ex = clf.explain(texts, top_labels=top_k, top_spans=top_spans) if evidence else None
     with atomic_open(output_path, "w") as fh:
         for i, doc_id in enumerate(ids):
+            row = _score_row(scores, i)
             ranked = [int(j) for j in idx[i] if j >= 0]
             chosen = set(pred[i].indices.tolist())
             best_first = [j for j in ranked if j in chosen]
             best_first += sorted(chosen - set(best_first))   # a rule past the ranking: column order
             rec = {"id": doc_id,
-                   "top": [{"label": names[j], "score": float(scores[i, j])}
+                   "top": [{"label": names[j], "score": float(row[j])}
                            for j in ranked[:top_k]],
                    "predicted": [names[j] for j in best_first],
-                   "passed": [{"label": names[j], "score": float(scores[i, j]),
+                   "passed": [{"label": names[j], "score": float(row[j]),
                                "threshold": None if passed_at is None else float(passed_at[j])}
                               for j in best_first],
                    "decision": rule}

@@ -319,15 +319,15 @@ class MultiLabelRankerMixin:
             rule, value = "threshold", float(threshold)
         X = self._validate_X(X)
         n = _n_rows(X)
+        # the metrics' decisions: a label never ranked (-1, a -inf or unstored score) is
+        # never predicted
+        from ..metrics import threshold_decision, top_k_decision
         if rule == "k":
             k = check_k(value, self.n_labels_)
             idx, _ = self.predict_top_k(X, k)
-            indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
-            Y = sp.csr_matrix(
-                (np.ones(n * k, dtype=np.int64), idx.ravel(), indptr), shape=(n, self.n_labels_)
-            )
+            Y = top_k_decision(y_top_k=idx, k=k, n_labels=self.n_labels_)
         else:
-            parts = [sp.csr_matrix((self._scores(_take_rows(X, rows)) >= value).astype(np.int64))
+            parts = [threshold_decision(self._scores(_take_rows(X, rows)), value)
                      for rows in _row_blocks(n, self.n_labels_)]
             Y = (sp.vstack(parts, format="csr") if parts
                  else sp.csr_matrix((0, self.n_labels_), dtype=np.int64))

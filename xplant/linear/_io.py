@@ -323,7 +323,7 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     return path
 
 
-def decision_json(decision, n_labels):
+def decision_json(decision, n_labels, *, n_added=0):
     """A decision rule as the ``"decision"`` field of a saved folder's ``config.json``.
 
     Parameters
@@ -333,6 +333,10 @@ def decision_json(decision, n_labels):
         :func:`xplant.metrics.check_rule`.
     n_labels : int or None
         The model's number of labels (the length of per-label thresholds).
+    n_added : int, default=0
+        Labels the model gained since the rule was chosen
+        (:func:`xplant._saved.labels_added`): saved with the global
+        threshold as their own.
 
     Returns
     -------
@@ -348,7 +352,7 @@ def decision_json(decision, n_labels):
         thresholds that are not finite.
     """
     from ..metrics import check_rule
-    rule = check_rule(decision, n_labels)
+    rule = check_rule(decision, n_labels, n_added=n_added)
     out = {"rule": rule["rule"], "k": rule["k"], "threshold": rule["threshold"]}
     if rule["thresholds"] is not None:
         if not np.isfinite(rule["thresholds"]).all():

@@ -118,7 +118,8 @@ def threshold_decision(y_score, threshold):
         Scores.
     threshold : float or array-like of shape (n_labels,)
         Global or per-label threshold; label l is predicted when
-        ``y_score[:, l] >= threshold[l]``. Missing sparse entries never are.
+        ``y_score[:, l] >= threshold[l]``. Missing sparse entries and
+        ``-inf`` scores never are (they are never ranked).
 
     Returns
     -------
@@ -132,12 +133,13 @@ def threshold_decision(y_score, threshold):
     """
     S = check_scores(y_score)
     t = _check_threshold(threshold, S.shape[1])
+    # -inf is never ranked, so never predicted, whatever the threshold
     if sp.issparse(S):
-        keep = S.data >= t[S.indices]
+        keep = (S.data >= t[S.indices]) & (S.data != -np.inf)
         out = sp.csr_matrix((keep.astype(np.int64), S.indices.copy(), S.indptr.copy()), shape=S.shape)
         out.eliminate_zeros()
         return out
-    return sp.csr_matrix((S >= t[None, :]).astype(np.int64))
+    return sp.csr_matrix(((S >= t[None, :]) & (S != -np.inf)).astype(np.int64))
 
 
 def select_k(y_true_dev, y_score_dev=None, ks=range(1, 11), metric="micro_f1", *, y_top_k=None,

@@ -32,7 +32,7 @@ MIN_LABEL_POSITIVES = 5
 RULE_FOLDS = 5
 
 
-def check_rule(rule, n_labels=None):
+def check_rule(rule, n_labels=None, *, n_added=0):
     """The one check of a decision rule: a dict as :func:`choose_rule` returns it.
 
     Parameters
@@ -46,6 +46,13 @@ def check_rule(rule, n_labels=None):
         (absent or None for the others). Other keys are ignored.
     n_labels : int or None, default=None
         The number of label columns ``thresholds`` must have.
+    n_added : int, default=0
+        Label columns appended after the rule was chosen (the codes of a
+        new catalogue release, :meth:`xplant.unseen.DescriptionFusion.add_labels`),
+        the last ones. Per-label thresholds may stop up to ``n_added``
+        columns short of ``n_labels``: the labels past them have no dev data
+        of their own and take the global threshold, as every label without
+        enough dev positives does.
 
     Returns
     -------
@@ -64,6 +71,9 @@ def check_rule(rule, n_labels=None):
     --------
     >>> check_rule({"rule": "threshold", "k": 2, "threshold": 0.4})
     {'rule': 'threshold', 'k': 2, 'threshold': 0.4, 'thresholds': None}
+    >>> check_rule({"rule": "per_label_threshold", "k": 1, "threshold": 0.5,
+    ...             "thresholds": [0.2, 0.7]}, 3, n_added=1)["thresholds"].tolist()
+    [0.2, 0.7, 0.5]
     """
     if not isinstance(rule, dict):
         raise ValueError(f"a decision rule is a dict with 'rule', 'k' and 'threshold', got "
@@ -82,11 +92,16 @@ def check_rule(rule, n_labels=None):
         raise ValueError("the per_label_threshold rule needs 'thresholds', one per label")
     else:
         thresholds = np.array(thresholds, dtype=np.float64)
+        short = 0 if n_labels is None or thresholds.ndim != 1 else n_labels - thresholds.size
         if thresholds.ndim != 1 or np.isnan(thresholds).any() or \
-                (n_labels is not None and thresholds.size != n_labels):
+                (n_labels is not None and not 0 <= short <= n_added):
             raise ValueError("the decision rule's thresholds must be a 1-D array of numbers"
                              + ("" if n_labels is None else f" of length {n_labels}")
+                             + (f" (or {n_labels - n_added} before the {n_added} labels added "
+                                "since)" if n_added else "")
                              + f", got shape {thresholds.shape}")
+        if short:                              # labels added since: the global threshold
+            thresholds = np.concatenate([thresholds, np.full(short, float(t))])
     return {"rule": name, "k": k, "threshold": float(t), "thresholds": thresholds}
 
 
@@ -386,7 +401,7 @@ class DecisionRule:
         self.choices = {}
 
     @classmethod
-    def from_dict(cls, rule, n_labels=None):
+    def from_dict(cls, rule, n_labels=None, *, n_added=0):
         """The rule of a dict as :func:`check_rule` reads it.
 
         Parameters
@@ -395,6 +410,9 @@ class DecisionRule:
             ``{"rule", "k", "threshold", "thresholds"}``; other keys are ignored.
         n_labels : int or None, default=None
             The number of per-label thresholds required.
+        n_added : int, default=0
+            Labels appended since the rule was chosen; they take the global
+            threshold (:func:`check_rule`).
 
         Returns
         -------
@@ -405,7 +423,7 @@ class DecisionRule:
         ValueError
             For an invalid rule (:func:`check_rule`).
         """
-        return cls(**check_rule(rule, n_labels))
+        return cls(**check_rule(rule, n_labels, n_added=n_added))
 
     def to_dict(self):
         """The rule as a dict, :func:`check_rule`'s form (a new dict, a new array).

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -31,6 +30,8 @@ import torch
 from safetensors.torch import save_file
 from skorch.callbacks import Callback
 from skorch.callbacks import EarlyStopping
+
+from .._files import follow_umask, fresh_folder
 
 _FORMAT = "xplant-checkpoint-1"
 _KEEP = 2          # checkpoints kept: the latest and the one before
@@ -148,7 +149,7 @@ def write_checkpoint(net, folder, *, completed=False):
     folder.mkdir(parents=True, exist_ok=True)
     epoch = len(net.history)
     name = f"ckpt-{epoch:04d}-{uuid.uuid4().hex[:8]}"
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-" + name, dir=folder))
+    tmp = fresh_folder(folder, ".tmp-" + name)     # modes of the umask, as every output
     try:
         save_file(_tensors(net.module_.state_dict()), str(tmp / "module.safetensors"))
         opt_tensors, opt_rest = split_optimizer_state(net.optimizer_.state_dict())
@@ -163,6 +164,7 @@ def write_checkpoint(net, folder, *, completed=False):
                  "numpy_rng": net.rng_.bit_generator.state, "early_stopping": es_state,
                  "schedule": sched_state}
         (tmp / "state.json").write_text(json.dumps(state, default=_json_default))
+        follow_umask(tmp)
         os.replace(tmp, folder / name)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

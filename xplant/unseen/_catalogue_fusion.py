@@ -23,6 +23,39 @@ from ._catalogue import SIGNALS, CatalogueIndex
 #: The weights of an open-space fusion, in the order of their dev choice's grid.
 OPEN_WEIGHTS = ("weight", "seen_weight", "near_weight", "family_weight", "prior_weight")
 
+#: The weights that score only the labels absent from training (the unseen-code channel).
+UNSEEN_WEIGHTS = ("weight", "near_weight", "family_weight", "prior_weight")
+
+
+def unseen_fallback(fusion, Y_dev, label_frequency, names, fallback):
+    """The unseen labels' weights that dev cannot choose, at their fallbacks, warned about.
+
+    Weights that score only the labels without a training document order
+    nothing a dev split can judge unless some dev positive is on such a
+    label (:func:`~xplant.model_selection.dev_usability` with
+    ``labels="unseen"``): every candidate then has one dev score, and the
+    first, 0, would win by the tie, leaving the unseen labels in column
+    order. Those of ``names`` still to choose (``"dev"``) then take their
+    fallbacks (:func:`~xplant.model_selection.choose_on_dev` without dev
+    data, with a :class:`~xplant.model_selection.NoDevDataWarning` naming
+    the reason); the other weights are still chosen on dev.
+
+    Returns
+    -------
+    dict
+        The fixed weights, ``{name: fallback value}``; empty when dev has an
+        unseen positive or none of ``names`` is chosen on dev.
+    """
+    from ..model_selection import choose_on_dev, dev_usability
+    usable = dev_usability(Y_dev, label_frequency, labels="unseen")
+    todo = [k for k in names if getattr(fusion, k) == "dev"]
+    if usable.usable or not todo or not np.any(np.asarray(label_frequency) == 0):
+        return {}
+    value = {k: fallback[k] for k in todo}
+    return choose_on_dev("unseen_label_weights", [value], None, family="ranking",
+                         criterion="map", fallback=value, has_dev=False,
+                         reason=usable.reason).value
+
 
 def _check_weight(name, value):
     if not isinstance(value, (str, bool)) and isinstance(value, numbers.Real) and value >= 0:
@@ -137,6 +170,10 @@ class CatalogueFusionMixin:
         if has_dev:
             Xd, Yd = list(validation_data[0]), self.open_targets(validation_data[1])
             parts = self._open_parts(Xd)
+            open_frequency = np.zeros(self.open_classes_.size, dtype=np.int64)
+            open_frequency[:self.label_frequency_.size] = self.label_frequency_
+            fixed = unseen_fallback(self, Yd, open_frequency, UNSEEN_WEIGHTS, fallback)
+            grid.update({k: [v] for k, v in fixed.items()})
 
         def dev_map(c):
             return mean_average_precision(Yd, self._open_scores(parts, *(c[k] for k in keys)))
@@ -216,7 +253,11 @@ class CatalogueFusionMixin:
         others, indexed from its name, synonyms and parent
         (:meth:`CatalogueIndex.add`); it has no training positive, so it is
         scored as every unseen label is, with the weights chosen at fit.
-        Codes already in the space keep their column and their texts.
+        Codes already in the space keep their column and their texts. A
+        decision rule chosen before keeps working: under
+        ``per_label_threshold`` each added code takes the rule's global
+        threshold (:func:`xplant.metrics.check_rule`, ``n_added``), in
+        :func:`xplant._saved.decide` and when the fusion is saved again.
 
         Parameters
         ----------

@@ -88,7 +88,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         :data:`FUSION_WEIGHTS` on ``validation_data`` by MAP (ties: the
         smaller weight), a ranking choice of
         :func:`~xplant.model_selection.choose_on_dev`; without labelled dev
-        data :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``.
+        data, or with no dev positive on a label absent from training (the
+        weights of the unseen labels would all tie),
+        :data:`FALLBACK_WEIGHT`, with a ``NoDevDataWarning``; the hierarchy
+        and prior weights then take 0.
     seen_weight : float or "dev", default="dev"
         Scale of the description scores added to the seen labels' scores;
         ``"dev"`` picks it from :data:`SEEN_WEIGHTS` together with
@@ -235,8 +238,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         Warns
         -----
         NoDevDataWarning
-            ``weight="dev"`` without labelled ``validation_data``: the weight
-            is :data:`FALLBACK_WEIGHT`.
+            ``weight="dev"`` without labelled ``validation_data``, or with
+            no dev positive on a label absent from training: the weight is
+            :data:`FALLBACK_WEIGHT` (and the catalogue's other unseen-label
+            weights 0).
         """
         docs = _check_texts(X, records=self.mentions is not None)
         texts = _texts_of(docs)
@@ -296,16 +301,20 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             from sklearn.model_selection import ParameterGrid
             from ..metrics import mean_average_precision
             from ..model_selection import choose_on_dev, dev_usability
+            from ._catalogue_fusion import unseen_fallback
             has_dev = validation_data is not None and dev_usability(
                 validation_data[1], self.label_frequency_).usable
-            if has_dev:
-                Xd, Yd = validation_data
-                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
-            # smaller weights first, so that ties keep the smaller pair
-            pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
             fallback = {"weight": FALLBACK_WEIGHT if self.weight == "dev" else grid["weight"][0],
                         "seen_weight": (FALLBACK_SEEN_WEIGHT if self.seen_weight == "dev"
                                         else grid["seen_weight"][0])}
+            if has_dev:
+                Xd, Yd = validation_data
+                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
+                # no dev positive on an unseen label: its weight takes the fallback
+                grid.update({k: [v] for k, v in unseen_fallback(
+                    self, Yd, self.label_frequency_, ("weight",), fallback).items()})
+            # smaller weights first, so that ties keep the smaller pair
+            pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
             choice = choose_on_dev(
                 "description_weights", pairs,
                 lambda c: mean_average_precision(Yd, self._fuse(base, cos, c["weight"],

@@ -191,8 +191,11 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     alone (the same bits whatever was cached before). The digest covers the
     encoder folder's weights file names and sizes, the settings and every
     distinct text, so a new release of the catalogue, a code outside it
-    whose name joins the set, or another encoder is a new entry. A damaged
-    entry is computed again.
+    whose name joins the set, or another encoder is a new entry. An entry
+    is checked against the SHA-256 of its embeddings, stored in its header
+    (:func:`xplant._cache.read_entry`): a damaged one, even inside its data,
+    is computed again and replaced, and an entry is written under a
+    temporary name and renamed, so no reader sees half of one.
 
     Parameters
     ----------
@@ -211,8 +214,7 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     """
     import hashlib
     from pathlib import Path
-    from .._cache import cache_folder
-    from .._files import atomic_path, read_tensors
+    from .._cache import cache_folder, read_entry, write_entry
     from ..relevance._tokenize import resolve_hf_path
     given = [str(t) for t in texts]
     # the entry is the sorted set of distinct texts; rows are put back in the order given
@@ -227,13 +229,10 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     for t in texts:
         h.update(t.encode("utf-8", "surrogatepass") + b"\x00")
     path = cache_folder() / "embeddings" / f"{h.hexdigest()[:32]}.safetensors"
-    if path.is_file():
-        try:
-            E = read_tensors(path)["embeddings"]
-            if E.shape[0] == len(texts):
-                return E[row]
-        except (ValueError, KeyError):
-            pass                                  # damaged: computed again below
+    cached = read_entry(path)                     # None when absent or damaged
+    if cached is not None and "embeddings" in cached and \
+            cached["embeddings"].shape[0] == len(texts):
+        return cached["embeddings"][row]
     # in chunks, each sorted by length within itself: the tokens of one chunk are in memory
     # at a time, and the result goes straight into float16
     E = None
@@ -248,10 +247,7 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     if E is None:
         E = encode_texts([], spec).astype(np.float16)
     try:
-        from safetensors.numpy import save_file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            save_file({"embeddings": E}, str(tmp))
+        write_entry(path, {"embeddings": E})
     except OSError:                               # a read-only home: the result still stands
         pass
     return E[row]

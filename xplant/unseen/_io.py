@@ -117,7 +117,9 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         The decision rule chosen on dev, as in
         :func:`~xplant.linear.save_linear`, its thresholds on the scale of
         :meth:`DescriptionFusion.decision_function`. None: top-``k_`` (the
-        training documents' mean number of labels).
+        training documents' mean number of labels). A per-label rule chosen
+        before :meth:`DescriptionFusion.add_labels` is saved with the rule's
+        global threshold for each code added since.
 
     Returns
     -------
@@ -163,6 +165,7 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     from sklearn.frozen import FrozenEstimator
     from sklearn.utils.validation import check_is_fitted
     from .._files import atomic_folder
+    from .._saved import labels_added
     from ..linear._io import decision_json
     if type(fusion) is not DescriptionFusion:
         raise TypeError(f"save_description_fusion saves a DescriptionFusion; got "
@@ -170,8 +173,8 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
                         "xplant.linear.save_linear, a PlantClassifier with its save() method)")
     check_is_fitted(fusion, "estimator_")
     path = Path(path)
-    if decision is not None:
-        decision = decision_json(decision, fusion.n_labels_)
+    if decision is not None:               # codes added since the rule: its global threshold
+        decision = decision_json(decision, fusion.n_labels_, n_added=labels_added(fusion))
     frozen = isinstance(fusion.estimator_, FrozenEstimator)
     model = fusion.estimator_.estimator if frozen else fusion.estimator_
     try:                                  # what loading checks, refused before anything is written
