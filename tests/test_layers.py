@@ -3,9 +3,10 @@ within its own room, and no module imports itself back through others.
 
 The layer order (lowest first; a unit may import any unit of a lower layer):
 
-0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_cache``, ``_sigmoid``: plain
+0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_sigmoid``: plain
    helpers.
-1. ``_files`` (reading and writing files), ``_outputs`` (the checks of the outputs a
+1. ``_files`` (reading and writing files), ``_cache`` (verified cache entries, written
+   with ``_files``' atomic writes), ``_outputs`` (the checks of the outputs a
    user names), ``_labels`` (the target parser) with
    ``_target_form`` (how a target reads), ``_normal_forms`` (of texts, names and codes) and
    ``_frequency_buckets``, ``_descriptions``.
@@ -28,8 +29,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "xplant"
 
 LAYERS = [
-    {"_params", "_process", "_progress", "_choice", "_cache", "_sigmoid"},
-    {"_files", "_outputs", "_labels", "_target_form", "_normal_forms",
+    {"_params", "_process", "_progress", "_choice", "_sigmoid"},
+    {"_files", "_cache", "_outputs", "_labels", "_target_form", "_normal_forms",
      "_frequency_buckets", "_descriptions"},
     {"metrics", "model_selection", "evidence"},
     {"datasets"},

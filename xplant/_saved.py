@@ -184,14 +184,10 @@ def decision_record(decision):
 
 
 def labels_added(model):
-    """Labels a fitted model gained after its fit, its last columns: a rule chosen before
-    gives them the global threshold (:func:`xplant.metrics.check_rule`, ``n_added``).
-
-    The codes of new catalogue releases,
-    :meth:`xplant.unseen.DescriptionFusion.add_labels`; 0 for every other model.
-    """
-    record = getattr(_final(model), "catalogue_record_", None) or {}
-    return int(record.get("n_added", 0))
+    """Labels a fitted model gained after its fit (:func:`xplant.unseen.labels_added` of its
+    last step)."""
+    from .unseen import labels_added as added
+    return added(_final(model))
 
 
 def label_names(model):

@@ -172,6 +172,16 @@ def without_evidence(bunch):
     return Bunch(**{**bunch, "evidence": None}) if bunch.get("evidence") is not None else bunch
 
 
+def evidence_params(split):
+    """The :class:`~xplant.linear.MentionMatcher` parameters that a split sets: ``text_field``
+    (the field its evidence indexes, None for ``texts``) and, where its loader knows it,
+    ``language`` (``evidence_language``: CodiEsp's Spanish)."""
+    params = {"text_field": split.get("evidence_field")}
+    if split.get("evidence_language"):
+        params["language"] = split.evidence_language
+    return params
+
+
 def has_evidence(bunch):
     """Whether a split carries gold evidence with at least one mention."""
     return bunch.get("evidence") is not None and any(bunch.evidence)

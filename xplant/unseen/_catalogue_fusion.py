@@ -74,6 +74,25 @@ def _label_texts(fields, names):
             [p[0] if p else "" for p in parents])
 
 
+def labels_added(estimator):
+    """Labels a fitted estimator gained after its fit, its last columns: the codes of new
+    catalogue releases (:meth:`DescriptionFusion.add_labels`); 0 for every other model.
+
+    A decision rule chosen before gives them its global threshold
+    (:func:`xplant.metrics.check_rule`, ``n_added``).
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+
+    Returns
+    -------
+    int
+    """
+    record = getattr(estimator, "catalogue_record_", None) or {}
+    return int(record.get("n_added", 0))
+
+
 class CatalogueFusionMixin:
     """The open-label-space methods of DescriptionFusion (see the module docstring)."""
 

@@ -165,7 +165,7 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     from sklearn.frozen import FrozenEstimator
     from sklearn.utils.validation import check_is_fitted
     from .._files import atomic_folder
-    from .._saved import labels_added
+    from ._catalogue_fusion import labels_added
     from ..linear._io import decision_json
     if type(fusion) is not DescriptionFusion:
         raise TypeError(f"save_description_fusion saves a DescriptionFusion; got "
