@@ -34,7 +34,9 @@ def describe(data_args, splits):
     from ._splits import catalogue_name
     tr = splits["train"] if splits else None
     cat = tr.get("catalogue") if tr is not None else None
-    closed = data_args.get("catalogue") == "all-splits"
+    # the closed space of all splits is CodiEsp's alone (data_args_from and load_splits refuse
+    # it elsewhere): never recorded for a run that did not use it
+    closed = data_args.get("catalogue") == "all-splits" and kind == "codiesp"
     record["label_space"] = {
         "protocol": ("closed: the codes of all splits, test included (optimistic)" if closed else
                      "open: the labels of train and dev, then every other code of the catalogue"
@@ -44,6 +46,10 @@ def describe(data_args, splits):
         "n_known_labels": None if tr is None else int(tr.Y.shape[1]),
         "n_labels": None if tr is None else int(tr.Y.shape[1] + (0 if cat is None else np.setdiff1d(
             np.asarray(cat.label_names, dtype=str), np.asarray(tr.label_names, dtype=str)).size))}
+    from ._sources import run_catalogue
+    catalogue = run_catalogue(data_args) if cat is not None else None
+    if catalogue is not None:          # an input like the files: what fixes its codes
+        record["inputs"] = {"catalogue": {k: v for k, v in catalogue.items() if k != "digest"}}
     if kind == "codiesp":
         record["dataset_args"] = {k: data_args.get(k) for k in ("codes", "language", "max_docs",
                                                                 "catalogue")}
@@ -51,7 +57,7 @@ def describe(data_args, splits):
     if kind in ("user", "xc"):
         from ._sources import load_source
         _, notes = load_source(data_args)
-        record["inputs"] = notes["inputs"]
+        record["inputs"] = {**notes["inputs"], **record.get("inputs", {})}
         record["dev_source"] = notes["dev"]
         record["test_source"] = notes["test"]
         if notes["test"] != "file":
@@ -225,7 +231,7 @@ def _job_folder(output_dir, data_args, record, *, resume, overwrite):
     """:func:`run_job`'s run folder, prepared (:func:`xplant._outputs.prepare_run_folder`)
     outside the data folder and the input files of ``record``."""
     from .._outputs import prepare_run_folder
-    data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
+    data = [data_args.get("data_home")] + [f.get("path") for f in record.get("inputs", {}).values()]
     return prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
                               overwrite=overwrite)
 
