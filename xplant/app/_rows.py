@@ -60,6 +60,12 @@ class Row:
         The backbone of a :class:`~xplant.neural.PlantClassifier` row
         (``"cnn"``, ``"hf"``); the word-CNN rows, PLANT and ``plant=False``
         alike, take the bundled datasets' :data:`DATASET_ARCHITECTURES`.
+    open_space : bool
+        True when the row ranks a catalogue's codes itself (``--labels``):
+        it is fitted over the open label space
+        (:func:`xplant.app._splits.open_space_splits`), and ``xplant fit``
+        saves it so. ``xplant fit`` refuses ``--labels`` for the other rows;
+        in ``xplant run`` they rank the labels of train and dev.
     """
 
     name: str
@@ -73,6 +79,7 @@ class Row:
     min_train_docs: int = MIN_TRAIN_DOCS
     needs_descriptions: bool = False
     backbone: str = None
+    open_space: bool = False
 
 
 #: Where a PLANT row of a bundled dataset's job departs from
@@ -343,7 +350,7 @@ ROWS = [
         shortlisted=True, planted=True, backbone="hf"),
     # ranks labels by their descriptions alone: labels never seen in training too
     Row("descriptions", "descriptions", True, _descriptions, min_train_docs=1,
-        needs_descriptions=True),
+        needs_descriptions=True, open_space=True),
     # a shortlisted neural fit also yields its fused scores (run_models adds
     # "<row> fused" and "<row> fused, α=1" beside it, from the same fit)
     Row("plant-false-fused", "plant=False fused", True, _neural(False, shortlist="linear"),
