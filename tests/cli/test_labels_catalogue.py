@@ -282,3 +282,21 @@ def test_a_damaged_gzip_input_exits_2_with_one_line_naming_it(split, tmp_path, c
                     tmp_path / "run"], capsys)
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith(f"xplant run: error: {gz}: ")
+
+
+def test_the_data_describe_their_labels_and_the_catalogue_the_others(tmp_path):
+    """Not in the issue: --label-descriptions for some labels, --labels for the rest."""
+    from xplant.app import load_splits
+    from xplant.app._sources import data_args_from
+    files = _files(tmp_path / "data")
+    desc = _write(tmp_path / "desc.jsonl", [{"label": "A10", "description": "pyrexia"}])
+    cat = _write(tmp_path / "cat.jsonl", _known()[:3] + [
+        {"label": "E50", "description": "headache", "parents": ["E"]}])
+    tr = load_splits(**data_args_from(train=files["train"], dev=files["dev"],
+                                      test=files["test"], label_descriptions=desc,
+                                      catalogue=cat))["train"]
+    # A10 keeps the data's description; B20, C30 take the catalogue's; D40 (not catalogued)
+    # keeps none
+    assert tr.label_names.tolist() == ["A10", "B20", "C30", "D40"]
+    assert tr.label_descriptions.tolist() == ["pyrexia", "fracture femur", "rash itch", ""]
+    assert tr.catalogue.label_names.tolist() == ["A10", "B20", "C30", "E50"]

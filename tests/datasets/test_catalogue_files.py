@@ -179,3 +179,16 @@ def test_eurovoc_is_recorded_by_the_sha256_of_its_file(tmp_path):
     assert rec["catalogue"] == "eurovoc" and rec["digest"] == sha256_file(tmp_path / "EURLEX57K.json")
     with pytest.raises(FileNotFoundError, match="EURLEX57K.json does not exist"):
         catalogue_input("eurovoc", data_home=tmp_path / "elsewhere")
+
+
+_ITEM = st.text(st.characters(blacklist_categories=("Cc", "Cf", "Zl", "Zp", "Cs"),
+                              blacklist_characters="|[]"), min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_ITEM.filter(lambda t: t.strip()), max_size=4))
+def test_a_tsv_list_cell_reads_back_the_items_it_lists(tmp_path_factory, items):
+    p = tmp_path_factory.mktemp("tsv") / "cat.tsv"
+    p.write_text("label\tdescription\tsynonyms\nE50\theadache\t" + "|".join(items) + "\n",
+                 encoding="utf-8")
+    assert load_catalogue(p).label_synonyms == [[i.strip() for i in items]]
