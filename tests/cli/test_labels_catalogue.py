@@ -178,7 +178,8 @@ def test_a_named_catalogue_joins_the_key_by_its_package_version(tmp_path, monkey
     monkeypatch.setattr(md, "version", lambda p: "99.0" if p == "simple-icd-10-cm" else real(p))
     new = input_digests(args)
     assert new == {"catalogue": "simple-icd-10-cm 99.0"}
-    with pytest.raises(ValueError, match=r"^catalogue \(catalogue\) changed since the run"):
+    with pytest.raises(ValueError, match=r"^the --labels catalogue icd10cm \(catalogue\) "
+                                         r"changed since the run"):
         _check_resume(tmp_path, [({"name": "PLANT"}, "PLANT")], new, args)
     _check_resume(tmp_path, [({"name": "PLANT"}, "PLANT")], old, args)       # unchanged: goes on
 

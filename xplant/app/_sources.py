@@ -71,9 +71,11 @@ def input_digests(data_args):
 def input_names(data_args):
     """``{input: how a message names it}`` for :func:`input_digests`'s keys: each file's path
     and the catalogue's (``--labels``)."""
+    from ._splits import catalogue_name
     names = dict(data_args.get("files") or {})
-    catalogue = data_args.get("catalogue")
-    if catalogue not in (None, "none", "default", "all-splits"):
+    catalogue = catalogue_name(data_args.get("dataset", "codiesp"), data_args.get("codes", "D"),
+                               data_args.get("catalogue", "default"))
+    if catalogue is not None:
         names["catalogue"] = f"the --labels catalogue {catalogue}"
     return names
 
