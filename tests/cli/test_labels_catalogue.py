@@ -250,8 +250,11 @@ def test_labels_eurovoc_reads_the_data_home_of_a_users_files(tmp_path, capsys):
         "100": {"label": "headache", "alt_labels": ["migraine"], "parents": []},
         "200": {"label": "vertigo", "alt_labels": [], "parents": ["100"]}}))
     out = tmp_path / "run"
-    assert _cli(["run", *_data(files), "--labels", "eurovoc", "--data-home", home, "--models",
-                 "prior", "--no-isolate", "--quiet", "--output", out], capsys) == (0, "")
+    with pytest.warns(UserWarning, match=r"--labels eurovoc: no row of --models ranks a "
+                                         r"catalogue's codes \(prior rank"):
+        assert _cli(["run", *_data(files), "--labels", "eurovoc", "--data-home", home,
+                     "--models", "prior", "--no-isolate", "--quiet", "--output", out],
+                    capsys) == (0, "")
     res = json.loads((out / "results.json").read_text())
     assert res["label_space"]["catalogue"] == "eurovoc" and res["label_space"]["n_labels"] == 6
     assert res["inputs"]["catalogue"]["sha256"] == sha256_file(home / "EURLEX57K.json")

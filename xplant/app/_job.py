@@ -193,6 +193,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     check_description_encoder(description_encoder)
     data_args, refit, epochs, plant_epochs = _job_defaults(data_args, refit, epochs, plant_epochs)
     rows = parse_models(",".join(models or DEFAULT_MODELS))
+    _warn_unused_catalogue(rows, data_args)
     start = time.perf_counter()
     splits = load_splits(**data_args)
     record = dict(describe(data_args, splits), refit=bool(refit))
@@ -212,6 +213,24 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     results["wall_seconds"] = time.perf_counter() - start
     _write_results(log, results, out_dir, report)
     return results
+
+
+def _warn_unused_catalogue(rows, data_args):
+    """Warn when a catalogue was given (``--labels``) and no row of the run ranks its codes:
+    only PLANT's ``fused + descriptions`` row (a planted row) and the ``descriptions`` row
+    (:attr:`~xplant.app._rows.Row.open_space`) do; the others rank the labels of train and
+    dev."""
+    import warnings
+    from ._rows import find_row
+    catalogue = data_args.get("catalogue", "default")
+    if catalogue in (None, "none", "default", "all-splits"):
+        return
+    used = [find_row(r.base) if r.base else r for r in rows]
+    if not any(r.open_space or r.planted for r in used):
+        warnings.warn(f"--labels {catalogue}: no row of --models ranks a catalogue's codes "
+                      f"({', '.join(r.name for r in rows)} rank the labels of train and dev); "
+                      "the catalogue is checked and recorded, and ranked by no row. Add plant "
+                      "or descriptions to --models to rank it", UserWarning, stacklevel=3)
 
 
 def _job_defaults(data_args, refit, epochs, plant_epochs):
