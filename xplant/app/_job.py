@@ -129,7 +129,8 @@ def _check_rows_fit_data(rows, splits, source):
         if r.needs_descriptions and splits["train"].get("label_descriptions") is None:
             raise ValueError(f"model {r.name!r} ({r.display}) ranks labels by their "
                              f"descriptions, and {source} gives none; give them with "
-                             "--label-descriptions FILE, or leave the row out of --models")
+                             "--label-descriptions FILE (or a --labels catalogue that names "
+                             "the labels), or leave the row out of --models")
 
 
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
