@@ -192,3 +192,16 @@ def test_a_tsv_list_cell_reads_back_the_items_it_lists(tmp_path_factory, items):
     p.write_text("label\tdescription\tsynonyms\nE50\theadache\t" + "|".join(items) + "\n",
                  encoding="utf-8")
     assert load_catalogue(p).label_synonyms == [[i.strip() for i in items]]
+
+
+@pytest.mark.parametrize("code, message", [
+    ("", "catalogue code 2 is blank"),
+    ("G7\t0", r"catalogue codes: 'G7\\t0' \(column 2\) holds control characters"),
+    ("A10", r"catalogue codes 'A10' \(column 0\) and 'A10' \(column 2\) are the same label"),
+])
+def test_a_catalogue_built_in_python_follows_the_same_rule(code, message):
+    """Not in the issue: a catalogue Bunch given to DescriptionFusion without load_catalogue."""
+    from sklearn.utils import Bunch
+    cat = Bunch(label_names=np.array(["A10", "E50", code]))
+    with pytest.raises(ValueError, match=message):
+        open_label_space(["A10"], cat)

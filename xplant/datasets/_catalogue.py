@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._labels import check_label_names
 from ._icd_sources import EXTRA, _ICD10_DIAG, _ICD10_PROC, _quiet_import, package_source
 
 #: The catalogues :func:`load_catalogue` knows by name (a path is a user's file).
@@ -269,7 +270,10 @@ def open_label_space(known, catalogue):
         When the catalogue adds no code to ``known`` (it lists only known
         labels): an open label space would be the known labels alone, and
         nothing would be left to rank from the catalogue. The message names
-        the catalogue (its ``record["source"]``).
+        the catalogue (its ``record["source"]``). Also for a catalogue
+        whose codes break the label-name rule
+        (:func:`xplant._labels.check_label_names`: a control character, a
+        code repeated) or hold a blank one, as a Bunch built in Python may.
 
     Examples
     --------
@@ -281,6 +285,11 @@ def open_label_space(known, catalogue):
     known = [str(n) for n in known]
     if catalogue is None:
         return np.array(known, dtype=str), np.zeros(0, dtype=np.int64)
+    codes = [str(c) for c in catalogue.label_names]
+    if any(not c.strip() for c in codes):     # a catalogue built in Python: the file's rules
+        raise ValueError(f"catalogue code {codes.index(next(c for c in codes if not c.strip()))} "
+                         "is blank; every code of a catalogue names a label")
+    check_label_names(codes, what="catalogue codes")
     have = set(known)
     rows = np.array([i for i, c in enumerate(catalogue.label_names) if str(c) not in have],
                     dtype=np.int64)
