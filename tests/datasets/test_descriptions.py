@@ -174,7 +174,7 @@ def test_user_descriptions_jsonl_and_tsv(tmp_path):
 def test_user_descriptions_bad_input(tmp_path):
     p = tmp_path / "d.jsonl"
     p.write_text('{"label": "flu", "parents": "resp"}\n')
-    with pytest.raises(ValueError, match=r"d.jsonl, line 1: 'parents' must be a list of strings"):
+    with pytest.raises(ValueError, match=r"d.jsonl, line 1: 'parents' must be a JSON list of strings"):
         read_label_descriptions(p, ["flu"])
     p.write_text('{"label": "flu", "description": 3}\n')
     with pytest.raises(ValueError, match="'description' must be a string"):

@@ -1,5 +1,6 @@
 """Users' files as a new user produces them: literal TSV cells, byte-order marks, document ids."""
 
+import gzip
 import json
 
 import numpy as np
@@ -98,3 +99,48 @@ def test_same_id_in_two_splits_warns(tmp_path):
     with pytest.warns(UserWarning, match="'n1' is in both the 'train' and the 'test' split"):
         data = read_labelled_texts({"train": tr, "test": te}, id_field="id")
     np.testing.assert_array_equal(data["test"].Y.toarray(), [[1]])
+
+
+def _gz_notes(n=200):
+    return "".join(json.dumps({"text": f"fever and cough {i}", "labels": ["A10"]}) + "\n"
+                   for i in range(n)).encode()
+
+
+def test_a_gzip_file_cut_short_names_the_file_and_the_fix(tmp_path):
+    data = gzip.compress(_gz_notes())
+    cut = tmp_path / "train.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError) as err:
+        read_labelled_texts({"train": cut})
+    assert str(err.value) == (f"{cut}: the compressed data end before the gzip end marker: the "
+                              "file was cut short (an interrupted download or copy); fetch or "
+                              "compress it again")
+
+
+def test_a_plain_file_named_gz_names_the_file_and_the_fix(tmp_path):
+    plain = tmp_path / "test.jsonl.gz"
+    plain.write_bytes(_gz_notes(3))
+    with pytest.raises(ValueError, match=r"test.jsonl.gz: it is not gzip-compressed, though its "
+                                         r"name ends in .gz; rename it without .gz"):
+        read_labelled_texts({"test": plain})
+
+
+@pytest.mark.parametrize("cut", [10, 20, 40])
+def test_other_damaged_gzip_files_name_the_file(tmp_path, cut):
+    """Not in the issue: a .tsv.gz cut anywhere (header, data, trailer), a damaged stream, and
+    a .txt.gz document of xplant predict's folder reader."""
+    from xplant.datasets import read_text_file
+    data = gzip.compress(b"text\tlabels\n" + b"".join(b"fever %d\tA10\n" % i for i in range(50)))
+    p = tmp_path / "notes.tsv.gz"
+    p.write_bytes(data[:cut])
+    with pytest.raises(ValueError, match=r"notes.tsv.gz: "):
+        read_labelled_texts({"train": p})
+    bad = bytearray(data)
+    bad[15:25] = b"\xff" * 10                 # the deflate stream damaged, the header whole
+    p.write_bytes(bytes(bad))
+    with pytest.raises(ValueError, match=r"notes.tsv.gz: "):
+        read_labelled_texts({"train": p})
+    t = tmp_path / "a.txt.gz"
+    t.write_bytes(gzip.compress(b"Fever since Monday.\n")[:cut // 2])
+    with pytest.raises(ValueError, match=r"a.txt.gz: the compressed data end before"):
+        read_text_file(t)

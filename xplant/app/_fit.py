@@ -83,6 +83,10 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     ------
     FileExistsError
         When ``output`` exists and ``overwrite`` is False.
+    ValueError
+        A catalogue (``data_args["catalogue"]``, ``--labels``) for a row
+        that cannot rank one (only the rows of
+        :attr:`xplant.app._rows.Row.open_space` save an open-space model).
     """
     from ._job import model_specs
     from ._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
@@ -91,6 +95,7 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
     from .._files import replace_folder, sibling_tmp, write_text
     from .._outputs import check_model_output, data_paths
     row, params = read_model_spec(model, params_file)
+    _check_catalogue_row(row, data_args)
     output = check_model_output(output, data=data_paths(data_args), overwrite=overwrite)
     splits = load_splits(**data_args)
     source = (data_args.get("files") or {}).get("train", data_args.get("dataset"))
@@ -129,6 +134,20 @@ def fit_model(output, data_args, model, *, params_file=None, epochs=None, plant_
         f"{info['fit_seconds']:.0f} s); predict with: xplant predict --model {output} "
         "--input FILE --output FILE")
     return info
+
+
+def _check_catalogue_row(row, data_args):
+    """Refuse ``xplant fit --labels CATALOGUE`` for a row whose saved model cannot rank a
+    catalogue's codes (:attr:`xplant.app._rows.Row.open_space`), naming the row."""
+    from ._rows import ROWS
+    catalogue = data_args.get("catalogue", "default")
+    if catalogue in (None, "none", "default") or row.open_space:
+        return
+    able = ", ".join(r.name for r in ROWS if r.open_space)
+    raise ValueError(f"--labels {catalogue}: the row {row.name!r} ({row.display}) ranks the "
+                     "labels of train and dev only, so its saved model cannot use a catalogue; "
+                     f"fit a row that ranks a catalogue's codes ({able}: xplant fit --model "
+                     f"descriptions --labels ...), or leave --labels out")
 
 
 def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_field="text",

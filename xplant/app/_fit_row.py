@@ -45,6 +45,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     from ._rows import find_row
     row = find_row(spec.get("model", spec["name"]))
     kind = row.display
+    catalogue = splits["train"].get("catalogue") if row.open_space else None
+    if catalogue is not None:          # the row ranks the catalogue's codes too: the open space
+        from ._splits import open_space_splits
+        tr, dv, te, open_names = open_space_splits(tr, dv, te, catalogue)
     from ._fused import SHARED_SHORTLIST_ROW, frozen_shortlist, row_params, row_scores
     params = row_params(spec.get("params"), row, data_args.get("dataset"), data_args.get("codes"))
     frozen = frozen_shortlist(params, row, shared, spec)
@@ -82,6 +86,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
            # the refit's estimate: the epochs' times, and how many documents a refit's epochs draw
            "epoch_seconds": epoch_seconds(final, refit_documents=(
                tr.Y.shape[0], tr.Y.shape[0] + dv.Y.shape[0]))}
+    if catalogue is not None:              # its columns, and what the space was made of
+        out["label_names"] = open_names
+        info["label_space"] = dict(catalogue.get("record", {}), n_open_labels=int(open_names.size),
+                                   n_unseen=int(np.count_nonzero(label_frequency(tr.Y) == 0)))
     if test_by_alpha is not None:          # a shortlisted fit: its fused rows, from one scoring
         _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_alpha,
                         same_as=same_as, model_dir=model_dir, encoder=encoder, verbose=verbose)

@@ -260,7 +260,8 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     desc = train.get("label_descriptions")
     if desc is None or not any(d for d in desc) or train.get("texts") is None:
         out["info"] = dict(out["info"], descriptions_row="not run: the training split has no "
-                           "label descriptions (give --label-descriptions FILE)")
+                           "label descriptions (give --label-descriptions FILE, or a --labels "
+                           "catalogue that names the labels)")
         return
     from ._rows import FUSED_SUFFIXES, description_ranker
     from ._splits import _inputs, has_evidence

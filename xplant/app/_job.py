@@ -34,7 +34,9 @@ def describe(data_args, splits):
     from ._splits import catalogue_name
     tr = splits["train"] if splits else None
     cat = tr.get("catalogue") if tr is not None else None
-    closed = data_args.get("catalogue") == "all-splits"
+    # the closed space of all splits is CodiEsp's alone (data_args_from and load_splits refuse
+    # it elsewhere): never recorded for a run that did not use it
+    closed = data_args.get("catalogue") == "all-splits" and kind == "codiesp"
     record["label_space"] = {
         "protocol": ("closed: the codes of all splits, test included (optimistic)" if closed else
                      "open: the labels of train and dev, then every other code of the catalogue"
@@ -44,6 +46,10 @@ def describe(data_args, splits):
         "n_known_labels": None if tr is None else int(tr.Y.shape[1]),
         "n_labels": None if tr is None else int(tr.Y.shape[1] + (0 if cat is None else np.setdiff1d(
             np.asarray(cat.label_names, dtype=str), np.asarray(tr.label_names, dtype=str)).size))}
+    from ._sources import run_catalogue
+    catalogue = run_catalogue(data_args) if cat is not None else None
+    if catalogue is not None:          # an input like the files: what fixes its codes
+        record["inputs"] = {"catalogue": {k: v for k, v in catalogue.items() if k != "digest"}}
     if kind == "codiesp":
         record["dataset_args"] = {k: data_args.get(k) for k in ("codes", "language", "max_docs",
                                                                 "catalogue")}
@@ -51,7 +57,7 @@ def describe(data_args, splits):
     if kind in ("user", "xc"):
         from ._sources import load_source
         _, notes = load_source(data_args)
-        record["inputs"] = notes["inputs"]
+        record["inputs"] = {**notes["inputs"], **record.get("inputs", {})}
         record["dev_source"] = notes["dev"]
         record["test_source"] = notes["test"]
         if notes["test"] != "file":
@@ -129,7 +135,8 @@ def _check_rows_fit_data(rows, splits, source):
         if r.needs_descriptions and splits["train"].get("label_descriptions") is None:
             raise ValueError(f"model {r.name!r} ({r.display}) ranks labels by their "
                              f"descriptions, and {source} gives none; give them with "
-                             "--label-descriptions FILE, or leave the row out of --models")
+                             "--label-descriptions FILE (or a --labels catalogue that names "
+                             "the labels), or leave the row out of --models")
 
 
 def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_epochs=None,
@@ -193,6 +200,7 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     check_description_encoder(description_encoder)
     data_args, refit, epochs, plant_epochs = _job_defaults(data_args, refit, epochs, plant_epochs)
     rows = parse_models(",".join(models or DEFAULT_MODELS))
+    _warn_unused_catalogue(rows, data_args)
     start = time.perf_counter()
     splits = load_splits(**data_args)
     from ._rows import find_row
@@ -218,6 +226,24 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     return results
 
 
+def _warn_unused_catalogue(rows, data_args):
+    """Warn when a catalogue was given (``--labels``) and no row of the run ranks its codes:
+    only PLANT's ``fused + descriptions`` row (a planted row) and the ``descriptions`` row
+    (:attr:`~xplant.app._rows.Row.open_space`) do; the others rank the labels of train and
+    dev."""
+    import warnings
+    from ._rows import find_row
+    catalogue = data_args.get("catalogue", "default")
+    if catalogue in (None, "none", "default", "all-splits"):
+        return
+    used = [find_row(r.base) if r.base else r for r in rows]
+    if not any(r.open_space or r.planted for r in used):
+        warnings.warn(f"--labels {catalogue}: no row of --models ranks a catalogue's codes "
+                      f"({', '.join(r.name for r in rows)} rank the labels of train and dev); "
+                      "the catalogue is checked and recorded, and ranked by no row. Add plant "
+                      "or descriptions to --models to rank it", UserWarning, stacklevel=3)
+
+
 def _job_defaults(data_args, refit, epochs, plant_epochs):
     """:func:`run_job`'s data arguments, refit and epoch budgets, the main job's where None
     (refit: on for the datasets of :data:`xplant.app._run.REFIT_DATASETS`)."""
@@ -235,7 +261,7 @@ def _job_folder(output_dir, data_args, record, *, resume, overwrite):
     """:func:`run_job`'s run folder, prepared (:func:`xplant._outputs.prepare_run_folder`)
     outside the data folder and the input files of ``record``."""
     from .._outputs import data_paths, prepare_run_folder
-    data = [data_args.get("data_home")] + [f["path"] for f in record.get("inputs", {}).values()]
+    data = [data_args.get("data_home")] + [f.get("path") for f in record.get("inputs", {}).values()]
     data += data_paths(data_args)            # every file named: the catalogue of --labels too
     return prepare_run_folder(output_dir, data=[d for d in data if d], resume=resume,
                               overwrite=overwrite)

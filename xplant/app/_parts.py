@@ -19,7 +19,7 @@ import numpy as np
 def _part_key(spec, data_args, model_args, inputs):
     """What a finished model's result depends on (JSON-comparable).
 
-    ``inputs`` is ``{split: SHA-256}`` of the input files
+    ``inputs`` is ``{input: digest}`` of the input files and the catalogue
     (:func:`xplant.app._sources.input_digests`): a part is reused only for
     the same contents, not merely the same paths.
     """
@@ -35,9 +35,11 @@ def _check_resume(out_dir, checked, inputs, data_args):
     Raises
     ------
     ValueError
-        Naming each changed file, before anything is fitted.
+        Naming each changed file (the ``--labels`` catalogue too), before
+        anything is fitted.
     """
-    files = data_args.get("files") or {}
+    from ._sources import input_names
+    files = input_names(data_args)
     for _, folder in checked:
         try:
             saved = json.loads((Path(out_dir) / "parts" / f"{folder}.json").read_text())

@@ -63,6 +63,12 @@ class Row:
     needs_evidence : bool
         True when the row learns from gold evidence (``evidence`` of the
         training split: CodiEsp-X, or a user's ``--evidence-field``).
+    open_space : bool
+        True when the row ranks a catalogue's codes itself (``--labels``):
+        it is fitted over the open label space
+        (:func:`xplant.app._splits.open_space_splits`), and ``xplant fit``
+        saves it so. ``xplant fit`` refuses ``--labels`` for the other rows;
+        in ``xplant run`` they rank the labels of train and dev.
     """
 
     name: str
@@ -77,6 +83,7 @@ class Row:
     needs_descriptions: bool = False
     backbone: str = None
     needs_evidence: bool = False
+    open_space: bool = False
 
 
 #: Where a PLANT row of a bundled dataset's job departs from
@@ -352,7 +359,7 @@ ROWS = [
         shortlisted=True, planted=True, backbone="hf"),
     # ranks labels by their descriptions alone: labels never seen in training too
     Row("descriptions", "descriptions", True, _descriptions, min_train_docs=1,
-        needs_descriptions=True),
+        needs_descriptions=True, open_space=True),
     # the gold mentions of the training evidence, matched in the text they index
     Row("mentions", "mention matcher", True, _mentions, min_train_docs=1, needs_evidence=True),
     # a shortlisted neural fit also yields its fused scores (run_models adds

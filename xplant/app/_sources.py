@@ -30,11 +30,27 @@ def file_record(path):
     return {"path": str(path), "sha256": sha256_file(path), "bytes": path.stat().st_size}
 
 
-def input_digests(data_args):
-    """``{split: SHA-256}`` of the files a ``data_args`` reads (the user's files, an XC folder).
+def run_catalogue(data_args):
+    """The catalogue a ``data_args`` reads, as an input, or None.
 
-    What a resumed run compares to reuse a finished part; named datasets
-    (read from their own folders) give ``{}``.
+    :func:`xplant.datasets.catalogue_input` of the catalogue that
+    :func:`xplant.app.load_splits` loads (``--labels``; CodiEsp's default
+    catalogue too): a file by its SHA-256, a named ICD catalogue by its
+    package's name and version.
+    """
+    from ..datasets import catalogue_input
+    from ._splits import catalogue_name
+    name = catalogue_name(data_args.get("dataset", "codiesp"), data_args.get("codes", "D"),
+                          data_args.get("catalogue", "default"))
+    return None if name is None else catalogue_input(name, data_home=data_args.get("data_home"))
+
+
+def input_digests(data_args):
+    """``{input: digest}`` of what a ``data_args`` reads: the user's files and an XC folder's
+    by SHA-256, and the catalogue (``"catalogue"``, :func:`run_catalogue`).
+
+    What a resumed run compares to reuse a finished part; the files of named
+    datasets (read from their own folders) are not digested.
     """
     kind = data_args.get("dataset")
     if kind == "user":
@@ -44,8 +60,24 @@ def input_digests(data_args):
         files = {s: folder / f"{s}.txt" for s in ("train", "dev", "test")
                  if (folder / f"{s}.txt").is_file()}
     else:
-        return {}
-    return {s: sha256_file(p) for s, p in files.items()}
+        files = {}
+    out = {s: sha256_file(p) for s, p in files.items()}
+    catalogue = run_catalogue(data_args)
+    if catalogue is not None:
+        out["catalogue"] = catalogue["digest"]
+    return out
+
+
+def input_names(data_args):
+    """``{input: how a message names it}`` for :func:`input_digests`'s keys: each file's path
+    and the catalogue's (``--labels``)."""
+    from ._splits import catalogue_name
+    names = dict(data_args.get("files") or {})
+    catalogue = catalogue_name(data_args.get("dataset", "codiesp"), data_args.get("codes", "D"),
+                               data_args.get("catalogue", "default"))
+    if catalogue is not None:
+        names["catalogue"] = f"the --labels catalogue {catalogue}"
+    return names
 
 
 def _check_file(path, what):
@@ -87,7 +119,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
         :func:`xplant.datasets.read_label_descriptions`); with ``train`` only.
     catalogue : str or None, default="default"
         ``--labels``: the open label space's catalogue
-        (:func:`xplant.app.load_splits`); a file is checked to exist.
+        (:func:`xplant.app.load_splits`); a file is checked to exist;
+        ``"eurovoc"`` is read from ``data_home`` (kept for a user's files
+        too).
     evidence_field : str or None, default=None
         ``--evidence-field``: the field of the user's gold evidence
         (:func:`xplant.datasets.read_labelled_texts`); with ``train`` only
@@ -102,9 +136,13 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     ------
     ValueError
         Both or neither of ``dataset`` and ``train``, ``dev``/``test``
-        without ``train``, or an unknown dataset.
+        without ``train``, an unknown dataset, or ``catalogue="all-splits"``
+        for data other than CodiEsp (it would put test's labels into the
+        space).
     FileNotFoundError
-        A named file that does not exist.
+        A named file that does not exist, or ``catalogue="eurovoc"``
+        without ``EURLEX57K.json`` in ``data_home`` (each message names the
+        command line's switch).
     """
     if dataset is not None and (train or dev or test):
         raise ValueError("give either --dataset or --train/--dev/--test, not both")
@@ -119,9 +157,7 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if dataset is not None and label_descriptions:
         raise ValueError("--label-descriptions goes with your own files (--train); the named "
                          "datasets bring their own descriptions")
-    cat = {"catalogue": "none" if catalogue is None else str(catalogue)}
-    if cat["catalogue"] not in ("none", "default", "all-splits", "icd10cm", "icd10pcs", "eurovoc"):
-        cat["catalogue"] = str(_check_file(cat["catalogue"], "--labels"))
+    cat = _catalogue_args(catalogue, dataset, data_home)
     if train:
         files = _user_files(train, dev, test, label_descriptions)
         return {"dataset": "user", "files": files, "upper": bool(upper),
@@ -131,6 +167,9 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
                 "max_docs": max_docs, "random_state": int(random_state), **cat}
     dataset = str(dataset)
     if dataset.lower().startswith("xc:"):
+        if "data_home" in cat:
+            raise ValueError("--labels eurovoc goes with --dataset eurlex57k or your own files "
+                             "(--train), not an XC folder")
         return {"dataset": "xc", "data_home": str(_xc_folder(dataset)), "max_docs": max_docs,
                 "random_state": int(random_state), **cat}
     name = dataset.lower()
@@ -145,6 +184,32 @@ def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=N
     if name == "codiesp":
         args.update(codes=codes, language=language)
     return {**args, **cat}
+
+
+def _catalogue_args(catalogue, dataset, data_home):
+    """The ``catalogue`` entry of :func:`data_args_from` (``--labels``), checked before
+    anything is read: a file exists, ``eurovoc`` finds ``EURLEX57K.json`` in ``--data-home``
+    (which then joins the data arguments of a user's files), and ``all-splits`` is
+    CodiEsp's alone."""
+    cat = {"catalogue": "none" if catalogue is None else str(catalogue)}
+    name = cat["catalogue"]
+    if name == "all-splits" and (dataset is None or str(dataset).lower() != "codiesp"):
+        raise ValueError("--labels all-splits is CodiEsp's closed space of earlier releases "
+                         "(the codes of all three splits); for other data it would put the "
+                         "test split's labels into the space, so it is refused. Leave --labels "
+                         "out (the labels of train and dev) or give a catalogue: --labels FILE")
+    if name == "eurovoc":
+        where = Path(data_home) if data_home else None
+        if where is None or not (where / "EURLEX57K.json").is_file():
+            found = "--data-home is not given" if where is None else \
+                f"{where / 'EURLEX57K.json'} does not exist"
+            raise FileNotFoundError(f"--labels eurovoc reads EURLEX57K.json from --data-home "
+                                    f"DIR, and {found}; give --data-home the EURLEX57K folder "
+                                    "that holds it")
+        cat["data_home"] = str(where)
+    elif name not in ("none", "default", "all-splits", "icd10cm", "icd10pcs"):
+        cat["catalogue"] = str(_check_file(name, "--labels"))
+    return cat
 
 
 def _user_files(train, dev, test, label_descriptions):

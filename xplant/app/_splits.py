@@ -54,9 +54,13 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         column of test, a miss for every model that cannot rank it).
         ``"default"``: CodiEsp's code-set catalogue (ICD-10-CM for D,
         ICD-10-PCS for P, none for DP), none elsewhere. None or ``"none"``:
-        no catalogue. ``"all-splits"`` (CodiEsp only): the closed space of
-        earlier releases, the codes of all three splits, test included
-        (optimistic; no catalogue).
+        no catalogue. ``"all-splits"`` (CodiEsp only, refused elsewhere):
+        the closed space of earlier releases, the codes of all three
+        splits, test included (optimistic; no catalogue). A catalogue that
+        adds no code to the labels of train and dev is refused
+        (:func:`xplant.datasets.open_label_space`), and labels the data
+        leave undescribed take the catalogue's texts
+        (:func:`described_by_catalogue`).
     **source
         For ``"user"`` and ``"xc"``: the files and how to read them (see
         ``dataset``).
@@ -66,17 +70,93 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
     dict
         ``{"train": Bunch, "dev": Bunch, "test": Bunch}``.
     """
+    if catalogue == "all-splits" and dataset != "codiesp":
+        raise ValueError(f"catalogue='all-splits' is CodiEsp's closed space (the codes of all "
+                         f"three splits); for {dataset!r} it would put test's labels into the "
+                         "space. Give a catalogue, or 'none' for the labels of train and dev")
     splits = _narrowed(_load_dataset(dataset, codes, language, data_home, max_docs, catalogue,
                                      source), subset, train_rows, dev_docs)
     # no test information enters a choice or a fit: the test split's evidence is never read
     splits["test"] = without_evidence(splits["test"])
     name = catalogue_name(dataset, codes, catalogue)
     if name is not None:
-        from ..datasets import load_catalogue
-        splits["train"].catalogue = load_catalogue(
-            name, data_home=data_home, drop_extension=dataset == "codiesp" and codes == "D",
-            upper=bool(source.get("upper", False)))
+        from ..datasets import load_catalogue, open_label_space
+        cat = load_catalogue(name, data_home=data_home,
+                             drop_extension=dataset == "codiesp" and codes == "D",
+                             upper=bool(source.get("upper", False)))
+        open_label_space(splits["train"].label_names, cat)   # refused when it adds no code
+        splits["train"] = described_by_catalogue(splits["train"], cat)
+        splits["train"].catalogue = cat
     return splits
+
+
+def described_by_catalogue(bunch, catalogue):
+    """A split whose labels the data left undescribed take the catalogue's texts.
+
+    The catalogue's names describe the codes it lists, the known labels
+    too: a label the data describe (``--label-descriptions``, a loader's
+    titles) keeps its own description, synonyms and parents; one they do
+    not describe takes the catalogue's entry; a label the catalogue lacks
+    keeps what the data give, or nothing. So ``--labels FILE`` alone is
+    enough for the rows that rank labels by their names.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        A split (``label_names``, and the description fields where the data
+        give them).
+    catalogue : Bunch
+        :func:`xplant.datasets.load_catalogue`'s result.
+
+    Returns
+    -------
+    Bunch
+        A new Bunch with ``label_descriptions`` (ndarray of object),
+        ``label_synonyms``, ``label_parents`` and ``parent_descriptions``
+        over its labels (the data's parent descriptions win); ``bunch``
+        itself when the catalogue describes none of its undescribed
+        labels. ``bunch`` is never modified.
+
+    Examples
+    --------
+    >>> from sklearn.utils import Bunch
+    >>> cat = Bunch(label_names=np.array(["A1", "B2"]), label_descriptions=["fever", "rash"],
+    ...             label_synonyms=[[], ["itch"]], label_parents=[[], ["B"]],
+    ...             parent_descriptions={"B": "skin"})
+    >>> out = described_by_catalogue(Bunch(label_names=np.array(["B2", "Z9"])), cat)
+    >>> out.label_descriptions.tolist(), out.label_synonyms, out.label_parents
+    (['rash', ''], [['itch'], []], [['B'], []])
+    """
+    from sklearn.utils import Bunch
+    names = [str(n) for n in bunch.label_names]
+    n = len(names)
+
+    def own(key, empty):
+        value = bunch.get(key)
+        return [empty() for _ in range(n)] if value is None else [v for v in value][:n] + \
+            [empty() for _ in range(n - len(value))]
+
+    desc = own("label_descriptions", str)
+    syn, parents = own("label_synonyms", list), own("label_parents", list)
+    where = {str(c): i for i, c in enumerate(catalogue.label_names)}
+    cat_syn = catalogue.get("label_synonyms") or [[] for _ in catalogue.label_names]
+    cat_par = catalogue.get("label_parents") or [[] for _ in catalogue.label_names]
+    taken = 0
+    for j, name in enumerate(names):
+        i = where.get(name)
+        if i is None or (desc[j] or syn[j]):      # described by the data, or not catalogued
+            continue
+        desc[j], syn[j] = str(catalogue.label_descriptions[i]), list(cat_syn[i])
+        parents[j] = list(parents[j]) or list(cat_par[i])
+        taken += 1
+    if not taken:
+        return bunch
+    out = Bunch(**bunch)
+    out.update(label_descriptions=np.asarray(desc, dtype=object), label_synonyms=syn,
+               label_parents=parents,
+               parent_descriptions={**(catalogue.get("parent_descriptions") or {}),
+                                    **(bunch.get("parent_descriptions") or {})})
+    return out
 
 
 def _load_dataset(dataset, codes, language, data_home, max_docs, catalogue, source):
@@ -139,6 +219,66 @@ def catalogue_name(dataset, codes, catalogue):
         from ..datasets import CODIESP_CATALOGUES
         return CODIESP_CATALOGUES.get(codes) if dataset == "codiesp" else None
     return str(catalogue)
+
+
+def open_space_splits(tr, dv, te, catalogue):
+    """A row's train, dev and test splits over the open label space of ``catalogue``.
+
+    For a row that ranks a catalogue's codes itself
+    (:attr:`xplant.app._rows.Row.open_space`): the labels of train and dev,
+    then the catalogue's other codes (:func:`xplant.datasets.open_label_space`).
+    Train's indicator gains a zero column per new code, and its description
+    fields the catalogue's entries for them; dev and test are aligned with
+    the space (:func:`xplant.datasets.align_label_space`), their labels
+    outside it after it.
+
+    Parameters
+    ----------
+    tr, dv, te : Bunch
+        The row's splits (:func:`load_splits`; train's descriptions already
+        completed by :func:`described_by_catalogue`).
+    catalogue : Bunch
+        :func:`xplant.datasets.load_catalogue`'s result.
+
+    Returns
+    -------
+    tr, dv, te : Bunch
+        New Bunches (the given ones are unchanged).
+    names : ndarray of str of shape (n_open,)
+        The open label space.
+    """
+    import scipy.sparse as sp
+    from sklearn.utils import Bunch
+    from ..datasets import align_label_space, open_label_space
+    names, rows = open_label_space(tr.label_names, catalogue)
+    n_known = tr.Y.shape[1]
+    Y = tr.Y.tocsr()
+    cat_syn = catalogue.get("label_synonyms") or [[] for _ in catalogue.label_names]
+    cat_par = catalogue.get("label_parents") or [[] for _ in catalogue.label_names]
+
+    def own(key, empty):
+        value = tr.get(key)
+        return [empty() for _ in range(n_known)] if value is None else list(value)[:n_known]
+
+    fields = {
+        "label_descriptions": np.asarray(
+            own("label_descriptions", str)
+            + [str(catalogue.label_descriptions[i]) for i in rows], dtype=object),
+        "label_synonyms": own("label_synonyms", list) + [list(cat_syn[i]) for i in rows],
+        "label_parents": own("label_parents", list) + [list(cat_par[i]) for i in rows],
+        "parent_descriptions": {**(catalogue.get("parent_descriptions") or {}),
+                                **(tr.get("parent_descriptions") or {})}}
+    train = {k: v for k, v in tr.items() if k != "label_ancestor"}
+    train.update(fields, label_names=names,
+                 Y=sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], names.size)),
+                 label_frequency=np.concatenate([label_frequency(Y),
+                                                 np.zeros(rows.size, dtype=np.int64)]))
+
+    def aligned(split):
+        a = align_label_space(names, split.Y, np.asarray(split.label_names).astype(str))
+        return Bunch(**{**split, "Y": a.Y, "label_names": a.label_names})
+
+    return Bunch(**train), aligned(dv), aligned(te), names
 
 
 def first_documents(bunch, n):

@@ -78,7 +78,9 @@ def _add_data_options(r, *, dataset_help):
     g.add_argument("--label-descriptions", metavar="FILE",
                    help="your labels' descriptions: JSON lines {\"label\", \"description\", "
                         "\"synonyms\"?, \"parents\"?} or a TSV with label and description "
-                        "columns (the descriptions row needs them)")
+                        "columns (synonyms and parents cells list items separated by |); the "
+                        "descriptions row needs them, or a --labels catalogue that names the "
+                        "labels")
     g.add_argument("--labels", default="default", metavar="CATALOGUE",
                    help="the open label space: the labels of train and dev, then every other "
                         "code of a catalogue: icd10cm, icd10pcs, eurovoc (from --data-home), or "
@@ -87,7 +89,9 @@ def _add_data_options(r, *, dataset_help):
                         "'default' (the default): CodiEsp's code-set catalogue (icd10cm for D, "
                         "icd10pcs for P), none for other data; 'all-splits' for CodiEsp's "
                         "closed space of earlier releases, the codes of all three splits, test "
-                        "included (optimistic: it tells the model which codes test holds)")
+                        "included (optimistic: it tells the model which codes test holds). "
+                        "The description rows rank the catalogue; xplant fit takes it for the "
+                        "descriptions row only")
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
     g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "

