@@ -31,7 +31,7 @@ def describe(data_args, splits):
     """The ``results.json`` record of the data: source, how dev and test were made, input files."""
     kind = data_args["dataset"]
     record = {"dataset": kind, "split": "test", "data_home": data_args.get("data_home")}
-    from ._splits import catalogue_name
+    from ._sources import catalogue_name
     tr = splits["train"] if splits else None
     cat = tr.get("catalogue") if tr is not None else None
     # the closed space of all splits is CodiEsp's alone (data_args_from and load_splits refuse

@@ -39,7 +39,6 @@ def run_catalogue(data_args):
     package's name and version.
     """
     from ..datasets import catalogue_input
-    from ._splits import catalogue_name
     name = catalogue_name(data_args.get("dataset", "codiesp"), data_args.get("codes", "D"),
                           data_args.get("catalogue", "default"))
     return None if name is None else catalogue_input(name, data_home=data_args.get("data_home"))
@@ -71,7 +70,6 @@ def input_digests(data_args):
 def input_names(data_args):
     """``{input: how a message names it}`` for :func:`input_digests`'s keys: each file's path
     and the catalogue's (``--labels``)."""
-    from ._splits import catalogue_name
     names = dict(data_args.get("files") or {})
     catalogue = catalogue_name(data_args.get("dataset", "codiesp"), data_args.get("codes", "D"),
                                data_args.get("catalogue", "default"))
@@ -87,6 +85,22 @@ def _check_file(path, what):
                 else "check the path (relative paths start from the current folder)")
         raise FileNotFoundError(f"{what} file {path} does not exist: {hint}")
     return path
+
+
+def catalogue_name(dataset, codes, catalogue):
+    """The catalogue :func:`load_splits` loads, or None (see its ``catalogue``).
+
+    Examples
+    --------
+    >>> catalogue_name("codiesp", "D", "default"), catalogue_name("user", None, "default")
+    ('icd10cm', None)
+    """
+    if catalogue in (None, "none", "all-splits"):
+        return None
+    if catalogue == "default":
+        from ..datasets import CODIESP_CATALOGUES
+        return CODIESP_CATALOGUES.get(codes) if dataset == "codiesp" else None
+    return str(catalogue)
 
 
 def data_args_from(dataset=None, *, train=None, dev=None, test=None, data_home=None, codes="D",

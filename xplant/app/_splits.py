@@ -78,6 +78,7 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
                                      source), subset, train_rows, dev_docs)
     # no test information enters a choice or a fit: the test split's evidence is never read
     splits["test"] = without_evidence(splits["test"])
+    from ._sources import catalogue_name
     name = catalogue_name(dataset, codes, catalogue)
     if name is not None:
         from ..datasets import load_catalogue, open_label_space
@@ -203,22 +204,6 @@ def _narrowed(splits, subset, train_rows, dev_docs):
         rows = np.sort(np.random.default_rng(0).choice(n_dev, int(dev_docs), replace=False))
         splits["dev"] = _take(splits["dev"], rows)
     return splits
-
-
-def catalogue_name(dataset, codes, catalogue):
-    """The catalogue :func:`load_splits` loads, or None (see its ``catalogue``).
-
-    Examples
-    --------
-    >>> catalogue_name("codiesp", "D", "default"), catalogue_name("user", None, "default")
-    ('icd10cm', None)
-    """
-    if catalogue in (None, "none", "all-splits"):
-        return None
-    if catalogue == "default":
-        from ..datasets import CODIESP_CATALOGUES
-        return CODIESP_CATALOGUES.get(codes) if dataset == "codiesp" else None
-    return str(catalogue)
 
 
 def open_space_splits(tr, dv, te, catalogue):
