@@ -29,13 +29,19 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 (tex-chtml and its fonts) copied into _static/mathjax: formulas render offline
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "sphinxarg.ext",
     "xplant_api",
+    "xplant_site",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# Text as written: "--config" stays two hyphens (a reader copies flags from the pages), and
+# quotes stay straight in code-like prose.
+smartquotes = False
 root_doc = "index"
 templates_path = ["_templates"]
 
@@ -136,5 +142,10 @@ sphinx_gallery_conf = {
 # -- HTML ------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"xplant {release}"
-html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    # every top-level page in the navbar, none under a "More" menu
+    "header_links_before_dropdown": 8,
+}
 html_static_path = []
