@@ -93,7 +93,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         The rule of ``predict``. "dev" chooses among the three by
         cross-fitted dev micro-F1 (:func:`xplant.metrics.choose_rule`); a
         rule's name fixes it. Either way its parameters are fitted on dev:
-        k in 1..``decision__max_k``, the global threshold, or one threshold
+        k from 1 to ``decision__max_k``, the global threshold, or one threshold
         per label (labels with fewer than 5 dev positives take the global
         one).
     lr : float or None, default=None
