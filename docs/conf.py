@@ -132,7 +132,7 @@ sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": re.escape(os.sep) + r"\w+\.py$",   # run every example
-    "image_scrapers": (),                                   # the examples print; no figures
+    "image_scrapers": ("matplotlib",),                      # each example draws its results
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
