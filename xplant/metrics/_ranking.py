@@ -350,7 +350,8 @@ def ndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_ro
     """Normalised discounted cumulative gain at k, binary gains.
 
     .. math::
-        DCG@k = \\sum_{r=1}^{k} \\frac{y_{\\pi(r)}}{\\log_2(r + 1)}, \\quad
+        DCG@k = \\sum_{r=1}^{k} \\frac{y_{\\pi(r)}}{\\log_2(r + 1)}
+
         nDCG@k = \\frac{DCG@k}{\\sum_{r=1}^{\\min(k, |y|)} 1 / \\log_2(r + 1)}
 
     The ideal DCG runs over ``min(k, |y|)`` positions (Järvelin & Kekäläinen,
@@ -448,7 +449,8 @@ def psndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, inv_propensity, norm
     """Propensity-scored nDCG at k (Jain, Prabhu & Varma, KDD 2016).
 
     .. math::
-        PSDCG@k_i = \\sum_{r=1}^{k} \\frac{y_{i,\\pi_i(r)}}{p_{\\pi_i(r)} \\log_2(r+1)}, \\quad
+        PSDCG@k_i = \\sum_{r=1}^{k} \\frac{y_{i,\\pi_i(r)}}{p_{\\pi_i(r)} \\log_2(r+1)}
+
         PSnDCG@k_i = \\frac{PSDCG@k_i}{\\sum_{r=1}^{\\min(k, |y_i|)} 1/\\log_2(r+1)}
 
     With ``normalize=False`` this is the mean of :math:`PSnDCG@k_i` over
@@ -479,8 +481,9 @@ def mean_average_precision(y_true, y_score=None, *, y_top_k=None, empty_rows="sk
     """Mean average precision, CodiEsp's official metric.
 
     .. math::
-        AP_i = \\frac{1}{|y_i|} \\sum_{r:\\, y_{i,\\pi_i(r)} = 1} \\frac{\\#\\{\\text{hits at ranks} \\le r\\}}{r},
-        \\quad MAP = \\frac{1}{n} \\sum_i AP_i
+        AP_i = \\frac{1}{|y_i|} \\sum_{r:\\, y_{i,\\pi_i(r)} = 1} \\frac{\\#\\{\\text{hits at ranks} \\le r\\}}{r}
+
+        MAP = \\frac{1}{n} \\sum_i AP_i
 
     The denominator is the number of gold labels, so a gold label that is
     never ranked counts as a miss (Miranda-Escalada et al., CodiEsp, CLEF
