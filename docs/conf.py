@@ -150,4 +150,5 @@ html_theme_options = {
     "header_links_before_dropdown": 8,
     "navbar_persistent": ["search-button"],
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["xplant.css"]          # tables that fit the column
