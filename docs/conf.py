@@ -137,6 +137,9 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "min_reported_time": 0,
+    # no sg_execution_times page: sphinx-gallery writes it with jQuery, DataTables and
+    # Bootstrap loaded from CDNs, and the site loads nothing from another host
+    "write_computation_times": False,
 }
 
 # -- HTML ------------------------------------------------------------------------------
