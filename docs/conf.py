@@ -28,9 +28,7 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
-    # MathJax 3 (tex-chtml and its fonts) copied into _static/mathjax: formulas render offline
-    "sphinx-mathjax-offline",
+    "sphinx.ext.mathjax",          # served from the site: see xplant_site (sphinx-mathjax-offline)
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "sphinxarg.ext",

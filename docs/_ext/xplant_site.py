@@ -3,11 +3,16 @@
 * Text that docutils takes for a URI on its own (``FILE:ROW`` in a command's help,
   ``file:`` being a URI scheme) is shown as text: only web and mail addresses that
   the source writes out become links of their own.
+* Formulas render offline: sphinx-mathjax-offline (the ``docs`` extra) copies MathJax 3,
+  its TeX input and its fonts into ``_static/mathjax`` and points ``mathjax_path`` there.
+  Its setup runs from here: it declares no parallel safety, which ``-j auto`` under
+  ``-W`` turns into an error, and all it does is copy files once the build has finished.
 * A page with no pages below it (getting started, the command-line reference, the
   design, the changelog) gets no left sidebar, rather than an empty one: the theme
   keeps the sidebar of every page whose top-level section is in a hidden toctree.
 """
 
+import importlib
 import re
 
 from docutils import nodes
@@ -54,6 +59,7 @@ def _drop_empty_sidebar(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    importlib.import_module("sphinx-mathjax-offline").setup(app)
     app.add_transform(UnlinkNonWebAddresses)
     app.connect("html-page-context", _drop_empty_sidebar, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
