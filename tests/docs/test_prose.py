@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-#: Pages whose mentions must link: the guide, getting started and the design.
-LINKING_PAGES = ("docs/guide/*.md", "docs/getting-started.md", "docs/design.md")
+#: Pages whose mentions must link: the guide, getting started, the design and the changelog.
+LINKING_PAGES = ("docs/guide/*.md", "docs/getting-started.md", "docs/design.md", "docs/changelog.md")
 #: Pages written for users, where internals must not be named.
 USER_PAGES = ("docs/guide/*.md", "docs/getting-started.md")
 #: Public names that the pages also use for something else (a Bunch field, a parameter).
