@@ -1,7 +1,8 @@
 """The prose of the guide pages, as a newcomer reads it (read from the Markdown, no build).
 
-* The first time a page mentions a documented class, function, method or constant
-  (as a literal such as `PlantClassifier` or `xplant.fusion.fuse`), it links to the
+* The first time a page mentions a documented module, class, function, method or
+  constant (as a literal such as `PlantClassifier`, `xplant.fusion.fuse` or
+  `xplant.metrics`), it links to the
   name's reference page with a MyST role (``{py:class}`~xplant.neural.PlantClassifier```);
   later mentions may stay literals. A call such as `PlantClassifier(shortlist="linear")`
   is code, not a mention.
@@ -23,7 +24,7 @@ ALSO_A_FIELD = {"label_frequency"}
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
 _LITERAL = re.compile(r"(?<![`}\w])`([^`\n]+)`(?!`)")
-_ROLE = re.compile(r"\{py:(?:class|func|meth|data|obj|exc)\}`~?(?:[^`<]*<)?([^`>]+)>?`")
+_ROLE = re.compile(r"\{py:(?:mod|class|func|meth|data|obj|exc)\}`~?(?:[^`<]*<)?([^`>]+)>?`")
 
 
 def _pages(repo_root, patterns):
@@ -61,6 +62,9 @@ def reference_targets(xplant_api):
     for name, full in short.items():
         if len(full) == 1 and name not in ALSO_A_FIELD:
             targets.setdefault(name, next(iter(full)))
+    for module in xplant_api.public_modules():
+        if module != "xplant":              # `xplant` on a page is the command line
+            targets.setdefault(module, module)
     return targets
 
 
