@@ -28,14 +28,18 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "sphinx.ext.mathjax",          # served from the site: see xplant_site (sphinx-mathjax-offline)
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "sphinxarg.ext",
     "xplant_api",
+    "xplant_site",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# Text as written: "--config" stays two hyphens (a reader copies flags from the pages), and
+# quotes stay straight in code-like prose.
+smartquotes = False
 root_doc = "index"
 templates_path = ["_templates"]
 
@@ -126,15 +130,26 @@ sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": re.escape(os.sep) + r"\w+\.py$",   # run every example
-    "image_scrapers": (),                                   # the examples print; no figures
+    "image_scrapers": ("matplotlib",),                      # each example draws its results
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
     "min_reported_time": 0,
+    # no sg_execution_times page: sphinx-gallery writes it with jQuery, DataTables and
+    # Bootstrap loaded from CDNs, and the site loads nothing from another host
+    "write_computation_times": False,
 }
 
 # -- HTML ------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"xplant {release}"
-html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
-html_static_path = []
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    # every top-level page in the navbar, none under a "More" menu, and the search as an
+    # icon beside them so that the navbar keeps one row at 1,400 px
+    "header_links_before_dropdown": 8,
+    "navbar_persistent": ["search-button"],
+}
+html_static_path = ["_static"]
+html_css_files = ["xplant.css"]          # tables that fit the column

@@ -16,6 +16,9 @@ then saves and reloads one of them without pickle.
 import tempfile
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+import numpy as np
+
 from xplant.datasets import load_codiesp
 from xplant.linear import (FrequencyPrior, load_linear, make_tfidf_logistic, make_tfidf_ovr,
                            predict_top_k, save_linear)
@@ -40,11 +43,25 @@ models = {
     "TF-IDF + SVM": make_tfidf_ovr(C=1.0),
     "TF-IDF + logistic": make_tfidf_logistic(C=10.0),
 }
+metrics = ("P@1", "P@5", "nDCG@5")
+results = {}
 for name, model in models.items():
     model.fit(X_train, Y_train)
     top, _ = predict_top_k(model, X_test, k=5)
-    report = xmtc_report(Y_test, y_top_k=top)
+    results[name] = report = xmtc_report(Y_test, y_top_k=top)
     print(f"{name:18s} P@1 {report['P@1']:.3f}  P@5 {report['P@5']:.3f}  nDCG@5 {report['nDCG@5']:.3f}")
+
+# %%
+# The three models side by side, on the 20 test documents.
+fig, ax = plt.subplots(figsize=(6.4, 3.6))
+width = 0.8 / len(results)
+for i, (name, report) in enumerate(results.items()):
+    ax.bar(np.arange(len(metrics)) + i * width, [report[m] for m in metrics], width, label=name)
+ax.set_xticks(np.arange(len(metrics)) + width * (len(results) - 1) / 2, metrics)
+ax.set_ylim(0, 1)
+ax.set_ylabel("score on the test split")
+ax.legend(loc="upper right", fontsize="small")
+fig.tight_layout()
 
 # %%
 # Top codes, and a model saved without pickle

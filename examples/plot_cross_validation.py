@@ -12,6 +12,8 @@ the folds. The label matrix is a 0/1 indicator matrix ``Y``.
 # %%
 # Data: a few dozen bundled CodiEsp documents and their frequent codes
 # ---------------------------------------------------------------------
+import matplotlib.pyplot as plt
+import numpy as np
 from sklearn.model_selection import cross_validate
 
 from xplant.datasets import load_codiesp
@@ -47,7 +49,23 @@ for name in scoring:
 # Positives of each code per test fold: iterative stratification
 # (Sechidis et al. 2011) spreads every code's positives over the folds, so
 # each fold's test part has some of each.
+positives = []
 for k, (_, test_idx) in enumerate(cv.split(texts, Y)):
+    positives.append(Y[test_idx].sum(axis=0))
     print(f"fold {k}: {len(test_idx)} documents, positives per code "
-          f"{Y[test_idx].sum(axis=0).tolist()}")
+          f"{positives[-1].tolist()}")
 print(f"total  : {Y.sum(axis=0).tolist()}")
+
+# %%
+# Each code's positives, stacked by the fold that tests them: every code has
+# positives in every fold's test part.
+fig, ax = plt.subplots(figsize=(6.4, 3.6))
+bottom = np.zeros(Y.shape[1])
+for k, counts in enumerate(positives):
+    ax.bar(np.arange(Y.shape[1]), counts, bottom=bottom, label=f"fold {k}")
+    bottom += counts
+ax.set_xticks(np.arange(Y.shape[1]), train.label_names[labels], rotation=60, ha="right",
+              fontsize="small")
+ax.set_ylabel("positive documents")
+ax.legend(fontsize="small")
+fig.tight_layout()

@@ -15,6 +15,8 @@ Spanish text. The measured evidence figures are on the benchmark pages.
 # %%
 # Spanish text: the gold evidence offsets refer to it
 # ---------------------------------------------------
+import matplotlib.pyplot as plt
+
 from xplant import MIGRelevance
 from xplant.datasets import load_codiesp, load_codiesp_evidence
 from xplant.evidence import mig_highlighter, score_evidence
@@ -35,6 +37,17 @@ vocabulary = {i: t for t, i in mig.vocabulary_.items()}
 for row in range(3):
     top = mig.relevance_[row].toarray().ravel().argsort()[::-1][:5]
     print(codes[row], [vocabulary[i] for i in top])
+
+# %%
+# The ten tokens of the first code with the highest MIG: the words a span
+# of that code is made of.
+values = mig.relevance_[0].toarray().ravel()
+top = values.argsort()[::-1][:10]
+fig, ax = plt.subplots(figsize=(6.4, 3.6))
+ax.barh([vocabulary[i] for i in top][::-1], values[top][::-1])
+ax.set_xlabel("MIG with the code (bits)")
+ax.set_title(f"top tokens of {codes[0]}")
+fig.tight_layout()
 
 # %%
 # Spans for each gold code of the first documents

@@ -15,6 +15,7 @@ are scikit-learn estimators, so they chain in a :class:`~sklearn.pipeline.Pipeli
 # :func:`~xplant.model_selection.frequent_label_subset` keeps the most
 # frequent codes and a seeded sample of the training documents that carry
 # one; the test documents keep the same columns.
+import matplotlib.pyplot as plt
 from sklearn.pipeline import Pipeline
 
 from xplant import AttentionPlanter, MIGRelevance, PlantClassifier
@@ -53,6 +54,15 @@ pipe.fit(texts, Y, clf__label_names=names)
 scores = pipe.predict_proba(test_texts)
 report = xmtc_report(Y_test, scores)
 print({k: round(v, 3) for k, v in report.items() if isinstance(v, float)})
+
+# %%
+# The ranking metrics of the report, after one epoch of each stage.
+shown = [m for m in ("P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "MAP") if m in report]
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+ax.bar(shown, [report[m] for m in shown])
+ax.set_ylim(0, 1)
+ax.set_ylabel("score on 20 test documents")
+fig.tight_layout()
 
 # %%
 # The top codes of a few documents

@@ -8,13 +8,18 @@ parameter counts as described when the Parameters (or Other Parameters)
 section names it with a non-empty description: a type alone is not enough.
 A documented parameter that the signature lacks (and no ``**kwargs`` takes)
 is an offender too; parameters whose name starts with ``_`` are private. Constants need a ``#:`` comment where they are defined.
+
+Every formula of a public function's docstring (``.. math::`` blocks and ``:math:``
+roles) is TeX with balanced braces, as written in the source: no docstring is rewritten
+at import time in a way that could unbalance them.
 """
 
 import dataclasses
 import inspect
+import re
 import warnings
 
-from numpydoc.docscrape import NumpyDocString
+import pytest
 
 
 def _parameters(func):
@@ -36,9 +41,12 @@ def _parameters(func):
 
 def _described(doc, sections=("Parameters", "Other Parameters")):
     """{parameter name: has a description} of a docstring's Parameters sections."""
+    # numpydoc comes with the docs extra; without it the parameter checks skip, the
+    # formula checks below still run
+    docscrape = pytest.importorskip("numpydoc.docscrape")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # numpydoc warns on unknown sections
-        parsed = NumpyDocString(inspect.cleandoc(doc))
+        parsed = docscrape.NumpyDocString(inspect.cleandoc(doc))
     out = {}
     for p in [p for section in sections for p in parsed[section]]:
         described = bool("".join(p.desc).strip())
@@ -133,3 +141,61 @@ def test_the_check_finds_missing_and_bare_parameters():
 
     assert check_docstring("g", g.__doc__, g) == ["g: documents b, which the signature lacks"]
     assert check_docstring("h", None, g) == ["h: no docstring"]
+
+
+_MATH_ROLE = re.compile(r":math:`([^`]*)`")
+
+
+def formulas(doc):
+    """The TeX of each ``.. math::`` block and ``:math:`` role of a docstring."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)\.\. math::(.*)$", lines[i])
+        if m:
+            indent, tex = len(m.group(1)), [m.group(2)]
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+                tex.append(lines[i])
+                i += 1
+            out.append("\n".join(tex).strip())
+            continue
+        i += 1
+    return out + _MATH_ROLE.findall(" ".join(lines))
+
+
+def unbalanced(tex):
+    """Where the braces of ``tex`` do not pair up (``\\{`` and ``\\}`` are literal braces): "" if they do."""
+    depth = 0
+    for i, ch in enumerate(re.sub(r"\\[{}]", "..", tex)):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return f"a closing brace without its opening one at character {i}"
+    return f"{depth} brace(s) left open" if depth else ""
+
+
+def test_every_formula_of_a_public_docstring_has_balanced_braces(xplant_api):
+    import xplant.metrics as metrics
+
+    checked, problems = {}, []
+    for entry in xplant_api.documented_entries():
+        if entry.kind == "function":
+            checked[entry.fullname] = formulas(entry.obj.__doc__)
+    for label, texs in checked.items():
+        problems += [f"{label}: {why} in {tex!r}" for tex in texs if (why := unbalanced(tex))]
+    assert not problems, "\n".join(problems)
+    # the metric functions whose formulas are checked: one display formula at least each
+    for name in ("precision_at_k", "recall_at_k", "r_precision_at_k", "ndcg_at_k", "psp_at_k",
+                 "psndcg_at_k", "mean_average_precision", "inverse_propensity"):
+        texs = formulas(getattr(metrics, name).__doc__)
+        assert texs and any("\\frac" in t for t in texs), name
+    # the nDCG numerator closes its subscript before the denominator opens
+    assert r"\frac{y_{\pi(r)}}{\log_2(r + 1)}" in formulas(metrics.ndcg_at_k.__doc__)[0]
+
+
+def test_the_brace_check_finds_what_the_old_docstrings_had():
+    assert formulas("S.\n\n.. math::\n    a = \\frac{1}{2}\n\nText :math:`b_{i}`.") == \
+        ["a = \\frac{1}{2}", "b_{i}"]
+    assert unbalanced(r"\frac{y_{\pi(r)}{\log_2(r + 1)}") == "1 brace(s) left open"
+    assert unbalanced(r"\#\{\text{hits}\}") == ""
+    assert unbalanced("a}") == "a closing brace without its opening one at character 1"

@@ -7,7 +7,7 @@
     xplant fit       fit one model and save it (dataset or your files; a row or a config)
     xplant evaluate  score a saved model on labelled data
     xplant train     the same as fit; with --config cfg.yaml, one process or many
-                     (torchrun / deepspeed launchers; see docs/guide/scaling.md)
+                     (torchrun / deepspeed launchers; see "Scaling out" in the user guide)
 """
 
 import argparse
@@ -159,8 +159,8 @@ def build_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("train", help="train one model: the same as xplant fit; with --config "
-                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun, "
-                                 "docs/guide/scaling.md)")
+                                 "cfg.yaml, the launcher job (DeepSpeed/torchrun; see "
+                                 "\"Scaling out\" in the user guide)")
     for add in (_add_run_parser, _add_fit_parser, _add_evaluate_parser, _add_predict_parser,
                 _add_report_parser, _add_ablate_parser):
         add(sub)

@@ -121,7 +121,7 @@ def merge_spans(offsets, weights, *, cut=None, top_spans=3, text=None):
     Notes
     -----
     A span is a maximal run of kept tokens that are consecutive in token
-    order (docs/guide/evidence.md, section "Spans from token weights"); ignored
+    order (:doc:`/guide/evidence`, section "Spans from token weights"); ignored
     tokens (empty or unplaced) never
     break a run, kept tokens below the cut do. Cost is O(n_tokens) vectorised,
     plus O(span characters) for the word snapping.

@@ -23,7 +23,7 @@
 Plain functions of NumPy arrays and scikit-learn estimators: no torch
 needed. :class:`xplant.neural.PlantClassifier` (``shortlist=``,
 ``fusion=``) and :class:`xplant.unseen.DescriptionFusion` use them; see
-docs/shortlist.md.
+:doc:`/guide/shortlist-fusion`.
 """
 
 from ._calibration import calibrate, fit_calibration, logit, sigmoid

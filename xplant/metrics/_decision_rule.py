@@ -201,7 +201,7 @@ def choose_rule(y_true_dev, y_score_dev, max_k=10, *, rules=DECISION_RULES,
 
     The candidates (``rules``, from :data:`DECISION_RULES`):
 
-    - ``"top_k"``: each document's k best-scored labels, k in 1..``max_k``
+    - ``"top_k"``: each document's k best-scored labels, k from 1 to ``max_k``
       (:func:`select_k`);
     - ``"threshold"``: one global threshold (:func:`select_threshold`, an
       exact sweep of every dev score);

@@ -279,7 +279,7 @@ def precision_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", emp
 
     .. math:: P@k = \\frac{1}{n} \\sum_i \\frac{1}{k} \\sum_{r=1}^{k} y_{i, \\pi_i(r)}
     {params}
-    empty_rows : {{"zero", "skip"}}, default="zero"
+    empty_rows : {"zero", "skip"}, default="zero"
         Rows with no true label count as 0 (default) or are left out.
 
     Returns
@@ -350,7 +350,8 @@ def ndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, ties="break", empty_ro
     """Normalised discounted cumulative gain at k, binary gains.
 
     .. math::
-        DCG@k = \\sum_{r=1}^{k} \\frac{y_{\\pi(r)}}{\\log_2(r + 1)}, \\quad
+        DCG@k = \\sum_{r=1}^{k} \\frac{y_{\\pi(r)}}{\\log_2(r + 1)}
+
         nDCG@k = \\frac{DCG@k}{\\sum_{r=1}^{\\min(k, |y|)} 1 / \\log_2(r + 1)}
 
     The ideal DCG runs over ``min(k, |y|)`` positions (Järvelin & Kekäläinen,
@@ -448,7 +449,8 @@ def psndcg_at_k(y_true, y_score=None, *, k=5, y_top_k=None, inv_propensity, norm
     """Propensity-scored nDCG at k (Jain, Prabhu & Varma, KDD 2016).
 
     .. math::
-        PSDCG@k_i = \\sum_{r=1}^{k} \\frac{y_{i,\\pi_i(r)}}{p_{\\pi_i(r)} \\log_2(r+1)}, \\quad
+        PSDCG@k_i = \\sum_{r=1}^{k} \\frac{y_{i,\\pi_i(r)}}{p_{\\pi_i(r)} \\log_2(r+1)}
+
         PSnDCG@k_i = \\frac{PSDCG@k_i}{\\sum_{r=1}^{\\min(k, |y_i|)} 1/\\log_2(r+1)}
 
     With ``normalize=False`` this is the mean of :math:`PSnDCG@k_i` over
@@ -479,8 +481,9 @@ def mean_average_precision(y_true, y_score=None, *, y_top_k=None, empty_rows="sk
     """Mean average precision, CodiEsp's official metric.
 
     .. math::
-        AP_i = \\frac{1}{|y_i|} \\sum_{r:\\, y_{i,\\pi_i(r)} = 1} \\frac{\\#\\{\\text{hits at ranks} \\le r\\}}{r},
-        \\quad MAP = \\frac{1}{n} \\sum_i AP_i
+        AP_i = \\frac{1}{|y_i|} \\sum_{r:\\, y_{i,\\pi_i(r)} = 1} \\frac{\\#\\{\\text{hits at ranks} \\le r\\}}{r}
+
+        MAP = \\frac{1}{n} \\sum_i AP_i
 
     The denominator is the number of gold labels, so a gold label that is
     never ranked counts as a miss (Miranda-Escalada et al., CodiEsp, CLEF
@@ -524,9 +527,24 @@ def mean_average_precision(y_true, y_score=None, *, y_top_k=None, empty_rows="sk
     return _aggregate(ap, n_true, empty_rows, "MAP")
 
 
+def _fill_shared_sections(func):
+    """Put the shared sections in place of the ``{params}``, ``{skip_rows}`` and ``{ps_params}``
+    lines of ``func``'s docstring.
+
+    Only those three whole lines are replaced: every other character of the docstring, its
+    TeX braces and its ``{"skip", "zero"}`` value sets included, is shown as written.
+    """
+    rows = inspect.signature(func).parameters["empty_rows"].default
+    parts = {"params": _SHARED_PARAMS, "skip_rows": _SKIP_ROWS, "ps_params": _PS_PARAMS % rows}
+    lines = func.__doc__.split("\n")
+    for i, line in enumerate(lines):
+        name = line.strip()
+        if name.startswith("{") and name.endswith("}") and name[1:-1] in parts:
+            lines[i] = line[:len(line) - len(line.lstrip())] + parts[name[1:-1]]
+    func.__doc__ = "\n".join(lines)
+
+
 for _f in (precision_at_k, recall_at_k, r_precision_at_k, ndcg_at_k, psp_at_k, psndcg_at_k,
            mean_average_precision):
-    _rows = inspect.signature(_f).parameters["empty_rows"].default
-    _f.__doc__ = (_f.__doc__.replace("{params}", _SHARED_PARAMS).replace("{skip_rows}", _SKIP_ROWS)
-                  .replace("{ps_params}", _PS_PARAMS % _rows).replace("{{", "{").replace("}}", "}"))
-del _f, _rows
+    _fill_shared_sections(_f)
+del _f

@@ -36,7 +36,7 @@ REFIT_EPOCHS = ("fixed", "scaled")
 
 #: The epoch count of a refit unless told otherwise (:class:`RefitOnDev`,
 #: ``xplant run --refit``), set by the one-time benchmark at the main job's
-#: budget (docs/benchmarks/results.md, "Refit on train and dev").
+#: budget (:doc:`/benchmarks/results`, "Refit on train and dev").
 DEFAULT_REFIT_EPOCHS = "scaled"
 
 
@@ -200,7 +200,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         The refit's epoch count: the one chosen on dev times
         (n_train + n_dev) / n_train, rounded, or the chosen count itself
         (:func:`refit_params`). The default (:data:`DEFAULT_REFIT_EPOCHS`)
-        follows the one-time benchmark of docs/benchmarks/results.md
+        follows the one-time benchmark of :doc:`/benchmarks/results`
         (``benchmarks/bench_refit.py``).
 
     Attributes

@@ -94,7 +94,7 @@ def adjust_logits(logits, log_p, tau):
 
 
 def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=10):
-    """τ from ``grid`` by dev micro-F1 of the top-k rule, k in 1..``max_k`` chosen with it.
+    """τ from ``grid`` by dev micro-F1 of the top-k rule, k from 1 to ``max_k`` chosen with it.
 
     A decision choice of :func:`~xplant.model_selection.choose_on_dev`: the
     criterion is the top-k rule's (k chosen on dev micro-F1): τ is a decision-level knob that trades head labels

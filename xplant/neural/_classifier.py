@@ -72,7 +72,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         the better on the dev ``scoring``; 0.1 trains on only while dev shows
         it ahead of 0 (:class:`~xplant.neural._dev_choice.CandidateRace`), so
         where dev shows no difference the choice costs little more than one
-        Stage 2 (its measurements are in docs/benchmarks/evidence.md).
+        Stage 2 (its measurements are in :doc:`/benchmarks/evidence`).
     shortlist : None, "linear" or estimator, default=None
         A cheap ranker of every label, fitted on the training rows: "linear"
         is TF-IDF + one-vs-rest squared-hinge SVM with C chosen on dev; any
@@ -93,7 +93,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         The rule of ``predict``. "dev" chooses among the three by
         cross-fitted dev micro-F1 (:func:`xplant.metrics.choose_rule`); a
         rule's name fixes it. Either way its parameters are fitted on dev:
-        k in 1..``decision__max_k``, the global threshold, or one threshold
+        k from 1 to ``decision__max_k``, the global threshold, or one threshold
         per label (labels with fewer than 5 dev positives take the global
         one).
     lr : float or None, default=None
@@ -127,7 +127,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
     **kwargs
         skorch's own (``device``, ``verbose``, ``callbacks``, ...) and the
         prefixed settings, each listed with its default in
-        docs/guide/classifier.md: ``module__`` (:class:`~xplant.neural.modules.PlantNet`
+        :doc:`/guide/classifier`: ``module__`` (:class:`~xplant.neural.modules.PlantNet`
         and its backbone: ``embedding_dim``, ``max_length``, ``pool_size``, ``head``, ...),
         ``criterion__`` (:class:`~xplant.neural.losses.PlantLoss`: ``gamma``,
         ``label_smoothing``, ``hard_negatives``, ...), ``optimizer__``,

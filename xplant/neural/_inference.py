@@ -196,7 +196,7 @@ class InferenceMixin:
         Notes
         -----
         Adjacent tokens above the cut are merged into one span and spans are
-        snapped to word boundaries (:func:`xplant.evidence.merge_spans`; docs/guide/evidence.md,
+        snapped to word boundaries (:func:`xplant.evidence.merge_spans`; :doc:`/guide/evidence`,
         section "Spans from token weights"). Token offsets
         come from the same tokenizer the model attends over (word or
         WordPiece), so they map back to the original string, unicode

@@ -85,7 +85,7 @@ class AttentionPlanter(PlantNetBase):
     ndcg_k : int, default=50
         Cutoff of the ``|ΔnDCG@k|`` weights (``criterion__k``) and of the dev
         attention nDCG; 50 covers MIG's whole top-50 list (chosen on dev:
-        docs/benchmarks/evidence.md, section "Ablation and low-data curve").
+        :doc:`/benchmarks/evidence`, section "Ablation and low-data curve").
     sigma : float, default=1.0
         Scale of the pairwise logistic (``criterion__sigma``).
     labels_per_doc, max_relevant, n_negatives : int, default=16, 32, 32

@@ -1,6 +1,6 @@
 """Losses of PLANT: Stage 1 learning to rank, Stage 2 focal loss with hard negatives.
 
-Stage 1 (the PLANT paper, arXiv 2410.23066; docs/design.md, section "Stage 1:
+Stage 1 (the PLANT paper, arXiv 2410.23066; :doc:`/design`, section "Stage 1:
 planting attention by learning to rank"), for ranking items with scores
 s (N, C), graded relevance r (N, C) and a validity mask::
 

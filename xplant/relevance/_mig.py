@@ -291,7 +291,7 @@ def mig_scores(X, Y, *, top_k=None, positive_only=True, normalize=None, n_jobs=N
 
         MIG[l, t] = sum_ab (n_ab / N) log2(n_ab N / (n_a. n_.b)),  0 log 0 = 0,
 
-    exact, with no smoothing (PLANT, arXiv 2410.23066, Sec. 3; docs/design.md,
+    exact, with no smoothing (PLANT, arXiv 2410.23066, Sec. 3; :doc:`/design`,
     section "Mutual information gain").
 
     Parameters

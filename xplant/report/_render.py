@@ -296,7 +296,7 @@ def render_report(run_dir, *, out=None, examples=None, overwrite=False):
         Each row's ``zero_shot`` record in ``results.json`` (its predictions
         of labels never seen in training, with their evidence spans) is
         listed; a folder without any renders with a note. Schemas in
-        docs/guide/cli.md, section "The run folder".
+        :doc:`/guide/cli`, section "The run folder".
     out : str or Path, optional
         Folder for ``report.html``, ``f1_by_frequency.png`` and
         ``similarity.png``; created if needed. Default: ``run_dir``, whose

@@ -24,7 +24,7 @@ These estimators read each label's description, synonyms and ancestors
 A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`,
 a fitted DescriptionFusion (with its model) with
 :func:`save_description_fusion`; both load with :func:`xplant.load_saved`.
-See docs/guide/unseen.md.
+See :doc:`/guide/unseen`.
 """
 
 from ._description_fusion import (FALLBACK_SEEN_WEIGHT, FALLBACK_WEIGHT, FUSION_WEIGHTS,

@@ -68,7 +68,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
     The fused scores rank the labels but are no probabilities (an unseen
     label's reaches 1 + ``weight``), so the estimator offers
-    :meth:`decision_function` and no ``predict_proba`` (docs/metrics.md,
+    :meth:`decision_function` and no ``predict_proba`` (:doc:`/guide/metrics`,
     "Scores"). Its constructor follows scikit-learn's meta-estimators
     (``VotingClassifier``, ``StackingClassifier``): the unfitted
     ``estimator`` is stored, and its fitted clone is ``estimator_``.

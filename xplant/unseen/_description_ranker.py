@@ -146,7 +146,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         the mean of the two. A code title is a few words; in a long
         document the words of the one sentence that states the diagnosis
         weigh little, and the best sentence's cosine finds them
-        (docs/benchmarks/archive/results.md, "Levers toward MAP 50, on dev").
+        (:doc:`/benchmarks/archive/results`, "Levers toward MAP 50, on dev").
     encoder : str or None, default=None
         A sentence encoder whose cosines are added to the TF-IDF score:
         ``"minilm"`` (the bundled MiniLM-L6, needs the ``neural`` and
@@ -344,7 +344,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         """Cosine of each document with each label's text: the ranking score.
 
         A cosine is no probability of the label, so the ranker has no
-        ``predict_proba`` (docs/metrics.md, "Scores").
+        ``predict_proba`` (:doc:`/guide/metrics`, "Scores").
 
         Parameters
         ----------

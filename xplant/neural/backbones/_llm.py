@@ -1,6 +1,6 @@
 """Decoder LLM backbones (Llama, Mistral, Phi, ...) with LoRA and optional NF4.
 
-docs/design.md, section "Backbones": the token representations H are the LLM's
+:doc:`/design`, section "Backbones": the token representations H are the LLM's
 last hidden states;
 the base model stays frozen and is adapted with LoRA (Hu et al. 2021, r = 16
 in the PLANT paper), optionally over a 4-bit NormalFloat base (QLoRA,
@@ -182,7 +182,7 @@ class LLMEncoder(nn.Module):
     """A frozen decoder LLM adapted with LoRA, applied in windows.
 
     H = the last hidden states of the base model (``AutoModel``, without the
-    LM head), as float32 (docs/design.md, section "Backbones"). Only the LoRA
+    LM head), as float32 (:doc:`/design`, section "Backbones"). Only the LoRA
     matrices train.
 
     Parameters
