@@ -130,7 +130,7 @@ def choose_on_dev(name, candidates, score, *, family, criterion, fallback, has_d
         values its first fit chose on dev).
     reason : str or None, default=None
         Why the dev split cannot guide this choice (a
-        :attr:`DevUsability.reason`), for the warning; None: there is no
+        ``DevUsability.reason``), for the warning; None: there is no
         labelled dev data.
 
     Returns

@@ -78,7 +78,8 @@ def _add_data_options(r, *, dataset_help):
     g.add_argument("--label-descriptions", metavar="FILE",
                    help="your labels' descriptions: JSON lines {\"label\", \"description\", "
                         "\"synonyms\"?, \"parents\"?} or a TSV with label and description "
-                        "columns (synonyms and parents cells list items separated by |); the "
+                        "columns (synonyms and parents cells list items separated by a vertical "
+                        "bar); the "
                         "descriptions row needs them, or a --labels catalogue that names the "
                         "labels")
     g.add_argument("--labels", default="default", metavar="CATALOGUE",

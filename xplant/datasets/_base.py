@@ -132,9 +132,20 @@ def check_split(split, allowed):
 
 
 def document_fields(bunch):
-    """The per-document fields of a loader Bunch beside ``Y``, ``ids`` and ``X``: its
-    ``texts``, its gold ``evidence`` and the text the evidence indexes (its
-    ``evidence_field``, where that is not ``texts``), those it has."""
+    """The per-document fields of a loader Bunch beside ``Y``, ``ids`` and ``X``.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        A loader's output.
+
+    Returns
+    -------
+    list of str
+        Those of ``texts``, ``evidence`` (gold evidence) and the text the
+        evidence indexes (its ``evidence_field``, where that is not
+        ``texts``) that the Bunch has.
+    """
     fields = ["texts", "evidence"]
     if bunch.get("evidence_field"):
         fields.append(bunch.evidence_field)

@@ -491,10 +491,11 @@ def read_rows(path, *, text_field="text", labels_field=None, id_field=None, sep=
 
     Returns
     -------
-    list of (id, text, labels, where) or of (id, text, labels, where, evidence)
-        ``labels`` is None when ``labels_field`` is None; the fifth item,
-        with ``evidence_field``, is the row's checked evidence (a list of
-        mention dicts, spans of start = end dropped).
+    list of tuple
+        ``(id, text, labels, where)`` per row, ``labels`` None when
+        ``labels_field`` is None; with ``evidence_field`` a fifth item, the
+        row's checked evidence (a list of mention dicts, spans of start =
+        end dropped).
 
     Raises
     ------

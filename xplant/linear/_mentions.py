@@ -136,12 +136,12 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
         The learned patterns (folded words joined by one space), sorted.
     stems_ : list of str
         Their stemmed forms (empty without ``approximate``).
-    pairs_ : csr_matrix of shape (n_mentions, n_labels), float64
-        For each state of :data:`STATES`, one such matrix in
-        ``reliability_``; ``pairs_`` holds the number of training mentions
-        of each (pattern, label) pair.
-    reliability_ : dict of str to csr_matrix of shape (n_mentions, n_labels)
-        ``r(m, l, s)`` of each state ``s``, on the pattern of ``pairs_``.
+    pairs_ : csr_matrix of float64
+        Shape (number of patterns, n_labels): the number of training
+        mentions of each (pattern, label) pair.
+    reliability_ : dict of str to csr_matrix
+        ``r(m, l, s)`` of each state ``s`` of :data:`STATES`, of the shape
+        and on the pattern of ``pairs_``.
     n_words_ : ndarray of int64 of shape (n_mentions,)
         Words per pattern.
     evidence_record_ : dict
@@ -199,7 +199,7 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
 
         Parameters
         ----------
-        X : sequence of str, or of mappings with ``text_field``
+        X : sequence of str or of dict
             Training documents: the texts the evidence offsets index.
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels), or label lists
             0/1 label indicators (:func:`xplant._labels.check_targets`).
@@ -391,7 +391,7 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
 
         Parameters
         ----------
-        X : sequence of str, or of mappings with ``text_field``
+        X : sequence of str or of dict
             Documents.
 
         Returns
@@ -407,7 +407,7 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
 
         Parameters
         ----------
-        X : sequence of str, or of mappings with ``text_field``
+        X : sequence of str or of dict
             Documents.
 
         Returns
@@ -425,7 +425,7 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
 
         Parameters
         ----------
-        X : sequence of str, or of mappings with ``text_field``
+        X : sequence of str or of dict
             Documents.
         top_labels : int, default=5
             Labels explained per document, best first (ties: the lower

@@ -84,6 +84,8 @@ def labels_added(estimator):
     Parameters
     ----------
     estimator : fitted estimator
+        Any fitted model; a DescriptionFusion's catalogue record counts the
+        codes its releases added.
 
     Returns
     -------
