@@ -61,9 +61,11 @@ def test_bench_smoke_core_rows(tmp_path):
     names = {d["dataset"]: [m["name"] for m in d["models"]] for d in data["datasets"]}
     assert names["codiesp-D"] == ["frequency prior", "TF-IDF + SVM", "PLANT", "PLANT fused",
                                   "PLANT fused, α=1", "PLANT fused + descriptions",
+                                  "PLANT fused + descriptions + mentions",
                                   "PLANT (MiniLM)", "PLANT (MiniLM) fused",
                                   "PLANT (MiniLM) fused, α=1",
-                                  "PLANT (MiniLM) fused + descriptions"]
+                                  "PLANT (MiniLM) fused + descriptions",
+                                  "PLANT (MiniLM) fused + descriptions + mentions"]
     d = data["datasets"][0]
     assert d["documents"] == {"train": 20, "dev": 15, "test": 20}      # dev: a random subset
     assert d["budget"]["dev_docs"] == 15

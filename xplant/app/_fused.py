@@ -268,13 +268,15 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
     names, fields = _description_fields(train)
     ranker, encoder_note = description_ranker(encoder=encoder)
     matcher = evidence_matcher(train) if has_evidence(train) else None
-    fused, dev32, rule, dev_map, choice = _fit_description_fusion(
+    fused, dev32, rule, dev_map, choice, plain_dev = _fit_description_fusion(
         model, ranker, matcher, train, dev, names, fields, pinned)
     base = next(v for v in out["variants"] if v["suffix"] == FUSED_SUFFIXES["fused"])
     info = {k: v for k, v in base["info"].items() if k not in ("saved_to", "same_as")}
     info.update(description_encoder=encoder_note, n_unseen_labels=int(fused.unseen_.size))
     rows = [("descriptions", fused)] if matcher is None else \
         [("descriptions", fused.without_mentions()), ("mentions", fused)]
+    # one scoring of the catalogue serves both rows: the mention source is the last term
+    plain_test = rows[0][1].decision_function(_inputs(test, fused))
     for key, variant_model in rows:
         if key == rows[-1][0]:                 # the fit's own row: its scores were chosen on
             chosen = (dev32, rule, dev_map)
@@ -282,15 +284,18 @@ def description_variant(out, model, train, dev, test, *, model_dir=None, row=Non
             first = pinned["descriptions"]
             chosen = (first["dev_scores"], first["rule"], first["info"]["dev_MAP"])
         else:
-            chosen = _chosen_rule(variant_model, dev)
+            chosen = _chosen_rule(variant_model, dev, plain_dev)
         name, folder = row, model_dir
         if key == "mentions":                  # "... + descriptions + mentions", its folder
             name = None if row is None else row.replace(
                 FUSED_SUFFIXES["descriptions"], FUSED_SUFFIXES["mentions"], 1)
             folder = None if model_dir is None else str(Path(model_dir).with_name(
                 Path(model_dir).name.replace("descriptions", "descriptions_mentions", 1)))
-        out["variants"].append(_description_row_of(variant_model, key, test, info, *chosen,
-                                                   choice, folder, name, explain=pinned is None))
+        test_scores = fused.add_mentions(plain_test, _inputs(test, fused)) \
+            if key == "mentions" else plain_test
+        out["variants"].append(_description_row_of(variant_model, key, test, test_scores, info,
+                                                   *chosen, choice, folder, name,
+                                                   explain=pinned is None))
 
 
 def evidence_matcher(train, params=None):
@@ -314,24 +319,20 @@ def evidence_matcher(train, params=None):
     return MentionMatcher(**{**(params or {}), **evidence_params(train)})
 
 
-def _chosen_rule(model, dev):
+def _chosen_rule(model, dev, dev32):
     """Dev scores, decision rule (chosen here) and dev MAP of a description row that is
-    not its fit's last one (the fusion without its mention source)."""
+    not its fit's last one (the fusion without its mention source), from its dev scores."""
     from ..metrics import choose_rule, mean_average_precision
-    from ._splits import _inputs
-    dev32 = model.decision_function(_inputs(dev, model)).astype(np.float32)
     dev_Y = row_targets(dev, model.classes_)[:, :model.n_labels_]
     return dev32, choose_rule(dev_Y, dev32), \
         (float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0)
 
 
-def _description_row_of(fused, key, test, info, dev32, rule, dev_map, choice, model_dir, row, *,
-                        explain):
+def _description_row_of(fused, key, test, test_scores, info, dev32, rule, dev_map, choice,
+                        model_dir, row, *, explain):
     """One ``fused + descriptions [+ mentions]`` variant of a fitted description fusion:
-    its test scores, saved folder, weights and record."""
+    its saved folder, weights and record, with its test scores."""
     from ._rows import FUSED_SUFFIXES, save_row
-    from ._splits import _inputs
-    test_scores = fused.decision_function(_inputs(test, fused))
     saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
     weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
     info = dict(info)
@@ -373,8 +374,9 @@ def _description_fields(train):
 def _fit_description_fusion(model, ranker, matcher, train, dev, names, fields, pinned):
     """The description fusion of :func:`description_variant`, fitted, with its dev scores,
     decision rule, dev MAP and weight choice: chosen on ``dev``, or the first fit's
-    (``pinned``) for the refit. With a ``matcher`` (the split has gold evidence), its
-    mention source is fitted on the training split's evidence."""
+    (``pinned``) for the refit; and the dev scores without the mention source (None for
+    the refit). With a ``matcher`` (the split has gold evidence), its mention source is
+    fitted on the training split's evidence."""
     from sklearn.frozen import FrozenEstimator
     from ..metrics import choose_rule, mean_average_precision
     from ..unseen import DescriptionFusion
@@ -384,11 +386,13 @@ def _fit_description_fusion(model, ranker, matcher, train, dev, names, fields, p
         fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher)
         fused.fit(_inputs(train, fused), train.Y, validation_data=(_inputs(dev, fused), dev.Y),
                   label_names=names, **fields, **evidence)
-        dev32 = fused.decision_function(_inputs(dev, fused)).astype(np.float32)
+        dev_docs = _inputs(dev, fused)         # one scoring of the catalogue, both readings
+        plain = fused.without_mentions().decision_function(dev_docs)
+        dev32 = fused.add_mentions(plain, dev_docs).astype(np.float32)
         dev_Y = row_targets(dev, fused.classes_)[:, :fused.n_labels_]
         rule = choose_rule(dev_Y, dev32)       # the rule the run would choose for the row
         dev_map = float(mean_average_precision(dev_Y, dev32)) if dev_Y.nnz else 0.0
-        return fused, dev32, rule, dev_map, fused.dev_choice_
+        return fused, dev32, rule, dev_map, fused.dev_choice_, plain.astype(np.float32)
     last = pinned.get("mentions") or pinned["descriptions"]   # the first fit's last row
     first = last["info"]                       # the refit: the first fit's weights and rule
     weights = dict(first.get("description_weights", {
@@ -399,7 +403,8 @@ def _fit_description_fusion(model, ranker, matcher, train, dev, names, fields, p
     fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher, **weights)
     fused.fit(_inputs(train, fused), train.Y, label_names=names, **fields,
               **({} if matcher is None else evidence))
-    return fused, last["dev_scores"], last["rule"], first["dev_MAP"], first["description_choice"]
+    return (fused, last["dev_scores"], last["rule"], first["dev_MAP"],
+            first["description_choice"], None)
 
 
 def _add_open_space(fused, test, weights, info):

@@ -410,9 +410,32 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         else:
             S = self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X),
                            self.weight_, self.seen_weight_)
-        if getattr(self, "mentions_", None) is not None and self.mention_weight_:
-            S = _add_known(S, self.mentions_.decision_function(docs), self.mention_weight_)
-        return S
+        return self.add_mentions(S, docs)
+
+    def add_mentions(self, scores, X):
+        """Scores of this fusion without its mention source, with it added: the last term.
+
+        ``decision_function(X)`` is ``add_mentions(without_mentions().decision_function(X),
+        X)``, to the bit; a caller that needs both readings scores the
+        catalogue once.
+
+        Parameters
+        ----------
+        scores : ndarray or csr_matrix of shape (n_samples, n_labels)
+            :meth:`without_mentions`' scores of ``X``.
+        X : sequence of str or of dict
+            The same documents (records, where the matcher reads a field of
+            its own).
+
+        Returns
+        -------
+        ndarray or csr_matrix of shape (n_samples, n_labels)
+            ``scores`` plus ``mention_weight_`` times the matcher's scores on
+            the known labels; ``scores`` itself without a mention source.
+        """
+        if getattr(self, "mentions_", None) is None or not self.mention_weight_:
+            return scores
+        return _add_known(scores, self.mentions_.decision_function(list(X)), self.mention_weight_)
 
     def _default_rule(self):
         return "k", self.k_
