@@ -36,16 +36,22 @@ def test_results_json_schema(smoke_run):
     names = [m["name"] for m in data["models"]]
     assert names == ["frequency prior", "TF-IDF + SVM", "plant=False", "plant=False fused",
                      "plant=False fused, α=1", "PLANT", "PLANT fused", "PLANT fused, α=1",
-                     "PLANT fused + descriptions"]
+                     "PLANT fused + descriptions", "PLANT fused + descriptions + mentions"]
     # the job's model is the row with the best dev MAP, named once
     best = max((m for m in data["models"] if not m.get("same_as")), key=lambda m: m["dev_MAP"])
     assert data["designated"]["name"] == best["name"]
     assert [m["name"] for m in data["models"] if m.get("designated")] == [best["name"]]
-    desc = data["models"][-1]
+    desc, ment = data["models"][-2:]
     assert desc["description_weight"] >= 0 and desc["description_seen_weight"] >= 0
     assert desc["description_choice"]["name"] == "description_weights"
     assert desc["description_encoder"] == "none"             # as the run was asked
     assert desc["saved_to"] == str(out / "models" / "PLANT_fused_descriptions")
+    # CodiEsp-X's training mentions: the same fusion, its mention source last
+    assert ment["saved_to"] == str(out / "models" / "PLANT_fused_descriptions_mentions")
+    assert ment["description_weights"]["mention_weight"] == ment["mention_choice"]["value"]
+    assert {k: ment["description_weights"][k] for k in desc["description_weights"]} == \
+        desc["description_weights"]
+    assert ment["mentions"]["text_field"] == "text_es" and ment["mentions"]["n_patterns"] > 0
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
                 "k", "threshold"} <= set(m)
@@ -205,7 +211,8 @@ def test_zero_shot_records_and_a_saved_models_spans(smoke_run):
     # the rows over the training columns list their zero-shot codes; the descriptions
     # row ranks the open label space (a catalogue) and lists its unseen codes apart
     closed = [m for m in res["models"] if "label_space" not in m]
-    assert [m["name"] for m in res["models"] if m not in closed] == ["PLANT fused + descriptions"]
+    assert [m["name"] for m in res["models"] if m not in closed] == [
+        "PLANT fused + descriptions", "PLANT fused + descriptions + mentions"]
     for m in closed:
         z = m["zero_shot"]
         assert z["k"] == m["k"] and z["n_zero_shot_labels"] == zero.size > 0

@@ -32,9 +32,9 @@ def test_refit_rows_follow_their_rows(refit_run):
     rows, res = refit_run
     assert [m["name"] for m in res["models"]] == [
         "TF-IDF + SVM", "TF-IDF + SVM (refit)", "PLANT", "PLANT fused", "PLANT fused, α=1",
-        "PLANT fused + descriptions",
+        "PLANT fused + descriptions", "PLANT fused + descriptions + mentions",
         "PLANT (refit)", "PLANT fused (refit)", "PLANT fused, α=1 (refit)",
-        "PLANT fused + descriptions (refit)"]
+        "PLANT fused + descriptions (refit)", "PLANT fused + descriptions + mentions (refit)"]
     for name in ("TF-IDF + SVM (refit)", "PLANT (refit)"):
         assert rows[name]["n_train_documents"] == 60            # 30 train + 30 dev documents
         assert rows[name]["refit_of"] == name[:-len(" (refit)")]
@@ -68,6 +68,13 @@ def test_the_descriptions_row_is_refitted_with_its_weights_pinned(refit_run):
     assert refit["description_weights"] == first["description_weights"]
     assert set(first["description_weights"]) == {"weight", "seen_weight", "near_weight",
                                                  "family_weight", "prior_weight"}
+    # the row with the mention source: its weight pinned too, its mentions those of train + dev
+    m_first = rows["PLANT fused + descriptions + mentions"]
+    m_refit = rows["PLANT fused + descriptions + mentions (refit)"]
+    assert m_refit["description_weights"] == m_first["description_weights"] == \
+        dict(first["description_weights"], mention_weight=m_first["mention_choice"]["value"])
+    assert m_refit["dev_MAP"] == m_first["dev_MAP"]
+    assert m_refit["mentions"]["n_mentions"] > m_first["mentions"]["n_mentions"]
     # its dev figures and decision rule are the first fit's (the refit has no dev data left)
     assert refit["dev_MAP"] == first["dev_MAP"]
     assert (refit["rule"], refit["k"], refit["threshold"]) == \

@@ -73,7 +73,7 @@ def test_interrupted_neural_fit_resumes_to_the_uninterrupted_result(tmp_path, mo
     got, want = _metrics(res), _metrics(uninterrupted)
     # the shortlisted fit's rows, and PLANT's fused model with the label descriptions
     rows = ["frequency prior", "PLANT", "PLANT fused", "PLANT fused, α=1",
-            "PLANT fused + descriptions"]
+            "PLANT fused + descriptions", "PLANT fused + descriptions + mentions"]
     assert list(got) == list(want) == rows
     for name in rows:
         assert {k: v for k, v in got[name].items() if isinstance(v, float)} == pytest.approx(

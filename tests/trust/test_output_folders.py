@@ -108,8 +108,10 @@ def test_run_overwrite_and_resume_refuse_a_run_folder_that_holds_its_inputs(tmp_
     assert main(["run", *sum([[f"--{s}", str(p)] for s, p in files.items()], []), *args]) == 0
     for p in files.values():
         shutil.copy(p, run / "models")
+    # the known labels and one code more (a catalogue that adds no code is refused first)
     (run / "parts" / "cat.jsonl").write_text("".join(
-        json.dumps({"label": k, "description": " ".join(v)}) + "\n" for k, v in WORDS.items()))
+        json.dumps({"label": k, "description": " ".join(v)}) + "\n" for k, v in
+        [*WORDS.items(), ("E50", ("headache", "migraine"))]))
     inside = sum([[f"--{s}", str(run / "models" / f"{s}.jsonl")] for s in files], [])
     before = sorted(os.listdir(run))
     for how in ("--overwrite", "--resume"):

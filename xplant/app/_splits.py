@@ -323,10 +323,15 @@ def _keep_labels(bunch, cols):
     Y.eliminate_zeros()
     rows = np.flatnonzero(np.diff(Y.indptr))
     n_labels = bunch.Y.shape[1]
+    from ..datasets import document_fields
+    per_doc = {"Y", "label_frequency", "ids", *document_fields(bunch)}
     per_label = {k: v[cols] if isinstance(v, np.ndarray) else [v[j] for j in cols]
                  for k, v in bunch.items()                  # label_names, descriptions...
-                 if k not in ("Y", "label_frequency", "texts", "ids")
-                 and isinstance(v, (np.ndarray, list)) and len(v) == n_labels}
+                 if k not in per_doc and isinstance(v, (np.ndarray, list)) and len(v) == n_labels}
+    if bunch.get("evidence") is not None:        # the mentions of the labels kept
+        kept = {str(bunch.label_names[j]) for j in cols}
+        per_label["evidence"] = [[m for m in doc if str(m["label"]) in kept]
+                                 for doc in bunch.evidence]
     if "label_ancestor" in per_label:            # a column index: renumber, -1 if dropped
         new = np.full(n_labels + 1, -1, dtype=np.int64)
         new[cols] = np.arange(len(cols))
