@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._normal_forms import folded_words
 from .._params import Interval, ParamsMixin, StrOptions, int_at_least, number_at_least
-from ._base import MultiLabelRankerMixin, _n_rows
+from ._base import MultiLabelRankerMixin
 
 #: Words that negate or rule out a mention that follows them within its clause
 #: (NegEx, Chapman et al., J Biomed Inform 2001; folded as the text is).
