@@ -77,7 +77,8 @@ from xplant.app._job import run_main_job
 res = run_main_job(sys.argv[1], max_docs=12, epochs=1, plant_epochs=1, verbose=0, isolate=False,
                    log=lambda *a, **k: None)
 print("ROWS", "|".join(m["name"] for m in res["models"]))
-print("ENCODER", res["models"][-1].get("description_encoder"))
+print("ENCODER", next(m.get("description_encoder") for m in res["models"]
+                      if m["name"] == "PLANT fused + descriptions + mentions (refit)"))
 """
 
 
@@ -92,7 +93,8 @@ def test_the_main_job_runs_with_only_the_run_extras(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     rows = re.search(r"^ROWS (.*)$", proc.stdout, re.M).group(1).split("|")
-    # the job's rows, refitted on train + dev (CodiEsp's default), the open label space's
-    # catalogue ranked with the sentence encoder
-    assert rows[-1] == "PLANT fused + descriptions (refit)" and "plant=False" not in rows
+    # the job's rows, refitted on train + dev (CodiEsp's default): the open label space's
+    # catalogue ranked with the sentence encoder, the coders' evidence read by the matcher
+    assert {"PLANT fused + descriptions (refit)", "PLANT fused + descriptions + mentions (refit)",
+            "mention matcher"} <= set(rows) and "plant=False" not in rows
     assert re.search(r"^ENCODER (.*)$", proc.stdout, re.M).group(1) == "minilm"

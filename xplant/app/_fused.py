@@ -123,7 +123,6 @@ def row_scores(model, X):
         The fitted row.
     X : list of str or sparse matrix
         What the model reads: texts, or an XC dataset's feature vectors.
-        What the model reads.
 
     Returns
     -------

@@ -151,7 +151,9 @@ def run_job(output_dir=None, data_args=None, *, models=None, epochs=None, plant_
     data_args : dict or None
         From :func:`xplant.app._sources.data_args_from`; None: CodiEsp-D, English.
     models : sequence of str or None
-        Row names (short or display, any case); None: the main job's rows.
+        Row names (short or display, any case); None: the main job's rows
+        (:data:`DEFAULT_MODELS`, and the mention matcher where the training
+        split carries gold evidence).
     epochs, plant_epochs : int or None
         Stage 2 and Stage 1 epoch budgets (None: the main job's).
     random_state, verbose, isolate, report, resume
@@ -315,7 +317,7 @@ def _write_results(log, results, out_dir, report):
 
 
 def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
-                 models=DEFAULT_MODELS, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
+                 models=None, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
                  random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
                  refit=None, description_encoder=DESCRIPTION_ENCODER, log=print):
     """Fit, choose on dev and test every model; write results.json and per_label.npz.
@@ -327,8 +329,10 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
         beside the input data.
     codes, language, data_home
         See :func:`xplant.datasets.load_codiesp`.
-    models : sequence of str
-        Names from :data:`DEFAULT_MODELS`.
+    models : sequence of str or None, default=None
+        Row names (:data:`DEFAULT_MODELS` and the other rows of ``xplant
+        run --models``); None: the main job's rows, :data:`DEFAULT_MODELS`
+        and the mention matcher of CodiEsp's gold evidence.
     epochs, plant_epochs : int
         Stage 2 and Stage 1 epoch budgets of the neural models.
     isolate : bool, default=True

@@ -11,9 +11,11 @@ from torch.utils.data import DataLoader
 from .._labels import prediction_form
 from .._params import check_params
 from ._common import (SUBNORMAL_SWEEP_STEPS, _is_lists, check_targets, deterministic_on_cpu,
-                      encode, fit_or_take_corpus, is_count_matrix, n_documents, seed_everything,
-                      set_torch_threads, split_validation, to_python, zero_subnormal_state)
+                      encode, fit_or_take_corpus, is_count_matrix, is_token_corpus, n_documents,
+                      seed_everything, set_torch_threads, split_validation, to_python,
+                      zero_subnormal_state)
 from ._data import LengthBucketSampler, positives_list, truncate
+from ._describe import evidence_targets
 from ._settings import (SHARED_CONSTRAINTS, check_renamed, encoder_settings, epoch_settings,
                         merge_channel, module_settings, signature_defaults)
 from .backbones import build_backbone
@@ -26,7 +28,9 @@ class FitData(NamedTuple):
     its token-id lists (truncated to ``max_length``); ``tr`` the training
     rows; ``dv`` the ``validation_fraction`` rows, or None when the dev split
     was given (``validation_data``) or there is none. ``dev_docs``, ``Y_dev``
-    and ``dev_pos`` are None without dev data.
+    and ``dev_pos`` are None without dev data. ``train_evidence`` holds the
+    training rows' gold-evidence targets
+    (:func:`~xplant.neural._describe.evidence_targets`), or is None.
     """
 
     Y: object
@@ -38,6 +42,7 @@ class FitData(NamedTuple):
     dev_docs: object
     Y_dev: object
     dev_pos: object
+    train_evidence: object = None
 
 
 class PlantNetBase(NeuralNet):
@@ -187,18 +192,22 @@ class PlantNetBase(NeuralNet):
             from .distributed import init_distributed
             init_distributed()
 
-    def _prepare_fit(self, X, Y, validation_data, *, resume=False, label_names=None):
+    def _prepare_fit(self, X, Y, validation_data, *, resume=False, label_names=None,
+                     evidence=None):
         """The start of ``fit`` for both estimators: one check of each input, one split.
 
         Sets ``classes_``, ``relevance_`` (fitted here, or the one of a token
-        corpus), ``n_labels_`` and ``rng_``, and returns the :class:`FitData`.
-        The dev targets are checked against the training label space.
+        corpus), ``n_labels_``, ``rng_`` and ``evidence_record_``, and returns
+        the :class:`FitData`. The dev targets are checked against the
+        training label space; ``evidence`` (gold spans into the texts X)
+        before anything is fitted.
         """
         self._start_fit(resume)
         Y_given = Y
         Y, self.classes_ = check_targets(Y, n_documents(X), label_names=label_names,
                                          classes_1d=self._classes_1d)
         self.prediction_form_ = prediction_form(Y_given)   # predict answers in this Y's form
+        texts, checked = self._check_evidence(X, Y, evidence)
         docs, self.relevance_ = fit_or_take_corpus(X, Y, self.relevance, self.backbone,
                                                    self._max_length)
         if is_count_matrix(X):
@@ -215,13 +224,46 @@ class PlantNetBase(NeuralNet):
             if Yd.shape[1] != Y.shape[1]:
                 raise ValueError(f"Y_dev has {Yd.shape[1]} labels but Y has {Y.shape[1]}; "
                                  "both must use the same label space (columns)")
-        return self._split_fit_data(Y, docs, dev_docs, Yd)
+        targets = None if checked is None else evidence_targets(
+            self.relevance_, texts, checked, {c: j for j, c in enumerate(self.classes_.tolist())},
+            max_length=self._max_length)
+        return self._split_fit_data(Y, docs, dev_docs, Yd, targets)
 
-    def _split_fit_data(self, Y, docs, dev_docs=None, Y_dev=None):
+    def _check_evidence(self, X, Y, evidence):
+        """The texts X's evidence indexes, and ``evidence`` checked against them and Y's labels.
+
+        The texts are X's, or those a token corpus of
+        ``MIGRelevance.transform`` keeps (a Pipeline's). ``(None, None)``
+        without evidence.
+
+        Raises
+        ------
+        ValueError
+            Evidence without the raw texts its offsets index (a count
+            matrix, or a token corpus without texts), or evidence
+            :func:`xplant.evidence.check_evidence` refuses.
+        """
+        self.evidence_record_ = None
+        if evidence is None:
+            return None, None
+        texts = getattr(X, "texts", None) if is_token_corpus(X) else X
+        if is_count_matrix(X) or texts is None or any(not isinstance(t, str) for t in texts):
+            raise ValueError("evidence= needs the raw texts its offsets index; X is a count "
+                             "matrix or token ids without their texts. Give the texts (a list "
+                             "of str), or MIGRelevance.transform's output, which keeps them")
+        from ..evidence import check_evidence
+        classes = np.asarray(self.classes_).tolist()
+        labels = [[classes[j] for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]]
+                  for i in range(Y.shape[0])]
+        checked, self.evidence_record_ = check_evidence(evidence, list(texts), labels)
+        return list(texts), checked
+
+    def _split_fit_data(self, Y, docs, dev_docs=None, Y_dev=None, evidence=None):
         """Training and dev rows from checked inputs (``Y`` CSR, ``docs`` token lists).
 
         The given dev split, else a seeded ``validation_fraction`` split of
-        the rows, else no dev data. Sets ``n_labels_``.
+        the rows, else no dev data. Sets ``n_labels_``. ``evidence``: each
+        row's evidence targets, or None.
         """
         n = Y.shape[0]
         self.n_labels_ = Y.shape[1]
@@ -231,7 +273,8 @@ class PlantNetBase(NeuralNet):
             dev_docs, Y_dev = [docs[i] for i in dv], Y[dv]
         pos = positives_list(Y)
         return FitData(Y, docs, tr, dv, [docs[i] for i in tr], [pos[i] for i in tr], dev_docs,
-                       Y_dev, None if Y_dev is None else positives_list(Y_dev))
+                       Y_dev, None if Y_dev is None else positives_list(Y_dev),
+                       None if evidence is None else [evidence[i] for i in tr])
 
     def _train(self, make_dataset, ckpt, fit=None):
         """The end of ``fit``: resume a checkpoint, or train with DeepSpeed or skorch.

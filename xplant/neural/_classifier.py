@@ -366,7 +366,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
 
     # -- fit -------------------------------------------------------------------
     def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None,
-            label_descriptions=None, label_synonyms=None, label_parents=None):
+            label_descriptions=None, label_synonyms=None, label_parents=None, evidence=None):
         """Fit Stage 1 (unless disabled) and Stage 2.
 
         Parameters
@@ -403,6 +403,15 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
             corpus tokens, and a label without targets borrows its
             relatives' query (:class:`AttentionPlanter`). None: the plain
             planting.
+        evidence : sequence of length n_samples, optional
+            Gold evidence spans into the texts X, each document's
+            ``[{"label": name, "spans": [[start, end], ...]}, ...]`` or None
+            (:func:`xplant.evidence.check_evidence`). Stage 1 plants a
+            (document, label) pair with a mention on the tokens of its spans,
+            above the label's MIG tokens, and every other pair on MIG
+            (:class:`AttentionPlanter`); with ``stage1_weight`` > 0 Stage 2's
+            ranking loss keeps the same targets. Needs raw texts X. None: MIG
+            planting.
 
         Returns
         -------
@@ -431,11 +440,13 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         with torch_state_restored():
             return self._fit(X, Y, validation_data, resume=resume, label_names=label_names,
                              label_descriptions=label_descriptions,
-                             label_synonyms=label_synonyms, label_parents=label_parents)
+                             label_synonyms=label_synonyms, label_parents=label_parents,
+                             evidence=evidence)
 
     def _fit(self, X, Y, validation_data, *, resume, label_names, label_descriptions,
-             label_synonyms, label_parents):
-        data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names)
+             label_synonyms, label_parents, evidence=None):
+        data = self._prepare_fit(X, Y, validation_data, resume=resume, label_names=label_names,
+                                 evidence=evidence)
         Y, docs, tr, dv = data.Y, data.docs, data.tr, data.dv
         train_docs, train_pos, dev_docs, Yd = data.train_docs, data.train_pos, data.dev_docs, data.Y_dev
         # the rows Stage 2 trains on: validation_fraction's dev rows are not counted
@@ -479,10 +490,12 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         elif self.plant:
             described = {k: v for k, v in (("label_descriptions", label_descriptions),
                          ("label_synonyms", label_synonyms), ("label_parents", label_parents)) if v is not None}
-            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume, described=described)
+            self._plant(train_docs, Y[tr], dev_docs, Yd, resume=resume, described=described,
+                        evidence=data.train_evidence)
 
         def dataset():
-            return self._train_dataset(train_docs, train_pos, Y[tr], cands)
+            return self._train_dataset(train_docs, train_pos, Y[tr], cands,
+                                       evidence=data.train_evidence)
 
         def fit_on_dev(make_dataset):    # Stage 2 per candidate weight, from the planted state
             from ._dev_choice import fit_stage2_on_dev

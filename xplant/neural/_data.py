@@ -13,6 +13,8 @@ import scipy.sparse as sp
 import torch
 from torch.utils.data import Dataset, Sampler
 
+from ._describe import merge_targets
+
 
 def truncate(docs, max_length):
     """Cut each document to at most ``max_length`` tokens, keep empty rows.
@@ -359,6 +361,14 @@ class Stage1Dataset(Dataset):
         to ``n_negatives`` in document order.
     ignore_ids : iterable of int
         Token ids that are never ranking candidates (padding, unknown).
+    evidence : list of length n_docs of (ndarray, ndarray, ndarray) or None, default=None
+        Per document, the targets of its gold evidence spans (``(labels,
+        tokens, grades)``, :func:`~xplant.neural._describe.evidence_targets`),
+        or None. A (document, label) pair with evidence ranks its span
+        tokens first, by grade, above the label's MIG tokens in that
+        document, which keep their order below them
+        (:func:`~xplant.neural._describe.merge_targets`); the label is a
+        candidate of the document even when none of its MIG tokens occurs.
     cache_bytes : int, default=256 MiB
         Memory, in bytes, for the part of each document's items that no
         draw changes (its distinct tokens, the labels its tokens meet and
@@ -372,8 +382,9 @@ class Stage1Dataset(Dataset):
 
     def __init__(self, docs, positives, relevance, *, labels_per_doc=16,
                  max_relevant=32, n_negatives=32, generator=None,
-                 deterministic=False, ignore_ids=(), cache_bytes=CACHE_BYTES):
+                 deterministic=False, ignore_ids=(), evidence=None, cache_bytes=CACHE_BYTES):
         self.docs = docs
+        self.evidence = evidence
         self.positives = positives
         self.R = sp.csr_matrix(relevance, copy=True)
         self.R.sort_indices()
@@ -419,6 +430,30 @@ class Stage1Dataset(Dataset):
         """
         return self.Rc[:, uniq].tocsr()
 
+    @staticmethod
+    def with_evidence(hits, uniq, labels, tokens, grades):
+        """``hits`` with a document's evidence targets ranked above each label's MIG tokens.
+
+        Parameters
+        ----------
+        hits : csr_matrix of shape (n_labels, m)
+            :meth:`label_hits` of the document.
+        uniq : ndarray of int64 of shape (m,)
+            The document's distinct token ids, ascending.
+        labels, tokens, grades : ndarray of shape (e,)
+            The document's evidence targets; tokens the document's (read)
+            tokens lack are left out.
+
+        Returns
+        -------
+        csr_matrix of float64 of shape (n_labels, m)
+        """
+        at = np.searchsorted(uniq, tokens)
+        ok = at < len(uniq)
+        ok[ok] = uniq[at[ok]] == tokens[ok]
+        marked = sp.csr_matrix((grades[ok], (labels[ok], at[ok])), shape=hits.shape)
+        return merge_targets(hits, marked)
+
     def document(self, i):
         """The part of document *i*'s items that no draw changes.
 
@@ -451,6 +486,9 @@ class Stage1Dataset(Dataset):
             return got
         uniq, first = self.first_occurrences(np.asarray(self.docs[i]))
         hits = self.label_hits(uniq)
+        marked = None if self.evidence is None else self.evidence[i]
+        if marked is not None:
+            hits = self.with_evidence(hits, uniq, *marked)
         counts = np.diff(hits.indptr)
         cand = np.flatnonzero(counts).astype(np.int64)
         # rows without hits hold nothing: the candidates' rows follow each other in hits

@@ -52,11 +52,12 @@ class PlantingMixin:
             return self.planter_
         return self.planter if isinstance(self.planter, AttentionPlanter) else AttentionPlanter()
 
-    def _train_dataset(self, train_docs, train_pos, Y_train, candidates=None):
+    def _train_dataset(self, train_docs, train_pos, Y_train, candidates=None, evidence=None):
         """Stage 2 training items; with ``stage1_weight`` > 0 also ranking items.
 
         With shortlist ``candidates`` (one label-id array per document),
-        each item holds the document's candidates and their targets.
+        each item holds the document's candidates and their targets. The
+        ranking items take the rows' gold ``evidence`` targets as Stage 1 did.
         """
         if not self.stage1_weight_:
             if candidates is not None:
@@ -78,7 +79,7 @@ class PlantingMixin:
                                 labels_per_doc=planter.labels_per_doc,
                                 max_relevant=planter.max_relevant,
                                 n_negatives=planter.n_negatives, generator=self.rng_,
-                                ignore_ids=special)
+                                ignore_ids=special, evidence=evidence)
         if candidates is not None:
             return CandidateDataset(train_docs, train_pos, candidates, ranking)
         return AnchoredDataset(TokenDataset(train_docs, train_pos), ranking)
@@ -140,7 +141,8 @@ class PlantingMixin:
             over["strategy"] = self.strategy
         return over
 
-    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False, described=None):
+    def _plant(self, train_docs, Y_train, dev_docs, Y_dev, resume=False, described=None,
+               evidence=None):
         folder = self._planting_folder()
         if folder is not None:
             state, meta = load_planting(folder)
@@ -160,7 +162,8 @@ class PlantingMixin:
             resume = resume and not planter._uses_deepspeed()
             planter._start_fit(resume)
             planter.classes_, planter.relevance_ = self.classes_, self.relevance_
-            data = planter._split_fit_data(Y_train, train_docs, dev_docs, Y_dev)
+            data = planter._split_fit_data(Y_train, train_docs, dev_docs, Y_dev, evidence)
+            planter.evidence_record_ = self.evidence_record_
             planter._fit_prepared(data, resume=resume, **(described or {}))
             self.planter_ = planter
             state = planter.module_.state_dict()

@@ -150,6 +150,12 @@ class AttentionPlanter(PlantNetBase):
     n_borrowed_queries_ : int
         Labels without any target whose query was set from their relatives'
         (0 without ``label_parents``).
+    n_evidence_pairs_ : int
+        Training (document, label) pairs planted on their gold evidence
+        spans (0 without ``evidence``).
+    evidence_record_ : dict or None
+        :func:`xplant.evidence.check_evidence`'s counts of the evidence
+        given to ``fit`` (None without).
     history : skorch History
         ``valid_attention_ndcg`` on the last epoch only (every epoch with
         ``callbacks__attention_ndcg__each_epoch=True``).
@@ -249,17 +255,18 @@ class AttentionPlanter(PlantNetBase):
         ids = {rel.pad_id_, rel.unk_id_}
         return {i for i in ids if i is not None and i >= 0}
 
-    def _stage1_dataset(self, docs, positives, deterministic=False, full=False):
+    def _stage1_dataset(self, docs, positives, deterministic=False, full=False, evidence=None):
         big = 10 ** 9
         return Stage1Dataset(docs, positives, self.target_relevance_,
                              labels_per_doc=self.labels_per_doc,
                              max_relevant=big if full else self.max_relevant,
                              n_negatives=big if full else self.n_negatives,
                              generator=self.rng_, deterministic=deterministic,
-                             ignore_ids=self._special_ids())
+                             ignore_ids=self._special_ids(), evidence=evidence)
 
     def fit(self, X, Y, validation_data=None, *, resume=False, label_names=None,
-            label_descriptions=None, label_synonyms=None, label_parents=None, parent_descriptions=None):
+            label_descriptions=None, label_synonyms=None, label_parents=None, parent_descriptions=None,
+            evidence=None):
         """Plant the attention.
 
         Parameters
@@ -296,6 +303,16 @@ class AttentionPlanter(PlantNetBase):
         parent_descriptions : dict of str to str, optional
             Accepted for a common signature with
             :class:`~xplant.unseen.DescriptionRanker`; not used for targets.
+        evidence : sequence of length n_samples, optional
+            Gold evidence: each document's mentions, ``[{"label": name,
+            "spans": [[start, end], ...]}, ...]`` (character offsets into
+            X's texts, end exclusive), or None; checked by
+            :func:`xplant.evidence.check_evidence`. A (document, label) pair
+            with a mention is planted on the tokens inside its spans, graded
+            by idf and ranked above the label's MIG tokens in that document
+            (:func:`~xplant.neural._describe.evidence_targets`); every other
+            pair keeps its MIG targets. Needs raw texts X. The dev split's
+            attention nDCG stays measured on MIG targets.
 
         Returns
         -------
@@ -307,11 +324,13 @@ class AttentionPlanter(PlantNetBase):
         ValueError
             Bad parameters or inputs (see ``check_targets``); ``resume=True``
             without ``checkpoint_dir``; descriptions, synonyms or parents of
-            the wrong length or type.
+            the wrong length or type; evidence that
+            :func:`~xplant.evidence.check_evidence` refuses, or evidence with X
+            not raw texts.
         """
         with torch_state_restored():
             data = self._prepare_fit(X, Y, validation_data, resume=resume,
-                                     label_names=label_names)
+                                     label_names=label_names, evidence=evidence)
             return self._fit_prepared(data, resume=resume, label_descriptions=label_descriptions,
                                       label_synonyms=label_synonyms, label_parents=label_parents)
 
@@ -345,7 +364,9 @@ class AttentionPlanter(PlantNetBase):
                                        ignore_ids=self._special_ids())
             self.n_described_labels_ = int(np.count_nonzero(np.diff(desc.indptr)))
             self.target_relevance_ = merge_targets(self.target_relevance_, desc)
-        train_ds = self._stage1_dataset(train_docs, train_pos)
+        train_ds = self._stage1_dataset(train_docs, train_pos, evidence=data.train_evidence)
+        self.n_evidence_pairs_ = sum(len(np.unique(e[0])) for e in data.train_evidence or ()
+                                     if e is not None)
         self.dev_dataset_ = None if dev_docs is None else \
             self._stage1_dataset(dev_docs, dev_pos, deterministic=True)
         self.dev_full_ = None if dev_docs is None else \
