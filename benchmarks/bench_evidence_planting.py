@@ -43,6 +43,8 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=None, help="Stage 2 epochs (default: the job's)")
     p.add_argument("--plant-epochs", type=int, default=None,
                    help="Stage 1 epochs (default: the job's)")
+    p.add_argument("--plantings", default="MIG,evidence",
+                   help="comma-separated: MIG, evidence (default both)")
     p.add_argument("--top-spans", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-docs", type=int, default=None,
@@ -50,9 +52,7 @@ def main(argv=None):
     p.add_argument("--output", help="write the figures as JSON here")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from xplant.app import build_model, find_row, first_documents
-    from xplant.app._build import DEFAULT_EPOCHS, DEFAULT_PLANT_EPOCHS
-    from xplant.app._rows import dataset_settings
+    from xplant.app import build_model, dataset_settings, find_row, first_documents
     from xplant.datasets import load_codiesp, load_codiesp_evidence
     from xplant.evidence import score_evidence
     from xplant.metrics import mean_average_precision
@@ -68,13 +68,13 @@ def main(argv=None):
         if g["code"] in label_index and g["code"] not in codes_by_doc[row_of[g["id"]]]:
             codes_by_doc[row_of[g["id"]]].append(g["code"])
     params = dataset_settings({}, find_row("plant"), "codiesp", args.codes)
+    # the job's epoch budgets unless given
+    budget = {k: v for k, v in (("epochs", args.epochs), ("plant_epochs", args.plant_epochs)) if v}
     results = []
     for seed in (int(s) for s in args.seeds.split(",")):
-        for planting in ("MIG", "evidence"):
+        for planting in args.plantings.split(","):
             t = time.perf_counter()
-            pipe = build_model("plant", epochs=args.epochs or DEFAULT_EPOCHS,
-                               plant_epochs=args.plant_epochs or DEFAULT_PLANT_EPOCHS,
-                               random_state=seed, verbose=0, params=dict(params))
+            pipe = build_model("plant", **budget, random_state=seed, verbose=0, params=dict(params))
             extra = {"clf__evidence": tr.evidence} if planting == "evidence" else {}
             pipe.fit(tr.texts, tr.Y, clf__validation_data=(dv.texts, dv.Y),
                      clf__label_names=tr.label_names, **extra)
@@ -102,7 +102,7 @@ def main(argv=None):
     for r in results:
         cells = [f"{r[k]:.4f}" if isinstance(r[k], float) else str(r[k]) for k in keys]
         print(f"| {r['seed']} | {r['planting']} | " + " | ".join(cells) + " |")
-    for planting in ("MIG", "evidence"):
+    for planting in args.plantings.split(","):
         mine = [r for r in results if r["planting"] == planting]
         print(f"mean over seeds, {planting}: dev MAP {np.mean([r['dev_MAP'] for r in mine]):.4f}, "
               f"evidence F1 {np.mean([r['evidence_f1'] for r in mine]):.4f}")

@@ -111,6 +111,13 @@ def test_table_prints_every_model(smoke_run):
     for m in res["models"]:
         assert m["name"] in table
     assert "MAP" in text and "wrote" in text
+    # the text each row reads: the English translation, and the Spanish original the
+    # coders' evidence indexes for the row that fuses the mention matcher
+    texts = {m["name"]: m.get("text") for m in res["models"] if not m.get("same_as")}
+    assert set(texts.values()) == {"en", "en+es"}
+    assert texts["PLANT fused + descriptions + mentions"] == "en+es"
+    _, _, *rows = table.splitlines()
+    assert [r.split()[-3] for r in rows if r.startswith("PLANT fused + descriptions + ")] == ["en+es"]
 
 
 def test_frequency_prior_metrics_by_hand(smoke_run):

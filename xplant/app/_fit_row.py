@@ -20,7 +20,7 @@ from .._process import peak_rss_mb
 from ._build import _child_model_args, _settings, build_model, fit_with_dev
 from ._refit import refit_job
 from ._rows import DESCRIPTION_ENCODER, _description_row
-from ._splits import _inputs, _row_splits
+from ._splits import _inputs, _row_splits, text_read
 
 #: Hyper-parameters chosen on the dev split (by dev MAP, CodiEsp's official metric).
 DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
@@ -70,6 +70,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     predict_s = time.perf_counter() - t0
     info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
     info["dev_MAP"] = float(dev_map)
+    info["text"] = text_read(tr, model)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     from ..metrics import choose_rule
     rule = choose_rule(dv.Y, dev_scores)

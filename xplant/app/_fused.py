@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._rows import DESCRIPTION_ENCODER
+from ._splits import text_read
 
 #: Shortlist size C of the neural rows per dataset: every label (None: the
 #: full-label Stage 2, fused with the linear shortlist) where the shortlist's
@@ -339,6 +340,7 @@ def _description_row_of(fused, key, test, test_scores, info, dev32, rule, dev_ma
         _add_open_space(fused, test, weights, info)
     if key == "mentions":
         weights["mention_weight"] = fused.mention_weight_
+        info["text"] = text_read(test, fused)
         info.update(mention_choice=fused.mention_choice_,
                     mentions=dict(fused.mentions_.evidence_record_,
                                   n_patterns=len(fused.mentions_.mentions_),

@@ -119,7 +119,7 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
     info = {"refit_of": row_name[:-len(REFIT_SUFFIX)], "dev_MAP": first["info"]["dev_MAP"],
             "refit_params": {k: v for k, v in pinned.items()
                              if isinstance(v, (int, float, str, bool, type(None)))},
-            "n_train_documents": len(_inputs(both))}
+            "n_train_documents": len(_inputs(both)), "text": first["info"].get("text")}
     if hasattr(final, "best_epoch_"):
         info["best_epoch"] = final.best_epoch_
     from ..metrics import choose_rule

@@ -365,6 +365,32 @@ def _inputs(bunch, model=None):
     return bunch.texts if bunch.get("texts") is not None else bunch.X
 
 
+def text_read(bunch, model=None):
+    """Which text a model reads from a split, as the job's table names it.
+
+    The split's language where its reader records one (CodiEsp: ``"en"``,
+    the translation, or ``"es"``, the original), else ``"text"``; an XC
+    dataset's ``"features"``. A mention matcher reads the text its evidence
+    indexes (``evidence_language``, else ``evidence_field``); a fusion with
+    one reads both (``"en+es"``), as :func:`_inputs` hands them over.
+
+    Examples
+    --------
+    >>> from sklearn.utils import Bunch
+    >>> text_read(Bunch(texts=["a"], record={"language": "en"}))
+    'en'
+    """
+    if bunch.get("texts") is None:
+        return "features"
+    own = (bunch.get("record") or {}).get("language") or "text"
+    if model is None or not reads_evidence(model) or not bunch.get("evidence_field"):
+        return own
+    from ..linear import MentionMatcher
+    other = bunch.get("evidence_language") or bunch.evidence_field
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    return other if isinstance(final, MentionMatcher) else f"{own}+{other}"
+
+
 def reads_evidence(model):
     """Whether a model (a Pipeline's last step) learns from gold evidence: a
     :class:`~xplant.linear.MentionMatcher`, or a fusion with a ``mentions`` source."""

@@ -47,7 +47,9 @@ def format_table(models):
     """A plain-text table of the models' test metrics (percent; counts as integers) and fit time.
 
     The ``rule`` column is each row's decision rule (:func:`rule_label`),
-    under which its F1 columns are computed.
+    under which its F1 columns are computed; ``text`` the text it reads
+    (its entry's ``text``: CodiEsp's ``en`` translation, ``es`` original, or
+    both for a row that fuses the mention matcher).
 
     A row that is another row by construction (``same_as``, e.g. the α = 1
     row of a fit whose shortlist is the run's SVM) is printed once, as
@@ -55,7 +57,7 @@ def format_table(models):
     with the best dev MAP, ``"designated"``) is marked ``*`` and a line
     under the table says so.
     """
-    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["rule", "fit s"]
+    head = ["model"] + [c for _, c in TABLE_COLUMNS] + ["text", "rule", "fit s"]
     rows = []
     for m in models:
         if m.get("same_as"):
@@ -64,7 +66,7 @@ def format_table(models):
         for key, _ in TABLE_COLUMNS:
             r.append(_cell(key, m["metrics"].get(key, float("nan")),
                            "" if key == "unseen_R@5" else "nan"))
-        r += [rule_label(m), f"{m['fit_seconds']:.0f}"]
+        r += [m.get("text") or "", rule_label(m), f"{m['fit_seconds']:.0f}"]
         rows.append(r)
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
