@@ -52,7 +52,7 @@ def main(argv=None):
     p.add_argument("--output", help="write the figures as JSON here")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from xplant.app import build_model, dataset_settings, find_row, first_documents
+    from xplant.app import build_model, find_row, first_documents, row_params
     from xplant.datasets import load_codiesp, load_codiesp_evidence
     from xplant.evidence import score_evidence
     from xplant.metrics import mean_average_precision
@@ -67,7 +67,7 @@ def main(argv=None):
     for g in gold:
         if g["code"] in label_index and g["code"] not in codes_by_doc[row_of[g["id"]]]:
             codes_by_doc[row_of[g["id"]]].append(g["code"])
-    params = dataset_settings({}, find_row("plant"), "codiesp", args.codes)
+    params = row_params({}, find_row("plant"), "codiesp", args.codes)
     # the job's epoch budgets unless given
     budget = {k: v for k, v in (("epochs", args.epochs), ("plant_epochs", args.plant_epochs)) if v}
     results = []

@@ -8,13 +8,14 @@ on dev (MAP, percent), as :func:`xplant.app.fit_with_dev` fits it in
 - ``en``: the English translation (the job's text until now);
 - ``es``: the Spanish original (the text CodiEsp-X's offsets index);
 - ``both``: one text per case, the English then the Spanish joined by a
-  blank line, so that one model reads the two (the alternative, one fit per
-  text fused, doubles every fit; not measured).
+  blank line (``load_codiesp(language="both")``), so that one model reads
+  the two (the alternative, one fit per text fused, doubles every fit; not
+  measured).
 
 With ``--evidence``, PLANT is also fitted planted from the training split's
 gold evidence (``clf__evidence``) on the texts that hold the Spanish the
-offsets index (``es``, and ``both`` with the offsets moved past the
-English part).
+offsets index (``es``, and ``both``, whose loader moves the offsets past
+the English part).
 
 The mention matcher is not a row here: it reads the text its evidence
 indexes, the Spanish one, by construction. The label space is the codes of
@@ -30,18 +31,6 @@ import time
 from pathlib import Path
 
 import torch
-
-
-def _joined(en, es):
-    """A split whose texts are the English and the Spanish of each case, joined; the
-    gold evidence's offsets moved onto the Spanish part."""
-    both = type(en)(**en)
-    both["texts"] = [a + "\n\n" + b for a, b in zip(en.texts, es.texts)]
-    both["evidence"] = [None if ev is None else
-                        [{"label": m["label"], "spans": [[s + len(a) + 2, e + len(a) + 2]
-                                                         for s, e in m["spans"]]} for m in ev]
-                        for a, ev in zip(en.texts, es.evidence)]
-    return both
 
 
 def main(argv=None):
@@ -61,15 +50,14 @@ def main(argv=None):
     p.add_argument("--output", help="write the figures as JSON here")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from xplant.app import (build_model, dataset_settings, find_row, first_documents, fit_with_dev,
+    from xplant.app import (build_model, find_row, first_documents, fit_with_dev, row_params,
                             row_scores)
     from xplant.datasets import load_codiesp
     from xplant.metrics import mean_average_precision
 
     data = {lang: {s: first_documents(load_codiesp(s, codes=args.codes, language=lang),
                                       args.max_docs) for s in ("train", "dev")}
-            for lang in ("en", "es")}
-    data["both"] = {s: _joined(data["en"][s], data["es"][s]) for s in ("train", "dev")}
+            for lang in args.languages.split(",")}
     # the job's epoch budgets unless given
     budget = {k: v for k, v in (("epochs", args.epochs), ("plant_epochs", args.plant_epochs)) if v}
     results = []
@@ -82,7 +70,7 @@ def main(argv=None):
         tr, dv = data[lang]["train"], data[lang]["dev"]
         t = time.perf_counter()
         model = build_model(name, **budget, random_state=args.seed, verbose=0,
-                            params=dataset_settings({}, row, "codiesp", args.codes))
+                            params=row_params({}, row, "codiesp", args.codes))
         if planted:
             model.fit(tr.texts, tr.Y, clf__validation_data=(dv.texts, dv.Y),
                       clf__label_names=[str(n) for n in tr.label_names],

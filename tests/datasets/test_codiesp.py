@@ -61,6 +61,24 @@ def test_languages_and_return_X_y():
     assert texts == en.texts and (Y != en.Y).nnz == 0
 
 
+def test_both_languages_join_the_texts_and_move_the_evidence_onto_the_spanish():
+    en, es, both = (load_codiesp("dev", language=lang) for lang in ("en", "es", "both"))
+    assert both.texts == [a + "\n\n" + b for a, b in zip(en.texts, es.texts)]
+    assert (both.Y != en.Y).nnz == 0 and both.evidence_field is None
+    assert "text_es" not in both and en.evidence_field == "text_es"
+    # each mention reads the same words in the joined text as in the Spanish original
+    for text, sp_text, mine, theirs, eng in zip(both.texts, es.texts, both.evidence, es.evidence,
+                                                en.texts):
+        assert [m["label"] for m in mine] == [m["label"] for m in theirs]
+        for m, o in zip(mine, theirs):
+            assert [e - s for s, e in m["spans"]] == [e - s for s, e in o["spans"]]
+            assert m["spans"][0][0] == o["spans"][0][0] + len(eng) + 2
+            assert [text[s:e] for s, e in m["spans"]] == [sp_text[s:e] for s, e in o["spans"]]
+    # the label descriptions stay the English ones (ICD-10-CM's)
+    assert list(both.label_descriptions) == list(en.label_descriptions)
+    assert "English text" in both.record["steps"][-1] and both.record["language"] == "both"
+
+
 def test_english_join():
     assert _english("First one.\nSecond one.  \n\nThird.\n") == "First one.\nSecond one.\nThird."
 

@@ -61,6 +61,7 @@ def _add_field_options(g, *, labels=True, id_default=None):
 
 
 def _add_data_options(r, *, dataset_help):
+    from ..datasets import CODIESP_LANGUAGES
     g = r.add_argument_group("data (a named dataset, or your own files)")
     g.add_argument("--dataset", help=dataset_help)
     g.add_argument("--train", help="your training file: JSON lines (.jsonl) or TSV (.tsv) with "
@@ -94,7 +95,10 @@ def _add_data_options(r, *, dataset_help):
                         "The description rows rank the catalogue; xplant fit takes it for the "
                         "descriptions row only")
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
-    g.add_argument("--language", default="en", choices=["en", "es"], help="CodiEsp language")
+    g.add_argument("--language", default="en", choices=list(CODIESP_LANGUAGES),
+                   help="CodiEsp's text: the English translation (en, the default), the "
+                        "Spanish original (es), or both joined (both); the mention matcher "
+                        "reads the Spanish its evidence indexes whichever is chosen")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "
                                        "CodiEsp defaults to the bundled copy)")
     g.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")
@@ -279,12 +283,13 @@ def _add_report_parser(sub):
 
 def _add_ablate_parser(sub):
     """``xplant ablate``: PLANT's switches and the low-data curve."""
+    from ..datasets import CODIESP_LANGUAGES
     from ._ablate import DEFAULT_SEEDS, DEFAULT_SIZES, EURLEX_SINGLE_SEED_ABOVE, EURLEX_SIZES
     a = sub.add_parser("ablate", help="PLANT's switches and the low-data curve (CodiEsp, EURLEX57K)")
     a.add_argument("--output", help="output folder (default ./xplant-runs/ablate-<timestamp>)")
     a.add_argument("--dataset", default="codiesp", choices=["codiesp", "eurlex57k"])
     a.add_argument("--codes", default="D", choices=["D", "P", "DP"])
-    a.add_argument("--language", default="en", choices=["en", "es"])
+    a.add_argument("--language", default="en", choices=list(CODIESP_LANGUAGES))
     a.add_argument("--data-home", help="official CodiEsp folder (default: the bundled copy); "
                                        "the EURLEX57K folder (required with --dataset eurlex57k)")
     _add_epoch_options(a)

@@ -20,7 +20,7 @@ every per-document field alike.
 from ._base import document_fields, take_documents
 from ._catalogue import CATALOGUES, catalogue_input, load_catalogue, open_label_space
 from ._descriptions import align_descriptions, describe_codes, icd_prefixes, read_label_descriptions
-from ._codiesp import CODIESP_CATALOGUES
+from ._codiesp import CODIESP_CATALOGUES, CODIESP_LANGUAGES
 from ._codiesp import load_codiesp, load_codiesp_evidence, parse_positions
 from ._eurlex import load_eurlex57k
 from ._label_space import align_label_space
@@ -32,6 +32,7 @@ from ._xc import dump_xc, load_xc
 __all__ = [
     "CATALOGUES",
     "CODIESP_CATALOGUES",
+    "CODIESP_LANGUAGES",
     "load_catalogue",
     "catalogue_input",
     "open_label_space",

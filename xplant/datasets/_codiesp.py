@@ -194,6 +194,14 @@ def _label_space(records, codes, splits=SPLITS):
     return names, np.array([kinds[n] for n in names], dtype=str)
 
 
+#: The ``language`` values of :func:`load_codiesp`: the English translation,
+#: the Spanish original, both joined.
+CODIESP_LANGUAGES = ("en", "es", "both")
+
+#: What joins the English and the Spanish text of a case (``language="both"``).
+BOTH_SEPARATOR = "\n\n"
+
+
 def load_codiesp(split="train", codes="D", language="en", data_home=None, return_X_y=False,
                  descriptions=True, label_space="train+dev"):
     """Load CodiEsp, the Spanish clinical coding corpus (CLEF eHealth 2020).
@@ -208,11 +216,14 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         The official split to load.
     codes : {"D", "P", "DP"}, default="D"
         Diagnoses, procedures, or both.
-    language : {"en", "es"}, default="en"
+    language : {"en", "es", "both"}, default="en"
         ``"es"``: the original Spanish text, unchanged (the CodiEsp-X
         evidence offsets refer to it). ``"en"``: the official machine
         translation, which is sentence-split; its lines are joined with a
-        newline.
+        newline. ``"both"``: one text per case, the English (as ``"en"``
+        gives it), a blank line, then the Spanish; the evidence offsets
+        are moved past the English part, so they index this text. The
+        label descriptions are the English ones.
     data_home : str or Path, optional
         An official distribution folder (``{split}/{split}D.tsv``,
         ``{split}P.tsv``, ``{split}X.tsv``, ``text_files/``,
@@ -283,11 +294,12 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
             ``{"label": code, "spans": [[start, end], ...]}`` in file order
             (a discontinuous mention has several spans), checked by
             :func:`xplant.evidence.check_evidence`; the offsets index the
-            Spanish original.
+            Spanish original (its part of ``texts`` for ``"both"``).
         evidence_field : str or None
-            None where the offsets index ``texts`` (``language="es"``);
-            ``"text_es"`` where they index the Spanish original, then given
-            as ``text_es`` (a list of str, one per document).
+            None where the offsets index ``texts`` (``language="es"`` or
+            ``"both"``); ``"text_es"`` where they index the Spanish
+            original beside the English text (``"en"``), then given as
+            ``text_es`` (a list of str, one per document).
         label_frequency : ndarray of int64 of shape (n_labels,)
             Positives per label in this split.
         record : dict
@@ -322,8 +334,8 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     check_split(split, SPLITS)
     if codes not in ("D", "P", "DP"):
         raise ValueError(f"codes={codes!r} is not valid; choose 'D', 'P' or 'DP'")
-    if language not in ("en", "es"):
-        raise ValueError(f"language={language!r} is not valid; choose 'en' or 'es'")
+    if language not in CODIESP_LANGUAGES:
+        raise ValueError(f"language={language!r} is not valid; choose one of {CODIESP_LANGUAGES}")
     if label_space not in LABEL_SPACES:
         raise ValueError(f"label_space={label_space!r} is not valid; choose one of {LABEL_SPACES}")
     if label_space == "catalogue" and codes not in CODIESP_CATALOGUES:
@@ -342,9 +354,9 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     label_names, outside = with_outside_labels(label_names, own)
     label_types = np.concatenate([label_types, own_types[np.isin(own, outside)]])
     docs = [r for r in records if r["split"] == split]
-    texts = [r["text_en"] if language == "en" else r["text_es"] for r in docs]
-    if language == "en":
-        texts = [_english(t) for t in texts]
+    texts = [_english(r["text_en"]) if language == "en" else r["text_es"] for r in docs]
+    if language == "both":
+        texts = [_english(r["text_en"]) + BOTH_SEPARATOR + t for r, t in zip(docs, texts)]
     label_lists = [[normalise_code(c) for kind in codes for c in r[kind]] for r in docs]
     source = "bundled copy (xplant/datasets/data/codiesp.jsonl.gz)" if data_home is None else "official distribution folder"
     record = {
@@ -365,9 +377,10 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         "steps": [
             "codes stripped and upper-cased, never parsed as numbers",
             "repeated (document, code) pairs counted once",
-            "English text: sentence lines joined with a newline"
-            if language == "en"
-            else "Spanish text unchanged (CodiEsp-X offsets refer to it)",
+            {"en": "English text: sentence lines joined with a newline",
+             "es": "Spanish text unchanged (CodiEsp-X offsets refer to it)",
+             "both": "English text (sentence lines joined with a newline), a blank line, then "
+                     "the Spanish text; CodiEsp-X offsets moved past the English part"}[language],
         ],
         "licence": "CC BY 4.0 (Miranda-Escalada et al., CodiEsp, CLEF eHealth 2020)",
     }
@@ -376,7 +389,8 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
         extra.update(_evidence_fields(docs, codes, language, label_lists, data_home))
     if descriptions and not return_X_y:
         systems = ["ICD10-DIAG" if t == "D" else "ICD10-PROC" for t in label_types]
-        desc = describe_codes(label_names, systems, data_home=data_home, language=language)
+        desc = describe_codes(label_names, systems, data_home=data_home,
+                              language="es" if language == "es" else "en")
         record["descriptions"] = desc.pop("record")
         extra.update(desc)
     bunch = make_bunch(
@@ -409,9 +423,14 @@ def _evidence_fields(docs, codes, language, label_lists, data_home):
                  for type_, code, _, pos in r["X"] if _TYPES.get(type_) in codes] for r in docs]
     check_evidence(evidence, spanish, label_lists,
                    where=[f"{source}, CodiEsp-X of {r['split']} document {r['id']}" for r in docs])
-    out = {"evidence": evidence, "evidence_field": None if language == "es" else "text_es",
+    if language == "both":          # the Spanish follows the English and the separator
+        for r, mentions in zip(docs, evidence):
+            shift = len(_english(r["text_en"])) + len(BOTH_SEPARATOR)
+            for m in mentions:
+                m["spans"] = [[s + shift, e + shift] for s, e in m["spans"]]
+    out = {"evidence": evidence, "evidence_field": "text_es" if language == "en" else None,
            "evidence_language": "es"}
-    if language != "es":
+    if language == "en":
         out["text_es"] = spanish
     return out
 
