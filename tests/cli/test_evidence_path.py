@@ -174,3 +174,16 @@ def test_the_run_never_reads_the_test_evidence(corpus, tmp_path, capsys):
             else:
                 for k, v in value.items():
                     np.testing.assert_array_equal(v, scores[name][key][k])
+
+
+def test_plant_reading_the_evidence_text_is_planted_from_it(corpus, tmp_path, capsys):
+    """Evidence of the text PLANT reads plants Stage 1 (every training note's (note, label)
+    pairs with a mention: 40 notes, 8 of them with E50 too); without it, MIG alone."""
+    pairs = {}
+    for evidence in (True, False):
+        run = tmp_path / f"P{evidence}"
+        assert _cli(["run", *_data(corpus, evidence=evidence), "--models", "plant", "--epochs",
+                     "1", "--plant-epochs", "1", "--output", run, *FAST], capsys)[0] == 0
+        models = json.loads((run / "results.json").read_text(encoding="utf-8"))["models"]
+        pairs[evidence] = next(m for m in models if m["name"] == "PLANT")["stage1_evidence_pairs"]
+    assert pairs == {True: 48, False: 0}

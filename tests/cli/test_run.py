@@ -116,6 +116,8 @@ def test_table_prints_every_model(smoke_run):
     texts = {m["name"]: m.get("text") for m in res["models"] if not m.get("same_as")}
     assert set(texts.values()) == {"en", "en+es"}
     assert texts["PLANT fused + descriptions + mentions"] == "en+es"
+    # PLANT reads the English: the Spanish spans do not index it, so it is planted from MIG
+    assert next(m for m in res["models"] if m["name"] == "PLANT")["stage1_evidence_pairs"] == 0
     _, _, *rows = table.splitlines()
     assert [r.split()[-3] for r in rows if r.startswith("PLANT fused + descriptions + ")] == ["en+es"]
 

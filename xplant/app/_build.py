@@ -128,8 +128,14 @@ def evidence_fit_params(model, split):
 
     A :class:`~xplant.linear.MentionMatcher` row (a Pipeline's last step) is set
     to read the text its evidence indexes in that text's language
-    (:func:`xplant.app._splits.evidence_params`) and gets ``evidence``; any
-    other model gets nothing.
+    (:func:`xplant.app._splits.evidence_params`) and gets ``evidence``. A
+    planted :class:`~xplant.neural.PlantClassifier` row gets ``evidence``
+    where it reads the text the offsets index (``evidence_field`` None:
+    CodiEsp with ``--language es`` or ``both``, or a user's evidence of
+    its text field), so that Stage 1 plants each (document, code) pair with
+    a mention on the mention's words; reading another text (CodiEsp's
+    English translation), it is planted from MIG. Any other model gets
+    nothing.
 
     Parameters
     ----------
@@ -141,16 +147,18 @@ def evidence_fit_params(model, split):
     Returns
     -------
     dict
-        ``{"evidence": ...}`` for a matcher, else ``{}`` (the keys of the
-        final step's ``fit``).
+        ``{"evidence": ...}`` for a matcher or such a PLANT row, else ``{}``
+        (the keys of the final step's ``fit``).
     """
     from ..linear import MentionMatcher
-    from ._splits import evidence_params
+    from ._splits import evidence_params, has_evidence
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if not isinstance(final, MentionMatcher):
-        return {}
-    final.set_params(**evidence_params(split))
-    return {"evidence": split.get("evidence")}
+    if isinstance(final, MentionMatcher):
+        final.set_params(**evidence_params(split))
+        return {"evidence": split.get("evidence")}
+    if getattr(final, "plant", False) and has_evidence(split) and not split.get("evidence_field"):
+        return {"evidence": split.evidence}
+    return {}
 
 
 def _settings(est):

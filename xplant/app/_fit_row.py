@@ -162,6 +162,8 @@ def _fit_info(final):
     if getattr(final, "planter_", None) is not None:
         info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
         info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
+        # what Stage 1 planted on: the gold evidence's words where a pair has them, else MIG
+        info["stage1_evidence_pairs"] = getattr(final.planter_, "n_evidence_pairs_", 0)
         info["stage1_params"] = {k: v for k, v in _settings(final.planter_).items()
                                  if isinstance(v, (int, float, str, bool, type(None)))}
     if hasattr(final, "best_epoch_"):
