@@ -122,6 +122,8 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
             "n_train_documents": len(_inputs(both)), "text": first["info"].get("text")}
     if hasattr(final, "best_epoch_"):
         info["best_epoch"] = final.best_epoch_
+    if getattr(final, "planter_", None) is not None:      # Stage 1 on train + dev's evidence
+        info["stage1_evidence_pairs"] = getattr(final.planter_, "n_evidence_pairs_", 0)
     from ..metrics import choose_rule
     if model_dir is not None:
         info.update(save_row(refit, final, model_dir, choose_rule(dv.Y, first["dev_scores"]),
