@@ -369,7 +369,8 @@ def text_read(bunch, model=None):
     """Which text a model reads from a split, as the job's table names it.
 
     The split's language where its reader records one (CodiEsp: ``"en"``,
-    the translation, or ``"es"``, the original), else ``"text"``; an XC
+    the translation, ``"es"``, the original, or ``"both"``), else
+    ``"text"``; an XC
     dataset's ``"features"``. A mention matcher reads the text its evidence
     indexes (``evidence_language``, else ``evidence_field``); a fusion with
     one reads both (``"en+es"``), as :func:`_inputs` hands them over.
