@@ -60,9 +60,9 @@ def main(argv=None):
     tr, dv = (first_documents(load_codiesp(s, codes=args.codes, language="es", descriptions=False),
                               args.max_docs) for s in ("train", "dev"))
     kind = {"D": "DIAGNOSTICO", "P": "PROCEDIMIENTO"}[args.codes]
-    gold = [g for g in load_codiesp_evidence("dev") if g["type"] == kind and g["id"] in set(dv.ids)]
-    label_index = {str(c).upper(): i for i, c in enumerate(tr.label_names)}
     row_of = {d: i for i, d in enumerate(dv.ids)}
+    gold = [g for g in load_codiesp_evidence("dev") if g["type"] == kind and g["id"] in row_of]
+    label_index = {str(c).upper(): i for i, c in enumerate(tr.label_names)}
     codes_by_doc = [[] for _ in dv.ids]
     for g in gold:
         if g["code"] in label_index and g["code"] not in codes_by_doc[row_of[g["id"]]]:

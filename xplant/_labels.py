@@ -486,6 +486,30 @@ def check_class_names(classes, *, case_insensitive=False):
     return classes
 
 
+def label_lists(Y, classes):
+    """Each document's labels by name: the rows of a CSR indicator read through ``classes``.
+
+    Parameters
+    ----------
+    Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
+        Checked 0/1 targets (:func:`check_targets`).
+    classes : array-like of shape (n_labels,)
+        The name of each column.
+
+    Returns
+    -------
+    list of list
+        Per document, the names of its positive columns, in column order.
+
+    Examples
+    --------
+    >>> label_lists(sp.csr_matrix([[1, 0, 1], [0, 0, 0]]), ["A", "B", "C"])
+    [['A', 'C'], []]
+    """
+    names = np.asarray(classes)
+    return [names[Y.indices[Y.indptr[i]:Y.indptr[i + 1]]].tolist() for i in range(Y.shape[0])]
+
+
 def label_frequency(Y):
     """Positive rows per label column: the one count of training positives in xplant.
 

@@ -386,7 +386,7 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     }
     extra = {}
     if not return_X_y:
-        extra.update(_evidence_fields(docs, codes, language, label_lists, data_home))
+        extra.update(_evidence_fields(docs, codes, language, label_lists, data_home, texts))
     if descriptions and not return_X_y:
         systems = ["ICD10-DIAG" if t == "D" else "ICD10-PROC" for t in label_types]
         desc = describe_codes(label_names, systems, data_home=data_home,
@@ -413,9 +413,10 @@ def load_codiesp(split="train", codes="D", language="en", data_home=None, return
     return bunch
 
 
-def _evidence_fields(docs, codes, language, label_lists, data_home):
+def _evidence_fields(docs, codes, language, label_lists, data_home, texts):
     """The ``evidence`` of the documents (their CodiEsp-X rows of ``codes``), checked, and
-    with English text the Spanish original it indexes (``evidence_field``)."""
+    with English text the Spanish original it indexes (``evidence_field``); with both texts
+    (``texts`` ending in the Spanish) the offsets moved onto the Spanish part."""
     from ..evidence import check_evidence
     spanish = [r["text_es"] for r in docs]
     source = "the bundled copy" if data_home is None else str(Path(data_home))
@@ -423,9 +424,9 @@ def _evidence_fields(docs, codes, language, label_lists, data_home):
                  for type_, code, _, pos in r["X"] if _TYPES.get(type_) in codes] for r in docs]
     check_evidence(evidence, spanish, label_lists,
                    where=[f"{source}, CodiEsp-X of {r['split']} document {r['id']}" for r in docs])
-    if language == "both":          # the Spanish follows the English and the separator
-        for r, mentions in zip(docs, evidence):
-            shift = len(_english(r["text_en"])) + len(BOTH_SEPARATOR)
+    if language == "both":          # the Spanish ends each text: what precedes it, the shift
+        for text, es, mentions in zip(texts, spanish, evidence):
+            shift = len(text) - len(es)
             for m in mentions:
                 m["spans"] = [[s + shift, e + shift] for s, e in m["spans"]]
     out = {"evidence": evidence, "evidence_field": "text_es" if language == "en" else None,

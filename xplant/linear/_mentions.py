@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._labels import label_lists
 from .._normal_forms import folded_words
 from .._params import Interval, ParamsMixin, StrOptions, int_at_least, number_at_least
 from ._base import MultiLabelRankerMixin
@@ -227,9 +228,8 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
         texts = self._texts(X)
         Y = self._fit_label_space(Y, len(texts), label_names)
         classes = np.asarray(self.classes_)
-        labels = [classes[Y.indices[Y.indptr[i]:Y.indptr[i + 1]]].tolist()
-                  for i in range(Y.shape[0])]
-        checked, self.evidence_record_ = check_evidence(evidence, texts, labels)
+        checked, self.evidence_record_ = check_evidence(evidence, texts,
+                                                        label_lists(Y, classes))
         column = {c: j for j, c in enumerate(classes.tolist())}
         pairs = {}
         for text, mentions in zip(texts, checked):

@@ -8,7 +8,7 @@ from skorch import NeuralNet
 from sklearn.utils.metaestimators import available_if
 from torch.utils.data import DataLoader
 
-from .._labels import prediction_form
+from .._labels import label_lists, prediction_form
 from .._params import check_params
 from ._common import (SUBNORMAL_SWEEP_STEPS, _is_lists, check_targets, deterministic_on_cpu,
                       encode, fit_or_take_corpus, is_count_matrix, is_token_corpus, n_documents,
@@ -252,10 +252,8 @@ class PlantNetBase(NeuralNet):
                              "matrix or token ids without their texts. Give the texts (a list "
                              "of str), or MIGRelevance.transform's output, which keeps them")
         from ..evidence import check_evidence
-        classes = np.asarray(self.classes_).tolist()
-        labels = [[classes[j] for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]]
-                  for i in range(Y.shape[0])]
-        checked, self.evidence_record_ = check_evidence(evidence, list(texts), labels)
+        checked, self.evidence_record_ = check_evidence(evidence, list(texts),
+                                                        label_lists(Y, self.classes_))
         return list(texts), checked
 
     def _split_fit_data(self, Y, docs, dev_docs=None, Y_dev=None, evidence=None):
