@@ -113,28 +113,43 @@ def _final(model):
 
 
 def model_fields(model):
-    """The text fields a fitted model reads besides ``"text"``: its mention matcher's.
+    """The text fields a model reads besides ``"text"``: a description fusion's
+    ``description_field``, then its mention matcher's ``text_field``, each once.
 
     A :class:`~xplant.linear.MentionMatcher` (or a
-    :class:`~xplant.unseen.DescriptionFusion` with one as its ``mentions_``)
-    fitted on documents given as records reads its ``text_field``: CodiEsp's
-    English rows read ``"text"``, its matcher the Spanish original,
-    ``"text_es"``, which the evidence indexes.
+    :class:`~xplant.unseen.DescriptionFusion` with one as its ``mentions``,
+    fitted or not) reads its ``text_field``: CodiEsp's matcher the Spanish
+    original the evidence indexes (``"text_es"``) where the rows read the
+    English. A :class:`~xplant.unseen.DescriptionFusion` whose description
+    source reads a translation in the descriptions' language reads its
+    ``description_field`` (CodiEsp's ``"text_en"`` where the rows read the
+    Spanish). Such a model reads each document as a record ``{"text": text,
+    <field>: that text}``.
 
     Parameters
     ----------
-    model : fitted estimator or Pipeline
+    model : estimator or Pipeline
+        Fitted or not.
 
     Returns
     -------
     list of str
         Empty for a model that reads its documents' text alone.
+
+    Examples
+    --------
+    >>> from xplant.linear import MentionMatcher
+    >>> model_fields(MentionMatcher(text_field="text_es"))
+    ['text_es']
     """
     from .linear import MentionMatcher
     final = _final(model)
     matcher = final if isinstance(final, MentionMatcher) else getattr(final, "mentions_", None)
-    field = None if matcher is None else matcher.text_field
-    return [] if field in (None, "text") else [field]
+    if matcher is None:
+        matcher = getattr(final, "mentions", None)
+    own = (getattr(final, "description_field", None),
+           None if matcher is None else getattr(matcher, "text_field", None))
+    return [f for f in dict.fromkeys(own) if isinstance(f, str) and f != "text"]
 
 
 def _default_decision(model):

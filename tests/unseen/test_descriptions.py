@@ -379,3 +379,45 @@ def test_fusion_takes_label_lists_like_its_ranker():
     assert f.k_ == g.k_ == 1 and f.unseen_.tolist() == [2]
     np.testing.assert_array_equal(f.decision_function(["a dry cough"]),
                                   g.decision_function(["a dry cough"]))
+
+
+def test_description_field_lets_the_description_source_read_a_translation(tmp_path):
+    """The model reads the text (Spanish here), the description source the field in the
+    descriptions' language: an unseen label's description (English) reaches it only
+    through that field; the fusion equals the one fitted on the translation alone wherever
+    the model does not read the text; the explained sentence names its field; saved and
+    loaded, the scores stay to the bit; a document without the field is refused by name."""
+    from xplant import load_saved
+    from xplant.unseen import save_description_fusion
+    es = ["dolor torácico y fiebre", "fractura del brazo izquierdo", "fiebre y tos"]
+    en = ["chest pain and fever", "broken left arm", "fever and cough"]
+    Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]])
+    desc = ["fever", "fracture of arm", "cough"]
+    docs = [{"text": s, "text_en": e} for s, e in zip(es, en)]
+    f = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0,
+                          description_field="text_en").fit(docs, Y, label_descriptions=desc)
+    new = [{"text": "tos seca por la noche", "text_en": "A dry cough at night."}]
+    assert f.predict_top_k(new, 1)[0].tolist() == [[2]]           # R05 cough, never seen
+    # the same fusion reading the Spanish for its descriptions cannot find the cough
+    g = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0).fit(
+        es, Y, label_descriptions=desc)
+    assert g.decision_function(["tos seca por la noche"])[0, 2] == pytest.approx(
+        g.decision_function(["tos seca por la noche"])[0, :2].min())   # cosine 0: the floor
+    # a prior reads no text: the fusion is the one fitted on the translation alone
+    h = DescriptionFusion(FrequencyPrior(), weight=1.0, seen_weight=0.0).fit(
+        en, Y, label_descriptions=desc)
+    np.testing.assert_array_equal(f.decision_function(new),
+                                  h.decision_function(["A dry cough at night."]))
+    ex = f.explain(new, labels=[[2]])[0]["labels"][0]
+    assert ex["source"] == "descriptions"
+    assert [(s["text"], s["field"]) for s in ex["spans"]] == [("A dry cough at night.", "text_en")]
+    with pytest.raises(ValueError, match=r"X\[0\] has no text field 'text_en', which "
+                                         r"description_field"):
+        f.decision_function(["tos seca"])
+    with pytest.raises(ValueError, match=r"X\[1\] has no text field 'text_en'"):
+        DescriptionFusion(FrequencyPrior(), description_field="text_en").fit(
+            [docs[0], {"text": "x"}, docs[2]], Y, label_descriptions=desc)
+    save_description_fusion(f, tmp_path / "fusion")
+    loaded, _ = load_saved(tmp_path / "fusion")
+    assert loaded.description_field == "text_en"
+    np.testing.assert_array_equal(loaded.decision_function(new), f.decision_function(new))

@@ -34,7 +34,9 @@ def evidence_examples(clf, test, train, n_docs=EXAMPLE_DOCS, top_labels=5, top_s
     test_names = [str(x) for x in test.get("label_names", train.label_names)]
     desc = train.get("label_descriptions")
     texts = [test.texts[i] for i in rows]
-    explained = clf.explain(texts, top_labels=top_labels, top_spans=top_spans)
+    from ._splits import _inputs             # records, where the model reads other fields too
+    docs = _inputs(test, clf)
+    explained = clf.explain([docs[i] for i in rows], top_labels=top_labels, top_spans=top_spans)
     out = []
     for i, text, ex in zip(rows, texts, explained):
         gold = {test_names[j] for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]]}
@@ -293,7 +295,9 @@ def zero_shot_rows(entries, model, test, train, *, top_spans=3):
         docs = sorted(wanted)
         explained[id(m)] = {}
         if docs:
-            out = m.explain([texts[i] for i in docs], top_spans=top_spans,
+            from ._splits import _inputs     # records, where the model reads other fields too
+            inputs = _inputs(test, m)
+            out = m.explain([inputs[i] for i in docs], top_spans=top_spans,
                             labels=[sorted(wanted[i]) for i in docs])
             for i, ex in zip(docs, out):
                 for lab in ex["labels"]:

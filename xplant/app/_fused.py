@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._rows import DESCRIPTION_ENCODER
-from ._splits import text_read
+from ._splits import _inputs, text_read
 
 #: Shortlist size C of the neural rows per dataset: every label (None: the
 #: full-label Stage 2, fused with the linear shortlist) where the shortlist's
@@ -338,9 +338,9 @@ def _description_row_of(fused, key, test, test_scores, info, dev32, rule, dev_ma
     info = dict(info)
     if fused.catalogue_ is not None:           # the open label space and its unseen channel
         _add_open_space(fused, test, weights, info)
+    info["text"] = text_read(test, fused)
     if key == "mentions":
         weights["mention_weight"] = fused.mention_weight_
-        info["text"] = text_read(test, fused)
         info.update(mention_choice=fused.mention_choice_,
                     mentions=dict(fused.mentions_.evidence_record_,
                                   n_patterns=len(fused.mentions_.mentions_),
@@ -384,7 +384,8 @@ def _fit_description_fusion(model, ranker, matcher, train, dev, names, fields, p
     from ._splits import _inputs
     evidence = {} if matcher is None else {"evidence": train.evidence}
     if pinned is None:
-        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher)
+        fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher,
+                                  description_field=train.get("description_field"))
         fused.fit(_inputs(train, fused), train.Y, validation_data=(_inputs(dev, fused), dev.Y),
                   label_names=names, **fields, **evidence)
         dev_docs = _inputs(dev, fused)         # one scoring of the catalogue, both readings
@@ -401,7 +402,8 @@ def _fit_description_fusion(model, ranker, matcher, train, dev, names, fields, p
     if matcher is None or "mention_weight" not in weights:
         matcher = None
         weights.pop("mention_weight", None)
-    fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher, **weights)
+    fused = DescriptionFusion(FrozenEstimator(model), ranker=ranker, mentions=matcher,
+                              description_field=train.get("description_field"), **weights)
     fused.fit(_inputs(train, fused), train.Y, label_names=names, **fields,
               **({} if matcher is None else evidence))
     return (fused, last["dev_scores"], last["rule"], first["dev_MAP"],
@@ -417,7 +419,7 @@ def _add_open_space(fused, test, weights, info):
                 unseen_suggestions=[
                     {"id": str(i), "suggestions": s} for i, s in
                     zip(test.ids[:UNSEEN_EXAMPLES], fused.suggest_unseen(
-                        test.texts[:UNSEEN_EXAMPLES], k=5))])
+                        _inputs(test, fused)[:UNSEEN_EXAMPLES], k=5))])
 
 
 def row_targets(split, names):

@@ -53,6 +53,10 @@ def describe(data_args, splits):
     if kind == "codiesp":
         record["dataset_args"] = {k: data_args.get(k) for k in ("codes", "language", "max_docs",
                                                                 "catalogue")}
+        if tr is not None:           # the texts read: the rows', the description source's
+            own = tr.get("record") or {}
+            record["texts"] = {"documents": own.get("language"), "descriptions": own.get(
+                "description_language", own.get("language"))}
         return record
     if kind in ("user", "xc"):
         from ._sources import load_source
@@ -254,7 +258,7 @@ def _job_defaults(data_args, refit, epochs, plant_epochs):
         refit = data_args is None or data_args.get("dataset") in REFIT_DATASETS
     epochs = DEFAULT_EPOCHS if epochs is None else epochs
     plant_epochs = DEFAULT_PLANT_EPOCHS if plant_epochs is None else plant_epochs
-    data_args = dict(data_args or {"dataset": "codiesp", "codes": "D", "language": "en",
+    data_args = dict(data_args or {"dataset": "codiesp", "codes": "D", "language": None,
                                    "data_home": None, "max_docs": None})
     return data_args, refit, epochs, plant_epochs
 
@@ -275,7 +279,11 @@ def _log_data(log, record, data_args, splits, out_dir, rows, epochs, plant_epoch
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     name = record["dataset"]
     if name == "codiesp":
-        name = f"CodiEsp-{data_args['codes']} ({data_args['language']})"
+        own = tr.get("record") or {}
+        reading = own.get("language") or data_args.get("language")
+        if own.get("description_language"):       # the dataset's setting: DATASET_TEXTS
+            reading += f"; the description source reads the {own['description_language']} text"
+        name = f"CodiEsp-{data_args['codes']} ({reading})"
     log(f"{name}: {tr.Y.shape[0]} train / {dv.Y.shape[0]} dev / "
         f"{te.Y.shape[0]} {record['split']} documents, {tr.Y.shape[1]} labels; "
         f"run folder {out_dir}")
@@ -316,7 +324,7 @@ def _write_results(log, results, out_dir, report):
         log(f"wrote {render_report(out_dir)}")
 
 
-def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
+def run_main_job(output_dir=None, *, codes="D", language=None, data_home=None,
                  models=None, epochs=DEFAULT_EPOCHS, plant_epochs=DEFAULT_PLANT_EPOCHS,
                  random_state=0, verbose=1, isolate=True, max_docs=None, report=False, resume=False,
                  refit=None, description_encoder=DESCRIPTION_ENCODER, log=print):
@@ -327,8 +335,13 @@ def run_main_job(output_dir=None, *, codes="D", language="en", data_home=None,
     output_dir : str or Path or None
         Run folder; default ``./xplant-runs/<UTC timestamp>/``. Never
         beside the input data.
-    codes, language, data_home
+    codes, data_home
         See :func:`xplant.datasets.load_codiesp`.
+    language : {"en", "es", "both"} or None, default=None
+        The text every row reads (:func:`xplant.datasets.load_codiesp`);
+        None: the dataset's setting
+        (:data:`xplant.app._splits.DATASET_TEXTS`), the Spanish original,
+        the description source reading the English translation.
     models : sequence of str or None, default=None
         Row names (:data:`DEFAULT_MODELS` and the other rows of ``xplant
         run --models``); None: the main job's rows, :data:`DEFAULT_MODELS`

@@ -75,7 +75,8 @@ def read_documents(path, *, text_field="text", id_field="id"):
 
 def with_model_fields(model, path, texts, *, id_field=None):
     """The documents a model reads from ``path``: ``texts``, or records with every field it
-    reads besides the text (:func:`xplant._saved.model_fields`: a mention matcher's).
+    reads besides the text (:func:`xplant._saved.model_fields`: a mention matcher's,
+    a description source's).
 
     Parameters
     ----------
@@ -106,8 +107,10 @@ def with_model_fields(model, path, texts, *, id_field=None):
     if not fields:
         return texts
     path = Path(path)
-    why = (f"this model's mention matcher reads the field {fields[0]!r} (the text its "
-           "evidence indexed) besides the text")
+    why = (f"this model reads the field{'s' if len(fields) > 1 else ''} "
+           f"{', '.join(map(repr, fields))} besides the text (a mention matcher: the text its "
+           "evidence indexed; a description source: the translation in the descriptions' "
+           "language)")
     if path.is_dir():
         raise ValueError(f"{path}: {why}; a folder of .txt files holds one text per document: "
                          "give a JSON lines file with both fields")

@@ -12,8 +12,20 @@ import numpy as np
 
 from .._labels import label_frequency
 
+#: The texts a bundled dataset's job reads where ``--language`` does not say: the
+#: documents' language, and the language of the translation its description source reads
+#: (None: the documents'), and why (docs/benchmarks/evidence.md, section "Which text
+#: each row reads"). CodiEsp: every row reads the Spanish original, the text the
+#: CodiEsp-X evidence indexes, so that PLANT plants its label attention from the gold
+#: spans and the mention matcher reads its own text (on dev, PLANT fused 51.0 on the
+#: Spanish with evidence planting against 41.6 on the English; the SVM 26.2 against
+#: 26.0); the description source, whose ICD-10 names are English, reads the English
+#: translation (29.7 against 15.4). Both texts joined served every row a little better
+#: still, but at 1.6 times PLANT's fit and past the job's 15 minutes and 4 GB.
+DATASET_TEXTS = {"codiesp": ("es", "en")}
 
-def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max_docs=None,
+
+def load_splits(dataset="codiesp", codes="D", language=None, data_home=None, max_docs=None,
                 train_rows=None, dev_docs=None, subset=None, catalogue="default", **source):
     """Train, dev and test Bunches of one dataset (one label space).
 
@@ -25,8 +37,14 @@ def load_splits(dataset="codiesp", codes="D", language="en", data_home=None, max
         (``files``, ``fields``, ``upper``, ``random_state``); dev is carved
         out of train when there is no dev file, and dev stands in for test
         when there is no test file (:func:`xplant.app._sources.load_source`).
-    codes, language : str
+    codes : str
         CodiEsp only; see :func:`xplant.datasets.load_codiesp`.
+    language : {"en", "es", "both"} or None, default=None
+        CodiEsp only: the text every row reads (see
+        :func:`xplant.datasets.load_codiesp`). None: the dataset's setting,
+        :data:`DATASET_TEXTS`: the Spanish original, with the English
+        translation as the field the description source reads
+        (:func:`read_original`).
     data_home : str or Path or None
         Data folder (required for EURLEX57K; default bundled copy for CodiEsp).
     max_docs : int or None
@@ -160,6 +178,55 @@ def described_by_catalogue(bunch, catalogue):
     return out
 
 
+def read_original(bunch):
+    """A split read in the original its evidence indexes, its translation kept beside.
+
+    The documents' ``texts`` become the text of its ``evidence_field``
+    (CodiEsp's Spanish original beside the English translation), which the
+    evidence then indexes (``evidence_field`` None); the translation stays
+    as the field ``text_<language>``, named by ``description_field``: the
+    text the description source reads, in the language of the label
+    descriptions the split carries. A split whose evidence indexes its
+    ``texts`` already is returned as it is.
+
+    Parameters
+    ----------
+    bunch : Bunch
+        A split of :func:`xplant.datasets.load_codiesp` with ``language="en"``
+        (``record["language"]``, ``evidence_field``, ``evidence_language``).
+
+    Returns
+    -------
+    Bunch
+        A new Bunch; ``bunch`` is not modified. Its ``record["language"]``
+        is the original's (``evidence_language``), and
+        ``record["description_language"]`` the translation's.
+
+    Examples
+    --------
+    >>> from sklearn.utils import Bunch
+    >>> b = read_original(Bunch(texts=["fever"], text_es=["fiebre"], evidence_field="text_es",
+    ...                         evidence_language="es", record={"language": "en"}))
+    >>> b.texts, b.text_en, b.description_field, b.evidence_field, b.record["language"]
+    (['fiebre'], ['fever'], 'text_en', None, 'es')
+    """
+    field = bunch.get("evidence_field")
+    if not field:
+        return bunch
+    from sklearn.utils import Bunch
+    record = dict(bunch.get("record") or {})
+    translation = record.get("language") or "translation"
+    record.update(language=bunch.get("evidence_language") or field,
+                  description_language=translation,
+                  steps=list(record.get("steps", [])) + [
+                      f"documents read in the original its evidence indexes, the {translation} "
+                      "translation kept beside for the description source"])
+    out = Bunch(**{k: v for k, v in bunch.items() if k != field})
+    out.update(texts=bunch[field], evidence_field=None, description_field=f"text_{translation}",
+               record=record, **{f"text_{translation}": bunch.texts})
+    return out
+
+
 def _load_dataset(dataset, codes, language, data_home, max_docs, catalogue, source):
     """The train, dev and test splits of ``dataset`` as its loader gives them
     (see :func:`load_splits`)."""
@@ -174,9 +241,15 @@ def _load_dataset(dataset, codes, language, data_home, max_docs, catalogue, sour
                   for s in ("train", "dev", "test")}
     elif dataset == "codiesp":
         space = "all-splits" if catalogue == "all-splits" else "train+dev"
-        splits = {s: first_documents(load_codiesp(split=s, codes=codes, language=language,
+        own, described = DATASET_TEXTS["codiesp"] if language is None else (language, None)
+        # the setting's Spanish documents come with the English ICD-10 names: loaded in
+        # English (its descriptions, the Spanish beside it), then read in the original
+        splits = {s: first_documents(load_codiesp(split=s, codes=codes,
+                                                  language=described or own,
                                                   data_home=data_home, label_space=space), max_docs)
                   for s in ("train", "dev", "test")}
+        if described is not None:
+            splits = {s: read_original(b) for s, b in splits.items()}
     elif dataset == "eurlex57k":
         splits = {s: load_eurlex57k(split=s, data_home=data_home, max_docs=max_docs)
                   for s in ("train", "dev", "test")}
@@ -344,24 +417,46 @@ def _keep_labels(bunch, cols):
 
 def _row_splits(spec, data_args, splits=None):
     """The run's splits (loaded when None) and a row's train, dev and test splits: train
-    cut to the row's first ``max_train_docs`` documents (``spec``), dev and test whole."""
+    cut to the row's first ``max_train_docs`` documents (``spec``), dev and test whole; a
+    row that ranks labels by their descriptions alone reads the splits' translation in
+    the descriptions' language (:func:`read_translation`)."""
     if splits is None:
         splits = load_splits(**data_args)
-    return splits, first_documents(splits["train"], spec.get("max_train_docs")), splits["dev"], \
-        splits["test"]
+    from ._rows import find_row
+    view = read_translation if find_row(spec.get("model", spec["name"])).needs_descriptions \
+        else (lambda b: b)
+    return splits, view(first_documents(splits["train"], spec.get("max_train_docs"))), \
+        view(splits["dev"]), view(splits["test"])
+
+
+def read_translation(bunch):
+    """A split of :func:`read_original` read in its translation: ``texts`` become its
+    ``description_field``, the language of its label descriptions (the record says so);
+    its evidence, which indexes the original, is dropped. Any other split as it is."""
+    field = bunch.get("description_field")
+    if not field:
+        return bunch
+    from sklearn.utils import Bunch
+    record = dict(bunch.get("record") or {}, language=bunch.record.get("description_language"))
+    return Bunch(**{**{k: v for k, v in bunch.items() if k != field}, "texts": bunch[field],
+                    "description_field": None, "evidence": None, "record": record})
 
 
 def _inputs(bunch, model=None):
     """What a model reads from a split: its texts, or its feature matrix (XC format).
 
-    A model that reads gold evidence (a :class:`~xplant.linear.MentionMatcher`, or a
-    fusion with one) on a split whose evidence indexes another text than ``texts``
-    (``evidence_field``, CodiEsp's Spanish original beside the English) reads records:
-    ``{"text": text, <evidence_field>: that text}``.
+    A model that reads fields of a document besides its text
+    (:func:`xplant._saved.model_fields`: a :class:`~xplant.linear.MentionMatcher`
+    reading the text its evidence indexes, a description fusion whose
+    description source reads a translation) reads records: ``{"text":
+    text, <field>: that field's text, ...}``.
     """
-    if model is not None and reads_evidence(model) and bunch.get("evidence_field"):
-        field = bunch.evidence_field
-        return [{"text": t, field: e} for t, e in zip(bunch.texts, bunch[field])]
+    from .._saved import model_fields
+    fields = [] if model is None or bunch.get("texts") is None else [
+        f for f in model_fields(model) if bunch.get(f) is not None]
+    if fields:
+        return [{"text": t, **{f: bunch[f][i] for f in fields}}
+                for i, t in enumerate(bunch.texts)]
     return bunch.texts if bunch.get("texts") is not None else bunch.X
 
 
@@ -370,10 +465,11 @@ def text_read(bunch, model=None):
 
     The split's language where its reader records one (CodiEsp: ``"en"``,
     the translation, ``"es"``, the original, or ``"both"``), else
-    ``"text"``; an XC
-    dataset's ``"features"``. A mention matcher reads the text its evidence
-    indexes (``evidence_language``, else ``evidence_field``); a fusion with
-    one reads both (``"en+es"``), as :func:`_inputs` hands them over.
+    ``"text"``; an XC dataset's ``"features"``. A model that reads other
+    fields besides (:func:`xplant._saved.model_fields`) adds their languages: ``"es+en"``
+    for a fusion whose description source reads the English translation,
+    ``"en+es"`` for one whose matcher reads the Spanish the evidence
+    indexes; a mention matcher that reads only its field, that field's.
 
     Examples
     --------
@@ -383,21 +479,19 @@ def text_read(bunch, model=None):
     """
     if bunch.get("texts") is None:
         return "features"
-    own = (bunch.get("record") or {}).get("language") or "text"
-    if model is None or not reads_evidence(model) or not bunch.get("evidence_field"):
+    record = bunch.get("record") or {}
+    own = record.get("language") or "text"
+    if model is None:
         return own
-    from ..linear import MentionMatcher
-    other = bunch.get("evidence_language") or bunch.evidence_field
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
-    return other if isinstance(final, MentionMatcher) else f"{own}+{other}"
-
-
-def reads_evidence(model):
-    """Whether a model (a Pipeline's last step) learns from gold evidence: a
-    :class:`~xplant.linear.MentionMatcher`, or a fusion with a ``mentions`` source."""
+    from .._saved import model_fields
+    names = {bunch.get("evidence_field"): bunch.get("evidence_language"),
+             bunch.get("description_field"): record.get("description_language")}
+    read = [names.get(f) or f for f in model_fields(model) if bunch.get(f) is not None]
     from ..linear import MentionMatcher
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    return isinstance(final, MentionMatcher) or getattr(final, "mentions", None) is not None
+    if isinstance(final, MentionMatcher) and read:
+        return read[0]
+    return "+".join(dict.fromkeys([own, *read]))
 
 
 def _stack_splits(tr, dv):

@@ -95,10 +95,13 @@ def _add_data_options(r, *, dataset_help):
                         "The description rows rank the catalogue; xplant fit takes it for the "
                         "descriptions row only")
     g.add_argument("--codes", default="D", choices=["D", "P", "DP"], help="CodiEsp codes")
-    g.add_argument("--language", default="en", choices=list(CODIESP_LANGUAGES),
-                   help="CodiEsp's text: the English translation (en, the default), the "
+    g.add_argument("--language", default=None, choices=list(CODIESP_LANGUAGES),
+                   help="CodiEsp's text for every row: the English translation (en), the "
                         "Spanish original (es), or both joined (both); the mention matcher "
-                        "reads the Spanish its evidence indexes whichever is chosen")
+                        "reads the Spanish its evidence indexes whichever is chosen. Default: "
+                        "the dataset's setting, the Spanish original, with the English "
+                        "translation for the description source (the ICD-10 names are "
+                        "English)")
     g.add_argument("--data-home", help="folder of a named dataset (EURLEX57K and MIMIC need it; "
                                        "CodiEsp defaults to the bundled copy)")
     g.add_argument("--max-docs", type=int, help="first N documents of each split (smoke run)")

@@ -142,13 +142,16 @@ def document_fields(bunch):
     Returns
     -------
     list of str
-        Those of ``texts``, ``evidence`` (gold evidence) and the text the
+        Those of ``texts``, ``evidence`` (gold evidence), the text the
         evidence indexes (its ``evidence_field``, where that is not
-        ``texts``) that the Bunch has.
+        ``texts``) and the text the description source reads (its
+        ``description_field``: a translation in the label descriptions'
+        language) that the Bunch has.
     """
     fields = ["texts", "evidence"]
-    if bunch.get("evidence_field"):
-        fields.append(bunch.evidence_field)
+    for key in ("evidence_field", "description_field"):
+        if bunch.get(key) and bunch[key] not in fields:
+            fields.append(bunch[key])
     return [f for f in fields if bunch.get(f) is not None]
 
 

@@ -124,8 +124,8 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
         Score bonus per word of the mention, >= 0.
     text_field : str or None, default=None
         Documents given as mappings (JSON lines records) are read at this
-        field; None reads documents as strings. Fitted on a field, the
-        model refuses a document that lacks it.
+        field; None reads strings, or a mapping's ``"text"``. Fitted on a
+        field, the model refuses a document that lacks it.
 
     Attributes
     ----------
@@ -271,7 +271,8 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
             self.stems_ = []
 
     def _texts(self, X):
-        """Documents as strings: ``X`` itself, or each mapping's ``text_field``."""
+        """Documents as strings: ``X`` itself, or each mapping's ``text_field`` (``"text"``
+        where it is None)."""
         if isinstance(X, str) or not hasattr(X, "__len__"):
             raise ValueError("X must be a sequence of documents (strings, or mappings with "
                              "text_field), not a single string")
@@ -280,10 +281,11 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
             if isinstance(doc, str):
                 out.append(doc)
                 continue
-            field = self.text_field
-            if not hasattr(doc, "keys") or field is None:
+            field = self.text_field or "text"
+            if not hasattr(doc, "keys"):
                 raise ValueError(f"document {i} is a {type(doc).__name__}; give strings, or "
-                                 "mappings with text_field set")
+                                 "mappings holding the text at text_field ('text' where it is "
+                                 "None)")
             if field not in doc or not isinstance(doc[field], str):
                 raise ValueError(f"document {i} has no text field {field!r} (fields: "
                                  f"{sorted(doc)}); this model reads {field!r}: give it, or a "

@@ -134,9 +134,10 @@ class CatalogueFusionMixin:
         """What every open-space score is built from: the seen block, the candidates and
         the layout of the CSR result (which does not depend on the weights)."""
         base = self._base_scores(X)
-        cos = self.ranker_.decision_function(X)
+        texts = self._description_texts(list(X))     # what the description source reads
+        cos = self.ranker_.decision_function(texts)
         seen = self.catalogue_.seen_
-        indptr, cols, sig = self.catalogue_.candidates(list(X), base[:, seen])
+        indptr, cols, sig = self.catalogue_.candidates(texts, base[:, seen])
         n, n_seen = base.shape[0], seen.size
         counts = np.diff(indptr)
         out_ptr = np.arange(n + 1, dtype=np.int64) * n_seen + indptr
@@ -328,8 +329,9 @@ class CatalogueFusionMixin:
 
         Parameters
         ----------
-        X : sequence of str of length n
-            Raw documents.
+        X : sequence of str or of dict of length n
+            Raw documents (records where ``description_field`` names a
+            field of them).
         k : int, default=5
             Codes per document.
 
@@ -339,7 +341,9 @@ class CatalogueFusionMixin:
             Per document, ``{"label", "score", "text", "near", "family",
             "prior", "span": {"start", "end", "text", "weight"}}``
             (``weight`` the sentence's score against the code's names:
-            :meth:`CatalogueIndex.best_span`), best first.
+            :meth:`CatalogueIndex.best_span`; the offsets index what the
+            description source reads, ``description_field`` or the text),
+            best first.
 
         Raises
         ------
@@ -350,8 +354,9 @@ class CatalogueFusionMixin:
         if getattr(self, "catalogue_", None) is None:
             raise ValueError("suggest_unseen needs a model fitted with a catalogue")
         k = check_k(k)
-        texts = self._validate_X(X)
-        parts = self._open_parts(texts)
+        docs = self._validate_X(X)
+        parts = self._open_parts(docs)
+        texts = self._description_texts(docs)
         indptr, cols, sig = parts["indptr"], parts["cols"], parts["sig"]
         w = np.array([self.weight_, self.near_weight_, self.family_weight_, self.prior_weight_])
         out = []

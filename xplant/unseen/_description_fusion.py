@@ -125,6 +125,14 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         :data:`MENTION_WEIGHTS` by dev MAP once the other weights are chosen
         (ties: the smaller weight); without labelled dev data
         :data:`FALLBACK_MENTION_WEIGHT`, with a ``NoDevDataWarning``.
+    description_field : str or None, default=None
+        The field of each document that the description source (the
+        ranker, and with a catalogue its index of unseen codes) reads, when
+        the label descriptions are in another language than the text the
+        model reads: the documents are then mappings ``{"text": text,
+        description_field: that text in the descriptions' language}`` (for
+        CodiEsp, the Spanish original and its English translation beside
+        the English ICD-10 names). None: every source reads the text.
 
     Attributes
     ----------
@@ -181,7 +189,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
     def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev", near_weight="dev",
                  family_weight="dev", prior_weight="dev", n_candidates=100, mentions=None,
-                 mention_weight="dev"):
+                 mention_weight="dev", description_field=None):
         self.estimator = estimator
         self.ranker = ranker
         self.weight = weight
@@ -192,6 +200,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.n_candidates = n_candidates
         self.mentions = mentions
         self.mention_weight = mention_weight
+        self.description_field = description_field
 
     def fit(self, X, Y, *, label_descriptions=None, label_synonyms=None, label_parents=None,
             parent_descriptions=None, label_names=None, validation_data=None, catalogue=None,
@@ -243,7 +252,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             :data:`FALLBACK_WEIGHT` (and the catalogue's other unseen-label
             weights 0).
         """
-        docs = _check_texts(X, records=self.mentions is not None)
+        docs = self._validate_X(X, records=self.mentions is not None)
         texts = _texts_of(docs)
         if self.mentions is not None and evidence is None:
             raise ValueError("mentions needs the training documents' evidence: fit(X, Y, "
@@ -251,8 +260,9 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self._fit_label_space(Y, len(texts), label_names)
         dev_docs = None
         if validation_data is not None:      # the model and the weights read the dev texts
-            dev_docs = _check_texts(validation_data[0], "X_dev", records=self.mentions is not None)
-            validation_data = (_texts_of(dev_docs), validation_data[1])
+            dev_docs = self._validate_X(validation_data[0], "X_dev",
+                                        records=self.mentions is not None)
+            validation_data = (dev_docs, validation_data[1])
         self.mentions_, self.mention_weight_, self.mention_choice_ = None, 0.0, None
         for name in ("weight", "seen_weight", "mention_weight"):
             value = getattr(self, name)
@@ -263,11 +273,12 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         desc = dict(label_descriptions=label_descriptions, label_synonyms=label_synonyms,
                     label_parents=label_parents, parent_descriptions=parent_descriptions)
         self.ranker_ = clone(self.ranker) if self.ranker is not None else DescriptionRanker()
-        self.ranker_.fit(texts, Y, label_names=label_names, **desc)
+        self.ranker_.fit(self._description_texts(docs), Y, label_names=label_names, **desc)
         self.estimator_ = clone(self.estimator)
         params = dict(fit_params)
         prefix = self.estimator_.steps[-1][0] + "__" if hasattr(self.estimator_, "steps") else ""
-        for name, value in list(desc.items()) + [("validation_data", validation_data),
+        model_dev = None if dev_docs is None else (_texts_of(dev_docs), validation_data[1])
+        for name, value in list(desc.items()) + [("validation_data", model_dev),
                                                  ("label_names", label_names)]:
             if value is not None and fit_accepts(self.estimator_, name):
                 params[prefix + name] = value
@@ -277,7 +288,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.near_weight_ = self.family_weight_ = self.prior_weight_ = 0.0
         if catalogue is not None:
             from ._catalogue_fusion import OPEN_WEIGHTS
-            self._fit_catalogue(texts, label_names, desc, catalogue)
+            self._fit_catalogue(self._description_texts(docs), label_names, desc, catalogue)
             value, record = self._choose_open_weights(validation_data)
             (self.weight_, self.seen_weight_, self.near_weight_, self.family_weight_,
              self.prior_weight_) = (float(value[k]) for k in OPEN_WEIGHTS)
@@ -309,7 +320,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                                         else grid["seen_weight"][0])}
             if has_dev:
                 Xd, Yd = validation_data
-                base, cos = _model_scores(self.estimator_, Xd), self.ranker_.decision_function(Xd)
+                base = self._base_scores(Xd)
+                cos = self.ranker_.decision_function(self._description_texts(Xd))
                 # no dev positive on an unseen label: its weight takes the fallback
                 grid.update({k: [v] for k, v in unseen_fallback(
                     self, Yd, self.label_frequency_, ("weight",), fallback).items()})
@@ -386,11 +398,21 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             sources.append(Source(cos[:, self.unseen_], weight, None, self.unseen_))
         return fuse(sources, n_labels=self.n_labels_, floor=self.unseen_)
 
-    def _validate_X(self, X):
-        return _check_texts(X, records=True)
+    def _validate_X(self, X, name="X", *, records=True):
+        """The documents, checked: strings, or records (``records``; always where
+        ``description_field`` names a field of them, which each must hold)."""
+        fields = ((self.description_field, "description_field (the description source)"),) \
+            if self.description_field is not None else ()
+        return _check_texts(X, name, records=records or bool(fields), fields=fields)
+
+    def _description_texts(self, docs):
+        """What the description source reads of the checked documents ``docs``: their
+        ``description_field``, else their text."""
+        return _texts_of(docs, self.description_field)
 
     def _base_scores(self, X):
-        return _model_scores(self.estimator_, X)
+        """The model's scores of the checked documents ``X`` (it reads their text)."""
+        return _model_scores(self.estimator_, _texts_of(list(X)))
 
     @staticmethod
     def _weight_grids():
@@ -403,12 +425,12 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
 
     def _scores(self, X):
         docs = list(X)
-        X = _texts_of(docs)
         if getattr(self, "catalogue_", None) is not None:
-            S = self._open_scores(self._open_parts(X), self.weight_, self.seen_weight_,
+            S = self._open_scores(self._open_parts(docs), self.weight_, self.seen_weight_,
                                   self.near_weight_, self.family_weight_, self.prior_weight_)
         else:
-            S = self._fuse(_model_scores(self.estimator_, X), self.ranker_.decision_function(X),
+            S = self._fuse(self._base_scores(docs),
+                           self.ranker_.decision_function(self._description_texts(docs)),
                            self.weight_, self.seen_weight_)
         return self.add_mentions(S, docs)
 
@@ -495,9 +517,11 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             source, a known label's matched mentions
             (:meth:`~xplant.linear.MentionMatcher.explain`, ``weight`` the
             matcher's score) rank before the model's spans, ``source``
-            then ``"mentions"`` or ``"mentions+model"``, and every span
-            names the text field its offsets index (``"field"``: the
-            matcher's ``text_field``, or ``"text"``).
+            then ``"mentions"`` or ``"mentions+model"``. With a mention
+            source or a ``description_field``, every span names the text
+            field its offsets index (``"field"``: the matcher's
+            ``text_field``, ``description_field`` for a description's
+            sentence, or ``"text"``).
 
         Examples
         --------
@@ -513,7 +537,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         ('R05', 'descriptions', None, 'A dry cough at night.')
         """
         docs, top_spans, scores, chosen = self._explained(X, top_labels, top_spans, labels)
-        texts = _texts_of(docs)
+        texts, described = _texts_of(docs), self._description_texts(docs)
         model = _explaining_model(self.estimator_)
         unseen = np.zeros(self.n_labels_, dtype=bool)
         unseen[self.unseen_] = True
@@ -530,18 +554,24 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                     else self.n_labels_)
         by_ranker = [cols[cols < n_ranked] for cols in by_text]
         if any(t.size for t in by_ranker):
-            for i, ex in enumerate(self.ranker_.explain(texts, top_spans=top_spans,
+            for i, ex in enumerate(self.ranker_.explain(described, top_spans=top_spans,
                                                         labels=by_ranker)):
                 for lab in ex["labels"]:
                     found[i][int(lab["index"])] = lab
         for i, cols in enumerate(by_text):
             for col in cols[cols >= n_ranked]:
-                span = self.catalogue_.best_span(texts[i], int(col))
+                span = self.catalogue_.best_span(described[i], int(col))
                 found[i][int(col)] = {
                     "label": str(self.classes_[col]), "index": int(col), "prob": None,
                     "source": "descriptions", "spans": [span] if span["weight"] > 0 else []}
         if getattr(self, "mentions_", None) is not None and self.mention_weight_:
             self._mention_spans(docs, chosen, found, top_spans)
+        if self.description_field is not None:     # two texts: each span names its own
+            for labs in found:
+                for j, lab in labs.items():
+                    field = self.description_field if lab["source"] == "descriptions" else "text"
+                    labs[j] = dict(lab, spans=[dict(span, field=span.get("field", field))
+                                               for span in lab["spans"]])
         return [{"labels": [dict(found[i][int(j)], score=float(scores[i, j])) for j in cols]}
                 for i, cols in enumerate(chosen)]
 
@@ -559,8 +589,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                 j = int(lab["index"])
                 old = found[i].get(j, {"label": lab["label"], "index": j, "prob": None,
                                        "spans": []})
+                own = (self.description_field or "text") if old.get("source") == "descriptions" \
+                    else "text"
                 spans = [dict(span, field=field) for span in lab["spans"]] + \
-                    [dict(span, field="text") for span in old["spans"]]
+                    [dict(span, field=own) for span in old["spans"]]
                 found[i][j] = dict(old, spans=spans[:top_spans], source=(
                     "mentions" if old.get("source") in (None, "mentions") else
                     f"mentions+{old['source']}"))

@@ -59,15 +59,24 @@ def _encode(texts, spec):
 TEXT_FIELD = "text"
 
 
-def _check_texts(X, name="X", *, records=False):
+def _check_texts(X, name="X", *, records=False, fields=()):
     """The documents of ``X`` as strings; with ``records``, strings or mappings kept as given.
 
-    A mapping is read at :data:`TEXT_FIELD` (a string); anything else is an error.
+    A mapping is read at :data:`TEXT_FIELD` (a string); anything else is an
+    error. Each field of ``fields`` (another text a reader of the documents
+    reads, as ``(field, reader)``) must be a string of every document, which
+    then has to be a mapping.
     """
     if isinstance(X, str) or not hasattr(X, "__len__"):
         raise ValueError(f"{name} must be a sequence of document strings; got {type(X).__name__}")
     docs = list(X)
     for i, t in enumerate(docs):
+        for field, reader in fields:
+            if not (hasattr(t, "keys") and isinstance(t.get(field), str)):
+                have = sorted(t) if hasattr(t, "keys") else f"a {type(t).__name__}"
+                raise ValueError(f"{name}[{i}] has no text field {field!r}, which {reader} reads "
+                                 f"(it has: {have}); give each document as a mapping "
+                                 f"{{{TEXT_FIELD!r}: text, {field!r}: that text}}")
         if isinstance(t, str):
             continue
         if records and hasattr(t, "keys"):
@@ -80,8 +89,11 @@ def _check_texts(X, name="X", *, records=False):
     return docs
 
 
-def _texts_of(docs):
-    """The text of each document of :func:`_check_texts` (a mapping's :data:`TEXT_FIELD`)."""
+def _texts_of(docs, field=None):
+    """The text of each document of :func:`_check_texts`: a mapping's :data:`TEXT_FIELD`,
+    or its ``field`` (which :func:`_check_texts` found in every document)."""
+    if field is not None:
+        return [d[field] for d in docs]
     return [d if isinstance(d, str) else d[TEXT_FIELD] for d in docs]
 
 
