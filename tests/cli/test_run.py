@@ -161,8 +161,8 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
     tsv = tmp_path / "sub.tsv"
     argv = ["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
             "--output", str(tsv), "--format", "codiesp", "--top-k", "3"]
-    # Fault 7: the saved model carries the loader's label names, so predict
-    # answers in ICD codes (I10, R50.9, ...), never in column indices ("1011").
+    # The saved model carries the loader's label names, so predict answers in
+    # ICD codes (I10, R50.9, ...), never in column indices ("1011").
     from xplant.datasets import load_codiesp
     codes = set(load_codiesp("train").label_names.tolist())
     labels = [t["label"] for r in recs for t in r["top"]]
@@ -400,7 +400,7 @@ def test_linear_rows_are_seeded_by_the_run(name):
     np.testing.assert_array_equal(z[0], z[1])
 
 
-def test_case11_each_saved_folder_records_the_row_it_reproduces(smoke_run):
+def test_each_saved_folder_records_the_row_it_reproduces(smoke_run):
     """A shortlisted fit's folder answers with fused scores: it says "PLANT fused", and only
     that row points at it; its inner shortlist/ folder is no model of its own."""
     from xplant._saved import load_saved

@@ -39,8 +39,8 @@ def svm(tmp_path_factory):
     return path, model
 
 
-# ---------------------------------------------------------------- case 7: labels never seen
-def test_case7_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_path):
+# ---------------------------------------------------------------- labels never seen
+def test_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_path):
     from xplant.app._fit import evaluate_model
     folder, model = svm
     texts, labels = toy(10, offset=40)
@@ -61,7 +61,7 @@ def test_case7_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_pat
     assert report["unknown_labels"] == ["E50"]
 
 
-def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
+def test_main_table_shows_zero_shot_recall_in_the_full_ranking_with_the_group_size():
     from xplant.app._tables import format_table, markdown_table
     # a group of one unseen label ranked alone is always found: 100 %; in the full ranking 0 %
     metrics = {"zero_R@5": 1.0, "zero_R@5_full": 0.0, "zero_n_labels": 1.0}
@@ -73,8 +73,8 @@ def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
     assert md.splitlines()[-1].endswith("| 0.0 | 1 | - | - |")
 
 
-# ---------------------------------------------------------------- case 10: predict records
-def test_case10_records_use_the_rules_scale_and_list_predicted_best_first(tmp_path):
+# ---------------------------------------------------------------- predict records
+def test_predict_records_use_the_rules_scale_and_list_predicted_best_first(tmp_path):
     from xplant.app._predict import predict_file
     from xplant.linear import make_tfidf_logistic
     texts, labels = toy(40)
@@ -212,7 +212,7 @@ def test_a_huge_k_ranks_every_label_and_allocates_no_k_columns(saved_kinds, kind
     assert len(json.loads(out.read_text())["top"]) == n_labels
 
 
-def test_case11_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
+def test_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
     from xplant.app._rows import save_row
     from xplant.app._fit import evaluate_model
     _, model = svm
