@@ -79,7 +79,7 @@ def test_resume_with_changed_data_refuses_naming_the_file(corpus, tmp_path, caps
     # the old row and model are untouched by the refusal; --overwrite refits on the new file
     assert _cli(["run", *_data(corpus), "--models", "prior", "--output", run, "--overwrite",
                  *FAST], capsys)[0] == 0
-    from xplant._saved import load_saved
+    from xplant import load_saved
     prior, _ = load_saved(run / "models" / "frequency_prior")
     np.testing.assert_array_equal(prior.label_frequency_, [0, 0, 40, 0])
     saved = json.loads((run / "results.json").read_text())

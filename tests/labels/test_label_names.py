@@ -36,7 +36,7 @@ def test_given_names_equal_in_nfc_are_refused_and_kept_in_nfc():
 
 
 def test_a_train_file_with_a_label_in_nfc_and_nfd_fits_one_label(tmp_path):
-    from xplant.datasets._user import read_labelled_texts
+    from xplant.datasets import read_labelled_texts
     from xplant.linear import make_tfidf_ovr
     rows = [{"id": f"n{i}", "text": f"fiebre alta {i}" if i % 2 else f"tos seca {i}",
              "labels": [NFC if i % 4 == 1 else NFD] if i % 2 else ["Tos"]} for i in range(8)]
@@ -53,7 +53,8 @@ def test_a_train_file_with_a_label_in_nfc_and_nfd_fits_one_label(tmp_path):
 
 def test_a_dataframe_s_columns_are_its_label_names(tmp_path):
     pd = pytest.importorskip("pandas")
-    from xplant._saved import label_names, load_saved
+    from xplant import load_saved
+    from xplant._saved import label_names
     from xplant.app._predict import predict_file
     from xplant.linear import make_tfidf_ovr, save_linear
     texts = ["fever chills", "cough sputum", "rash itch", "pain ache"] * 3
