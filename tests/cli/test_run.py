@@ -161,8 +161,8 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
     tsv = tmp_path / "sub.tsv"
     argv = ["predict", "--model", str(out / "models" / "PLANT"), "--input", str(docs),
             "--output", str(tsv), "--format", "codiesp", "--top-k", "3"]
-    # Fault 7: the saved model carries the loader's label names, so predict
-    # answers in ICD codes (I10, R50.9, ...), never in column indices ("1011").
+    # The saved model carries the loader's label names, so predict answers in
+    # ICD codes (I10, R50.9, ...), never in column indices ("1011").
     from xplant.datasets import load_codiesp
     codes = set(load_codiesp("train").label_names.tolist())
     labels = [t["label"] for r in recs for t in r["top"]]
@@ -296,7 +296,7 @@ def test_linear_rows_saved_and_predicted_without_pickle(smoke_run, tmp_path):
     from xplant.app.cli import main
     from xplant.datasets import load_codiesp
     from xplant.linear import predict_top_k
-    from xplant._saved import load_saved
+    from xplant import load_saved
     out, res, _ = smoke_run
     lr = next(m for m in res["models"] if m["name"] == "TF-IDF + SVM")
     folder = out / "models" / "TF-IDF_SVM"
@@ -332,7 +332,8 @@ def test_the_descriptions_row_is_saved_and_xplant_predict_answers_as_the_row(smo
                                                                               tmp_path):
     """models/PLANT_fused_descriptions reproduces its row: the fusion (dev MAP to the last
     bit), the row's dev-chosen rule, a copy of models/PLANT inside; xplant predict reads it."""
-    from xplant._saved import decide, decision_record, load_saved
+    from xplant import load_saved
+    from xplant._saved import decide, decision_record
     from xplant.app._rows import saved_row
     from xplant.app.cli import main
     from xplant.datasets import load_codiesp
@@ -377,7 +378,7 @@ def test_the_descriptions_row_is_saved_and_xplant_predict_answers_as_the_row(smo
 def test_run_help_names_the_default_rows():
     """``xplant run --help`` states the rows run without ``--models``: those the job runs."""
     import argparse
-    from xplant.app._rows import find_row
+    from xplant.app import find_row
     from xplant.app._run import DEFAULT_MODELS
     from xplant.app.cli import build_parser
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
@@ -400,10 +401,10 @@ def test_linear_rows_are_seeded_by_the_run(name):
     np.testing.assert_array_equal(z[0], z[1])
 
 
-def test_case11_each_saved_folder_records_the_row_it_reproduces(smoke_run):
+def test_each_saved_folder_records_the_row_it_reproduces(smoke_run):
     """A shortlisted fit's folder answers with fused scores: it says "PLANT fused", and only
     that row points at it; its inner shortlist/ folder is no model of its own."""
-    from xplant._saved import load_saved
+    from xplant import load_saved
     from xplant.app._rows import saved_row
     out, res, _ = smoke_run
     rows = {m["name"]: m for m in res["models"]}
@@ -436,7 +437,7 @@ def test_repeated_rows_are_shown_once(smoke_run):
     same = [l for l in lines if "α=1" in l]
     assert len(same) == 2 and all(l.split("  = ")[1] == "TF-IDF + SVM" for l in same)
     assert sum(l.startswith("TF-IDF + SVM") for l in lines) == 1     # its numbers printed once
-    from xplant.app._tables import markdown_table
+    from xplant.app import markdown_table
     md = markdown_table(res["models"], resources=False).splitlines()
     assert [l.split(" | ")[1] for l in md if "α=1" in l] == ["= TF-IDF + SVM"] * 2
 

@@ -1,9 +1,8 @@
 """A new user's own files on the command line: readers, outputs, resume, splits, errors.
 
-Each test is one exact case of issue 31 (the case number is in its name), on
-a toy corpus: labels A10 B20 C30 D40, each with two cue words; 40 train,
-10 dev and 10 test notes. Only the cheap rows run (the frequency prior, the
-SVM), in this process.
+Each test drives the ``xplant`` commands as a user would, on a toy corpus:
+labels A10 B20 C30 D40, each with two cue words; 40 train, 10 dev and 10 test
+notes. Only the cheap rows run (the frequency prior, the SVM), in this process.
 """
 
 import json
@@ -66,9 +65,9 @@ def svm_model(corpus, tmp_path, capsys):
     return out
 
 
-# -- 1: resume with changed data ------------------------------------------------------------
+# -- resume with changed data ---------------------------------------------------------------
 
-def test_case01_resume_with_changed_data_refuses_naming_the_file(corpus, tmp_path, capsys):
+def test_resume_with_changed_data_refuses_naming_the_file(corpus, tmp_path, capsys):
     run = tmp_path / "R"
     assert _cli(["run", *_data(corpus), "--models", "prior", "--output", run, *FAST],
                 capsys)[0] == 0
@@ -80,7 +79,7 @@ def test_case01_resume_with_changed_data_refuses_naming_the_file(corpus, tmp_pat
     # the old row and model are untouched by the refusal; --overwrite refits on the new file
     assert _cli(["run", *_data(corpus), "--models", "prior", "--output", run, "--overwrite",
                  *FAST], capsys)[0] == 0
-    from xplant._saved import load_saved
+    from xplant import load_saved
     prior, _ = load_saved(run / "models" / "frequency_prior")
     np.testing.assert_array_equal(prior.label_frequency_, [0, 0, 40, 0])
     saved = json.loads((run / "results.json").read_text())
@@ -88,7 +87,7 @@ def test_case01_resume_with_changed_data_refuses_naming_the_file(corpus, tmp_pat
     assert saved["inputs"]["train"]["sha256"] == sha256_file(corpus["train"])
 
 
-def test_case01_resume_with_the_same_data_reuses_the_part(corpus, tmp_path, capsys, monkeypatch):
+def test_resume_with_the_same_data_reuses_the_part(corpus, tmp_path, capsys, monkeypatch):
     run = tmp_path / "R"
     assert _cli(["run", *_data(corpus), "--models", "prior", "--output", run, *FAST],
                 capsys)[0] == 0
@@ -99,7 +98,7 @@ def test_case01_resume_with_the_same_data_reuses_the_part(corpus, tmp_path, caps
                  *FAST], capsys)[0] == 0
 
 
-# -- 2 and 13: one output rule -----------------------------------------------------------------
+# -- one output rule: existing files, inputs and run folders are kept ---------------------------
 
 def _predict(model, inp, out, *extra):
     return ["predict", "--model", model, "--input", inp, "--output", out, *extra]
@@ -110,7 +109,7 @@ def _evaluate(model, inp, out, *extra):
 
 
 @pytest.mark.parametrize("command", [_predict, _evaluate])
-def test_case02_every_writer_keeps_existing_files_and_inputs(command, corpus, svm_model,
+def test_predict_and_evaluate_keep_existing_files_and_inputs(command, corpus, svm_model,
                                                               tmp_path, capsys):
     before = corpus["train"].read_bytes()
     rc, err = _cli(command(svm_model, corpus["test"], corpus["train"]), capsys)
@@ -127,7 +126,7 @@ def test_case02_every_writer_keeps_existing_files_and_inputs(command, corpus, sv
     assert old.read_text() != "old"
 
 
-def test_case02_evaluate_keeps_a_runs_results_and_checks_before_reading(corpus, svm_model,
+def test_evaluate_keeps_a_runs_results_and_checks_the_output_before_reading(corpus, svm_model,
                                                                         tmp_path, capsys):
     run = tmp_path / "R"
     assert _cli(["run", *_data(corpus), "--models", "prior", "--output", run, *FAST],
@@ -150,7 +149,7 @@ def _crash_after_saving(run, corpus, capsys):
     assert (run / "models" / "TF-IDF_SVM" / "config.json").is_file()
 
 
-def test_case13_a_crashed_run_folder_continues_or_starts_afresh(corpus, tmp_path, capsys,
+def test_a_crashed_run_folder_is_refused_then_resumed_or_started_afresh(corpus, tmp_path, capsys,
                                                                 monkeypatch):
     run = tmp_path / "R"
     _crash_after_saving(run, corpus, capsys)
@@ -173,7 +172,7 @@ def test_case13_a_crashed_run_folder_continues_or_starts_afresh(corpus, tmp_path
                  "--overwrite", *FAST], capsys) == (0, "")
 
 
-def test_case13_a_folder_the_run_did_not_write_is_never_replaced(corpus, tmp_path, capsys):
+def test_a_folder_the_run_did_not_write_is_never_replaced(corpus, tmp_path, capsys):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "thesis.tex").write_text("x")
@@ -194,13 +193,13 @@ def test_case13_a_folder_the_run_did_not_write_is_never_replaced(corpus, tmp_pat
     assert (stray / "notes.txt").read_text() == "mine"
 
 
-# -- 3: TSV rows with fewer cells than the header ------------------------------------------------
+# -- TSV rows with fewer cells than the header ---------------------------------------------------
 
 @pytest.mark.parametrize("body, line, cells", [
     ('n1\t"Fever since Monday.\nDry cough."\tR50.9|R05\nn2\tSore throat\tJ02.9\n', 2, 2),
     ("n1\tFever since Monday\tR50.9\nn2 Sore throat and cough R50.9|R05\n", 3, 1),
 ])
-def test_case03_tsv_short_rows_name_file_and_line(tmp_path, capsys, body, line, cells):
+def test_tsv_short_rows_name_file_and_line(tmp_path, capsys, body, line, cells):
     p = tmp_path / "notes.tsv"
     p.write_text("id\ttext\tlabels\n" + body, encoding="utf-8")
     with pytest.raises(ValueError, match=rf"notes.tsv, line {line}: {cells} tab-separated "
@@ -210,11 +209,12 @@ def test_case03_tsv_short_rows_name_file_and_line(tmp_path, capsys, body, line, 
     assert rc == 2 and f"notes.tsv, line {line}:" in err and not (tmp_path / "m").exists()
 
 
-# -- 4 and 18: predict reads as fit reads ------------------------------------------------------
+# -- predict reads as fit reads ----------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [["Fever since Monday.", "Dry cough."], {"body": "fever"}, 0,
                                   False])
-def test_case04_predict_refuses_a_text_that_is_not_a_string(text, tmp_path, svm_model, capsys):
+def test_predict_and_the_training_reader_refuse_a_text_that_is_not_a_string(text, tmp_path,
+                                                                            svm_model, capsys):
     p = _write(tmp_path / "new.jsonl", [{"id": "a", "text": "fever"}, {"id": "b", "text": text}])
     out = tmp_path / "pred.jsonl"
     rc, err = _cli(_predict(svm_model, p, out), capsys)
@@ -228,7 +228,7 @@ def test_case04_predict_refuses_a_text_that_is_not_a_string(text, tmp_path, svm_
 
 
 @pytest.mark.parametrize("name", ["notes.JSONL", "notes.ndjson", "notes.jsonl.gz", "notes.TSV"])
-def test_case18_predict_takes_the_fields_and_extensions_of_fit(name, tmp_path, corpus, capsys):
+def test_predict_takes_the_fields_and_extensions_of_fit(name, tmp_path, corpus, capsys):
     rows = [{"key": r["id"], "note": r["text"], "labels": r["labels"]} for r in _notes(40, 0)]
     train = _write(tmp_path / "train.jsonl", rows)
     model = tmp_path / "svm"
@@ -253,9 +253,9 @@ def test_case18_predict_takes_the_fields_and_extensions_of_fit(name, tmp_path, c
     assert [r["top"][0]["label"] for r in got] == [rows[i]["labels"][0] for i in range(3)]
 
 
-# -- 5: a folder of .txt files ------------------------------------------------------------------
+# -- a folder of .txt files ---------------------------------------------------------------------
 
-def test_case05_predict_folder_reads_txt_in_any_case_and_drops_the_bom(tmp_path, svm_model,
+def test_predict_folder_reads_txt_in_any_case_and_drops_the_bom(tmp_path, svm_model,
                                                                        capsys):
     from xplant.app._predict import read_documents
     d = tmp_path / "notes"
@@ -276,10 +276,10 @@ def test_case05_predict_folder_reads_txt_in_any_case_and_drops_the_bom(tmp_path,
         read_documents(d)
 
 
-# -- 12 and 15: text that cannot be stored, bytes that are not UTF-8 ----------------------------
+# -- text that cannot be stored, bytes that are not UTF-8 -----------------------------------------
 
 @pytest.mark.parametrize("field", ["text", "id", "labels"])
-def test_case12_lone_surrogate_refused_at_reading(field, corpus, tmp_path, capsys):
+def test_a_lone_surrogate_in_training_data_is_refused_at_reading(field, corpus, tmp_path, capsys):
     rows = _notes(40, 0)
     rows[6] = {**rows[6], field: "half \ud83d emoji" if field != "labels" else ["A\ud83d"]}
     lines = [json.dumps(r) for r in rows]            # ensure_ascii: the escape \ud83d
@@ -292,14 +292,14 @@ def test_case12_lone_surrogate_refused_at_reading(field, corpus, tmp_path, capsy
     assert not run.exists()
 
 
-def test_case12_predict_refuses_a_lone_surrogate_before_scoring(tmp_path, svm_model, capsys):
+def test_predict_refuses_a_lone_surrogate_before_scoring(tmp_path, svm_model, capsys):
     p = tmp_path / "new.jsonl"
     p.write_text('{"text": "fever"}\n{"text": "cough \\ud83d"}\n', encoding="utf-8")
     rc, err = _cli(_predict(svm_model, p, tmp_path / "pred.jsonl"), capsys)
     assert rc == 2 and "new.jsonl, line 2: the field 'text' holds a lone UTF-16 surrogate" in err
 
 
-def test_case15_undecodable_bytes_name_file_line_and_fix(corpus, tmp_path, svm_model, capsys):
+def test_undecodable_bytes_name_file_line_and_fix(corpus, tmp_path, svm_model, capsys):
     lines = corpus["dev"].read_bytes().splitlines(keepends=True)
     lines[2] = '{"text": "fièvre", "labels": ["A10"]}\n'.encode("cp1252")
     corpus["dev"].write_bytes(b"".join(lines))
@@ -316,10 +316,10 @@ def test_case15_undecodable_bytes_name_file_line_and_fix(corpus, tmp_path, svm_m
     assert rc == 2 and "b.txt, line 2, character 3: the byte 0xe8 is not UTF-8" in err
 
 
-# -- 14: splits checked before anything is fitted ------------------------------------------------
+# -- splits checked before anything is fitted ----------------------------------------------------
 
 @pytest.mark.parametrize("split", ["dev", "test"])
-def test_case14_a_split_without_labels_is_refused_before_fitting(split, corpus, tmp_path,
+def test_a_split_without_labels_is_refused_before_fitting(split, corpus, tmp_path,
                                                                  capsys):
     _write(corpus[split], [{**r, "labels": []} for r in _notes(10, 1)])
     run = tmp_path / "R"
@@ -328,7 +328,8 @@ def test_case14_a_split_without_labels_is_refused_before_fitting(split, corpus, 
     assert not run.exists()
 
 
-def test_case14_evaluate_without_labels_is_refused(corpus, svm_model, tmp_path, capsys):
+def test_evaluate_on_a_file_without_labels_is_refused_pointing_to_predict(corpus, svm_model,
+                                                                           tmp_path, capsys):
     _write(corpus["test"], [{**r, "labels": []} for r in _notes(10, 2)])
     rc, err = _cli(["evaluate", "--model", svm_model, "--input", corpus["test"], "--quiet"],
                    capsys)
@@ -336,9 +337,9 @@ def test_case14_evaluate_without_labels_is_refused(corpus, svm_model, tmp_path, 
     assert "xplant predict" in err
 
 
-# -- 16 and 17: rows the data cannot run; messages in the command line's words ------------------
+# -- rows the data cannot run; messages in the command line's words ------------------------------
 
-def test_case16_tiny_training_data_one_message_before_fitting(corpus, tmp_path, capsys):
+def test_tiny_training_data_one_message_before_fitting(corpus, tmp_path, capsys):
     _write(corpus["train"], _notes(3, 0))
     out = tmp_path / "svm"
     rc, err = _cli(["fit", "--model", "svm", "--train", corpus["train"], "--output", out],
@@ -355,7 +356,7 @@ def test_case16_tiny_training_data_one_message_before_fitting(corpus, tmp_path, 
     assert not run.exists()                          # nothing fitted, nothing saved
 
 
-def test_case17_messages_name_the_command_line(corpus, tmp_path, capsys):
+def test_messages_name_command_line_switches_not_python_parameters(corpus, tmp_path, capsys):
     rc, err = _cli(["fit", "--model", "descriptions", "--train", corpus["train"], "--output",
                     tmp_path / "m"], capsys)
     assert rc == 2 and "--label-descriptions FILE" in err and "label_descriptions" not in err
@@ -398,7 +399,7 @@ def test_no_time_estimate_from_another_corpus(corpus, tmp_path, monkeypatch):
     assert not any("estimated time" in line or "hours" in line for line in lines)
 
 
-def test_case02_report_elsewhere_follows_the_output_rule(corpus, tmp_path, capsys):
+def test_report_to_another_folder_follows_the_output_rule(corpus, tmp_path, capsys):
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")
     run = tmp_path / "R"
@@ -416,7 +417,7 @@ def test_case02_report_elsewhere_follows_the_output_rule(corpus, tmp_path, capsy
     assert "<html" in (out / "report.html").read_text()
 
 
-def test_case13_a_crashed_plant_run_resumes_over_its_saved_model(corpus, tmp_path, capsys):
+def test_a_crashed_plant_run_resumes_over_its_saved_model(corpus, tmp_path, capsys):
     pytest.importorskip("torch")
     run = tmp_path / "R"
     tiny = ["--models", "plant", "--epochs", "1", "--plant-epochs", "1", "--output", run, *FAST]
@@ -432,7 +433,7 @@ def test_case13_a_crashed_plant_run_resumes_over_its_saved_model(corpus, tmp_pat
     assert names[0] == "PLANT"
 
 
-def test_case13_ablate_follows_the_run_folder_rule(tmp_path):
+def test_ablate_follows_the_run_folder_rule(tmp_path):
     from xplant._outputs import prepare_run_folder
     run = tmp_path / "A"
     (run / "switches" / "parts").mkdir(parents=True)
@@ -455,7 +456,7 @@ def test_no_data_switch_is_the_bundled_codiesp_job():
     assert _data_args(parsed)["dataset"] == "codiesp"
 
 
-# -- issue 50: one rule for a text field, in every command -------------------------------------
+# -- one rule for a text field, in every command -----------------------------------------------
 
 #: JSON values that are not text, and how the message names each.
 NOT_TEXT = [(None, "got null"), (0, "got a number 0"), (2.5, "got a number 2.5"),
@@ -510,7 +511,7 @@ def test_label_files_take_the_same_rule(value, kind, corpus, tmp_path, capsys):
     assert d.label_descriptions.tolist() == ["fever and cough", ""]
 
 
-# -- issue 50: a dev file that cannot guide a choice ---------------------------------------------
+# -- a dev file that cannot guide a choice -------------------------------------------------------
 
 @pytest.mark.parametrize("command", ["run", "fit"])
 def test_a_dev_file_whose_labels_lie_outside_training_is_refused(command, corpus, tmp_path,

@@ -16,7 +16,8 @@ def _labels(bunch):
 
 
 def test_unclosed_leading_quote_does_not_eat_rows(tmp_path):
-    # Fault 2: csv quoting read this file as 1 document with no labels.
+    # A quote is text in a TSV cell: csv quoting would read this file as 1 document with no
+    # labels.
     p = tmp_path / "notes.tsv"
     p.write_text('text\tlabels\n"Unwell since Monday\tR50\nsecond note\tW19\nthird note\tR50|W19\n',
                  encoding="utf-8")
@@ -52,8 +53,8 @@ def test_carriage_return_in_a_text_does_not_split_the_row(tmp_path):
 ])
 @pytest.mark.parametrize("gz", [False, True])
 def test_byte_order_mark_is_accepted(tmp_path, name, content, gz):
-    # Fault 3: "no field 'text' (fields: ['labels', '\ufefftext'])" and
-    # "invalid JSON (Unexpected UTF-8 BOM)".
+    # A file saved with a BOM is read as without it; kept, the BOM gives "no field 'text'
+    # (fields: ['labels', '\ufefftext'])" or "invalid JSON (Unexpected UTF-8 BOM)".
     p = tmp_path / (name + (".gz" if gz else ""))
     data = (BOM + content).encode("utf-8")
     if gz:

@@ -18,13 +18,13 @@ def test_the_two_forms_differ_as_strings():
     assert normalize_label(NFD) == NFC and normalize_label(NFC) == NFC
 
 
-def test_case8_label_lists_in_two_forms_are_one_label():
+def test_label_lists_in_nfc_and_nfd_are_one_label():
     Y, classes = check_targets([[NFC], [NFD], [NFC, "Tos"], [NFD]])
     assert classes.tolist() == [NFC, "Tos"]
     assert Y.toarray().tolist() == [[1, 0], [1, 0], [1, 1], [1, 0]]
 
 
-def test_case8_given_names_equal_in_nfc_are_refused_like_case_collisions():
+def test_given_names_equal_in_nfc_are_refused_and_kept_in_nfc():
     with pytest.raises(ValueError, match=r"\(column 0\) and .* \(column 1\) are the same label in "
                                          r"Unicode NFC"):
         check_targets(np.eye(2, dtype=int), label_names=[NFC, NFD])
@@ -35,8 +35,8 @@ def test_case8_given_names_equal_in_nfc_are_refused_like_case_collisions():
     assert classes.tolist() == [NFC, "Tos"] and Y.toarray().tolist() == [[1, 0], [0, 1]]
 
 
-def test_case8_a_train_file_in_two_forms_fits_one_label(tmp_path):
-    from xplant.datasets._user import read_labelled_texts
+def test_a_train_file_with_a_label_in_nfc_and_nfd_fits_one_label(tmp_path):
+    from xplant.datasets import read_labelled_texts
     from xplant.linear import make_tfidf_ovr
     rows = [{"id": f"n{i}", "text": f"fiebre alta {i}" if i % 2 else f"tos seca {i}",
              "labels": [NFC if i % 4 == 1 else NFD] if i % 2 else ["Tos"]} for i in range(8)]
@@ -51,9 +51,10 @@ def test_case8_a_train_file_in_two_forms_fits_one_label(tmp_path):
     assert model.steps[-1][1].classes_.tolist() == [NFC, "Tos"]
 
 
-def test_case9_a_dataframe_s_columns_are_its_label_names(tmp_path):
+def test_a_dataframe_s_columns_are_its_label_names(tmp_path):
     pd = pytest.importorskip("pandas")
-    from xplant._saved import label_names, load_saved
+    from xplant import load_saved
+    from xplant._saved import label_names
     from xplant.app._predict import predict_file
     from xplant.linear import make_tfidf_ovr, save_linear
     texts = ["fever chills", "cough sputum", "rash itch", "pain ache"] * 3
@@ -73,7 +74,7 @@ def test_case9_a_dataframe_s_columns_are_its_label_names(tmp_path):
                          label_names=list("wxyz"))[1].tolist() == list("wxyz")
 
 
-def test_case8_a_descriptions_file_in_the_other_form_finds_its_label(tmp_path):
+def test_a_descriptions_file_in_the_other_normal_form_finds_its_label(tmp_path):
     from xplant.datasets import read_label_descriptions
     f = tmp_path / "desc.jsonl"
     f.write_text(json.dumps({"label": NFD, "description": "fiebre"}, ensure_ascii=False) + "\n",

@@ -1,4 +1,4 @@
-"""The one target parser: a target means the same thing to every estimator (issue fault 1)."""
+"""The one target parser: a target means the same thing to every estimator."""
 
 import numpy as np
 import pytest
@@ -12,8 +12,8 @@ TEXTS = ["fever cough", "leg pain", "fever leg", "cough pain"]
 
 
 def test_nested_list_of_01_is_a_matrix_for_every_estimator():
-    # Fault 1: [[1, 0], [0, 1]] was a matrix for MIGRelevance but two label
-    # lists ({0, 1} and {0, 1}) for the neural estimators, which trained on [[1, 1], [1, 1]].
+    # [[1, 0], [0, 1]] is a 0/1 matrix for every estimator; read as two label lists
+    # ({0, 1} and {0, 1}), an estimator would train on [[1, 1], [1, 1]] instead.
     Y = [[1, 0], [0, 1]]
     out, classes = check_targets(Y)
     np.testing.assert_array_equal(out.toarray(), [[1, 0], [0, 1]])

@@ -1,4 +1,5 @@
-"""F1, AUC and frequency buckets: worked cases 5, 6, 7, 9, 10 and oracles."""
+"""F1, AUC, inverse propensities and frequency buckets: small examples worked by hand, and
+sklearn as an oracle."""
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from xplant.metrics import (
 )
 
 
-def _case5():
+def _hit_missed_and_absent_labels():
     """10 docs, labels A, B, C: A 1 TP; B 1 TP + 9 FN; C absent everywhere."""
     Y = np.zeros((10, 3), dtype=np.int64)
     P = np.zeros((10, 3), dtype=np.int64)
@@ -29,8 +30,8 @@ def _case5():
 
 
 @pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix])
-def test_case5_two_macro_f1s_and_micro(fmt):
-    Y, P = (fmt(a) for a in _case5())
+def test_two_macro_f1s_over_all_or_present_labels_and_micro_f1(fmt):
+    Y, P = (fmt(a) for a in _hit_missed_and_absent_labels())
     assert f1_score(Y, P, average="per_label", labels="all") == pytest.approx(0.3939, abs=1e-4)
     assert f1_score(Y, P, average="harmonic", labels="all") == pytest.approx(0.4731, abs=1e-4)
     assert f1_score(Y, P, average="per_label", labels="present") == pytest.approx(0.5909, abs=1e-4)
@@ -40,7 +41,7 @@ def test_case5_two_macro_f1s_and_micro(fmt):
     assert f1_score(Y, P, average="per_label") == f1_score(Y, P, average="per_label", labels="present")
 
 
-def test_case6_present_vs_all_and_zero_division():
+def test_macro_f1_over_present_labels_by_default_and_zero_division_for_absent_ones():
     Y = np.array([[1, 0], [0, 0]])
     assert f1_score(Y, Y, average="per_label") == 1.0
     assert f1_score(Y, Y, average="per_label", labels="all", zero_division=0.0) == 0.5
@@ -48,7 +49,7 @@ def test_case6_present_vs_all_and_zero_division():
     assert f1_score(Y, Y, average="per_label", labels="all", zero_division=np.nan) == 1.0
 
 
-def test_case7_macro_auc_excludes_unscorable_labels():
+def test_macro_auc_excludes_unscorable_labels():
     Y = np.array([[1, 0], [0, 0], [1, 0]])
     S = np.array([[0.9, 0.1], [0.2, 0.3], [0.8, 0.2]])
     for s in (S, sp.csr_matrix(S)):
@@ -59,7 +60,7 @@ def test_case7_macro_auc_excludes_unscorable_labels():
     assert (value, n_excluded) == (1.0, 1)
 
 
-def test_case9_inverse_propensity_values():
+def test_inverse_propensity_from_frequencies_or_a_label_matrix():
     f = np.array([1, 10, 100, 0])
     w = inverse_propensity(label_frequency=f, n_train_documents=10_000)
     assert w[0] == pytest.approx(np.log(10_000), rel=1e-12)
@@ -84,7 +85,7 @@ def test_case9_inverse_propensity_values():
         inverse_propensity(label_frequency=f)
 
 
-def test_case10_zero_filling_scales_by_present_fraction():
+def test_zero_filling_scales_macro_f1_by_the_present_fraction():
     # small analogue of 4,085 of 8,930 labels present: 9 of 20 here
     rng = np.random.default_rng(0)
     L, n_present = 20, 9
@@ -129,7 +130,7 @@ def test_f1_against_sklearn(seed):
 
 
 def test_labels_train_policy_and_masks():
-    Y, P = _case5()
+    Y, P = _hit_missed_and_absent_labels()
     freq = np.array([5, 0, 2])  # label B never seen in training
     # train labels: A and C -> (1 + 0) / 2
     assert f1_score(Y, P, average="per_label", labels="train", label_frequency=freq) == 0.5

@@ -1,4 +1,4 @@
-"""Ranking metrics: the issue's worked cases, oracles and edge cases."""
+"""Ranking metrics: small examples worked by hand, a brute-force oracle and edge cases."""
 
 import itertools
 import math
@@ -78,10 +78,10 @@ def _mean(vals, skip=True):
     return float(np.mean(v))
 
 
-# ---- worked cases from the issue ----------------------------------------------
+# ---- small examples worked by hand ---------------------------------------------
 
 
-def test_case1_ranking_3_7_1_2_4():
+def test_both_true_labels_ranked_first_p_at_5_is_0_4_and_the_rest_1():
     y = np.zeros((1, 10), dtype=np.int64)
     y[0, [3, 7]] = 1
     s = _ranking_to_scores([3, 7, 1, 2, 4], 10).reshape(1, -1)
@@ -93,7 +93,7 @@ def test_case1_ranking_3_7_1_2_4():
         assert ndcg_at_k(y, k=5, **kw) == pytest.approx(1.0)
 
 
-def test_case2_single_label_ranked_first_ndcg_is_one():
+def test_single_label_ranked_first_ndcg_is_one():
     y = np.zeros((1, 6), dtype=np.int64)
     y[0, 0] = 1
     s = np.array([[0.9, 0.5, 0.4, 0.3, 0.2, 0.1]])
@@ -104,7 +104,7 @@ def test_case2_single_label_ranked_first_ndcg_is_one():
     assert ndcg_at_k(y, s, k=5) != pytest.approx(wrong)
 
 
-def test_case3_shuffled_label_order_does_not_corrupt_p_at_1():
+def test_shuffled_label_order_does_not_corrupt_p_at_1():
     rng = np.random.default_rng(0)
     scores = np.array([0.1, 0.3, 0.95, 0.2, 0.5])  # label 2 is best and true
     y = np.zeros((1, 5), dtype=np.int64)
@@ -121,7 +121,7 @@ def test_case3_shuffled_label_order_does_not_corrupt_p_at_1():
         assert precision_at_k(y, y_top_k=top, k=j) == pytest.approx(1.0 / j)
 
 
-def test_case4_fewer_than_k_predictions_still_divide_by_k():
+def test_fewer_than_k_predictions_still_divide_by_k():
     y = np.zeros((1, 8), dtype=np.int64)
     y[0, [1, 2]] = 1
     top = np.array([[1, 2, -1, -1, -1]])
@@ -131,7 +131,7 @@ def test_case4_fewer_than_k_predictions_still_divide_by_k():
     assert top_k_indices(s, 5).tolist() == [[1, 2]]     # a CSR row ranks its stored entries
 
 
-def test_case8_psp_ratio_of_sums():
+def test_psp_at_k_is_a_ratio_of_sums_not_a_mean_of_ratios():
     y = np.ones((1, 6), dtype=np.int64)
     w = np.array([4.0, 5, 6, 1, 2, 3])
     top = np.array([[3, 4, 5]])  # worth 1, 2, 3
@@ -147,7 +147,7 @@ def test_case8_psp_ratio_of_sums():
     )
 
 
-def test_case11_empty_rows_skip_or_zero():
+def test_empty_rows_are_skipped_or_count_as_zero():
     y = np.array([[1, 0, 0], [0, 0, 0]])
     s = np.array([[0.9, 0.1, 0.0], [0.5, 0.4, 0.3]])
     # P@k counts the empty row as 0 by default

@@ -26,7 +26,7 @@ def toy_notes(n=30):
     return texts, labels
 
 
-def test_case6_grid_search_with_label_lists_scores_every_fold():
+def test_grid_search_with_label_lists_scores_every_fold():
     from sklearn.model_selection import GridSearchCV, KFold
     texts, labels = toy_notes()
     gs = GridSearchCV(make_tfidf_ovr(min_df=1), {"ovr__C": [0.001, 1, 100]},
@@ -38,7 +38,7 @@ def test_case6_grid_search_with_label_lists_scores_every_fold():
     assert gs.best_params_ == {"ovr__C": 1}            # the first C of the best, not the worst
 
 
-def test_case6_scorer_reads_label_lists_through_classes():
+def test_scorer_reads_label_lists_through_classes():
     prior = FrequencyPrior().fit(np.zeros((2, 1)), [["B"], ["A", "B"]])
     X = np.zeros((2, 1))
     # the prior ranks B (2 documents), then A; Z was never seen: a miss, never ranked
@@ -58,7 +58,7 @@ def test_case6_scorer_reads_label_lists_through_classes():
     assert get_scorer("micro_recall")(ovr, docs, [["A10"], ["B20", "E50"]]) == pytest.approx(2 / 3)
 
 
-def test_case7_minus_inf_is_never_ranked_dense_or_sparse():
+def test_minus_inf_is_never_ranked_dense_or_sparse():
     # column 2 is a label the model never saw: scored -inf, it is outside every top-k
     Y = np.array([[1, 0, 1], [0, 1, 0]])
     S = np.array([[0.9, 0.1, -np.inf], [0.2, 0.7, -np.inf]])

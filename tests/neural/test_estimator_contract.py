@@ -42,8 +42,8 @@ def test_clone_keeps_every_parameter_and_no_state(data):
 
 
 def test_nested_set_params_reaches_the_planter_and_the_relevance(data):
-    # Fault 6: set_params(planter__max_epochs=3) changed nothing, and the next
-    # fit raised "__init__() got unexpected argument(s)".
+    # A nested key must reach the nested estimator: otherwise set_params(planter__max_epochs=3)
+    # changes nothing, or the next fit raises "__init__() got unexpected argument(s)".
     from xplant.relevance import MIGRelevance
     clf = _clf(relevance=MIGRelevance(top_k=5))
     deep = clf.get_params(deep=True)
@@ -65,7 +65,8 @@ def test_nested_set_params_reaches_the_planter_and_the_relevance(data):
 
 
 def test_grid_search_over_a_nested_key_and_numpy_scalars(data):
-    # Faults 5 and 6: np.logspace gives np.float64, and the nested key must be settable.
+    # A search grid gives numpy scalars (np.logspace: np.float64), and a nested key must be
+    # settable.
     texts, Y = data
     grid = {"lr": np.logspace(-3, -2, 2), "planter__max_epochs": [1]}
     gs = GridSearchCV(_clf(max_epochs=1, plant=True), grid, cv=2, scoring=get_scorer("precision_at_1"),
@@ -76,8 +77,8 @@ def test_grid_search_over_a_nested_key_and_numpy_scalars(data):
 
 
 def test_numpy_scalar_parameters_train_save_and_load(data, tmp_path):
-    # Fault 5: lr=np.float64 raised TypeError in fit; module__hidden_dim=np.int64(16)
-    # trained but save dropped it, and load failed with a 16 vs 128 size mismatch.
+    # numpy scalars are parameters like Python numbers: fit takes lr=np.float64, and save keeps
+    # module__hidden_dim=np.int64(16), so that load does not fail with a 16 vs 128 size mismatch.
     texts, Y = data
     clf = _clf(lr=np.float64(0.01), module__hidden_dim=np.int64(16), module__attention_dim=np.int32(16),
                max_epochs=np.int64(1), module__dropout=np.float32(0.1), criterion__gamma=np.float64(2.0),
@@ -291,7 +292,8 @@ def test_stage1_weight_dev_checkpoints_each_candidate_and_resumes(data, tmp_path
 
 
 def test_saved_model_answers_in_codiesp_codes(tmp_path):
-    # Fault 7: `xplant predict` wrote "n1<TAB>1011" (a column index) for a saved model.
+    # A saved model answers in its label names: `xplant predict` writes codes ("n1<TAB>i10" in
+    # the CodiEsp format), never a column index ("n1<TAB>1011").
     from xplant.app._predict import predict_file
     from xplant.datasets import load_codiesp
     tr = load_codiesp("train")

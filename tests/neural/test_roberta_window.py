@@ -1,4 +1,4 @@
-"""RoBERTa-style position ids start at padding_idx + 1: the window must leave room for them (fault 4)."""
+"""RoBERTa-style position ids start at padding_idx + 1: the window must leave room for them."""
 
 import pytest
 import torch

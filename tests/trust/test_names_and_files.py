@@ -33,7 +33,7 @@ def _evil(tmp_path):
     return path, marker
 
 
-# -- fault 1: data runs code ---------------------------------------------------------------------
+# -- data never runs code --------------------------------------------------------------------------
 
 def test_config_relevance_path_never_unpickles(tmp_path):
     pytest.importorskip("torch")
@@ -78,7 +78,7 @@ def test_deepspeed_checkpoint_reader_refuses_pickled_code(tmp_path):
     assert not marker.exists()
 
 
-# -- fault 2: a name becomes a path ----------------------------------------------------------------
+# -- a name never becomes a path ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["..", ".", "", "  ", "a/b", "a\\b", "../x", "a\tb", "a\nb", "\x00"])
 def test_path_names_refused(name):
@@ -157,7 +157,7 @@ def test_remove_tree_is_contained(tmp_path):
     assert not (root / "m").exists()
 
 
-# -- fault 3: outputs never half-written, never the input -------------------------------------------
+# -- outputs never half-written, never the input ----------------------------------------------------
 
 _FSIZE = r"""
 import resource, sys
@@ -241,7 +241,7 @@ def test_run_output_inside_data_folder_refused(tmp_path):
     assert _files(data) == []
 
 
-# -- fault 9: one folder per run -----------------------------------------------------------------------
+# -- one folder per run --------------------------------------------------------------------------------
 
 def test_two_runs_in_the_same_second_get_two_folders(tmp_path, monkeypatch):
     from xplant import _outputs

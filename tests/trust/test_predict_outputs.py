@@ -92,7 +92,7 @@ def test_failed_write_keeps_the_earlier_output(tiny_model, tmp_path, notes_file)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
-# -- fault 4: document ids ----------------------------------------------------------------------
+# -- document ids -------------------------------------------------------------------------------
 
 def _jsonl(path, records):
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

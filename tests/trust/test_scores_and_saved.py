@@ -39,8 +39,8 @@ def svm(tmp_path_factory):
     return path, model
 
 
-# ---------------------------------------------------------------- case 7: labels never seen
-def test_case7_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_path):
+# ---------------------------------------------------------------- labels never seen
+def test_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_path):
     from xplant.app._fit import evaluate_model
     folder, model = svm
     texts, labels = toy(10, offset=40)
@@ -61,8 +61,9 @@ def test_case7_evaluate_counts_unseen_labels_as_never_ranked_misses(svm, tmp_pat
     assert report["unknown_labels"] == ["E50"]
 
 
-def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
-    from xplant.app._tables import format_table, markdown_table
+def test_main_table_shows_zero_shot_recall_in_the_full_ranking_with_the_group_size():
+    from xplant.app import markdown_table
+    from xplant.app._tables import format_table
     # a group of one unseen label ranked alone is always found: 100 %; in the full ranking 0 %
     metrics = {"zero_R@5": 1.0, "zero_R@5_full": 0.0, "zero_n_labels": 1.0}
     table = format_table([{"name": "prior", "metrics": metrics, "k": 1, "fit_seconds": 0.0}])
@@ -73,8 +74,8 @@ def test_case7_main_table_shows_the_full_ranking_form_with_the_group_size():
     assert md.splitlines()[-1].endswith("| 0.0 | 1 | - | - |")
 
 
-# ---------------------------------------------------------------- case 10: predict records
-def test_case10_records_use_the_rules_scale_and_list_predicted_best_first(tmp_path):
+# ---------------------------------------------------------------- predict records
+def test_predict_records_use_the_rules_scale_and_list_predicted_best_first(tmp_path):
     from xplant.app._predict import predict_file
     from xplant.linear import make_tfidf_logistic
     texts, labels = toy(40)
@@ -165,7 +166,7 @@ def saved_kinds(svm, tiny_model, tmp_path_factory):
 @pytest.mark.parametrize("kind", ["prior", "svm", "plant", "plant relevance"])
 def test_a_corrupt_weights_file_names_the_file(saved_kinds, kind, how, tmp_path):
     import shutil
-    from xplant._saved import load_saved
+    from xplant import load_saved
     folder, name = saved_kinds[kind]
     if kind.startswith("plant"):
         pytest.importorskip("torch")
@@ -181,7 +182,7 @@ def test_a_corrupt_weights_file_names_the_file(saved_kinds, kind, how, tmp_path)
 def test_a_corrupt_checkpoint_and_planting_name_the_file(tmp_path):
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
-    from xplant.neural._stage1 import load_planting
+    from xplant.neural import load_planting
     (tmp_path / "p").mkdir()
     save_file({"w": torch.zeros(40)}, str(tmp_path / "p" / "planted.safetensors"))
     (tmp_path / "p" / "planting.json").write_text("{}")
@@ -193,7 +194,7 @@ def test_a_corrupt_checkpoint_and_planting_name_the_file(tmp_path):
 # ---------------------------------------------------------------- a huge k
 @pytest.mark.parametrize("kind", ["prior", "svm", "plant"])
 def test_a_huge_k_ranks_every_label_and_allocates_no_k_columns(saved_kinds, kind, tmp_path):
-    from xplant._saved import load_saved
+    from xplant import load_saved
     from xplant.app.cli import main
     from xplant.linear import predict_top_k
     if kind == "plant":
@@ -212,8 +213,8 @@ def test_a_huge_k_ranks_every_label_and_allocates_no_k_columns(saved_kinds, kind
     assert len(json.loads(out.read_text())["top"]) == n_labels
 
 
-def test_case11_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
-    from xplant.app._rows import save_row
+def test_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
+    from xplant.app import save_row
     from xplant.app._fit import evaluate_model
     _, model = svm
     save_row(model, model.steps[-1][1], tmp_path / "m", {"rule": "top_k", "k": 1,
@@ -232,8 +233,9 @@ def test_plant_fused_with_descriptions_is_saved_and_predicts_as_in_memory(tiny_m
     xplant predict reads the folder and answers with the in-memory scores and the saved rule."""
     pytest.importorskip("torch")
     from sklearn.frozen import FrozenEstimator
-    from xplant._saved import decide, load_saved
-    from xplant.app._rows import save_row
+    from xplant import load_saved
+    from xplant._saved import decide
+    from xplant.app import save_row
     from xplant.app.cli import main
     from xplant.unseen import DescriptionFusion
     _, clf = tiny_model

@@ -13,7 +13,7 @@ NFC = "Paciente con náusea y fiebre"
 NFD = unicodedata.normalize("NFD", NFC)
 
 
-# -- fault 5: normalisation -------------------------------------------------------------------------
+# -- normalisation ----------------------------------------------------------------------------------
 
 def _word_relevance():
     texts = ["náusea intensa", "fiebre alta", "náusea y vómito", "fiebre y tos"]
@@ -81,7 +81,7 @@ def test_hf_tokenizer_nfd_offsets_map_back():
     assert cut[1][0].tolist() == full[1][0][:25].tolist()
 
 
-# -- fault 6: read only what the model reads ----------------------------------------------------------
+# -- read only what the model reads -------------------------------------------------------------------
 
 def test_tokenize_reads_only_max_length(monkeypatch):
     import xplant.relevance._vocabulary as est
@@ -114,7 +114,7 @@ def test_classifier_tokens_at_most_max_length(tiny_model, monkeypatch):
     assert max(seen) < len(long) // 100
 
 
-# -- fault 7: label names ----------------------------------------------------------------------------
+# -- label names -------------------------------------------------------------------------------------
 
 def test_label_names_rule_at_fit():
     from xplant.linear import FrequencyPrior
@@ -134,7 +134,7 @@ def test_mig_highlighter_refuses_codes_equal_once_cased():
         mig_highlighter(["a b"], [[[0, 1], [2, 3]]], [[0, 1]], rel, [["R50"]], ["r50", "R50"])
 
 
-# -- fault 8: load_model checks its JSON ------------------------------------------------------------------
+# -- load_model checks its JSON ---------------------------------------------------------------------------
 
 def _edit(model, tmp_path, fn, name="config.json"):
     dst = tmp_path / "m"
