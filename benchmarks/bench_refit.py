@@ -69,7 +69,7 @@ def main(argv=None, log=print):
     ap.add_argument("--output", default=None, help="folder of bench_refit.json")
     args = ap.parse_args(argv)
 
-    splits = load_splits("codiesp", codes=args.codes, max_docs=args.max_docs)
+    splits = load_splits("codiesp", codes=args.codes, language="en", max_docs=args.max_docs)
     train, dev = splits["train"], splits["dev"]        # the test split is not read
     tr, dv = split_train(len(train.texts))
     X_tr, Y_tr = _take(train.texts, train.Y, tr)

@@ -174,7 +174,7 @@ def shortlist_recall(dataset="codiesp", data_home=None, cs=(50, 100, 200, 500), 
     """Recall@C of the linear shortlist on dev and test (gold pairs in the top C)."""
     from xplant.app import load_splits
     from xplant.fusion import LINEAR_C_GRID, fit_shortlist, rank_labels
-    sp_ = load_splits(dataset, data_home=data_home)
+    sp_ = load_splits(dataset, data_home=data_home, language="en")   # as measured
     tr, dv, te = sp_["train"], sp_["dev"], sp_["test"]
     t0 = time.perf_counter()
     if dataset == "eurlex57k":        # one C: each fit costs ~20 CPU-minutes
@@ -221,7 +221,7 @@ def shortlisted_fit(dataset="eurlex57k", data_home=None, *, shortlist_C=1.0, n_c
     from xplant.linear import make_tfidf_ovr
     from xplant.metrics import choose_rule
     torch.set_num_threads(threads)
-    splits = load_splits(dataset, data_home=data_home, max_docs=max_docs)
+    splits = load_splits(dataset, data_home=data_home, max_docs=max_docs, language="en")
     tr, dv, te = splits["train"], splits["dev"], splits["test"]
     shortlist = ("linear" if shortlist_C is None
                  else make_tfidf_ovr(C=shortlist_C, n_jobs=n_jobs, random_state=seed))
@@ -355,7 +355,7 @@ def adjusted_rows(model_dir, dataset="codiesp", data_home=None, taus=None, max_d
     from xplant.metrics import choose_rule
     from xplant.neural import LOGIT_ADJUSTMENT_GRID, choose_logit_adjustment
     taus = tuple(LOGIT_ADJUSTMENT_GRID if taus is None else taus)
-    splits = load_splits(dataset, data_home=data_home, max_docs=max_docs)
+    splits = load_splits(dataset, data_home=data_home, max_docs=max_docs, language="en")
     dv, te = splits["dev"], splits["test"]
     model, _ = load_saved(model_dir)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
