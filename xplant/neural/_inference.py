@@ -161,7 +161,7 @@ class InferenceMixin:
         for idx, z in self._logits_batches(docs):
             top = top_k_indices(z.numpy(), k)        # the logits break the ties of saturated σ
             ind[idx] = top
-            sc[idx] = np.take_along_axis(torch.sigmoid(z).numpy(), top, 1)
+            sc[idx] = sigmoid(np.take_along_axis(z.numpy(), top, 1), dtype=np.float32)
         return ind, sc
 
     @torch.no_grad()
@@ -228,10 +228,11 @@ class InferenceMixin:
                     out.append({"labels": []})
                     continue
                 probs = np.zeros(self.n_labels_, dtype=np.float32)
-                probs[top] = torch.sigmoid(self._adjusted(self.module_(
-                    t_ids, mask, candidates=torch.as_tensor(top)[None]), top[None]))[0].numpy()
+                probs[top] = sigmoid(self._adjusted(self.module_(
+                    t_ids, mask, candidates=torch.as_tensor(top)[None]), top[None])[0].numpy(),
+                                     dtype=np.float32)
             elif fused is None:
-                probs = torch.sigmoid(self._adjusted(self.module_(t_ids, mask)))[0].numpy()
+                probs = sigmoid(self._adjusted(self.module_(t_ids, mask))[0].numpy(), dtype=np.float32)
                 top = top_k_indices(probs[None], m)[0]
             else:                     # fused scores of the shortlist's candidates
                 top = fused[0][i]
