@@ -54,6 +54,29 @@ def test_open_space_columns_and_a_hand_computed_hierarchy_score():
     np.testing.assert_allclose(dense[6], m)            # J05: no seen relative, no text weight
 
 
+def test_open_space_scores_are_the_one_fusion_formula(monkeypatch):
+    """The open-space scores come from xplant.fusion.fuse: the seen block plus
+    seen_weight * cosine, the candidates at the floor m(d) plus their catalogue score."""
+    import xplant.fusion
+    from xplant.unseen._catalogue_fusion import candidate_scores
+    f = _fit(_catalogue(), seen_weight=0.5, prior_weight=0.1)
+    parts = f._open_parts(TEXTS)
+    weights = (f.weight_, f.seen_weight_, f.near_weight_, f.family_weight_, f.prior_weight_)
+    calls, fuse = [], xplant.fusion.fuse
+    monkeypatch.setattr(xplant.fusion, "fuse", lambda *a, **kw: calls.append(1) or fuse(*a, **kw))
+    S = f._open_scores(parts, *weights).toarray()
+    assert calls
+    seen = parts["base"] + 0.5 * parts["cos"]
+    np.testing.assert_array_equal(S[:, f.catalogue_.seen_], seen)
+    ptr, cols = parts["indptr"], parts["cols"]
+    unseen = candidate_scores(parts["sig"], weights[:1] + weights[2:])
+    for i in range(len(TEXTS)):
+        np.testing.assert_array_equal(S[i, cols[ptr[i]:ptr[i + 1]]],
+                                      seen[i].min() + unseen[ptr[i]:ptr[i + 1]])
+    monkeypatch.setattr(xplant.fusion, "fuse", lambda *a, **kw: 2 * fuse(*a, **kw))
+    np.testing.assert_array_equal(f._open_scores(parts, *weights).toarray(), 2 * S)
+
+
 def test_text_signal_is_the_mean_of_document_and_best_sentence_cosines():
     f = _fit(_catalogue())
     idx = f.catalogue_
