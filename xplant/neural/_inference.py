@@ -270,12 +270,10 @@ class InferenceMixin:
             or label lists, a dense array of ``Y``'s dtype for a dense
             ``Y``, ``y``'s values for a 1-D ``y``.
         """
-        from .. import metrics
         check_is_fitted(self, "module_")
         rule = self.decision_rule_
         if rule.rule == "top_k":
-            top = self.predict_top_k(X, rule.k)[0]
-            P = metrics.top_k_decision(y_top_k=top, k=rule.k, n_labels=self.n_labels_)
+            P = rule.apply(None, y_top_k=self.predict_top_k(X, rule.k)[0], n_labels=self.n_labels_)
         else:
             P = rule.apply(self._proba(X))
         return as_prediction_form(P, getattr(self, "prediction_form_", None))

@@ -438,7 +438,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         return _add_known(scores, self.mentions_.decision_function(list(X)), self.mention_weight_)
 
     def _default_rule(self):
-        return "k", self.k_
+        return "top_k", self.k_
 
     def decision_function(self, X):
         """Fused scores: the model's plus ``seen_weight_ * cosine`` for seen labels,
