@@ -390,3 +390,23 @@ def test_per_label_thresholds_short_by_more_than_the_added_labels_are_refused():
         check_rule(rule, 4, n_added=1)
     with pytest.raises(ValueError, match="of length 4, got shape"):
         check_rule(rule, 4)
+
+
+@pytest.mark.parametrize("value, ok", [(True, False), (False, False), (-0.5, False),
+                                       (float("nan"), False), ("Dev", False), (0, True),
+                                       (np.float32(0.25), True), ("dev", True)])
+def test_every_weight_is_checked_alike(value, ok):
+    """The fit's weights (weight, seen_weight, mention_weight) and the catalogue's
+    (near_weight, family_weight, prior_weight) accept and refuse the same values:
+    a bool is no weight."""
+    for name in ("seen_weight", "near_weight"):
+        params = {name: value}
+        if not ok:
+            with pytest.raises(ValueError, match=f"{name} must be 'dev' or a non-negative number"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _fit(_catalogue(), **params)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _fit(_catalogue(), **params)

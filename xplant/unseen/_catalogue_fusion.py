@@ -79,6 +79,8 @@ def candidate_scores(signals, weights):
 
 
 def _check_weight(name, value):
+    """The one check of a DescriptionFusion weight: ``"dev"`` or a non-negative number
+    (a bool is no number, NaN is refused)."""
     if not isinstance(value, (str, bool)) and isinstance(value, numbers.Real) and value >= 0:
         return
     if value != "dev":
