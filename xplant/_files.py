@@ -23,8 +23,8 @@ checkpoints):
 - :func:`remove_tree`: ``shutil.rmtree`` that refuses any folder that is
   not strictly inside the folder it was meant for.
 - :func:`read_json_object` and :func:`check_format`: the one reading of a
-  saved folder's JSON configuration and of its format tag
-  ``xplant-<kind>-<version>``.
+  JSON (or YAML) object file (a saved folder's configuration, a run's
+  records, a user's config) and of a format tag ``xplant-<kind>-<version>``.
 
 The checks of the outputs a user names (an output file, a model folder, a
 run folder) are in :mod:`xplant._outputs`.
@@ -379,14 +379,21 @@ def remove_tree(path, *, inside):
         path.unlink()
 
 
-def read_json_object(path, what):
-    """Parse a JSON file that must hold one object (a saved model's configuration).
+def read_json_object(path, what, *, yaml=False):
+    """Parse a JSON file that must hold one object: the one reader of such files.
+
+    A saved model's configuration, a run's records, a user's config file:
+    read as ``utf-8-sig`` (a byte-order mark is no error), with messages
+    that name the file.
 
     Parameters
     ----------
     path : str or Path
     what : str
         What the file should hold, for the messages.
+    yaml : bool, default=False
+        Read a ``.yaml``/``.yml`` file as YAML (with PyYAML); any other
+        name is still read as JSON.
 
     Returns
     -------
@@ -394,18 +401,36 @@ def read_json_object(path, what):
 
     Raises
     ------
+    FileNotFoundError
+        When there is no such file.
     ValueError
-        Naming the file, and the line and column of invalid JSON.
+        Naming the file, and the line and column of invalid JSON; or a file
+        that holds no object.
+    ImportError
+        For a YAML file without PyYAML.
     """
     import json
-    try:
-        with open(path, encoding="utf-8") as fh:
-            obj = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON "
-                         f"({exc.msg}); it should hold {what}") from None
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist; check the path (it should hold {what})")
+    with open(path, encoding="utf-8-sig") as fh:
+        text = fh.read()
+    kind = "YAML" if yaml and path.suffix.lower() in (".yaml", ".yml") else "JSON"
+    if kind == "YAML":
+        try:
+            import yaml as pyyaml
+        except ImportError as exc:  # pragma: no cover - pyyaml comes with transformers
+            raise ImportError("reading a YAML file needs PyYAML: pip install pyyaml, or give "
+                              "the file as JSON") from exc
+        obj = pyyaml.safe_load(text)
+    else:
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON "
+                             f"({exc.msg}); it should hold {what}") from None
     if not isinstance(obj, dict):
-        raise ValueError(f"{path}: expected a JSON object holding {what}, got "
+        raise ValueError(f"{path}: expected a {kind} object holding {what}, got "
                          f"{type(obj).__name__}")
     return obj
 

@@ -155,7 +155,6 @@ def model_fields(model):
 def _default_decision(model):
     final = _final(model)
     rule, value = final._default_rule()
-    rule = "top_k" if rule == "k" else rule
     if rule == "threshold" and hasattr(final, "predict_proba") and \
             hasattr(final, "decision_function"):
         # logistic one-vs-rest: its rule is on decision values, decide() reads probabilities
@@ -307,14 +306,14 @@ def decide(model, texts, decision, scores=None, ranked=None):
         the model's labels (labels added since the rule was chosen,
         :func:`labels_added`, take its global threshold).
     """
-    from .metrics import DecisionRule, top_k_decision
+    from .metrics import DecisionRule
     n_labels = len(label_names(model))
     rule = DecisionRule.from_dict(decision, n_labels, n_added=labels_added(model))
     if rule.rule == "top_k":
         k = min(rule.k, n_labels)
         if ranked is None or ranked.shape[1] < k:
             ranked = ranking(model, texts, k)
-        out = top_k_decision(y_top_k=ranked[:, :k], k=k, n_labels=n_labels)
+        out = rule.apply(None, y_top_k=ranked, n_labels=n_labels)
     else:
         if scores is None:
             scores = score_matrix(model, texts)

@@ -199,7 +199,7 @@ def test_fit_from_a_config_file(files, tmp_path, capsys):
     bad.write_text('{"model": "svm",\n "params": {"C": 1,}}')
     assert main(["fit", "--model", str(bad), "--train", str(files["train"]), "--output",
                  str(tmp_path / "m2"), "--quiet"]) == 2
-    assert "bad.json, line 2: invalid JSON" in capsys.readouterr().err
+    assert "bad.json, line 2, column 20: not valid JSON" in capsys.readouterr().err
 
 
 def test_evaluate_unknown_labels_are_misses(files, tmp_path):

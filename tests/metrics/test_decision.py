@@ -290,3 +290,39 @@ def test_apply_rule_and_check_rule():
                        (dict(base, rule="per_label_threshold", thresholds=[0.1]), "length 3")):
         with pytest.raises(ValueError, match=match):
             apply_rule(S, bad)
+
+
+def test_apply_rule_takes_a_models_own_ranking_for_the_top_k_rule():
+    S = np.array([[0.5, 0.5, 0.1]])                   # a tie the model's ranking breaks otherwise
+    rule = {"rule": "top_k", "k": 5, "threshold": 0.5}
+    ranked = np.array([[1, 0, -1]])                   # -1: no label ranked
+    assert apply_rule(None, rule, y_top_k=ranked, n_labels=3).toarray().tolist() == [[1, 1, 0]]
+    assert apply_rule(S, dict(rule, k=1), y_top_k=ranked, n_labels=3).toarray().tolist() == \
+        [[0, 1, 0]]
+    assert apply_rule(S, dict(rule, rule="threshold"), y_top_k=ranked,
+                      n_labels=3).toarray().tolist() == [[1, 1, 0]]
+    with pytest.raises(ValueError, match="needs y_score"):
+        apply_rule(None, dict(rule, rule="threshold"), y_top_k=ranked, n_labels=3)
+    with pytest.raises(ValueError, match="needs n_labels"):
+        apply_rule(None, rule, y_top_k=ranked)
+
+
+def test_every_predict_applies_its_rule_in_apply_rule(monkeypatch):
+    """The linear models' predict (both rules) and a saved model's decide go through
+    apply_rule, the one place a rule is applied; predict's k and threshold are its names."""
+    from xplant import _saved
+    from xplant.linear import FrequencyPrior
+    from xplant.metrics import _decision_rule
+    texts = ["a", "b", "c", "d"]
+    Y = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1]]))
+    model = FrequencyPrior().fit(texts, Y)
+    seen, apply = [], _decision_rule.apply_rule
+    monkeypatch.setattr(_decision_rule, "apply_rule",
+                        lambda s, r, **kw: seen.append(r["rule"]) or apply(s, r, **kw))
+    assert model.predict(texts[:1], k=2).toarray().tolist() == [[1, 0, 1]]
+    assert model.predict(texts[:1], threshold=0.5).toarray().tolist() == [[1, 0, 1]]
+    assert model.predict(texts[:1]).toarray().tolist() == [[1, 0, 0]]      # its default: top 1
+    decision = _saved.fitted_decision(model)
+    assert decision["rule"] == "top_k" and decision["k"] == 1
+    assert _saved.decide(model, texts[:1], decision).toarray().tolist() == [[1, 0, 0]]
+    assert seen == ["top_k", "threshold", "top_k", "top_k"]

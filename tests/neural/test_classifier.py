@@ -35,6 +35,29 @@ def test_predict_top_k_matches_dense_ranking(fitted):
     np.testing.assert_allclose(sc, np.take_along_axis(P, idx, 1), rtol=1e-6)
 
 
+def test_top_k_and_explain_scores_are_the_one_sigmoid(fitted, monkeypatch):
+    """predict_top_k's scores and explain's probabilities are predict_proba's, bit for bit:
+    all three go through xplant._sigmoid.sigmoid (explain scores one document at a time,
+    so it equals predict_proba of that document alone)."""
+    import xplant.neural._inference as inference
+    from xplant import _sigmoid
+    clf, texts, _ = fitted
+    P = clf.predict_proba(texts[:9])
+    idx, sc = clf.predict_top_k(texts[:9], k=3)
+    np.testing.assert_array_equal(sc, np.take_along_axis(P, idx, 1))
+    alone = np.vstack([clf.predict_proba([t]) for t in texts[:4]])
+    for ex in (clf.explain(texts[:4], top_labels=3), clf.explain(texts[:4], labels=idx[:4])):
+        got = np.array([[d["prob"] for d in e["labels"]] for e in ex], dtype=np.float32)
+        np.testing.assert_array_equal(got, np.take_along_axis(alone, idx[:4], 1))
+    calls = []
+    monkeypatch.setattr(inference, "sigmoid",
+                        lambda x, **kw: calls.append(1) or _sigmoid.sigmoid(x, **kw) / 2)
+    assert (clf.predict_top_k(texts[:9], k=3)[1] == sc / 2).all() and calls
+    halves = [[d["prob"] for d in e["labels"]] for e in clf.explain(texts[:4], top_labels=3)]
+    np.testing.assert_array_equal(np.array(halves, dtype=np.float32),
+                                  np.take_along_axis(alone, idx[:4], 1) / 2)
+
+
 def test_predict_uses_the_dev_chosen_rule(fitted):
     from xplant.metrics import apply_rule
     clf, texts, _ = fitted

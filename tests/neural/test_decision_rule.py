@@ -47,6 +47,23 @@ def test_the_rule_is_chosen_on_dev_and_applied_by_predict(chosen):
     np.testing.assert_array_equal(clf.predict(texts[:20]).toarray(), _expected(clf, texts[:20]))
 
 
+@pytest.mark.parametrize("rule", ["top_k", "threshold"])
+def test_predict_applies_its_rule_in_apply_rule(chosen, monkeypatch, rule):
+    """PlantClassifier.predict goes through xplant.metrics.apply_rule, the top-k rule with
+    the model's own ranking."""
+    from xplant.metrics import _decision_rule
+    clf, texts, _ = chosen
+    kept, seen, apply = clf.decision_rule_, [], _decision_rule.apply_rule
+    monkeypatch.setattr(_decision_rule, "apply_rule",
+                        lambda s, r, **kw: seen.append((r["rule"], s is None)) or apply(s, r, **kw))
+    try:
+        clf.parts_["decision_rule"] = DecisionRule(rule, 2, 0.5)
+        np.testing.assert_array_equal(clf.predict(texts[:9]).toarray(), _expected(clf, texts[:9]))
+    finally:
+        clf.parts_["decision_rule"] = kept
+    assert seen[0] == (rule, rule == "top_k")
+
+
 @pytest.mark.parametrize("rule", DECISION_RULES)
 def test_each_rule_survives_save_and_load(chosen, tmp_path, rule):
     clf, texts, _ = chosen

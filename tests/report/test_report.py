@@ -335,7 +335,10 @@ def test_run_files_without_their_list_are_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="expected an object with a 'models' list"):
         read_results(tmp_path)
     sim = tmp_path / "similarity.json"
-    sim.write_text('[]', encoding="utf-8")
+    sim.write_text('[]', encoding="utf-8")                # no object: the one JSON reader says so
+    with pytest.raises(ValueError, match=r"similarity\.json: expected a JSON object holding \{groups"):
+        read_similarity(sim)
+    sim.write_text('{"groups": {}}', encoding="utf-8")
     with pytest.raises(ValueError, match="expected an object with a 'groups' list"):
         read_similarity(sim)
     sim.write_text('{"groups": [{"similarity": {"PLANT": 0.5}}]}', encoding="utf-8")

@@ -54,6 +54,29 @@ def test_open_space_columns_and_a_hand_computed_hierarchy_score():
     np.testing.assert_allclose(dense[6], m)            # J05: no seen relative, no text weight
 
 
+def test_open_space_scores_are_the_one_fusion_formula(monkeypatch):
+    """The open-space scores come from xplant.fusion.fuse: the seen block plus
+    seen_weight * cosine, the candidates at the floor m(d) plus their catalogue score."""
+    import xplant.fusion
+    from xplant.unseen._catalogue_fusion import candidate_scores
+    f = _fit(_catalogue(), seen_weight=0.5, prior_weight=0.1)
+    parts = f._open_parts(TEXTS)
+    weights = (f.weight_, f.seen_weight_, f.near_weight_, f.family_weight_, f.prior_weight_)
+    calls, fuse = [], xplant.fusion.fuse
+    monkeypatch.setattr(xplant.fusion, "fuse", lambda *a, **kw: calls.append(1) or fuse(*a, **kw))
+    S = f._open_scores(parts, *weights).toarray()
+    assert calls
+    seen = parts["base"] + 0.5 * parts["cos"]
+    np.testing.assert_array_equal(S[:, f.catalogue_.seen_], seen)
+    ptr, cols = parts["indptr"], parts["cols"]
+    unseen = candidate_scores(parts["sig"], weights[:1] + weights[2:])
+    for i in range(len(TEXTS)):
+        np.testing.assert_array_equal(S[i, cols[ptr[i]:ptr[i + 1]]],
+                                      seen[i].min() + unseen[ptr[i]:ptr[i + 1]])
+    monkeypatch.setattr(xplant.fusion, "fuse", lambda *a, **kw: 2 * fuse(*a, **kw))
+    np.testing.assert_array_equal(f._open_scores(parts, *weights).toarray(), 2 * S)
+
+
 def test_text_signal_is_the_mean_of_document_and_best_sentence_cosines():
     f = _fit(_catalogue())
     idx = f.catalogue_
@@ -367,3 +390,23 @@ def test_per_label_thresholds_short_by_more_than_the_added_labels_are_refused():
         check_rule(rule, 4, n_added=1)
     with pytest.raises(ValueError, match="of length 4, got shape"):
         check_rule(rule, 4)
+
+
+@pytest.mark.parametrize("value, ok", [(True, False), (False, False), (-0.5, False),
+                                       (float("nan"), False), ("Dev", False), (0, True),
+                                       (np.float32(0.25), True), ("dev", True)])
+def test_every_weight_is_checked_alike(value, ok):
+    """The fit's weights (weight, seen_weight, mention_weight) and the catalogue's
+    (near_weight, family_weight, prior_weight) accept and refuse the same values:
+    a bool is no weight."""
+    for name in ("seen_weight", "near_weight"):
+        params = {name: value}
+        if not ok:
+            with pytest.raises(ValueError, match=f"{name} must be 'dev' or a non-negative number"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _fit(_catalogue(), **params)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _fit(_catalogue(), **params)

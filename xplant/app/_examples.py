@@ -79,9 +79,9 @@ def _span_json(span):
 
 def add_evidence(out_dir, name, docs):
     """Put one row's documents into the run folder's ``evidence.json`` (atomically)."""
-    from .._files import write_text
+    from .._files import read_json_object, write_text
     path = Path(out_dir) / "evidence.json"
-    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data = read_json_object(path, "a run's evidence") if path.is_file() else {}
     data[name] = docs
     write_text(path, json.dumps(data, ensure_ascii=False))
 

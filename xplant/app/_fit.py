@@ -34,23 +34,9 @@ def read_model_spec(model, params_file=None):
     from ._rows import find_row
 
     def read(path):
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"config file {path} does not exist; check the path")
-        text = path.read_text(encoding="utf-8")
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-            data = yaml.safe_load(text)
-        else:
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg}); fix "
-                                 "the file (or name it .yaml for YAML)") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected an object of parameters, got "
-                             f"{type(data).__name__}")
-        return data
+        from .._files import read_json_object
+        return read_json_object(path, "an object of parameters (or name it .yaml for YAML)",
+                                yaml=True)
 
     params = {}
     if str(model).lower().endswith((".json", ".yaml", ".yml")):

@@ -15,6 +15,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._files import read_json_object
+
 
 def _part_key(spec, data_args, model_args, inputs):
     """What a finished model's result depends on (JSON-comparable).
@@ -42,7 +44,7 @@ def _check_resume(out_dir, checked, inputs, data_args):
     files = input_names(data_args)
     for _, folder in checked:
         try:
-            saved = json.loads((Path(out_dir) / "parts" / f"{folder}.json").read_text())
+            saved = read_json_object(Path(out_dir) / "parts" / f"{folder}.json", "a part's record")
             old = saved["key"]["inputs"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -69,7 +71,7 @@ def _read_part(out_dir, folder, key):
     """``(entry, per)`` of a model finished in an earlier run with the same key, or None."""
     parts = Path(out_dir) / "parts"
     try:
-        saved = json.loads((parts / f"{folder}.json").read_text())
+        saved = read_json_object(parts / f"{folder}.json", "a part's record")
         with np.load(parts / f"{folder}.npz") as z:
             per = SimpleNamespace(f1=z["f1"], support=z["support"])
     except (OSError, ValueError, KeyError):

@@ -488,13 +488,13 @@ def reproduced_row(name, final):
 
 def saved_row(path):
     """The row recorded in a saved folder's ``row.json``, or None (a folder saved otherwise)."""
-    import json
+    from .._files import read_json_object
     file = Path(path) / ROW_FILE
     if not file.is_file():
         return None
     try:
-        return json.loads(file.read_text(encoding="utf-8")).get("row")
-    except (ValueError, AttributeError):
+        return read_json_object(file, "the row a folder was saved from").get("row")
+    except ValueError:
         return None
 
 

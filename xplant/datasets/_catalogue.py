@@ -10,12 +10,12 @@ carry. No split's labels enter a catalogue.
 """
 
 import functools
-import json
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._files import read_json_object
 from .._labels import check_label_names
 from ._icd_sources import EXTRA, _ICD10_DIAG, _ICD10_PROC, _quiet_import, package_source
 
@@ -195,8 +195,7 @@ def load_catalogue(name, *, data_home=None, drop_extension=False, upper=False):
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: the EUROVOC catalogue is read from the "
                                     "EURLEX57K distribution (give data_home=<its folder>)")
-        with open(path, encoding="utf-8-sig") as fh:
-            raw = json.load(fh)
+        raw = read_json_object(path, "the EUROVOC descriptors")
         from ._descriptions import eurovoc_descriptions
         codes = [str(c) for c in raw]
         desc = eurovoc_descriptions(path, codes)

@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._descriptions import check_label_texts
+from .._files import read_json_object
 from .._normal_forms import normalise_code, normalize_label
 from ._icd_sources import (EXTRA, SYSTEMS as _SYSTEMS, _ICD9_PROC, _ICD10_DIAG, _ICD10_PROC, _official_source,
                            _Table, icd_prefixes, package_source, read_codiesp_code_list)
@@ -399,8 +400,7 @@ def eurovoc_descriptions(path, label_names):
     table = _Table()
     source = "none: EURLEX57K.json not found in data_home"
     if path is not None and Path(path).is_file():
-        with open(path, encoding="utf-8-sig") as fh:
-            raw = json.load(fh)
+        raw = read_json_object(path, "the EUROVOC descriptors")
         for cid, entry in raw.items():
             table[str(cid)] = (entry.get("label") or "", list(entry.get("alt_labels") or []),
                                [str(p) for p in entry.get("parents") or []])

@@ -23,7 +23,10 @@ factor of the floor term. Each fusion of the library is a member:
 - :class:`xplant.unseen.DescriptionFusion`: the trained model on the
   labels seen in training (w = 1, no calibration) and the description
   cosine on the unseen labels (w = the weight); the unseen labels are the
-  floor set, at t = 1: m + w · cos.
+  floor set, at t = 1: m + w · cos. Over an open label space (a
+  catalogue) the floor labels are each document's candidates, scored by
+  their catalogue score (:func:`xplant.unseen._catalogue_fusion.candidate_scores`)
+  with w = 1.
 
 The sum runs over the sources in the order given, so both equal their
 earlier formulas to the last bit (tested).

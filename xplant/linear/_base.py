@@ -212,8 +212,8 @@ class MultiLabelRankerMixin:
     ``n_train_documents_`` and ``prediction_form_`` in ``fit`` (through
     ``_fit_label_space``), and implement ``_validate_X(X)`` and
     ``_scores(X)`` (a dense float64 ``(n_rows, n_labels)`` block for a block
-    of rows). They define ``_default_rule`` as ``("k", k)`` or
-    ``("threshold", t)``.
+    of rows). They define ``_default_rule`` as ``("top_k", k)`` or
+    ``("threshold", t)``, in the names of :class:`xplant.metrics.DecisionRule`.
     """
 
     def _fit_label_space(self, Y, n_samples, label_names):
@@ -314,20 +314,21 @@ class MultiLabelRankerMixin:
         if k is None and threshold is None:
             rule, value = self._default_rule()
         elif k is not None:
-            rule, value = "k", k
+            rule, value = "top_k", k
         else:
             rule, value = "threshold", float(threshold)
         X = self._validate_X(X)
         n = _n_rows(X)
-        # the metrics' decisions: a label never ranked (-1, a -inf or unstored score) is
+        # the metrics' decision rule: a label never ranked (-1, a -inf or unstored score) is
         # never predicted
-        from ..metrics import threshold_decision, top_k_decision
-        if rule == "k":
+        from ..metrics import DecisionRule
+        if rule == "top_k":
             k = check_k(value, self.n_labels_)
-            idx, _ = self.predict_top_k(X, k)
-            Y = top_k_decision(y_top_k=idx, k=k, n_labels=self.n_labels_)
+            Y = DecisionRule("top_k", k=k).apply(None, y_top_k=self.predict_top_k(X, k)[0],
+                                                 n_labels=self.n_labels_)
         else:
-            parts = [threshold_decision(self._scores(_take_rows(X, rows)), value)
+            rule = DecisionRule("threshold", threshold=value)
+            parts = [rule.apply(self._scores(_take_rows(X, rows)))
                      for rows in _row_blocks(n, self.n_labels_)]
             Y = (sp.vstack(parts, format="csr") if parts
                  else sp.csr_matrix((0, self.n_labels_), dtype=np.int64))

@@ -386,7 +386,7 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
         return self._match_scores(X)[0]
 
     def _default_rule(self):
-        return ("k", self.k_)
+        return ("top_k", self.k_)
 
     def decision_function(self, X):
         """Each label's score: the best matched mention's reliability times its length bonus.

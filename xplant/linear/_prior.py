@@ -100,7 +100,7 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         return np.tile(self.prior_, (_n_rows(X), 1))
 
     def _default_rule(self):
-        return ("k", self.k_) if self.k_ else ("threshold", np.inf)   # k_ = 0: no label
+        return ("top_k", self.k_) if self.k_ else ("threshold", np.inf)   # k_ = 0: no label
 
     def predict_proba(self, X):
         """The training prior of every label, for each document.

@@ -105,15 +105,27 @@ def check_rule(rule, n_labels=None, *, n_added=0):
     return {"rule": name, "k": k, "threshold": float(t), "thresholds": thresholds}
 
 
-def apply_rule(y_score, rule):
+def apply_rule(y_score, rule, *, y_top_k=None, n_labels=None):
     """0/1 predictions of scores under a decision rule.
+
+    The one place a rule turns scores into label sets: every model's
+    ``predict`` and :func:`xplant._saved.decide` come here.
 
     Parameters
     ----------
-    y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
-        Scores on the scale the rule's thresholds were chosen on.
+    y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels) or None
+        Scores on the scale the rule's thresholds were chosen on. None is
+        allowed for the top-k rule given ``y_top_k``.
     rule : dict
         As :func:`choose_rule` returns it (checked by :func:`check_rule`).
+    y_top_k : ndarray of int of shape (n_samples, >= min(k, n_labels)) or None, default=None
+        A model's own ranking, best first (-1 where no label is ranked):
+        the top-k rule takes its first k labels instead of ranking
+        ``y_score`` (a model whose ranking breaks the ties of its scores
+        otherwise, or that ranks without a dense score matrix). The
+        threshold rules ignore it. Needs ``n_labels``.
+    n_labels : int or None, default=None
+        The number of label columns, with ``y_top_k``; ``k`` is clipped to it.
 
     Returns
     -------
@@ -124,8 +136,9 @@ def apply_rule(y_score, rule):
     Raises
     ------
     ValueError
-        For an invalid rule (:func:`check_rule`), or per-label thresholds
-        of another length than the score columns.
+        For an invalid rule (:func:`check_rule`), per-label thresholds of
+        another length than the score columns, or no ``y_score`` where the
+        rule needs scores.
 
     Examples
     --------
@@ -136,9 +149,20 @@ def apply_rule(y_score, rule):
     >>> apply_rule(S, rule).toarray()
     array([[0, 1, 1]])
     """
-    S = check_scores(y_score)
-    rule = check_rule(rule, S.shape[1])
+    if y_top_k is not None and n_labels is None:
+        raise ValueError("y_top_k needs n_labels (the number of label columns)")
+    if y_score is None:
+        rule = check_rule(rule, n_labels)
+        if rule["rule"] != "top_k" or y_top_k is None:
+            raise ValueError(f"the {rule['rule']} rule needs y_score"
+                             + ("" if rule["rule"] != "top_k" else " or y_top_k"))
+    else:
+        S = check_scores(y_score)
+        rule = check_rule(rule, S.shape[1])
     if rule["rule"] == "top_k":
+        if y_top_k is not None:
+            k = min(rule["k"], int(n_labels))
+            return top_k_decision(y_top_k=np.asarray(y_top_k)[:, :k], k=k, n_labels=n_labels)
         return top_k_decision(S, rule["k"])
     if rule["rule"] == "threshold":
         return threshold_decision(S, rule["threshold"])
@@ -470,13 +494,18 @@ class DecisionRule:
         out.choices = choices
         return out
 
-    def apply(self, y_score):
+    def apply(self, y_score, *, y_top_k=None, n_labels=None):
         """0/1 predictions of scores by this rule (:func:`apply_rule`).
 
         Parameters
         ----------
-        y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels)
-            Scores on the scale the rule's thresholds were chosen on.
+        y_score : {ndarray, sparse matrix} of shape (n_samples, n_labels) or None
+            Scores on the scale the rule's thresholds were chosen on (None
+            for the top-k rule given ``y_top_k``).
+        y_top_k : ndarray of int of shape (n_samples, >= min(k, n_labels)) or None, default=None
+            A model's own ranking, which the top-k rule takes its labels from.
+        n_labels : int or None, default=None
+            The number of label columns, with ``y_top_k``.
 
         Returns
         -------
@@ -485,9 +514,10 @@ class DecisionRule:
         Raises
         ------
         ValueError
-            When per-label thresholds do not match the score columns.
+            When per-label thresholds do not match the score columns, or
+            as :func:`apply_rule`.
         """
-        return apply_rule(y_score, self.to_dict())
+        return apply_rule(y_score, self.to_dict(), y_top_k=y_top_k, n_labels=n_labels)
 
     def __eq__(self, other):
         if not isinstance(other, DecisionRule):

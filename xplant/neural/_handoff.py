@@ -38,11 +38,12 @@ class PlantingMixin:
         folder = self._planting_folder()
         if folder is None:
             return bool(described)
-        import json
         from pathlib import Path
+
+        from .._files import read_json_object
         meta = Path(folder) / "planting.json"
         try:
-            return bool(json.loads(meta.read_text()).get("planted_from_texts", True))
+            return bool(read_json_object(meta, "a planting's record").get("planted_from_texts", True))
         except (OSError, ValueError):
             return True            # load_planting reports the broken folder when it plants
 

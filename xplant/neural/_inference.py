@@ -161,7 +161,7 @@ class InferenceMixin:
         for idx, z in self._logits_batches(docs):
             top = top_k_indices(z.numpy(), k)        # the logits break the ties of saturated σ
             ind[idx] = top
-            sc[idx] = np.take_along_axis(torch.sigmoid(z).numpy(), top, 1)
+            sc[idx] = sigmoid(np.take_along_axis(z.numpy(), top, 1), dtype=np.float32)
         return ind, sc
 
     @torch.no_grad()
@@ -228,10 +228,11 @@ class InferenceMixin:
                     out.append({"labels": []})
                     continue
                 probs = np.zeros(self.n_labels_, dtype=np.float32)
-                probs[top] = torch.sigmoid(self._adjusted(self.module_(
-                    t_ids, mask, candidates=torch.as_tensor(top)[None]), top[None]))[0].numpy()
+                probs[top] = sigmoid(self._adjusted(self.module_(
+                    t_ids, mask, candidates=torch.as_tensor(top)[None]), top[None])[0].numpy(),
+                                     dtype=np.float32)
             elif fused is None:
-                probs = torch.sigmoid(self._adjusted(self.module_(t_ids, mask)))[0].numpy()
+                probs = sigmoid(self._adjusted(self.module_(t_ids, mask))[0].numpy(), dtype=np.float32)
                 top = top_k_indices(probs[None], m)[0]
             else:                     # fused scores of the shortlist's candidates
                 top = fused[0][i]
@@ -269,12 +270,10 @@ class InferenceMixin:
             or label lists, a dense array of ``Y``'s dtype for a dense
             ``Y``, ``y``'s values for a 1-D ``y``.
         """
-        from .. import metrics
         check_is_fitted(self, "module_")
         rule = self.decision_rule_
         if rule.rule == "top_k":
-            top = self.predict_top_k(X, rule.k)[0]
-            P = metrics.top_k_decision(y_top_k=top, k=rule.k, n_labels=self.n_labels_)
+            P = rule.apply(None, y_top_k=self.predict_top_k(X, rule.k)[0], n_labels=self.n_labels_)
         else:
             P = rule.apply(self._proba(X))
         return as_prediction_form(P, getattr(self, "prediction_form_", None))

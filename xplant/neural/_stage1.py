@@ -496,10 +496,10 @@ def load_planting(path):
     FileNotFoundError
         When the folder lacks ``planted.safetensors`` or ``planting.json``.
     """
-    from .._files import read_tensors
+    from .._files import read_json_object, read_tensors
     path = Path(path)
     if not (path / "planted.safetensors").is_file() or not (path / "planting.json").is_file():
         raise FileNotFoundError(f"{path} is not a planting folder (needs planted.safetensors and "
                                 "planting.json, as written by AttentionPlanter.save_planting)")
     return (read_tensors(path / "planted.safetensors", torch=True),
-            json.loads((path / "planting.json").read_text()))
+            read_json_object(path / "planting.json", "a planting's record"))

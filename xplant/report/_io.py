@@ -1,9 +1,10 @@
 """The run-folder files the report reads, and the writer of ``per_label.npz``."""
 
-import json
 from pathlib import Path
 
 import numpy as np
+
+from .._files import read_json_object
 
 PER_LABEL_FILE = "per_label.npz"
 RESULTS_FILE = "results.json"
@@ -119,18 +120,10 @@ def load_per_label(path):
     return out
 
 
-def read_json(path, what):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc}); it should hold {what}") from None
-
-
 def _read_listing(path, key, what):
-    """A JSON file (:func:`read_json`; ``what`` it should hold) checked to be an object
-    whose ``key`` is a list."""
-    data = read_json(path, what)
+    """A JSON file (:func:`xplant._files.read_json_object`; ``what`` it should hold) checked
+    to be an object whose ``key`` is a list."""
+    data = read_json_object(path, what)
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         raise ValueError(f"{path}: expected an object with a {key!r} list")
     return data
@@ -150,7 +143,7 @@ def read_results(run_dir):
 
 
 def read_evidence(path):
-    ev = read_json(path, "{model: [{doc_id, text, codes: [...]}]}")
+    ev = read_json_object(path, "{model: [{doc_id, text, codes: [...]}]}")
     if not isinstance(ev, dict):
         raise ValueError(f"{path}: expected an object {{model: [documents]}}")
     for model, docs in ev.items():

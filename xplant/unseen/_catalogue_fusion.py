@@ -57,7 +57,30 @@ def unseen_fallback(fusion, Y_dev, label_frequency, names, fallback):
                          reason=usable.reason).value
 
 
+def candidate_scores(signals, weights):
+    """A catalogue candidate's own score: ``weight * text + near_weight * near +
+    family_weight * family + prior_weight * prior``, float64.
+
+    The unseen labels' source of the open-space fusion (which adds the
+    document's floor ``m(d)``) and the order of :meth:`DescriptionFusion.suggest_unseen`.
+
+    Parameters
+    ----------
+    signals : ndarray of shape (n_candidates, 4)
+        :data:`~xplant.unseen._catalogue.SIGNALS` of each candidate.
+    weights : sequence of 4 float
+        ``weight``, ``near_weight``, ``family_weight``, ``prior_weight``.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_candidates,)
+    """
+    return signals @ np.asarray(weights, dtype=np.float64)
+
+
 def _check_weight(name, value):
+    """The one check of a DescriptionFusion weight: ``"dev"`` or a non-negative number
+    (a bool is no number, NaN is refused)."""
     if not isinstance(value, (str, bool)) and isinstance(value, numbers.Real) and value >= 0:
         return
     if value != "dev":
@@ -132,7 +155,11 @@ class CatalogueFusionMixin:
 
     def _open_parts(self, X):
         """What every open-space score is built from: the seen block, the candidates and
-        the layout of the CSR result (which does not depend on the weights)."""
+        the layout of the CSR result (which does not depend on the weights).
+
+        ``slot`` places each candidate in a padded (n, C) block (C the most
+        candidates of a document), the form :func:`xplant.fusion.fuse` takes.
+        """
         base = self._base_scores(X)
         texts = self._description_texts(list(X))     # what the description source reads
         cos = self.ranker_.decision_function(texts)
@@ -148,21 +175,35 @@ class CatalogueFusionMixin:
         perm = np.lexsort((raw_cols, rows))
         is_seen = np.concatenate([np.r_[np.ones(n_seen, bool), np.zeros(c, bool)] for c in counts]) \
             if n else np.zeros(0, bool)
+        slot = (np.repeat(np.arange(n), counts), np.arange(cols.size) - np.repeat(indptr[:-1], counts))
         return {"base": base[:, seen], "cos": cos[:, seen], "indptr": indptr, "cols": cols,
                 "sig": sig, "out_ptr": out_ptr, "index": raw_cols[perm], "perm": perm,
-                "is_seen": is_seen}
+                "is_seen": is_seen, "slot": slot, "width": int(counts.max()) if n else 0}
 
     def _open_scores(self, parts, weight, seen_weight, near_weight, family_weight, prior_weight):
-        """CSR (n, n_open) float64 of the fused open-space scores."""
-        base, sig = parts["base"], parts["sig"]
-        fused = base + seen_weight * parts["cos"] if seen_weight else base
-        n, n_seen = fused.shape
-        floor = fused.min(axis=1) if n_seen else np.zeros(n)
-        unseen = np.repeat(floor, np.diff(parts["indptr"])) + sig @ np.array(
-            [weight, near_weight, family_weight, prior_weight], dtype=np.float64)
+        """CSR (n, n_open) float64 of the fused open-space scores.
+
+        :func:`xplant.fusion.fuse` over a document's seen block and its
+        candidates side by side: the model on the seen labels (weight 1),
+        the cosines on them (``seen_weight``), and each candidate's
+        catalogue score (:func:`candidate_scores` of the four other weights)
+        on the floor labels, the candidates.
+        """
+        from ..fusion import Source, fuse
+        base = parts["base"]
+        n, n_seen = base.shape
+        unseen = np.zeros((n, parts["width"]))
+        unseen[parts["slot"]] = candidate_scores(
+            parts["sig"], (weight, near_weight, family_weight, prior_weight))
+        seen_cols, unseen_cols = np.arange(n_seen), n_seen + np.arange(parts["width"])
+        sources = [Source(base, 1.0, None, seen_cols)]
+        if seen_weight:
+            sources.append(Source(parts["cos"], seen_weight, None, seen_cols))
+        sources.append(Source(unseen, 1.0, None, unseen_cols))
+        block = fuse(sources, n_labels=n_seen + parts["width"], floor=unseen_cols)
         raw = np.empty(parts["is_seen"].size)
-        raw[parts["is_seen"]] = fused.ravel()
-        raw[~parts["is_seen"]] = unseen
+        raw[parts["is_seen"]] = block[:, :n_seen].ravel()
+        raw[~parts["is_seen"]] = block[:, n_seen:][parts["slot"]]
         return sp.csr_matrix((raw[parts["perm"]], parts["index"], parts["out_ptr"]),
                              shape=(n, self.open_classes_.size))
 
@@ -358,11 +399,11 @@ class CatalogueFusionMixin:
         parts = self._open_parts(docs)
         texts = self._description_texts(docs)
         indptr, cols, sig = parts["indptr"], parts["cols"], parts["sig"]
-        w = np.array([self.weight_, self.near_weight_, self.family_weight_, self.prior_weight_])
+        w = (self.weight_, self.near_weight_, self.family_weight_, self.prior_weight_)
         out = []
         for i, text in enumerate(texts):
             a, b = indptr[i], indptr[i + 1]
-            s = sig[a:b] @ w
+            s = candidate_scores(sig[a:b], w)
             top = np.lexsort((cols[a:b], -s))[:k]
             items = []
             for t in top:

@@ -1,7 +1,5 @@
 """DescriptionFusion: a trained model for the labels it has seen, descriptions for the rest."""
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -9,7 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from .._params import fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
-from ._catalogue_fusion import CatalogueFusionMixin
+from ._catalogue_fusion import CatalogueFusionMixin, _check_weight
 from ._description_ranker import DescriptionRanker, _check_texts, _texts_of, _TextScorer
 
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
@@ -265,11 +263,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             validation_data = (dev_docs, validation_data[1])
         self.mentions_, self.mention_weight_, self.mention_choice_ = None, 0.0, None
         for name in ("weight", "seen_weight", "mention_weight"):
-            value = getattr(self, name)
-            if not isinstance(value, str) and isinstance(value, numbers.Real) and value >= 0:
-                continue
-            if value != "dev":
-                raise ValueError(f"{name} must be 'dev' or a non-negative number; got {value!r}")
+            _check_weight(name, getattr(self, name))
         desc = dict(label_descriptions=label_descriptions, label_synonyms=label_synonyms,
                     label_parents=label_parents, parent_descriptions=parent_descriptions)
         self.ranker_ = clone(self.ranker) if self.ranker is not None else DescriptionRanker()
@@ -460,7 +454,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         return _add_known(scores, self.mentions_.decision_function(list(X)), self.mention_weight_)
 
     def _default_rule(self):
-        return "k", self.k_
+        return "top_k", self.k_
 
     def decision_function(self, X):
         """Fused scores: the model's plus ``seen_weight_ * cosine`` for seen labels,

@@ -350,7 +350,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         return best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, block)
 
     def _default_rule(self):
-        return "k", self.k_
+        return "top_k", self.k_
 
     def decision_function(self, X):
         """Cosine of each document with each label's text: the ranking score.

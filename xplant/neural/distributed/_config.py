@@ -1,7 +1,6 @@
 """DeepSpeed configuration: a sensible default, overridable by a dict or a file."""
 
 import copy
-import json
 import numbers
 from pathlib import Path
 
@@ -137,25 +136,11 @@ def read_config_file(path):
     FileNotFoundError
         When the file does not exist.
     ValueError
-        When it does not hold a mapping.
+        When it is not valid JSON or does not hold a mapping
+        (:func:`xplant._files.read_json_object`, the one reader).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"config file {path} does not exist")
-    text = path.read_text()
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError as exc:  # pragma: no cover - pyyaml comes with transformers
-            raise ImportError("reading a YAML config needs PyYAML: pip install pyyaml, "
-                              "or give the config as JSON") from exc
-        data = yaml.safe_load(text)
-    else:
-        data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"config file {path} must hold a mapping (key: value), "
-                         f"got {type(data).__name__}")
-    return data
+    from ..._files import read_json_object
+    return read_json_object(path, "a training config (key: value)", yaml=True)
 
 
 def resolve_deepspeed_config(config=None, **defaults):
