@@ -19,8 +19,8 @@ defaults, one torch thread), it times
   candidates,
 
 alternating the two in each repetition and printing the median seconds and
-the ratio full / candidates (the issue's targets: at least 20x on the label
-part, at least 4x on the whole step).
+the ratio full / candidates (the targets: at least 20x on the label part,
+at least 4x on the whole step).
 
 ``recall``: the linear shortlist (TF-IDF + one-vs-rest squared-hinge SVM,
 C = 1 on EURLEX57K as LibMultiLabel's default, C in {1, 10} on CodiEsp-D

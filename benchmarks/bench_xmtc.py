@@ -160,7 +160,7 @@ def model_specs(dataset, rows, *, epochs, plant_epochs, minilm_max_docs, minilm_
                                      "max_length": minilm_max_length}})
         elif row == "ablations":
             if not dataset.startswith("codiesp"):
-                continue  # the ablation switches run on CodiEsp only (issue 8)
+                continue  # the ablation switches run on CodiEsp only
             for spec in ablation_specs(prefix="PLANT "):
                 if spec["name"] in ("PLANT full", "PLANT plant=False"):
                     continue  # already rows "PLANT" and "plant=False"

@@ -7,8 +7,8 @@
 writes ``OUT_DIR/train.jsonl``, ``dev.jsonl`` and ``test.jsonl`` (one
 ``{"id": ..., "text": ..., "labels": [...]}`` per line), the files
 ``xplant run --train/--dev/--test`` and ``benchmarks/bench_speed.py
---train/--dev/--test`` read. The default shape is the one of the issue
-this benchmark was built for (a public newswire corpus, never tuned on):
+--train/--dev/--test`` read. The default shape is that of the user's corpus
+this benchmark stands in for (a public newswire corpus, never tuned on):
 about 7,700 training documents of about 130 words, 90 labels, 1.2
 labels per document.
 
@@ -35,7 +35,7 @@ with ``--seed``):
 
 The defaults give an easy corpus (dev MAP above 90) on which PLANT's kept
 ranking loss (``stage1_weight=0.1``) is clearly ahead on dev of both its
-weight 0 and ``plant=False``. The issue's corpora were not like that: there
+weight 0 and ``plant=False``. The user's corpora were not like that: there
 PLANT scored within half a point of ``plant=False``. A flatter corpus,
 closer to them, is::
 
@@ -44,7 +44,7 @@ closer to them, is::
 
 On it the kept ranking loss is far behind weight 0 on dev, and PLANT is
 ahead of ``plant=False`` by less than on the defaults, though still by more
-than on the issue's corpora (the figures: docs/benchmarks/speed.md, "A
+than on the user's corpora (the figures: docs/benchmarks/speed.md, "A
 user's corpus of many short documents").
 
 The defaults stay those of the first corpus, so that its measurements can

@@ -51,7 +51,7 @@ def test_bench_refit_smoke(tmp_path):
     # weights chosen on dev' for the first fit, the same weights kept by both refits
     desc = [v["descriptions"] for v in report["variants"]]
     assert [d["variant"] for d in desc] == [v + " + descriptions" for v in bench.VARIANTS]
-    from xplant.unseen._description_fusion import FUSION_WEIGHTS, SEEN_WEIGHTS
+    from xplant.unseen import FUSION_WEIGHTS, SEEN_WEIGHTS
     assert desc[0]["weights"]["weight"] in FUSION_WEIGHTS
     assert desc[0]["weights"]["seen_weight"] in SEEN_WEIGHTS
     # (each read from its fitted fusion's weight_ and seen_weight_)

@@ -6,7 +6,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from xplant.app._ablate import ABLATIONS, DEV_CHOICES, ablation_specs, format_ablation, run_ablation
+from xplant.app import ablation_specs
+from xplant.app._ablate import ABLATIONS, DEV_CHOICES, format_ablation, run_ablation
 
 
 def test_ablation_specs_match_the_switches():

@@ -3,8 +3,8 @@ translation for the description source), and ``--language``, which overrides it.
 
 import pytest
 
-from xplant.app._splits import (DATASET_TEXTS, _inputs, _row_splits, load_splits,
-                                read_original, text_read)
+from xplant.app import load_splits
+from xplant.app._splits import DATASET_TEXTS, _inputs, _row_splits, read_original, text_read
 
 
 @pytest.fixture(scope="module")

@@ -100,7 +100,8 @@ def test_labels_without_label_descriptions_the_description_row_ranks_the_catalog
 
 
 def test_the_descriptions_row_of_a_run_ranks_the_catalogue_too(tmp_path, capsys):
-    """Not in the issue: the descriptions row itself (no PLANT), over --labels alone."""
+    """The descriptions row alone (no PLANT), over a --labels catalogue that is also its
+    only description source, ranks the catalogue's labels too."""
     files = _files(tmp_path / "data", test=_with("E50", "headache migraine", 3, _docs(12, 2)))
     out = tmp_path / "run"
     assert _cli(["run", *_data(files), "--labels", _catalogue(tmp_path / "cat.jsonl"),
@@ -165,7 +166,8 @@ def test_resume_after_the_catalogue_changed_is_refused_naming_it(tmp_path, capsy
 
 
 def test_a_named_catalogue_joins_the_key_by_its_package_version(tmp_path, monkeypatch):
-    """Not in the issue: CodiEsp's default catalogue (icd10cm) after a package upgrade."""
+    """CodiEsp's default catalogue (icd10cm) is keyed by its package's version, so that a
+    resumed run refuses the parts fitted before a package upgrade."""
     import importlib.metadata as md
     from xplant.app._parts import _check_resume
     from xplant.app._sources import input_digests
@@ -201,7 +203,7 @@ def test_a_catalogue_adding_no_code_is_refused_before_any_fit(tmp_path, capsys):
 @pytest.mark.parametrize("label, message", [
     ("   ", "line 5: the label is blank"),
     ("G7\t0", r"line 5: the label 'G7\t0' holds control characters"),
-    ("G7\u200b0", r"line 5: the label 'G7\u200b0' holds control characters"),   # not in the issue
+    ("G7\u200b0", r"line 5: the label 'G7\u200b0' holds control characters"),   # format character
 ])
 def test_a_catalogue_code_breaking_the_label_rule_stops_the_run_naming_file_and_line(
         label, message, tmp_path, capsys):
@@ -227,7 +229,8 @@ def test_all_splits_is_refused_for_a_users_files(tmp_path, capsys):
 
 
 def test_all_splits_is_refused_for_every_dataset_but_codiesp(tmp_path):
-    """Not in the issue: an XC folder, a named dataset, and the API's load_splits."""
+    """--labels all-splits is refused for an XC folder and a named dataset other than
+    CodiEsp, from the command line and from the API's load_splits alike."""
     from xplant.app import load_splits
     from xplant.app._sources import data_args_from
     (tmp_path / "train.txt").write_text("1 2 2\n0 0:1.0\n1 1:1.0\n")
@@ -289,7 +292,8 @@ def test_a_damaged_gzip_input_exits_2_with_one_line_naming_it(split, tmp_path, c
 
 
 def test_the_data_describe_their_labels_and_the_catalogue_the_others(tmp_path):
-    """Not in the issue: --label-descriptions for some labels, --labels for the rest."""
+    """--label-descriptions describes some labels; the --labels catalogue describes the
+    rest, and the data's own description wins where both have one."""
     from xplant.app import load_splits
     from xplant.app._sources import data_args_from
     files = _files(tmp_path / "data")

@@ -190,7 +190,7 @@ def test_fit_from_a_config_file(files, tmp_path, capsys):
     model = tmp_path / "m"
     assert main(["fit", "--model", str(cfg), "--train", str(files["train"]), "--output",
                  str(model), "--quiet"]) == 0
-    from xplant._saved import load_saved
+    from xplant import load_saved
     pipe, _ = load_saved(model)
     # the config's C is kept (no dev grid over C), min_df reaches the TF-IDF step
     assert pipe[-1].C == 2.5 and pipe[0].min_df == 1
@@ -213,7 +213,8 @@ def test_evaluate_unknown_labels_are_misses(files, tmp_path):
         rep = evaluate_model(model, f, log=lambda *a: None)
     assert rep["unknown_labels"] == ["Z99"]
     # two gold labels, one unknown to the model: only A10 can be found
-    from xplant._saved import decide, label_names, load_saved
+    from xplant import load_saved
+    from xplant._saved import decide, label_names
     prior, decision = load_saved(model)
     predicted = {label_names(prior)[j] for j in decide(prior, ["fever"], decision).indices}
     assert rep["metrics"]["micro_R"] == pytest.approx(("A10" in predicted) / 2)
@@ -254,7 +255,7 @@ def test_xc_folder_feature_rows_only(tmp_path):
                  str(out), "--no-isolate", "--quiet"]) == 0
     res = json.loads((out / "results.json").read_text())
     assert res["models"][1]["metrics"]["P@1"] == 1.0
-    from xplant._saved import load_saved
+    from xplant import load_saved
     svm, _ = load_saved(out / "models" / "TF-IDF_SVM")
     assert [n for n, _ in svm.steps] == ["ovr"]             # no TF-IDF on feature vectors
     with pytest.raises(ValueError, match="'plant' .*reads text.*feature vectors"):
@@ -355,9 +356,7 @@ def test_bad_input_messages(case, files, tmp_path, capsys):
     ("svm", {}, "eurlex57k", {}),
 ])
 def test_only_shortlisted_rows_get_n_candidates(name, params, dataset, expected):
-    from xplant.app._fused import shortlist_params
-    from xplant.app._rows import find_row
-    from xplant.app import build_model
+    from xplant.app import build_model, find_row, shortlist_params
     got = shortlist_params(params, find_row(name), dataset)
     assert got == expected
     build_model(name, params=got, verbose=0)      # the row's estimator accepts them
@@ -378,7 +377,7 @@ def test_the_svm_row_is_shared_only_where_it_applies(tmp_path):
     """The SVM row's saved model becomes the neural rows' frozen shortlist, and nothing else."""
     from sklearn.frozen import FrozenEstimator
     from xplant.app._fused import frozen_shortlist, shared_shortlist
-    from xplant.app._rows import find_row
+    from xplant.app import find_row
     from xplant.linear import make_tfidf_ovr, save_linear
     texts = ["chest pain", "cough fever", "pain in chest", "fever"]
     Y = np.array([[1, 0], [0, 1], [1, 0], [0, 1]])
@@ -438,9 +437,7 @@ PLANTER_EXCEPTIONS = {"max_epochs", "random_state", "verbose", "callbacks__print
 
 @pytest.mark.parametrize("dataset", ["user", "xc", "eurlex57k"])
 def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_path):
-    from xplant.app._fused import shortlist_params
-    from xplant.app._rows import dataset_settings, find_row
-    from xplant.app import build_model
+    from xplant.app import build_model, dataset_settings, find_row, shortlist_params
     from xplant.neural import AttentionPlanter, PlantClassifier
     row = find_row("plant")
     params = dataset_settings(shortlist_params({}, row, dataset), row, dataset)
@@ -461,8 +458,8 @@ def test_a_plant_row_on_other_data_takes_the_estimator_defaults(dataset, tmp_pat
 
 
 def test_the_bundled_codiesp_job_fixes_stage1_weight_and_plant_false_keeps_zero():
-    from xplant.app._rows import (DATASET_ARCHITECTURES, DATASET_SETTINGS, dataset_settings,
-                                  find_row)
+    from xplant.app import dataset_settings, find_row
+    from xplant.app._rows import DATASET_ARCHITECTURES, DATASET_SETTINGS
     assert DATASET_SETTINGS == {"codiesp": {"stage1_weight": 0.1}}
     widths = {"module__attention_dim": 64, "module__hidden_dim": 64}
     assert DATASET_ARCHITECTURES == {"codiesp-D": widths}

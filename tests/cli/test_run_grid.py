@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from xplant.app._run import run_models
+from xplant.app import run_models
 
 DATA = {"dataset": "codiesp", "codes": "D", "language": "en", "data_home": None, "max_docs": 40}
 

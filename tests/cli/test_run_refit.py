@@ -130,8 +130,9 @@ def test_refit_rows_report_the_labels_absent_from_train_and_dev(refit_run):
 
 
 def test_a_dev_split_that_cannot_guide_the_grid_records_its_fallback(tmp_path):
-    """Issue 49/50: the SVM's grid of C without a usable dev split fits its first value and
-    records it as the fallback (on_dev False), not as a choice among dev scores of 0."""
+    """When every dev positive lies on a label training never saw, the SVM's grid of C fits
+    its first value and records it as the fallback (on_dev False), not as a choice among dev
+    scores of 0: a reader of the results must not take a default for a measured choice."""
     import numpy as np
     import scipy.sparse as sp
     from xplant.app import load_splits

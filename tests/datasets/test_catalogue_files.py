@@ -32,7 +32,7 @@ def _jsonl(path, rows):
 @pytest.mark.parametrize("label, message", [
     ("   ", "line 5: the label is blank; each catalogue line names one code"),
     ("G7\t0", r"line 5: the label 'G7\t0' holds control characters ['\\t']"),
-    # not in the issue: a zero-width space (format character) and a line separator
+    # format characters (a zero-width space) and line separators count as control characters
     ("E\u200b50", r"line 5: the label 'E\u200b50' holds control characters ['\\u200b']"),
     ("E5\u20280", r"line 5: the label 'E5\u20280' holds control characters ['\\u2028']"),
 ])
@@ -83,7 +83,7 @@ def test_an_empty_catalogue_file_is_refused_naming_it(tmp_path):
     empty.write_text("")
     with pytest.raises(ValueError, match=r"empty.jsonl: the catalogue lists no code"):
         load_catalogue(empty)
-    blank = tmp_path / "blank.tsv"          # not in the issue: a TSV with its header alone
+    blank = tmp_path / "blank.tsv"          # a TSV with its header alone lists no code either
     blank.write_text("label\tdescription\n\n")
     with pytest.raises(ValueError, match=r"blank.tsv: the catalogue lists no code"):
         load_catalogue(blank)
@@ -95,7 +95,7 @@ def test_a_catalogue_that_adds_no_code_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match=r"label file labels.jsonl: the catalogue adds no code "
                                          r"to the 4 known labels \(each of its 4 codes"):
         open_label_space(["A10", "B20", "C30", "D40"], cat)
-    # not in the issue: a catalogue of a part of the known labels adds none either
+    # a catalogue of a part of the known labels adds none either
     with pytest.raises(ValueError, match="adds no code to the 5 known labels"):
         open_label_space(["A10", "B20", "C30", "D40", "Z99"], cat)
     names, rows = open_label_space(["A10", "B20"], cat)
@@ -138,7 +138,8 @@ def test_a_tsv_cell_written_as_a_list_gets_the_separator_rule(tmp_path, cell):
 
 
 def test_tsv_synonyms_and_a_json_string_parent(tmp_path):
-    """Not in the issue: a synonyms column (the same rule), and JSON lines whose advice is JSON."""
+    """A TSV synonyms column is split on '|' like the parents column, and a JSON-lines file's
+    string where a list belongs is answered with advice written in JSON."""
     p = tmp_path / "cat.tsv.gz"
     with gzip.open(p, "wt", encoding="utf-8") as fh:
         fh.write("label\tdescription\tsynonyms\nE50\theadache\tmigraine|cephalalgia\n")
@@ -200,7 +201,8 @@ def test_a_tsv_list_cell_reads_back_the_items_it_lists(tmp_path_factory, items):
     ("A10", r"catalogue codes 'A10' \(column 0\) and 'A10' \(column 2\) are the same label"),
 ])
 def test_a_catalogue_built_in_python_follows_the_same_rule(code, message):
-    """Not in the issue: a catalogue Bunch given to DescriptionFusion without load_catalogue."""
+    """A catalogue Bunch built in Python, bypassing load_catalogue, is checked by the same
+    label-name rule when it opens the label space."""
     from sklearn.utils import Bunch
     cat = Bunch(label_names=np.array(["A10", "E50", code]))
     with pytest.raises(ValueError, match=message):

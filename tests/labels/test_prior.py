@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xplant._labels import label_frequency, label_prior
+from xplant._labels import label_prior
+from xplant.metrics import label_frequency
 
 
 def test_by_hand_and_from_a_matrix():

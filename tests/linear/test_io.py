@@ -68,7 +68,8 @@ def test_tfidf_pipeline_round_trip(tmp_path, make):
 
 
 def test_per_label_thresholds_are_saved_and_applied(tmp_path):
-    from xplant._saved import decide, load_saved, score_matrix
+    from xplant import load_saved
+    from xplant._saved import decide, score_matrix
     from xplant.metrics import apply_rule
     texts, Y = _texts()
     pipe = make_tfidf_logistic(C=10.0, min_df=1).fit(texts[:40], Y[:40], ovr__label_names=NAMES)
@@ -181,7 +182,7 @@ def test_numpy_scalar_parameters_are_saved_as_numbers(tmp_path):
 def test_unsaveable_row_keeps_its_scores(tmp_path):
     """xplant run records why a row was not saved instead of failing after its fit."""
     from sklearn.linear_model import Ridge
-    from xplant.app._rows import save_row
+    from xplant.app import save_row
     est = Ridge().fit([[0.0], [1.0]], [0, 1])
     out = save_row(est, est, tmp_path / "m", {"rule": "top_k", "k": 1, "threshold": 0.5})
     assert "cannot save Ridge without pickle" in out["not_saved"]

@@ -232,7 +232,7 @@ def test_valid_loss_is_skorchs_dev_loss_from_one_pass(shortlist, small, make_cor
     losses, sizes = [], []
     # the dev rows, built again (the fit released its dev split)
     from xplant.neural._common import split_validation
-    from xplant.neural._data import TokenDataset, positives_list
+    from xplant.neural.batching import TokenDataset, positives_list
     tr, dv = split_validation(60, 0.25, clf.random_state)
     dev = TokenDataset(clf._docs([texts[i] for i in dv]), positives_list(Y[dv]))
     clf.module_.eval()
@@ -427,7 +427,7 @@ def test_label_bias_starts_at_the_smoothed_training_log_odds(small, make_corpus)
 
 def _signal_hit_rate(clf, texts, Y, n=60):
     """Share of (document, gold label) pairs whose attention peaks on ``sig<l>``."""
-    from xplant.neural._data import pad_batch
+    from xplant.neural.batching import pad_batch
     hits = total = 0
     for i in range(n):
         labels = Y[i].indices
@@ -489,7 +489,7 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
 @pytest.mark.parametrize("n, min_docs, passes", [(25, 400, 16), (25, None, 1), (400, 400, 1),
                                                    (1000, 400, 1), (7, 8, 2)])
 def test_length_bucket_sampler_min_docs_repeats_each_document_per_pass(n, min_docs, passes):
-    from xplant.neural._data import LengthBucketSampler
+    from xplant.neural.batching import LengthBucketSampler
     lengths = np.random.default_rng(0).integers(1, 200, n)
     s = LengthBucketSampler(lengths, 16, generator=np.random.default_rng(1), min_docs=min_docs)
     batches = list(s)
@@ -507,7 +507,7 @@ def test_length_bucket_sampler_min_docs_repeats_each_document_per_pass(n, min_do
                                                           (7, 8, 10, 10)])
 def test_length_bucket_sampler_max_docs_draws_a_fresh_subset_each_epoch(n, min_docs, max_docs,
                                                                         drawn):
-    from xplant.neural._data import LengthBucketSampler
+    from xplant.neural.batching import LengthBucketSampler
     lengths = np.random.default_rng(0).integers(1, 200, n)
     s = LengthBucketSampler(lengths, 16, generator=np.random.default_rng(1), min_docs=min_docs,
                             max_docs=max_docs)

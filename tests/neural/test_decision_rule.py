@@ -157,8 +157,9 @@ def test_the_predict_record_shows_each_label_with_the_threshold_it_passed(chosen
 
 
 def test_a_dev_split_whose_labels_lie_outside_training_chooses_nothing(small, make_corpus):
-    """Issue 50: dev positives only on labels without training documents (the top-k rule
-    would take k = all labels); every choice takes its fallback, with the reason."""
+    """Dev positives only on labels without training documents (the top-k rule would take
+    k = all labels): every choice takes its fallback and one warning gives the reason, so
+    that such a dev split chooses nothing by accident."""
     from xplant.model_selection import NoDevDataWarning
     texts, Y = make_corpus(n_docs=40, n_labels=4, seed=3)
     Y = sp.csr_matrix(Y).tolil()

@@ -93,7 +93,7 @@ def deepspeed_fits(tmp_path_factory):
 def test_ranks_share_every_global_batch_of_one_process(sampling, world, accumulation):
     """Over the ranks and micro-steps, each optimizer step holds exactly the batch that one
     process draws (with epoch sampling too), and the loss weights average to the batch mean."""
-    from xplant.neural._data import LengthBucketSampler
+    from xplant.neural.batching import LengthBucketSampler
     from xplant.neural.distributed import DistributedBucketSampler
     lengths = np.random.default_rng(3).integers(1, 50, size=23)
     one = LengthBucketSampler(lengths, 6, generator=np.random.default_rng(7), **sampling)

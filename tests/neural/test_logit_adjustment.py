@@ -9,9 +9,9 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics import f1_score as sk_f1
 
-from xplant.neural import PlantClassifier
-from xplant.neural._adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits,
-                                       check_logit_adjustment, choose_logit_adjustment)
+from xplant.neural import (LOGIT_ADJUSTMENT_GRID, PlantClassifier, adjust_logits,
+                           choose_logit_adjustment)
+from xplant.neural._adjustment import check_logit_adjustment
 
 
 def _sigmoid(x):

@@ -11,7 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from xplant.neural.backbones._word import MaskDropout, WordEncoder  # noqa: E402
+from xplant.neural.backbones import WordEncoder  # noqa: E402
+from xplant.neural.backbones._word import MaskDropout  # noqa: E402
 
 
 @pytest.mark.parametrize("p", [0.2, 0.5, 0.05, 0.9])

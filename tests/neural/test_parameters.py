@@ -19,8 +19,8 @@ pytest.importorskip("torch")
 import torch
 from sklearn.base import clone, is_classifier
 
-from xplant.neural import AttentionPlanter, PlantClassifier, load_model
-from xplant.neural._settings import RENAMED, translate_params
+from xplant.neural import AttentionPlanter, PlantClassifier, load_model, translate_params
+from xplant.neural._settings import RENAMED
 from xplant.neural.distributed import DeepSpeedStrategy
 
 LEGACY = Path(__file__).parent / "data" / "legacy_plant"
@@ -139,7 +139,7 @@ def test_a_model_saved_before_the_reshape_loads_and_predicts_identically():
     assert clf.k_ == inputs["k"] and clf.fusion_weight_ == inputs["fusion_weight"]
     # saved with the fixed decision="top_k", before the rule was chosen on dev: it applies it
     assert clf.decision == "top_k" and clf.decision_ == "top_k" and clf.label_thresholds_ is None
-    from xplant._saved import load_saved
+    from xplant import load_saved
     _, rule = load_saved(LEGACY / "model")
     assert (rule["rule"], rule["k"], rule["thresholds"]) == ("top_k", inputs["k"], None)
     # its old parameter names are read in today's spelling

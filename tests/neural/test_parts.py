@@ -9,8 +9,8 @@ import torch
 
 from xplant.fusion import SCORE_FLOOR, Source, fit_shortlist, fuse, rank_labels, tail_factor
 from xplant.metrics import DecisionRule
-from xplant.neural import load_model
-from xplant.neural._adjustment import LogitAdjustment, adjust_logits, log_prior
+from xplant.neural import adjust_logits, load_model, log_prior
+from xplant.neural._adjustment import LogitAdjustment
 from xplant.neural._fusion_part import ShortlistFusion
 from xplant.neural._parts import PART_NAMES
 

@@ -37,8 +37,8 @@ def _evil(tmp_path):
 
 def test_config_relevance_path_never_unpickles(tmp_path):
     pytest.importorskip("torch")
+    from xplant.neural.distributed import broadcast_from_rank0
     from xplant.neural.distributed._share import load_saved_relevance
-    from xplant.neural.distributed._share import broadcast_from_rank0
     path, marker = _evil(tmp_path)
     with pytest.raises(ValueError, match="no pickle or joblib"):
         load_saved_relevance(str(path))
@@ -120,7 +120,7 @@ def test_run_with_model_dotdot_touches_nothing(tmp_path, capsys):
     (["no such model"], "unknown model"),
 ])
 def test_run_models_checks_every_row_before_touching_the_disk(tmp_path, specs, match):
-    from xplant.app._run import run_models
+    from xplant.app import run_models
     run = _run_folder(tmp_path)
     before = _files(run)
     with pytest.raises(ValueError, match=match):

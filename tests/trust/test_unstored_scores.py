@@ -149,7 +149,7 @@ def test_scorers_read_the_sparse_scores_as_never_ranked(fusion):
 def test_per_label_and_group_metrics_of_a_run_row_keep_unstored_scores_unranked(fusion):
     """A run row over the open space (evaluate_row): its metrics are xmtc_report's on CSR."""
     from sklearn.utils import Bunch
-    from xplant.app._results import evaluate_row
+    from xplant.app import evaluate_row
     f, _ = fusion
     S, Y = _scores(f)
     split = Bunch(Y=sp.csr_matrix(np.eye(4, dtype=np.int64)), label_names=np.array(NAMES),

@@ -82,7 +82,7 @@ def test_a_damaged_embeddings_entry_is_computed_again(tmp_path, monkeypatch):
     from sklearn.utils import Bunch
     from transformers import AutoTokenizer, BertConfig, BertModel
     from xplant.linear import make_tfidf_ovr
-    from xplant.relevance._tokenize import default_pretrained_path
+    from xplant.neural.backbones import default_pretrained_path
     from xplant.unseen import DescriptionFusion, DescriptionRanker
     monkeypatch.setenv("XPLANT_CACHE_DIR", str(tmp_path / "cache"))
     tok = AutoTokenizer.from_pretrained(str(default_pretrained_path()))

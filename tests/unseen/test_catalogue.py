@@ -8,8 +8,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from xplant.linear import FrequencyPrior
-from xplant.unseen import DescriptionFusion, DescriptionRanker
-from xplant.unseen._catalogue import CatalogueIndex
+from xplant.unseen import CatalogueIndex, DescriptionFusion, DescriptionRanker
 
 TEXTS = ["acute chest pain today. no fever", "fracture of the left femur neck after a fall",
          "fever and dry cough", "chest pain with fever. cough at night"]
@@ -187,7 +186,8 @@ def test_index_round_trip_is_exact():
 
 
 def test_the_form_prior_is_the_hand_computed_log_ratio():
-    from xplant.unseen._label_forms import label_form_prior, label_forms
+    from xplant.unseen import label_form_prior
+    from xplant.unseen._label_forms import label_forms
     names = ["A1", "A2", "A11", "A12", "A13", "B1"]
     parents = ["", "", "A1", "A1", "A1", ""]
     forms = label_forms(names, parents)

@@ -23,7 +23,7 @@ from .._labels import label_frequency
 from .._params import check_param
 
 #: C grid of ``shortlist="linear"``, chosen on dev MAP (1 is LibMultiLabel's
-#: default; 10 won on CodiEsp-D dev in the fusion probe of the shortlist issue).
+#: default; 10 won on CodiEsp-D dev when the shortlist was first fused).
 LINEAR_C_GRID = (1.0, 10.0)
 
 
