@@ -51,7 +51,9 @@ def test_results_json_schema(smoke_run):
     assert ment["description_weights"]["mention_weight"] == ment["mention_choice"]["value"]
     assert {k: ment["description_weights"][k] for k in desc["description_weights"]} == \
         desc["description_weights"]
-    assert ment["mentions"]["text_field"] == "text_es" and ment["mentions"]["n_patterns"] > 0
+    # the rows read the Spanish the evidence indexes, the description source the English
+    assert ment["mentions"]["text_field"] == "text" and ment["mentions"]["n_patterns"] > 0
+    assert data["texts"] == {"documents": "es", "descriptions": "en"}
     for m in data["models"]:
         assert {"name", "params", "fit_seconds", "predict_seconds", "peak_rss_mb", "metrics",
                 "k", "threshold"} <= set(m)
@@ -111,15 +113,18 @@ def test_table_prints_every_model(smoke_run):
     for m in res["models"]:
         assert m["name"] in table
     assert "MAP" in text and "wrote" in text
-    # the text each row reads: the English translation, and the Spanish original the
-    # coders' evidence indexes for the row that fuses the mention matcher
+    # the text each row reads: the Spanish original the coders' evidence indexes, and for
+    # the fused rows' description source the English translation beside it
     texts = {m["name"]: m.get("text") for m in res["models"] if not m.get("same_as")}
-    assert set(texts.values()) == {"en", "en+es"}
-    assert texts["PLANT fused + descriptions + mentions"] == "en+es"
-    # PLANT reads the English: the Spanish spans do not index it, so it is planted from MIG
-    assert next(m for m in res["models"] if m["name"] == "PLANT")["stage1_evidence_pairs"] == 0
+    assert set(texts.values()) == {"es", "es+en"}
+    assert texts["PLANT fused + descriptions"] == texts[
+        "PLANT fused + descriptions + mentions"] == "es+en"
+    # PLANT reads the Spanish the spans index: it is planted from the evidence
+    plant = next(m for m in res["models"] if m["name"] == "PLANT")
+    assert plant["stage1_evidence_pairs"] > 0
     _, _, *rows = table.splitlines()
-    assert [r.split()[-3] for r in rows if r.startswith("PLANT fused + descriptions + ")] == ["en+es"]
+    assert [r.split()[-3] for r in rows if r.startswith("PLANT fused + descriptions")] == \
+        ["es+en", "es+en"]
 
 
 def test_frequency_prior_metrics_by_hand(smoke_run):
@@ -173,30 +178,39 @@ def test_predict_cli_jsonl_and_codiesp(smoke_run, tmp_path):
     assert [r[1].upper() for r in rows[:3]] == [t["label"] for t in recs[0]["top"][:3]]
 
 
-def test_predict_evidence_of_the_descriptions_row(smoke_run, tmp_path):
+def test_predict_evidence_of_the_descriptions_row(smoke_run, tmp_path, capsys):
     """xplant predict --evidence on the fused + descriptions folder: each label's spans,
-    the network's for a seen label, the best-matching sentences for an unseen one."""
+    the network's for a seen label (in the Spanish it reads), the best-matching sentences of
+    the English translation for an unseen one; each span names the field it indexes. A
+    folder of .txt files, one text per document, is refused by name."""
     from xplant import load_saved
     from xplant.app.cli import main
     out, _, _ = smoke_run
     folder = out / "models" / "PLANT_fused_descriptions"
-    text = "Fever and cough. Acute appendicitis with generalized peritonitis."
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.txt").write_text(text, encoding="utf-8")
+    doc = {"text": "Fiebre y tos. Apendicitis aguda con peritonitis generalizada.",
+           "text_en": "Fever and cough. Acute appendicitis with generalized peritonitis."}
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"id": "a", **doc}) + "\n", encoding="utf-8")
     pred = tmp_path / "pred.jsonl"
-    assert main(["predict", "--model", str(folder), "--input", str(tmp_path / "docs"),
+    assert main(["predict", "--model", str(folder), "--input", str(tmp_path / "docs.jsonl"),
                  "--output", str(pred), "--top-k", "5", "--evidence"]) == 0
     rec = json.loads(pred.read_text().splitlines()[0])
     model = load_saved(folder)
     model = model[0] if isinstance(model, tuple) else model
-    ex = model.explain([text], top_labels=5)[0]["labels"]
+    ex = model.explain([doc], top_labels=5)[0]["labels"]
     assert [e["label"] for e in rec["evidence"]] == [str(e["label"]) for e in ex] \
         == [t["label"] for t in rec["top"]]
     unseen = set(model.unseen_.tolist())
     for e, ev in zip(ex, rec["evidence"]):
         assert e["source"] == ("descriptions" if e["index"] in unseen else "model")
         assert ev["spans"] == e["spans"]
-        assert all(text[s["start"]:s["end"]] == s["text"] for s in ev["spans"])
+        for span in ev["spans"]:
+            assert span["field"] == ("text_en" if e["source"] == "descriptions" else "text")
+            assert doc[span["field"]][span["start"]:span["end"]] == span["text"]
+    (tmp_path / "txt").mkdir()
+    (tmp_path / "txt" / "a.txt").write_text(doc["text"], encoding="utf-8")
+    assert main(["predict", "--model", str(folder), "--input", str(tmp_path / "txt"),
+                 "--output", str(tmp_path / "p2.jsonl")]) == 2
+    assert "reads the field 'text_en' besides the text" in capsys.readouterr().err
 
 
 def test_report_cli_renders(smoke_run):
@@ -349,8 +363,10 @@ def test_the_descriptions_row_is_saved_and_xplant_predict_answers_as_the_row(smo
     assert (model.weight_, model.seen_weight_) == (row["description_weight"],
                                                    row["description_seen_weight"])
     assert decision_record(decision) == row["decision"]        # the rule the row reports
-    dev = load_codiesp("dev")
-    texts, Y = dev.texts[:N_DOCS], dev.Y[:N_DOCS]
+    dev, en = load_codiesp("dev", language="es"), load_codiesp("dev", descriptions=False)
+    # the row reads the Spanish, its description source the English beside it
+    texts = [{"text": t, "text_en": e} for t, e in zip(dev.texts[:N_DOCS], en.texts[:N_DOCS])]
+    Y = dev.Y[:N_DOCS]
     # the row ranks the open label space; dev's codes are its first columns
     assert float(mean_average_precision(model.open_targets(Y), model.decision_function(texts))) \
         == row["dev_MAP"]
@@ -358,7 +374,7 @@ def test_the_descriptions_row_is_saved_and_xplant_predict_answers_as_the_row(smo
         assert (folder / "estimator" / name).read_bytes() == \
             (out / "models" / "PLANT" / name).read_bytes()
     docs = tmp_path / "docs.jsonl"
-    docs.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
+    docs.write_text("".join(json.dumps({"id": str(i), **t}) + "\n"
                             for i, t in enumerate(texts[:3])), encoding="utf-8")
     assert main(["predict", "--model", str(folder), "--input", str(docs),
                  "--output", str(tmp_path / "pred.jsonl"), "--top-k", "5"]) == 0
