@@ -392,6 +392,34 @@ def test_llm_specs_name_folders_gguf_files_and_packages(tiny_llm, tmp_path, monk
         load_llm_tokenizer("llm:" + str(one / "n.gguf"))
 
 
+def test_quantize_nf4_equals_transformers_4bit_loading(tiny_llm):
+    """GGUF files are quantized after loading (transformers refuses 4-bit loading for
+    them): the layers equal those transformers' bitsandbytes quantizer makes."""
+    bnb = pytest.importorskip("bitsandbytes")
+    from transformers import AutoModel, BitsAndBytesConfig
+    from xplant.neural.backbones._llm import quantize_nf4
+
+    cfg = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                             bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.float32)
+    a = AutoModel.from_pretrained(tiny_llm, device_map="cpu", quantization_config=cfg)
+    b = AutoModel.from_pretrained(tiny_llm)
+    assert quantize_nf4(b) == 2 * 7 and b.is_loaded_in_4bit
+    mb = dict(b.named_modules())
+    for n, m in a.named_modules():
+        if isinstance(m, bnb.nn.Linear4bit):
+            q = mb[n]
+            assert type(q) is type(m) and q.training == m.training and q.compute_dtype == m.compute_dtype
+            sa, sb = m.weight.quant_state, q.weight.quant_state
+            assert torch.equal(m.weight.data, q.weight.data) and torch.equal(sa.absmax, sb.absmax)
+            assert (sa.quant_type, sa.blocksize, sa.nested) == (sb.quant_type, sb.blocksize, sb.nested)
+            assert torch.equal(sa.state2.absmax, sb.state2.absmax)
+            m.support_avx512bf16_for_cpu = q.support_avx512bf16_for_cpu = False   # LLMEncoder's Notes
+    ids = random_ids(np.random.default_rng(6), 9, VOCAB)[None]
+    with torch.no_grad():
+        torch.testing.assert_close(a(input_ids=ids).last_hidden_state,
+                                   b(input_ids=ids).last_hidden_state, rtol=0, atol=0)
+
+
 def test_backbone_options_are_for_llm_backbones_only():
     rel = SimpleNamespace(pad_id_=0, vocabulary_={"<pad>": 0, "<unk>": 1, "a": 2})
     with pytest.raises(ValueError, match="apply only to 'llm:' backbones"):

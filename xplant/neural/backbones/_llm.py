@@ -132,6 +132,56 @@ def _quiet_transformers():
             gguf_utils.tqdm = bar
 
 
+def quantize_nf4(model, compute_dtype=torch.float32):
+    """Replace every ``nn.Linear`` of a model by a 4-bit NormalFloat ``Linear4bit``, in place.
+
+    What transformers' bitsandbytes quantizer does while it loads a folder
+    with ``BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+    bnb_4bit_use_double_quant=True)``, applied to a model already in memory:
+    transformers refuses that config for a GGUF file, whose weights it
+    dequantizes on load. Each layer's weights are quantized on their own
+    device, in bitsandbytes' default blocks, with double quantization of
+    the scales; the bias stays as it is. The model is marked ``is_loaded_in_4bit``, as transformers
+    marks it, so peft puts its 4-bit LoRA layers on them.
+
+    Parameters
+    ----------
+    model : nn.Module
+        A base model without an LM head (``AutoModel``): every linear layer
+        is quantized.
+    compute_dtype : torch.dtype, default=torch.float32
+        The dtype the quantized layers compute in.
+
+    Returns
+    -------
+    int
+        The number of layers quantized.
+
+    Raises
+    ------
+    ImportError
+        When bitsandbytes is missing.
+    """
+    bnb = _import_llm_extra("bitsandbytes")
+    n = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is not nn.Linear:
+                continue
+            q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                  compute_dtype=compute_dtype, compress_statistics=True,
+                                  quant_type="nf4", device="meta")
+            q.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False,
+                                         compress_statistics=True, quant_type="nf4", module=q)
+            if child.bias is not None:
+                q.bias = nn.Parameter(child.bias.data, requires_grad=False)
+            q.train(child.training)
+            setattr(parent, name, q.to(child.weight.device))      # .to quantizes the weights
+            n += 1
+    model.is_loaded_in_4bit = True
+    return n
+
+
 def _drop_frozen_keys(module, state_dict, prefix, local_metadata):
     """state_dict hook: keep only the trainable LoRA matrices of an LLMEncoder."""
     for key in list(state_dict):
@@ -179,7 +229,10 @@ class LLMEncoder(nn.Module):
     load_in_4bit : bool, default=False
         Quantize the frozen base to 4-bit NormalFloat (NF4) with double
         quantization via bitsandbytes (QLoRA). The LoRA matrices and the
-        computation stay in ``compute_dtype``.
+        computation stay in ``compute_dtype``. A folder is quantized as
+        transformers loads it; a GGUF file, which transformers will not
+        load in 4 bits, is quantized after its weights are dequantized
+        (``quantize_nf4``, the same layers).
     gradient_checkpointing : bool, default=False
         Recompute activations in backward (non-reentrant), trading time for
         memory on long windows.
@@ -264,11 +317,12 @@ class LLMEncoder(nn.Module):
             kwargs["device_map"] = device_map
         if load_in_4bit:
             bnb = _import_llm_extra("bitsandbytes")
-            from transformers import BitsAndBytesConfig
-            kwargs["quantization_config"] = BitsAndBytesConfig(
-                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                bnb_4bit_compute_dtype=torch_dtype)
             kwargs.setdefault("device_map", "cpu")
+            if not source_kwargs:        # transformers quantizes a folder's weights as it loads them
+                from transformers import BitsAndBytesConfig
+                kwargs["quantization_config"] = BitsAndBytesConfig(
+                    load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                    bnb_4bit_compute_dtype=torch_dtype)
         with _quiet_transformers(), (_gguf_name_maps_once() if source_kwargs
                                      else contextlib.nullcontext()):
             base, info = AutoModel.from_pretrained(source, output_loading_info=True, **kwargs)
@@ -276,6 +330,10 @@ class LLMEncoder(nn.Module):
         if info.get("missing_keys"):
             raise ValueError(f"the checkpoint in {path} lacks weights {sorted(info['missing_keys'])[:5]}; "
                              "they would be random. Is it a decoder model saved with save_pretrained()?")
+        if load_in_4bit and source_kwargs:
+            # transformers refuses a quantization_config with a GGUF file: quantize the
+            # dequantized weights here, as its bitsandbytes quantizer does
+            quantize_nf4(base, torch_dtype)
         if load_in_4bit:
             for m in base.modules():
                 if isinstance(m, bnb.nn.Linear4bit):
