@@ -383,6 +383,7 @@ def test_saved_model_records_its_base_and_refuses_another(tiny_llm, tmp_path):
     # the tokenizer is saved as the LLM's, so the loaded corpus pads as the fitted one did
     assert json.loads((path / "relevance" / "relevance.json").read_text())["tokenizer"] == \
         "llm:" + str(folder.resolve())
+    (folder / "training_args.bin").write_bytes(b"not weights")   # beside safetensors: ignored
     loaded = load_model(path)
     assert loaded.relevance_.pad_id_ == 2
     np.testing.assert_array_equal(loaded.predict_proba(texts), clf.predict_proba(texts))

