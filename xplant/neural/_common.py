@@ -54,7 +54,7 @@ def default_relevance(backbone):
     ----------
     backbone : str
         A :class:`~xplant.neural.PlantClassifier` backbone ("cnn", "bigru",
-        "hf", "hf:<folder>", "llm:<folder>").
+        "hf", "hf:<folder>", "llm:<folder>", "llm:<file>.gguf", "llm:smollm2").
 
     Returns
     -------
@@ -134,7 +134,8 @@ def check_fingerprint(relevance, backbone):
         fp = getattr(relevance, "tokenizer_fingerprint_", "unknown")
         raise ValueError(f"the token corpus was made by a tokenizer ({fp}) whose vocabulary differs "
                          f"from backbone {backbone!r}; put MIGRelevance(tokenizer='hf:<same folder>') "
-                         "before this classifier so the attention sees the tokens MIG was computed on")
+                         "(for an 'llm:' backbone, tokenizer=<the backbone spec>) before this "
+                         "classifier so the attention sees the tokens MIG was computed on")
 
 
 def fit_or_take_corpus(X, Y, relevance_param, backbone, max_length=None):

@@ -13,6 +13,13 @@ A saved model is a folder:
   :func:`xplant.linear.save_linear`) and ``fusion.json`` (calibration,
   fusion weight, number of candidates).
 
+With an ``llm:`` backbone the weights hold only the LoRA adapters (and the
+attention and head); the frozen base is read again from the backbone's
+spec. ``config.json`` then records that base in ``base_model``: its name,
+path and the SHA-256 of its weight files (the GGUF file, or a folder's
+weight files). Loading hashes what the spec resolves to now and refuses
+another base, naming both.
+
 The classifier's fitted parts (``parts_``, :mod:`xplant.neural._parts`)
 are walked, not restored attribute by attribute: each part's ``to_dict``
 fills its fields of ``config.json`` (:data:`_PART_FIELDS`) and its
@@ -31,7 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_folder
+from ..relevance._llm_files import check_llm_base, llm_base_record
 from ._settings import translate_params
+from .backbones import backbone_kind
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
@@ -86,9 +95,11 @@ def _json_params(est, prefix=""):
                 raise ValueError(f"cannot save {prefix}{k}={v!r}: only the default {k} can be "
                                  "saved (loading runs no stored code)")
             continue
+        if k == "tokenizer" and isinstance(getattr(v, "xplant_llm_spec", None), str):
+            v = v.xplant_llm_spec              # load_llm_tokenizer's: stored by its spec
         if k == "tokenizer" and not isinstance(v, str):
             raise ValueError(f"cannot save {prefix}{k}={v!r}: a tokenizer object cannot be "
-                             "stored; give it by name ('word' or 'hf:<folder>')")
+                             "stored; give it by name ('word', 'hf:<folder>' or 'llm:<spec>')")
         out[k] = _json_value(v, prefix + k)
     return out
 
@@ -144,6 +155,12 @@ def save_model(clf, path, *, overwrite=False):
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
+
+    Notes
+    -----
+    With an ``llm:`` backbone, ``config.json`` records the base model
+    (``base_model``: name, path, SHA-256 of its weight files), which
+    :func:`load_model` checks.
     """
     from safetensors.torch import save_file
     from sklearn.utils.validation import check_is_fitted
@@ -176,6 +193,8 @@ def save_model(clf, path, *, overwrite=False):
             "dev_choices": getattr(clf, "dev_choices_", {}),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
+        if backbone_kind(clf.backbone) == "llm":     # the adapters mean something over this base only
+            config["base_model"] = llm_base_record(clf.backbone)
         (tmp / "config.json").write_text(json.dumps(config, indent=1))
     return path
 
@@ -290,8 +309,11 @@ def load_model(path):
         Naming the file and the field: invalid JSON (with its line), a
         missing or invalid field, a parameter ``fit`` would refuse, label
         names that collide or hold control characters, fields that
-        disagree, a tokenizer that no longer matches, or weights of another
-        shape.
+        disagree, a tokenizer that no longer matches, weights of another
+        shape, or, with an ``llm:`` backbone, a base model whose weight
+        files differ from the recorded ones (the message names both bases).
+    ImportError
+        With an ``llm:`` backbone whose model package or reader is missing.
     """
     from .._files import read_tensors
     from .._labels import check_label_names
@@ -330,6 +352,8 @@ def load_model(path):
         clf._check_params()                  # exactly what fit checks
     except (TypeError, ValueError) as exc:
         c.fail("params", str(exc))
+    if backbone_kind(clf.backbone) == "llm" and "base_model" in config:   # absent before it
+        check_llm_base(config["base_model"], clf.backbone, c.path)   # before anything reads it
     n_labels = c.integer("n_labels", low=1)
     as_indices = c.get("classes_are_indices", bool, "true or false")
     classes = c.get("classes", list, "a list of label names")

