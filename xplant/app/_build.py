@@ -177,3 +177,23 @@ def _child_model_args(model_args):
         import torch
         torch.set_num_threads(num_threads)
     return model_args
+
+
+def fit_info(final):
+    """What a fitted neural row reports of its fit, first fit and refit alike: Stage 1's
+    attention figures, settings and evidence pairs, the best epoch, and the Stage 1
+    weights tried on dev (a dict; empty for a model without them)."""
+    info = {}
+    if getattr(final, "planter_", None) is not None:
+        info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
+        info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
+        # what Stage 1 planted on: the gold evidence's words where a pair has them, else MIG
+        info["stage1_evidence_pairs"] = getattr(final.planter_, "n_evidence_pairs_", 0)
+        info["stage1_params"] = {k: v for k, v in _settings(final.planter_).items()
+                                 if isinstance(v, (int, float, str, bool, type(None)))}
+    if hasattr(final, "best_epoch_"):
+        info["best_epoch"] = final.best_epoch_
+    if getattr(final, "stage1_weight_candidates_", None) is not None:   # stage1_weight="dev"
+        info["stage1_weight_chosen"] = final.stage1_weight_
+        info["stage1_weight_candidates"] = final.stage1_weight_candidates_
+    return info

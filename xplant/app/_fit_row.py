@@ -17,7 +17,7 @@ import numpy as np
 
 from .._labels import label_frequency
 from .._process import peak_rss_mb
-from ._build import _child_model_args, _settings, build_model, fit_with_dev
+from ._build import _child_model_args, _settings, build_model, fit_info, fit_with_dev
 from ._refit import refit_job
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits, text_read
@@ -78,7 +78,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
         from ._rows import save_row
         info.update(save_row(model, final, model_dir, rule, row=spec["name"]))
     evidence = _evidence(final, te, tr, info)
-    info.update(_fit_info(final))
+    info.update(fit_info(final))
     params = {k: v for k, v in _settings(final).items()
               if isinstance(v, (int, float, str, bool, type(None)))}
     out = {"fit_seconds": fit_s, "predict_seconds": predict_s, "peak_rss_mb": peak_rss_mb(),
@@ -153,25 +153,6 @@ def _evidence(final, te, tr, info):
         except Exception as exc:       # the report then says so; the scores stand
             info["evidence_error"] = f"{type(exc).__name__}: {exc}"
     return evidence
-
-
-def _fit_info(final):
-    """What a fitted neural row reports of its fit: Stage 1's attention figures and
-    settings, the best epoch, and the Stage 1 weights tried on dev."""
-    info = {}
-    if getattr(final, "planter_", None) is not None:
-        info["stage1_attention_ndcg"] = final.planter_.attention_ndcg_
-        info["stage1_initial_attention_ndcg"] = final.planter_.initial_attention_ndcg_
-        # what Stage 1 planted on: the gold evidence's words where a pair has them, else MIG
-        info["stage1_evidence_pairs"] = getattr(final.planter_, "n_evidence_pairs_", 0)
-        info["stage1_params"] = {k: v for k, v in _settings(final.planter_).items()
-                                 if isinstance(v, (int, float, str, bool, type(None)))}
-    if hasattr(final, "best_epoch_"):
-        info["best_epoch"] = final.best_epoch_
-    if getattr(final, "stage1_weight_candidates_", None) is not None:   # stage1_weight="dev"
-        info["stage1_weight_chosen"] = final.stage1_weight_
-        info["stage1_weight_candidates"] = final.stage1_weight_candidates_
-    return info
 
 
 def _add_fused_rows(out, spec, row, model, final, splits, dev_by_alpha, test_by_alpha, *,

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from .._process import peak_rss_mb
-from ._build import _child_model_args, _settings, build_model, evidence_fit_params
+from ._build import _child_model_args, _settings, build_model, evidence_fit_params, \
+    fit_info
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits, _stack_splits
 
@@ -120,10 +121,7 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
             "refit_params": {k: v for k, v in pinned.items()
                              if isinstance(v, (int, float, str, bool, type(None)))},
             "n_train_documents": len(_inputs(both)), "text": first["info"].get("text")}
-    if hasattr(final, "best_epoch_"):
-        info["best_epoch"] = final.best_epoch_
-    if getattr(final, "planter_", None) is not None:      # Stage 1 on train + dev's evidence
-        info["stage1_evidence_pairs"] = getattr(final.planter_, "n_evidence_pairs_", 0)
+    info.update(fit_info(final))       # Stage 1 on train + dev (its evidence), the epochs
     from ..metrics import choose_rule
     if model_dir is not None:
         info.update(save_row(refit, final, model_dir, choose_rule(dv.Y, first["dev_scores"]),
