@@ -26,6 +26,39 @@ from sklearn.utils._param_validation import (  # noqa: F401  (re-exported: the v
 )
 
 
+def final_step(estimator, *, with_prefix=False):
+    """The model at the end of a Pipeline (nested Pipelines followed), or the estimator itself.
+
+    The one reading of "a Pipeline's last step" in xplant: the model that
+    scores labels, takes ``fit``'s keywords and holds ``classes_``.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        Fitted or not.
+    with_prefix : bool, default=False
+        Also return the ``set_params`` / ``fit`` keyword prefix that reaches
+        it (``"clf__"``; ``""`` for an estimator that is no Pipeline).
+
+    Returns
+    -------
+    estimator, or (estimator, str) with ``with_prefix``
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import Pipeline
+    >>> from sklearn.preprocessing import FunctionTransformer, StandardScaler
+    >>> pipe = Pipeline([("f", FunctionTransformer()), ("scale", StandardScaler())])
+    >>> type(final_step(pipe)).__name__, final_step(pipe, with_prefix=True)[1]
+    ('StandardScaler', 'scale__')
+    """
+    prefix = ""
+    while getattr(estimator, "steps", None):
+        name, estimator = estimator.steps[-1]
+        prefix += f"{name}__"
+    return (estimator, prefix) if with_prefix else estimator
+
+
 def fit_accepts(estimator, name):
     """Whether ``estimator.fit`` takes the keyword ``name`` (a Pipeline: its last step's).
 
@@ -39,8 +72,7 @@ def fit_accepts(estimator, name):
     >>> fit_accepts(LogisticRegression(), "sample_weight"), fit_accepts(LogisticRegression(), "validation_data")
     (True, False)
     """
-    while hasattr(estimator, "steps"):
-        estimator = estimator.steps[-1][1]
+    estimator = final_step(estimator)
     try:
         params = inspect.signature(estimator.fit).parameters
     except (TypeError, ValueError):

@@ -160,3 +160,22 @@ def native_output():
                 line = strip_ansi(line.rsplit("\r", 1)[-1]).rstrip()
                 if line:
                     print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def no_progress_bars():
+    """Hide transformers' progress bars (its "Loading weights" bar) within the block.
+
+    Loading a model is not a step the user asked to watch: ``--quiet`` and
+    ``verbose=0`` must stay silent. transformers' own setting is restored
+    on exit, whatever it was. transformers is imported on entry (it is an
+    optional dependency).
+    """
+    from transformers.utils import logging as hf_logging
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()

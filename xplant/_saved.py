@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._params import final_step
+
 
 def load_saved(path):
     """Load any saved xplant model folder, without running pickled code.
@@ -108,10 +110,6 @@ def _saved_decision(path, config, model):
                          "damaged or was edited by hand, save the model again") from None
 
 
-def _final(model):
-    return model.steps[-1][1] if hasattr(model, "steps") else model
-
-
 def model_fields(model):
     """The text fields a model reads besides ``"text"``: a description fusion's
     ``description_field``, then its mention matcher's ``text_field``, each once.
@@ -143,7 +141,7 @@ def model_fields(model):
     ['text_es']
     """
     from .linear import MentionMatcher
-    final = _final(model)
+    final = final_step(model)
     matcher = final if isinstance(final, MentionMatcher) else getattr(final, "mentions_", None)
     if matcher is None:
         matcher = getattr(final, "mentions", None)
@@ -153,7 +151,7 @@ def model_fields(model):
 
 
 def _default_decision(model):
-    final = _final(model)
+    final = final_step(model)
     rule, value = final._default_rule()
     if rule == "threshold" and hasattr(final, "predict_proba") and \
             hasattr(final, "decision_function"):
@@ -171,7 +169,7 @@ def fitted_decision(model, default_k=10):
     ``decision_rule_``, as a dict); another model's own default rule;
     top-``default_k`` for a model with neither.
     """
-    final = _final(model)
+    final = final_step(model)
     if getattr(final, "decision_rule_", None) is not None:
         return final.decision_rule_.to_dict()
     if hasattr(final, "_default_rule"):
@@ -201,12 +199,12 @@ def labels_added(model):
     """Labels a fitted model gained after its fit (:func:`xplant.unseen.labels_added` of its
     last step)."""
     from .unseen import labels_added as added
-    return added(_final(model))
+    return added(final_step(model))
 
 
 def label_names(model):
     """The model's label names as strings, in column order."""
-    return [str(c) for c in _final(model).classes_]
+    return [str(c) for c in final_step(model).classes_]
 
 
 def score_scale(model):

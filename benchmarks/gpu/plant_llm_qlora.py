@@ -78,7 +78,7 @@ def describe_llm(spec):
         With status 1 and a message naming the spec when it names no local
         model, its package is not installed, or a folder holds no weight file.
     """
-    from xplant.relevance._llm_files import WEIGHT_SUFFIXES, llm_base_record, llm_spec
+    from xplant.neural.backbones import WEIGHT_SUFFIXES, llm_base_record, llm_spec
     try:
         canonical = llm_spec(spec)
         record = llm_base_record(spec)

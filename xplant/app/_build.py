@@ -10,6 +10,7 @@
 
 from ._rows import DESCRIPTION_ENCODER
 from ._splits import _inputs
+from .._params import final_step
 
 #: Stage 2 / Stage 1 epoch budgets of the main job (2 CPU cores, ~15 min). Early
 #: stopping on dev MAP (patience :data:`xplant.app._rows.DATASET_TRAINING`) ends most fits
@@ -105,7 +106,7 @@ def fit_with_dev(model, tr, dv, resume=False):
     estimator
         ``model``, fitted.
     """
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    final = final_step(model)
     kw = evidence_fit_params(model, tr)
     if tr.get("label_names") is not None:
         kw["label_names"] = [str(n) for n in tr.label_names]
@@ -117,10 +118,8 @@ def fit_with_dev(model, tr, dv, resume=False):
         kw["validation_data"] = (_inputs(dv, model), dv.Y)
         if resume and final.checkpoint_dir is not None:
             kw["resume"] = True
-    if hasattr(model, "steps"):
-        return model.fit(_inputs(tr, model), tr.Y,
-                         **{f"{model.steps[-1][0]}__{k}": v for k, v in kw.items()})
-    return model.fit(_inputs(tr, model), tr.Y, **kw)
+    prefix = final_step(model, with_prefix=True)[1]
+    return model.fit(_inputs(tr, model), tr.Y, **{prefix + k: v for k, v in kw.items()})
 
 
 def evidence_fit_params(model, split):
@@ -152,7 +151,7 @@ def evidence_fit_params(model, split):
     """
     from ..linear import MentionMatcher
     from ._splits import evidence_params, has_evidence
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    final = final_step(model)
     if isinstance(final, MentionMatcher):
         final.set_params(**evidence_params(split))
         return {"evidence": split.get("evidence")}

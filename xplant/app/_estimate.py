@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from ._fit_row import _epoch_scale
+from .._params import final_step
 
 #: Training documents a probe fits on (the dev split's share of it with them).
 PROBE_DOCS = 256
@@ -217,7 +218,7 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
             if k in ("epochs", "plant_epochs", "random_state", "description_encoder")}
     base = build_model(row.display, params=params, features=tr.get("texts") is None,
                        verbose=0, **args)
-    final = base.steps[-1][1] if hasattr(base, "steps") else base
+    final = final_step(base)
     neural = hasattr(final, "planter")
     if neural:
         settings, warmup = _probe_settings(final)
@@ -246,7 +247,7 @@ def probe_row(spec, data_args, model_args, splits, probe_docs=PROBE_DOCS):
         sec = probe_s + per_doc * (n_train - n_probe)
         return RowEstimate(spec["name"], sec, sec)
     model = choice.kept[0]
-    fitted = model.steps[-1][1] if hasattr(model, "steps") else model
+    fitted = final_step(model)
     has_dev = dev_usability(dv.Y, label_frequency(tr.Y)).usable
     planter = getattr(fitted, "planter_", None)
     return _neural_estimate(spec["name"], fitted, probe_s, scale, label_frequency(tr.Y),

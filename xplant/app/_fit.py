@@ -5,6 +5,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from .._params import final_step
 
 
 def read_model_spec(model, params_file=None):
@@ -196,7 +197,7 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     data.texts = with_model_fields(model, path, data.texts, id_field=id_field)
     Y, scores, y_pred, unknown = _aligned_scores(model, decision, data, path)
     n = len(data.texts)
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    final = final_step(model)
     freq = np.concatenate([np.asarray(final.label_frequency_), np.zeros(len(unknown))])
     metrics = xmtc_report(Y, scores, y_pred=y_pred, label_frequency=freq,
                           n_train_documents=int(final.n_train_documents_))

@@ -21,6 +21,7 @@ from ._build import _child_model_args, _settings, build_model, fit_info, fit_wit
 from ._refit import refit_job
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits, text_read
+from .._params import final_step
 
 #: Hyper-parameters chosen on the dev split (by dev MAP, CodiEsp's official metric).
 DEV_GRIDS = {"TF-IDF + LR": {"ovr__C": [1.0, 10.0, 100.0]},
@@ -71,7 +72,7 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     info = {"dev_selected": chosen, "dev_choice": choice.to_dict()} if grid else {}
     info["dev_MAP"] = float(dev_map)
     info["text"] = text_read(tr, model)
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    final = final_step(model)
     from ..metrics import choose_rule
     rule = choose_rule(dv.Y, dev_scores)
     if model_dir is not None:

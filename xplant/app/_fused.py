@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from ._rows import DESCRIPTION_ENCODER
 from ._splits import _inputs, text_read
+from .._params import final_step
 
 #: Shortlist size C of the neural rows per dataset: every label (None: the
 #: full-label Stage 2, fused with the linear shortlist) where the shortlist's
@@ -135,7 +136,7 @@ def row_scores(model, X):
         ``{"alone", "fused", "shortlist": (n, L) scores}`` of a shortlisted fit.
     """
     from .._saved import score_matrix
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    final = final_step(model)
     if getattr(final, "shortlist_", None) is None:
         return score_matrix(model, X), None
     for _, step in (model.steps[:-1] if hasattr(model, "steps") else []):

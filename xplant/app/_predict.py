@@ -190,11 +190,12 @@ def predict_file(model, input_path, output_path, *, fmt="jsonl", top_k=10, evide
         raise ValueError(f"unknown format {fmt!r}; use 'jsonl' or 'codiesp'")
     inputs = [input_path] + ([model] if isinstance(model, (str, Path)) else [])
     output_path = check_output(output_path, inputs=inputs, overwrite=overwrite)
-    from .._saved import _final, label_names, ranking
+    from .._params import final_step
+    from .._saved import label_names, ranking
     clf, decision = _predictor(model, top_k=top_k, evidence=evidence)
     names = label_names(clf)
     if fmt == "codiesp":
-        codes = codiesp_codes(_final(clf).classes_)
+        codes = codiesp_codes(final_step(clf).classes_)
     ids, texts = read_documents(input_path, text_field=text_field, id_field=id_field)
     texts = with_model_fields(clf, input_path, texts, id_field=id_field)
     if fmt == "codiesp":

@@ -19,6 +19,7 @@ from ._build import _child_model_args, _settings, build_model, evidence_fit_para
     fit_info
 from ._rows import DESCRIPTION_ENCODER, _description_row
 from ._splits import _inputs, _row_splits, _stack_splits
+from .._params import final_step
 
 #: The suffix of a row refitted on train + dev (``xplant run --refit``).
 REFIT_SUFFIX = " (refit)"
@@ -104,8 +105,8 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
     from ._rows import save_row
     refit = clone(base).set_params(**chosen, **pinned)
     both = _stack_splits(tr, dv)
-    last = refit.steps[-1][0] + "__" if hasattr(refit, "steps") else ""
-    if "checkpoint_dir" in (refit.steps[-1][1] if last else refit).get_params(deep=False):
+    final, last = final_step(refit, with_prefix=True)
+    if "checkpoint_dir" in final.get_params(deep=False):
         refit.set_params(**{last + "checkpoint_dir": None})    # the first fit's are not its own
     kw = {last + "label_names": [str(n) for n in tr.label_names]} \
         if tr.get("label_names") is not None else {}
@@ -116,7 +117,6 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
     fit_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     test_scores, test_by_alpha = row_scores(refit, _inputs(te, refit))
-    final = refit.steps[-1][1] if hasattr(refit, "steps") else refit
     info = {"refit_of": row_name[:-len(REFIT_SUFFIX)], "dev_MAP": first["info"]["dev_MAP"],
             "refit_params": {k: v for k, v in pinned.items()
                              if isinstance(v, (int, float, str, bool, type(None)))},

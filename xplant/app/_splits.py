@@ -11,6 +11,7 @@ train and dev for a refit, and give what a model reads from a split.
 import numpy as np
 
 from .._labels import label_frequency
+from .._params import final_step
 
 #: The texts a bundled dataset's job reads where ``--language`` does not say: the
 #: documents' language, and the language of the translation its description source reads
@@ -488,7 +489,7 @@ def text_read(bunch, model=None):
              bunch.get("description_field"): record.get("description_language")}
     read = [names.get(f) or f for f in model_fields(model) if bunch.get(f) is not None]
     from ..linear import MentionMatcher
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    final = final_step(model)
     if isinstance(final, MentionMatcher) and read:
         return read[0]
     return "+".join(dict.fromkeys([own, *read]))

@@ -20,35 +20,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from .._labels import label_frequency
-from .._params import check_param
+from .._params import check_param, final_step
 
 #: C grid of ``shortlist="linear"``, chosen on dev MAP (1 is LibMultiLabel's
 #: default; 10 won on CodiEsp-D dev when the shortlist was first fused).
 LINEAR_C_GRID = (1.0, 10.0)
-
-
-def final_step(estimator):
-    """The last step of a Pipeline, or the estimator itself: the model that scores labels.
-
-    Parameters
-    ----------
-    estimator : estimator or Pipeline
-        A shortlist model, fitted or not.
-
-    Returns
-    -------
-    estimator
-        ``estimator.steps[-1][1]`` for a Pipeline, else ``estimator``.
-
-    Examples
-    --------
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import FunctionTransformer, StandardScaler
-    >>> type(final_step(make_pipeline(FunctionTransformer(), StandardScaler()))).__name__
-    'StandardScaler'
-    """
-    steps = getattr(estimator, "steps", None)
-    return steps[-1][1] if steps else estimator
 
 
 def check_shortlist(shortlist):

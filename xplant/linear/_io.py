@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._params import to_python
+from .._params import final_step, to_python
 
 #: Format tag in ``config.json`` of every saved linear or tree model.
 LINEAR_FORMAT = "xplant-linear-1"
@@ -301,7 +301,7 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     steps = (list(estimator.steps) if hasattr(estimator, "steps")
              else [("model", estimator)])
     if decision is not None:
-        classes = getattr(steps[-1][1], "classes_", None)
+        classes = getattr(final_step(estimator), "classes_", None)
         decision = decision_json(decision, None if classes is None else len(classes))
     from .._files import atomic_folder
     with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place

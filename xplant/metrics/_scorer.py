@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from sklearn.metrics import get_scorer as _sk_get_scorer
 from sklearn.pipeline import Pipeline
 
+from .._params import final_step
 from ._classification import f1_score, precision_score, recall_score, roc_auc, tail_f1
 from ._propensity import inverse_propensity
 from ._ranking import (mean_average_precision, ndcg_at_k, precision_at_k, psndcg_at_k, psp_at_k,
@@ -56,12 +57,6 @@ _METRICS = {
 }
 _ALIASES = {"mean_average_precision": "map"}
 _AT_K = re.compile(r"^(precision|recall|r_precision|ndcg|psp|psndcg)_at_(\d+)$")
-
-
-def _final_step(estimator):
-    while isinstance(estimator, Pipeline):
-        estimator = estimator.steps[-1][1]
-    return estimator
 
 
 def _transform_to_final(estimator, X):
@@ -102,7 +97,7 @@ def scoring_targets(estimator, y):
     ([[0, 1, 0], [0, 0, 1]], 1)
     """
     from .._labels import check_targets
-    classes = getattr(_final_step(estimator), "classes_", None)
+    classes = getattr(final_step(estimator), "classes_", None)
     if classes is None or np.ndim(classes) != 1:
         return check_binary(y), 0
     Y, names = check_targets(y, label_names=classes, unknown="append", require_positive=False,
@@ -118,7 +113,7 @@ def _response_scores(estimator, X, response_method):
         if hasattr(estimator, name):
             raw = getattr(estimator, name)(X)
             return raw if hasattr(raw, "tocsr") else label_scores(
-                _final_step(estimator), raw)
+                final_step(estimator), raw)
     raise TypeError(f"{type(estimator).__name__} has none of {list(methods)}, so it cannot be "
                     "scored by this metric")
 
@@ -166,7 +161,7 @@ def _pad(matrix, n_unknown, fill):
 
 
 def _fitted_frequency(estimator, kwargs, need_n):
-    final = _final_step(estimator)
+    final = final_step(estimator)
     freq = kwargs.pop("label_frequency", None)
     n_docs = kwargs.pop("n_train_documents", None)
     if freq is None:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
-from .._params import fit_accepts
+from .._params import final_step, fit_accepts
 
 #: The epoch counts a refit can take (:func:`refit_params`).
 REFIT_EPOCHS = ("fixed", "scaled")
@@ -38,16 +38,6 @@ REFIT_EPOCHS = ("fixed", "scaled")
 #: ``xplant run --refit``), set by the one-time benchmark at the main job's
 #: budget (:doc:`/benchmarks/results`, "Refit on train and dev").
 DEFAULT_REFIT_EPOCHS = "scaled"
-
-
-def _final(estimator):
-    """The estimator that made the choices, and its parameter prefix (a Pipeline's last step)."""
-    steps = getattr(estimator, "steps", None)
-    if steps:
-        name, last = steps[-1]
-        inner, prefix = _final(last)
-        return inner, f"{name}__{prefix}"
-    return estimator, ""
 
 
 def refit_params(estimator, *, epochs="fixed", n_train=None, n_dev=None):
@@ -98,7 +88,7 @@ def refit_params(estimator, *, epochs="fixed", n_train=None, n_dev=None):
     """
     if epochs not in REFIT_EPOCHS:
         raise ValueError(f"epochs must be one of {list(REFIT_EPOCHS)}, got {epochs!r}")
-    est, prefix = _final(estimator)
+    est, prefix = final_step(estimator, with_prefix=True)
     choices = getattr(est, "dev_choices_", None) or {}
     fell = sorted(n for n, c in choices.items() if not c["on_dev"] and not c.get("fixed"))
     if fell:
@@ -261,7 +251,7 @@ class RefitOnDev(MetaEstimatorMixin, BaseEstimator):
         if validation_data is None or len(validation_data) != 2:
             raise ValueError("RefitOnDev needs validation_data=(X_dev, Y_dev): the dev split "
                              "chooses before the refit on train + dev")
-        final, prefix = _final(self.estimator)    # a Pipeline routes it to its last step
+        final, prefix = final_step(self.estimator, with_prefix=True)    # a Pipeline routes it to its last step
         if not fit_accepts(final, "validation_data"):
             raise ValueError(
                 f"RefitOnDev wraps an estimator that chooses on dev; {type(final).__name__}.fit "

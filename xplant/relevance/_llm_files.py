@@ -288,7 +288,7 @@ def load_llm_tokenizer(path):
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("an LLM tokenizer needs the package 'transformers': "
                           "pip install 'xplant[llm]'") from exc
-    from ._tokenize import no_progress_bars
+    from .._progress import no_progress_bars
     with no_progress_bars():
         tok = AutoTokenizer.from_pretrained(folder, local_files_only=True, **kwargs)
     if tok.pad_token is None:

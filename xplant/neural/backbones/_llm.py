@@ -40,7 +40,7 @@ from torch import nn
 
 from ...relevance._llm_files import (PACKAGED_LLMS, load_llm_tokenizer,  # noqa: F401
                                       packaged_llm_path, pretrained_source, resolve_llm_path)
-from ...relevance._tokenize import no_progress_bars
+from ..._progress import no_progress_bars
 
 _DTYPES = {None: None, "float32": torch.float32, "bfloat16": torch.bfloat16,
            "float16": torch.float16}
