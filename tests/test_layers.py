@@ -18,6 +18,26 @@ The layer order (lowest first; a unit may import any unit of a lower layer):
 7. ``neural`` (PLANT: Stage 1, the Stage 1 → Stage 2 hand-off, Stage 2).
 8. ``_saved`` (the one loading dispatcher of every saved kind), ``report``.
 9. ``app`` (the command line's jobs), then ``cli`` and the package root.
+
+Inside ``neural`` the stages have an order of their own (``NEURAL_LAYERS``,
+lowest first; a unit is a subpackage or a module directly under
+``xplant/neural/``):
+
+0. ``backbones``, ``modules``, ``losses``: the networks and their losses.
+1. ``parts`` (what a fitted PlantClassifier keeps beside its network) and
+   ``training`` (the machinery of a fit: data, callbacks, checkpoints, torch's
+   state).
+2. ``distributed`` (DeepSpeed), but for its launcher.
+3. ``_inputs``, ``_settings``: the inputs and settings both estimators share.
+4. ``_base``: the skorch ladder both estimators stand on.
+5. ``planting``: Stage 1 (AttentionPlanter); it never imports the classifier.
+6. ``classifier``: Stage 2 (PlantClassifier).
+7. the package's ``__init__``, ``batching`` and the launcher of ``xplant train``
+   (``distributed.train``, ``distributed._launch``), which build either estimator.
+
+Directly under ``xplant/neural/`` are only ``__init__.py``, the public
+``losses.py`` and ``batching.py``, and at most three private modules of what
+both stages share; no module anywhere is named ``_common`` or ``_misc``.
 """
 
 import ast
@@ -43,6 +63,19 @@ LAYERS = [
     {"cli", "xplant"},
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+
+NEURAL_LAYERS = [
+    {"backbones", "modules", "losses"},
+    {"parts", "training"},
+    {"distributed"},
+    {"_inputs", "_settings"},
+    {"_base"},
+    {"planting"},
+    {"classifier"},
+    {"__init__", "batching", "distributed.train", "distributed._launch"},
+]
+NEURAL_LEVEL = {unit: i for i, units in enumerate(NEURAL_LAYERS) for unit in units}
+NEURAL_SHARED = {"_inputs", "_settings", "_base"}      # the private modules directly under neural/
 
 
 def _module(path):
@@ -78,6 +111,17 @@ def _imports():
 def _unit(module):
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "xplant"
+
+
+def _neural_unit(module):
+    """The stage of a module of xplant.neural: the longest unit of NEURAL_LAYERS it is in."""
+    rest = module[len("xplant.neural"):].lstrip(".") or "__init__"
+    units = [u for u in NEURAL_LEVEL if rest == u or rest.startswith(u + ".")]
+    return max(units, key=len) if units else rest
+
+
+def _neural(module):
+    return module == "xplant.neural" or module.startswith("xplant.neural.")
 
 
 def test_every_unit_has_a_layer():
@@ -117,6 +161,34 @@ def test_no_import_cycle():
         if node not in state:
             visit(node, [])
     assert not cycles, "\n".join(cycles)
+
+
+def test_every_neural_unit_has_a_stage():
+    modules, _ = _imports()
+    units = {_neural_unit(m) for m in modules if _neural(m)}
+    assert units <= set(NEURAL_LEVEL), units - set(NEURAL_LEVEL)
+
+
+def test_no_upward_import_inside_neural():
+    """planting < classifier, and parts, training below both: e.g. planting never imports
+    the classifier, training neither stage."""
+    _, graph = _imports()
+    upward = sorted(f"{a} -> {b}" for a, targets in graph.items() if _neural(a)
+                    for b in targets if _neural(b)
+                    and NEURAL_LEVEL[_neural_unit(b)] > NEURAL_LEVEL[_neural_unit(a)])
+    assert not upward, "\n".join(upward)
+
+
+def test_neural_top_level_holds_the_public_modules_and_the_shared_ones():
+    top = {p.name for p in (ROOT / "neural").glob("*.py")}
+    assert top == {"__init__.py", "losses.py", "batching.py"} | {f"{m}.py" for m in NEURAL_SHARED}
+    assert len(NEURAL_SHARED) <= 3
+    packages = {p.parent.name for p in (ROOT / "neural").glob("*/__init__.py")}
+    assert packages == {u for units in NEURAL_LAYERS for u in units if "." not in u
+                        and u not in top and f"{u}.py" not in top and u != "__init__"}
+    vague = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py")
+                   if p.stem in ("_common", "_misc", "common", "misc"))
+    assert not vague, vague
 
 
 @pytest.mark.parametrize("folder", ["xplant/app", "benchmarks"])

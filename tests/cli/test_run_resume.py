@@ -9,7 +9,7 @@ pytest.importorskip("torch")
 import xplant.app._run as run_mod  # noqa: E402
 from xplant.app._job import run_main_job  # noqa: E402
 from xplant.app import run_models  # noqa: E402
-from xplant.neural._checkpoint import TrainingCheckpoint  # noqa: E402
+from xplant.neural.training._checkpoint import TrainingCheckpoint  # noqa: E402
 
 DATA = {"dataset": "codiesp", "codes": "D", "language": "en", "data_home": None, "max_docs": 24}
 # PLANT reads the first 64 tokens of each case: resuming does not depend on the length

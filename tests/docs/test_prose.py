@@ -125,11 +125,11 @@ def test_the_guide_names_no_private_module_or_test(repo_root, pattern):
 
 
 def test_the_private_name_check_finds_modules_and_tests():
-    text = ("One parser, `xplant._labels.check_targets`, in `xplant/neural/_io.py`; "
+    text = ("One parser, `xplant._labels.check_targets`, in `xplant/neural/classifier/_io.py`; "
             "see `tests/cli/test_user_path.py::test_messages_name_*` and "
             "`test_fuse.py::test_oracle`; "
             "`test_source` is a field of results.json. "
             "Public: `xplant.neural.PlantClassifier`, `xplant/datasets/data/CODIESP_SOURCE.txt`.")
     assert [m.group(0) for m in _PRIVATE.finditer(text)] == [
-        "xplant._labels", "xplant/neural/_io", "tests/cli/test_user_path.py::test_messages_name_*",
+        "xplant._labels", "xplant/neural/classifier/_io", "tests/cli/test_user_path.py::test_messages_name_*",
         "test_fuse.py::test_oracle"]

@@ -63,7 +63,7 @@ def test_every_part_refuses_bad_labels_with_the_same_message(caller, bad, messag
 
 def test_neural_targets_use_the_same_check():
     pytest.importorskip("torch")
-    from xplant.neural._common import check_targets
+    from xplant.neural._inputs import check_targets
     out, classes = check_targets([["b"], ["a", "b"]], 2)
     assert out.dtype == np.float32 and list(classes) == ["a", "b"]
     np.testing.assert_array_equal(out.toarray(), [[0, 1], [1, 1]])

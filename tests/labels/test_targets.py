@@ -23,7 +23,7 @@ def test_nested_list_of_01_is_a_matrix_for_every_estimator():
     prior = FrequencyPrior().fit(np.zeros((2, 1)), Y)
     np.testing.assert_array_equal(prior.label_frequency_, [1, 1])
     pytest.importorskip("torch")
-    from xplant.neural._common import check_targets as neural_targets
+    from xplant.neural._inputs import check_targets as neural_targets
     out, classes = neural_targets(Y, 2)
     np.testing.assert_array_equal(out.toarray(), [[1, 0], [0, 1]])
     assert out.dtype == np.float32

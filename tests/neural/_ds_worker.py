@@ -88,7 +88,7 @@ def fit(args):
     """Train one classifier as ``args`` say; rank 0 writes the JSON record to ``args.out``."""
     import torch
     from xplant.neural import PlantClassifier
-    from xplant.neural import _callbacks
+    from xplant.neural.training import _callbacks
     from xplant.neural.distributed import DeepSpeedStrategy, broadcast_from_rank0, rank_and_world
     from xplant.relevance import MIGRelevance
 

@@ -51,7 +51,7 @@ def _step_extra_bytes(clf, texts, Y, steps=3):
     Parameters and optimizer states exist before, so only the step's own
     tensors count.
     """
-    from xplant.neural._data import CandidateDataset
+    from xplant.neural.classifier._items import CandidateDataset
     from xplant.neural.batching import Stage2Collate, TokenDataset, positives_list
     from xplant.fusion import rank_labels, training_candidates
     docs, pos = clf._docs(texts), positives_list(Y)

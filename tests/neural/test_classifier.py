@@ -39,7 +39,7 @@ def test_top_k_and_explain_scores_are_the_one_sigmoid(fitted, monkeypatch):
     """predict_top_k's scores and explain's probabilities are predict_proba's, bit for bit:
     all three go through xplant._sigmoid.sigmoid (explain scores one document at a time,
     so it equals predict_proba of that document alone)."""
-    import xplant.neural._inference as inference
+    import xplant.neural.classifier._inference as inference
     from xplant import _sigmoid
     clf, texts, _ = fitted
     P = clf.predict_proba(texts[:9])
@@ -74,7 +74,7 @@ def test_fitted_attributes(fitted):
     clf, texts, Y = fitted
     assert clf.n_labels_ == Y.shape[1]
     # over the rows Stage 2 trained on: validation_fraction's dev rows are held out
-    from xplant.neural._common import split_validation
+    from xplant.neural._inputs import split_validation
     tr, dv = split_validation(len(texts), clf.validation_fraction, clf.random_state)
     assert len(dv) > 0 and clf.dev_docs_ is None              # released at the end of fit
     assert len(clf.dev_choices_["epoch"]["scores"]) == len(clf.history)   # chosen on those rows
@@ -231,7 +231,7 @@ def test_valid_loss_is_skorchs_dev_loss_from_one_pass(shortlist, small, make_cor
     assert "valid_batch_size" not in clf.history[-1, "batches", 0]   # no second dev pass
     losses, sizes = [], []
     # the dev rows, built again (the fit released its dev split)
-    from xplant.neural._common import split_validation
+    from xplant.neural._inputs import split_validation
     from xplant.neural.batching import TokenDataset, positives_list
     tr, dv = split_validation(60, 0.25, clf.random_state)
     dev = TokenDataset(clf._docs([texts[i] for i in dv]), positives_list(Y[dv]))
@@ -476,7 +476,7 @@ def test_stage1_weight_loss_is_stage2_loss_plus_weighted_ranking_loss(make_corpu
     with pytest.raises(ValueError, match="stage1_weight"):
         small(stage1_weight=-1.0).fit(texts, Y)
     # without a fitted planter (plant=False), the TF ablation still ranks by TF
-    from xplant.neural._stage1 import tf_relevance
+    from xplant.neural.planting._planter import tf_relevance
     tf = small(max_epochs=1, plant=False, stage1_weight=0.5).set_params(planter__target="tf")
     tf.fit(texts, Y)
     docs = tf.relevance_.transform(texts).docs

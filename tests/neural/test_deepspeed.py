@@ -121,7 +121,7 @@ def test_deepspeed_callbacks_put_rank0_record_before_the_decisions(tmp_path):
     the xplant checkpoint (which cannot hold ZeRO's partitioned optimizer)."""
     from skorch.callbacks import EarlyStopping
     from xplant.neural import PlantClassifier
-    from xplant.neural._checkpoint import TrainingCheckpoint
+    from xplant.neural.training._checkpoint import TrainingCheckpoint
     from xplant.neural.distributed import DeepSpeedStrategy
     from xplant.neural.distributed._trainer import DeepSpeedCheckpoint, RankZeroRecord
     clf = PlantClassifier(checkpoint_dir=tmp_path / "own", verbose=0,

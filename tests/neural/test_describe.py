@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 
 from xplant.unseen import DescriptionFusion  # noqa: E402
 from xplant.neural import AttentionPlanter, PlantClassifier  # noqa: E402
-from xplant.neural._describe import (borrow_queries, description_targets, merge_targets,  # noqa: E402
-                                     nearest_labelled_ancestor)
+from xplant.neural.planting._targets import (borrow_queries, description_targets, merge_targets,  # noqa: E402
+                                             nearest_labelled_ancestor)
 
 
 def test_description_targets_are_corpus_tokens_by_idf(zero_shot_corpus):

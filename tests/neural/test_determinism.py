@@ -5,7 +5,7 @@ import pytest
 import torch
 from skorch.callbacks import Callback
 
-from xplant.neural._common import deterministic_on_cpu
+from xplant.neural.training._torch_state import deterministic_on_cpu
 
 
 @pytest.fixture

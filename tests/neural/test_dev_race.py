@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from xplant.neural import AttentionPlanter, PlantClassifier
-from xplant.neural._dev_choice import CandidateRace, race_misses
+from xplant.neural.classifier._stage1_weight import CandidateRace, race_misses
 
 TINY = dict(module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16,
             module__pool_size=16, batch_size=8, verbose=0, n_jobs=1)
@@ -70,7 +70,7 @@ def test_candidate_race_callback_stops_at_patience():
 
 
 def test_race_routed_stops_a_candidate_far_behind_after_the_warm_up():
-    from xplant.neural._dev_choice import ROUT_EPOCHS, ROUT_GAP, race_routed
+    from xplant.neural.classifier._stage1_weight import ROUT_EPOCHS, ROUT_GAP, race_routed
     assert (ROUT_GAP, ROUT_EPOCHS) == (0.1, 1)
     # the dev curves measured on the flatter synthetic corpus (2,000 documents): weight 0.1
     # 0.20 and 0.23 behind weight 0's same-epoch best after the 2 warm-up epochs

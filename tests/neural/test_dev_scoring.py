@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from xplant.fusion import dense_scores, sigmoid
 from xplant.metrics import mean_average_precision
 from xplant.neural import PlantClassifier
-from xplant.neural._callbacks import DevScoring, degenerate_check, score_by_name
+from xplant.neural.training._callbacks import DevScoring, degenerate_check, score_by_name
 
 #: Metrics checked against the dense scores every epoch: k below C = 4, at it, past it, past L
 NAMES = ("map", "precision_at_1", "precision_at_4", "ndcg_at_6", "recall_at_3", "recall_at_20")

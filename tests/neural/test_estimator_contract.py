@@ -263,7 +263,7 @@ class _CtrlCAtEpoch(Callback):
 @pytest.mark.filterwarnings("ignore::xplant.neural.DegenerateModelWarning")
 def test_stage1_weight_dev_checkpoints_each_candidate_and_resumes(data, tmp_path):
     """Ctrl-C in the second candidate stops the fit; resume ends where an unbroken fit does."""
-    from xplant.neural._checkpoint import read_checkpoint
+    from xplant.neural.training._checkpoint import read_checkpoint
     texts, Y = data
     kw = dict(stage1_weight="dev", validation_fraction=0.25, max_epochs=3, patience=10)
     ref = _clf(**kw).fit(texts, Y)
@@ -321,16 +321,16 @@ def test_one_fit_checks_each_target_once(data, monkeypatch):
     Before the shared preparation step the planter re-wrapped the corpus and
     checked Y and Y_dev again (four reads in one fit).
     """
-    from xplant.neural import _common
+    from xplant.neural import _inputs
     texts, Y = data
     seen = []
-    real = _common._check_targets       # what every neural check of a target calls
+    real = _inputs._check_targets       # what every neural check of a target calls
 
     def counting(Y, **kw):
         seen.append(kw["name"])
         return real(Y, **kw)
 
-    monkeypatch.setattr(_common, "_check_targets", counting)
+    monkeypatch.setattr(_inputs, "_check_targets", counting)
     clf = _clf(max_epochs=1).fit(texts[:18], Y[:18], validation_data=(texts[18:], Y[18:]))
     assert clf.planter_ is not None                      # Stage 1 ran
     assert sorted(seen) == ["Y", "Y_dev"]

@@ -7,8 +7,8 @@ import scipy.sparse as sp
 torch = pytest.importorskip("torch")
 
 from xplant.neural import AttentionPlanter, PlantClassifier  # noqa: E402
-from xplant.neural._data import Stage1Dataset  # noqa: E402
-from xplant.neural._describe import evidence_targets  # noqa: E402
+from xplant.neural.planting._items import Stage1Dataset  # noqa: E402
+from xplant.neural._inputs import evidence_targets  # noqa: E402
 from xplant.relevance import MIGRelevance  # noqa: E402
 
 

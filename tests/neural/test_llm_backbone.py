@@ -92,7 +92,7 @@ def test_load_llm_tokenizer_pads_with_eos_and_keeps_the_vocabulary(tiny_llm):
 
 def test_default_relevance_and_fingerprint_check_for_llm(tiny_llm):
     from xplant.neural import default_relevance
-    from xplant.neural._common import check_fingerprint
+    from xplant.neural._inputs import check_fingerprint
     from xplant.relevance import MIGRelevance
 
     spec = "llm:" + tiny_llm

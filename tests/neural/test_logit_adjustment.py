@@ -11,7 +11,7 @@ from sklearn.metrics import f1_score as sk_f1
 
 from xplant.neural import (LOGIT_ADJUSTMENT_GRID, PlantClassifier, adjust_logits,
                            choose_logit_adjustment)
-from xplant.neural._adjustment import check_logit_adjustment
+from xplant.neural.parts._logit_adjustment import check_logit_adjustment
 
 
 def _sigmoid(x):
@@ -57,7 +57,7 @@ def fitted(small, corpus):
 
 
 def _with_tau(clf, tau):
-    from xplant.neural._adjustment import LogitAdjustment
+    from xplant.neural.parts._logit_adjustment import LogitAdjustment
     c = copy.deepcopy(clf)
     part = c.parts_["logit_adjustment"]
     c.parts_["logit_adjustment"] = LogitAdjustment(tau, part.dev_scores, part.log_prior)
@@ -189,7 +189,7 @@ def test_fused_scores_adjust_the_network_only(small, corpus):
     raw = clf.fusion_scores(X, (0.0, 1.0), logit_adjustment=0.0)
     np.testing.assert_array_equal(at[1.0], raw[1.0])
     docs = clf._docs(X)
-    from xplant.neural._shortlisted import shortlist_texts
+    from xplant.neural.classifier._shortlist import shortlist_texts
     cand, _, _ = clf._shortlist_view(shortlist_texts(X, docs, clf.relevance_))
     z = clf._net_candidate_logits(docs, cand, tau=0.0)
     np.testing.assert_allclose(np.take_along_axis(at[0.0], cand, 1),

@@ -10,9 +10,9 @@ import torch
 from xplant.fusion import SCORE_FLOOR, Source, fit_shortlist, fuse, rank_labels, tail_factor
 from xplant.metrics import DecisionRule
 from xplant.neural import adjust_logits, load_model, log_prior
-from xplant.neural._adjustment import LogitAdjustment
-from xplant.neural._fusion_part import ShortlistFusion
-from xplant.neural._parts import PART_NAMES
+from xplant.neural.parts._logit_adjustment import LogitAdjustment
+from xplant.neural.parts._shortlist_fusion import ShortlistFusion
+from xplant.neural.parts._attributes import PART_NAMES
 
 LOG_P = np.log(np.array([0.5, 0.25, 0.125, 0.0625]))
 

@@ -18,10 +18,10 @@ import torch
 from skorch.callbacks import Callback
 
 from xplant.neural import AttentionPlanter, DegenerateModelWarning, PlantClassifier
-from xplant.neural import _checkpoint
-from xplant.neural._callbacks import degenerate_check
-from xplant.neural._checkpoint import (join_optimizer_state, read_checkpoint,
-                                       split_optimizer_state, write_checkpoint)
+from xplant.neural.training import _checkpoint
+from xplant.neural.training._callbacks import degenerate_check
+from xplant.neural.training._checkpoint import (join_optimizer_state, read_checkpoint,
+                                                split_optimizer_state, write_checkpoint)
 
 REPO = Path(__file__).resolve().parents[2]
 

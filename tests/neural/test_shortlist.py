@@ -75,7 +75,7 @@ def test_fusion_choice_scores_candidates_only_and_equals_the_dense_map(small, co
                                                                       monkeypatch):
     """α and the calibration are scored from the (n_dev, C) candidates (no (n_dev, L) array
     per pair), and each score equals the MAP of the dense fused scores (the oracle)."""
-    import xplant.neural._shortlisted as mod
+    import xplant.neural.classifier._shortlist as mod
     from xplant.fusion import tail_factor
     from xplant.metrics import mean_average_precision
     from xplant.neural import PlantClassifier
@@ -86,7 +86,7 @@ def test_fusion_choice_scores_candidates_only_and_equals_the_dense_map(small, co
     cand, s, rank = clf.dev_view_
     p_net = mod.sigmoid(clf._net_candidate_logits(clf.dev_docs_, cand, tau=0.0))
     dense_builds = []
-    import xplant.neural._fusion_part as fusion_part     # the one caller of fuse for a pair
+    import xplant.neural.parts._shortlist_fusion as fusion_part     # the one caller of fuse for a pair
     real_fuse = fusion_part.fuse
 
     def counting_fuse(sources, **kw):
@@ -263,7 +263,7 @@ def test_linear_shortlist_without_vocabulary_says_why(tiny, texts):
 
 
 def test_resume_loads_the_fitted_shortlist(small, corpus, tmp_path, monkeypatch):
-    from xplant.neural import _fusion_part
+    from xplant.neural.parts import _shortlist_fusion as _fusion_part
     texts, Y = corpus
     params = dict(shortlist="linear", n_candidates=4, max_epochs=2,
                   checkpoint_dir=str(tmp_path / "ck"))
@@ -409,7 +409,7 @@ def test_nan_parameters_are_refused(tiny, corpus):
 
 def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkeypatch):
     """k > C: the shortlist ranks k labels (not all L), and the order is predict_proba's."""
-    from xplant.neural import _shortlisted
+    from xplant.neural.classifier import _shortlist as _shortlisted
     clf, texts, Y = fused
     P = clf.predict_proba(texts[:8])
     asked = []

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xplant.neural._data import Stage1Dataset
+from xplant.neural.planting._items import Stage1Dataset
 
 
 def _oracle(ds, i, rng):
@@ -76,7 +76,7 @@ def test_items_by_hand():
 
 
 def test_collate_by_hand():
-    from xplant.neural._data import Stage1Collate
+    from xplant.neural.planting._items import Stage1Collate
     items0 = [(4, np.array([2, 0]), np.array([1.5, 0.0])), (1, np.array([1]), np.array([0.25]))]
     items1 = [(3, np.array([0, 2, 1]), np.array([2.0, 1.0, 0.0]))]
     batch = [(np.array([7, 8, 9]), items0), (np.array([5, 6]), items1), (np.array([4]), [])]

@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from xplant.neural import _base  # noqa: E402
-from xplant.neural._common import SUBNORMAL_SWEEP_STEPS, zero_subnormal_state  # noqa: E402
+from xplant.neural.training._torch_state import SUBNORMAL_SWEEP_STEPS, zero_subnormal_state  # noqa: E402
 
 
 def _values(np_float, np_int):

@@ -131,7 +131,7 @@ def test_run_models_checks_every_row_before_touching_the_disk(tmp_path, specs, m
 
 def test_checkpoint_latest_cannot_point_outside(tmp_path):
     pytest.importorskip("torch")
-    from xplant.neural._checkpoint import read_checkpoint
+    from xplant.neural.training._checkpoint import read_checkpoint
     ck = tmp_path / "ck"
     ck.mkdir()
     (tmp_path / "elsewhere").mkdir()
@@ -223,7 +223,7 @@ def test_save_model_overwrite_keeps_the_old_model_on_failure(tiny_model, tmp_pat
     target = tmp_path / "m"
     shutil.copytree(path, target)
     before = (target / "model.safetensors").read_bytes()
-    import xplant.neural._io as io
+    import xplant.neural.classifier._io as io
     monkeypatch.setattr(io, "_json_params", lambda clf: 1 / 0)      # fail halfway through
     with pytest.raises(ZeroDivisionError):
         clf.save(target, overwrite=True)

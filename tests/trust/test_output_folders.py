@@ -69,7 +69,7 @@ def test_cache_entries_and_checkpoints_follow_the_umask(tmp_path, umask, mask):
 
 def test_a_training_checkpoint_follows_the_umask(tmp_path, umask):
     pytest.importorskip("torch")
-    from xplant.neural._checkpoint import write_checkpoint
+    from xplant.neural.training._checkpoint import write_checkpoint
     umask(0o022)
     from xplant.neural import PlantClassifier
     clf = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8, module__attention_dim=8,

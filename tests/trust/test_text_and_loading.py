@@ -192,7 +192,7 @@ def test_load_relevance_validates(tiny_model, tmp_path, edit, match):
 
 def test_checkpoint_state_is_checked(tmp_path):
     pytest.importorskip("torch")
-    from xplant.neural._checkpoint import read_checkpoint
+    from xplant.neural.training._checkpoint import read_checkpoint
     ck = tmp_path / "ck"
     (ck / "ckpt-0002-abcdef12").mkdir(parents=True)
     (ck / "latest").write_text("ckpt-0002-abcdef12\n")

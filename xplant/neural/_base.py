@@ -9,16 +9,15 @@ from sklearn.utils.metaestimators import available_if
 from torch.utils.data import DataLoader
 
 from .._labels import label_lists, prediction_form
-from .._params import check_params
-from ._common import (SUBNORMAL_SWEEP_STEPS, _is_lists, check_targets, deterministic_on_cpu,
-                      encode, fit_or_take_corpus, is_count_matrix, is_token_corpus, n_documents,
-                      seed_everything, set_torch_threads, split_validation, to_python,
-                      zero_subnormal_state)
-from ._data import LengthBucketSampler, positives_list, truncate
-from ._describe import evidence_targets
+from .._params import check_params, to_python
+from ._inputs import (_is_lists, check_targets, encode, evidence_targets, fit_or_take_corpus,
+                      is_count_matrix, is_token_corpus, n_documents, split_validation)
 from ._settings import (SHARED_CONSTRAINTS, check_renamed, encoder_settings, epoch_settings,
                         merge_channel, module_settings, signature_defaults)
 from .backbones import build_backbone
+from .training._data import LengthBucketSampler, positives_list, truncate
+from .training._torch_state import (SUBNORMAL_SWEEP_STEPS, deterministic_on_cpu, seed_everything,
+                                    set_torch_threads, zero_subnormal_state)
 
 
 class FitData(NamedTuple):
@@ -30,7 +29,7 @@ class FitData(NamedTuple):
     was given (``validation_data``) or there is none. ``dev_docs``, ``Y_dev``
     and ``dev_pos`` are None without dev data. ``train_evidence`` holds the
     training rows' gold-evidence targets
-    (:func:`~xplant.neural._describe.evidence_targets`), or is None.
+    (:func:`~xplant.neural._inputs.evidence_targets`), or is None.
     """
 
     Y: object
@@ -317,8 +316,8 @@ class PlantNetBase(NeuralNet):
     def train_step(self, batch, **fit_params):
         """skorch's optimizer step; in a DeepSpeed fit, the engine's backward and step.
 
-        Outside DeepSpeed, every :data:`~xplant.neural._common.SUBNORMAL_SWEEP_STEPS`-th
-        step of an epoch ends with :func:`~xplant.neural._common.zero_subnormal_state`,
+        Outside DeepSpeed, every :data:`~xplant.neural.training._torch_state.SUBNORMAL_SWEEP_STEPS`-th
+        step of an epoch ends with :func:`~xplant.neural.training._torch_state.zero_subnormal_state`,
         which keeps the optimizer's CPU moments out of the slow subnormal range.
         """
         if self._deepspeed_run_ is not None:

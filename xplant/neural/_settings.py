@@ -282,7 +282,7 @@ def _check_strategy(value):
 
 
 def _check_scoring(value):
-    from ._callbacks import metric_by_name
+    from .training._callbacks import metric_by_name
     metric_by_name(value)
 
 

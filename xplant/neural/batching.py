@@ -1,7 +1,8 @@
 """Batching of the neural estimators, public for scripts that time or probe them.
 
 The same objects ``PlantClassifier`` and ``AttentionPlanter`` train with
-(they live in the private ``_data`` module): documents as token-id arrays
+(they live in the private modules ``training/_data.py`` and
+``classifier/_items.py``): documents as token-id arrays
 and labels as per-document positive ids, never a dense (n, L) target;
 batches of similar length, padded to the batch's longest document.
 
@@ -11,6 +12,7 @@ batches of similar length, padded to the batch's longest document.
 - :func:`pad_batch`, :func:`positives_list`.
 """
 
-from ._data import LengthBucketSampler, Stage2Collate, TokenDataset, pad_batch, positives_list
+from .classifier._items import Stage2Collate
+from .training._data import LengthBucketSampler, TokenDataset, pad_batch, positives_list
 
 __all__ = ["LengthBucketSampler", "Stage2Collate", "TokenDataset", "pad_batch", "positives_list"]

@@ -111,7 +111,7 @@ class HFEncoder(nn.Module):
         padded only to the longest window. Padding was a third of the
         encoder's work on CodiEsp with fixed 510-id windows, and attention
         cost grows with the square of the window. ``mask`` must be a prefix
-        mask (real ids first), as :class:`xplant.neural._data.Stage2Collate`
+        mask (real ids first), as :class:`xplant.neural.batching.Stage2Collate`
         builds it.
 
         Parameters

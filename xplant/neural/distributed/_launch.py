@@ -129,7 +129,7 @@ def main(argv=None):
         cfg["resume"] = True
 
     from .. import AttentionPlanter, PlantClassifier
-    from .._common import default_relevance
+    from .._inputs import default_relevance
     from ._share import broadcast_from_rank0, load_saved_relevance
     from ._group import init_distributed, rank_and_world, shutdown_distributed
     init_distributed()

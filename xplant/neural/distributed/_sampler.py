@@ -3,7 +3,7 @@
 import numpy as np
 from torch.utils.data import Sampler
 
-from .._data import LengthBucketSampler
+from ..training._data import LengthBucketSampler
 
 
 class DistributedBucketSampler(Sampler):
@@ -41,7 +41,7 @@ class DistributedBucketSampler(Sampler):
     generator : numpy.random.Generator or None
         Must be in the same state on every rank.
     min_docs, max_docs : int or None
-        Documents drawn per epoch, as :class:`~xplant.neural._data.LengthBucketSampler`
+        Documents drawn per epoch, as :class:`~xplant.neural.batching.LengthBucketSampler`
         draws them (``iterator_train__min_epoch_docs``, ``max_epoch_docs``).
 
     Examples

@@ -34,8 +34,8 @@ from skorch.callbacks import Callback, PrintLog, ProgressBar
 from skorch.history import History
 from torch.utils.data import DataLoader
 
-from .._checkpoint import TrainingCheckpoint, callback_states, stopped_early
-from .._common import to_python
+from ..training._checkpoint import TrainingCheckpoint, callback_states, stopped_early
+from ..._params import to_python
 from ._config import deepspeed_config_of, resolve_deepspeed_config
 from ._group import import_deepspeed, init_distributed, rank_and_world
 from ._sampler import DistributedBucketSampler
@@ -480,7 +480,7 @@ class DeepSpeedCheckpoint(TrainingCheckpoint):
 
     Written by :meth:`DeepSpeedRun.save` into ``folder``; resuming hands
     early stopping and the schedule their state back as
-    :class:`~xplant.neural._checkpoint.TrainingCheckpoint` does.
+    :class:`~xplant.neural.training._checkpoint.TrainingCheckpoint` does.
     """
 
     def on_epoch_end(self, net, **kwargs):

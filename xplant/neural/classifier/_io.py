@@ -20,7 +20,7 @@ path and the SHA-256 of its weight files (the GGUF file, or a folder's
 weight files). Loading hashes what the spec resolves to now and refuses
 another base, naming both.
 
-The classifier's fitted parts (``parts_``, :mod:`xplant.neural._parts`)
+The classifier's fitted parts (``parts_``, :mod:`xplant.neural.parts._attributes`)
 are walked, not restored attribute by attribute: each part's ``to_dict``
 fills its fields of ``config.json`` (:data:`_PART_FIELDS`) and its
 ``from_dict`` reads them back; the shortlist fusion saves itself to
@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import atomic_folder
-from ..relevance._llm_files import check_llm_base, llm_base_record
-from ._settings import translate_params
-from .backbones import backbone_kind
+from ..._files import atomic_folder
+from ...relevance._llm_files import check_llm_base, llm_base_record
+from .._settings import translate_params
+from ..backbones import backbone_kind
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
@@ -58,7 +58,7 @@ _PLUMBING = ("module", "criterion", "optimizer", "iterator_train", "iterator_val
 
 def _json_value(value, where):
     """A JSON-storable copy of ``value`` (numpy scalars made Python), or ValueError."""
-    from ._common import to_python
+    from ..._params import to_python
     value = to_python(value)
     if isinstance(value, float) and not np.isfinite(value):
         raise ValueError(f"cannot save {where}={value!r}: JSON holds finite numbers only")
@@ -117,9 +117,9 @@ def saved_kind(cls):
 
 def _from_json(params):
     """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
-    from ..relevance import MIGRelevance
-    from ._stage1 import AttentionPlanter
-    from .distributed._config import DeepSpeedStrategy
+    from ...relevance import MIGRelevance
+    from ..planting._planter import AttentionPlanter
+    from ..distributed._config import DeepSpeedStrategy
     known = {"AttentionPlanter": AttentionPlanter, "MIGRelevance": MIGRelevance,
              "DeepSpeedStrategy": DeepSpeedStrategy}
     out = {}
@@ -164,7 +164,7 @@ def save_model(clf, path, *, overwrite=False):
     """
     from safetensors.torch import save_file
     from sklearn.utils.validation import check_is_fitted
-    from ..relevance import save_relevance
+    from ...relevance import save_relevance
     check_is_fitted(clf, "module_")
     path = Path(path)
     with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
@@ -209,7 +209,7 @@ def _has(pkg):
 
 
 #: Where each fitted part's fields live in config.json: {part: {to_dict key: field}}. The
-#: shortlist fusion has a folder of its own (shortlist/); see :mod:`xplant.neural._parts`.
+#: shortlist fusion has a folder of its own (shortlist/); see :mod:`xplant.neural.parts._attributes`.
 _PART_FIELDS = {
     "decision_rule": {"rule": "rule", "k": "k", "threshold": "threshold",
                       "thresholds": "label_thresholds"},
@@ -243,7 +243,7 @@ def _logit_adjustment_state(config, c, clf, n_labels):
 def _decision_rule_state(config, c, clf, n_labels):
     """The decision rule's ``to_dict`` form from ``config.json``, checked field by field:
     a model saved before the rule was chosen on dev applies its fixed ``decision``."""
-    from ..metrics import DECISION_RULES
+    from ...metrics import DECISION_RULES
     rule = config.get("rule", clf.decision)
     if rule not in DECISION_RULES:
         c.fail("rule", f"must be one of {list(DECISION_RULES)}")
@@ -263,8 +263,8 @@ def _decision_rule_state(config, c, clf, n_labels):
 
 def _part_readers(clf, n_labels):
     """{part name: (its state read from ``config.json``, its ``from_dict``)}."""
-    from ..metrics import DecisionRule
-    from ._adjustment import LogitAdjustment
+    from ...metrics import DecisionRule
+    from ..parts._logit_adjustment import LogitAdjustment
     return {"decision_rule": (_decision_rule_state,
                               lambda state: DecisionRule.from_dict(state, n_labels)),
             "logit_adjustment": (_logit_adjustment_state, lambda state: LogitAdjustment.from_dict(
@@ -274,7 +274,7 @@ def _part_readers(clf, n_labels):
 def _load_parts(clf, path, config, c, n_labels):
     """``parts_`` from the saved folder: each part of :data:`_PART_FIELDS` by its
     ``from_dict``, the shortlist fusion from ``shortlist/`` when the model has one."""
-    from ._fusion_part import ShortlistFusion
+    from ..parts._shortlist_fusion import ShortlistFusion
     readers = _part_readers(clf, n_labels)
     clf.parts_ = {"shortlist_fusion": None}
     for name, fields in _PART_FIELDS.items():
@@ -315,10 +315,10 @@ def load_model(path):
     ImportError
         With an ``llm:`` backbone whose model package or reader is missing.
     """
-    from .._files import read_tensors
-    from .._labels import check_label_names
-    from ..relevance import load_relevance
-    from ..relevance._io import _open_saved
+    from ..._files import read_tensors
+    from ..._labels import check_label_names
+    from ...relevance import load_relevance
+    from ...relevance._io import _open_saved
     PlantClassifier = _CLASSES["PlantClassifier"]
     path, config, c = _open_saved(path, "config.json", "model.safetensors", _FORMAT,
                                   "a saved PlantClassifier's configuration",

@@ -31,7 +31,7 @@ from safetensors.torch import save_file
 from skorch.callbacks import Callback
 from skorch.callbacks import EarlyStopping
 
-from .._files import follow_umask, fresh_folder
+from ..._files import follow_umask, fresh_folder
 
 _FORMAT = "xplant-checkpoint-1"
 _KEEP = 2          # checkpoints kept: the latest and the one before
@@ -215,7 +215,7 @@ def read_checkpoint(folder):
         raise ValueError(f"{pointer} names {path.name}, which is not a complete checkpoint; "
                          "delete the checkpoint folder to start over")
     state = _check_state(path / "state.json")
-    from .._files import read_tensors
+    from ..._files import read_tensors
     best = path / "best.safetensors"
     return {"state": state, "path": path,
             "module": read_tensors(path / "module.safetensors", torch=True),
@@ -226,7 +226,7 @@ def read_checkpoint(folder):
 
 def _check_state(state_file):
     """A checkpoint's ``state.json``, every field checked (errors name file and field)."""
-    from .._files import FieldChecker, read_json_object
+    from ..._files import FieldChecker, read_json_object
     state = read_json_object(state_file, "a training checkpoint's state")
     if state.get("format") != _FORMAT:
         raise ValueError(f"{state_file}: unknown checkpoint format {state.get('format')!r}")

@@ -11,11 +11,11 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from .._labels import as_prediction_form, as_score_form
-from .._sigmoid import sigmoid
-from ._common import encode
-from ._data import pad_batch, truncate
-from ._shortlisted import shortlist_texts
+from ..._labels import as_prediction_form, as_score_form
+from ..._sigmoid import sigmoid
+from .._inputs import encode
+from ..training._data import pad_batch, truncate
+from ._shortlist import shortlist_texts
 
 
 class InferenceMixin:
@@ -45,11 +45,11 @@ class InferenceMixin:
         """Logits ``z`` (b, L), or (b, C) of ``labels`` (b, C), minus τ · log p (float32 tensor).
 
         τ is ``tau``, by default the fitted ``logit_adjustment_``
-        (:meth:`~xplant.neural._adjustment.LogitAdjustment.apply`).
+        (:meth:`~xplant.neural.parts._logit_adjustment.LogitAdjustment.apply`).
         """
         part = self.__dict__.get("parts_", {}).get("logit_adjustment")
         if part is None:                        # no fitted part (yet): τ = 0 unless given
-            from ._adjustment import LogitAdjustment
+            from ..parts._logit_adjustment import LogitAdjustment
             part = LogitAdjustment(0.0, None, self._log_prior() if tau else None)
         return part.apply(z, labels, tau)
 
@@ -89,7 +89,7 @@ class InferenceMixin:
             (:func:`xplant._labels.as_score_form`).
         """
         if getattr(self, "shortlist_", None) is not None:
-            from ..fusion import logit
+            from ...fusion import logit
             return self._score_form(logit(self._proba(X)))
         return self._score_form(self._logits(self._docs(X)))
 
@@ -148,7 +148,7 @@ class InferenceMixin:
         scores : ndarray of float32 of shape (n_samples, min(k, n_labels))
             Their probabilities.
         """
-        from ..metrics import top_k_indices
+        from ...metrics import top_k_indices
         if not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         docs = self._docs(X)
@@ -202,8 +202,8 @@ class InferenceMixin:
         WordPiece), so they map back to the original string, unicode
         included.
         """
-        from ..evidence import merge_spans
-        from ._common import check_texts
+        from ...evidence import merge_spans
+        from .._inputs import check_texts
         check_is_fitted(self, "module_")
         texts = check_texts(X)
         if not isinstance(top_labels, numbers.Integral) or top_labels < 1:
@@ -213,8 +213,8 @@ class InferenceMixin:
         self.module_.eval()
         out = []
         m = int(min(top_labels, self.n_labels_))
-        from ..metrics import top_k_indices
-        from ..evidence._spans import check_label_lists
+        from ...metrics import top_k_indices
+        from ...evidence._spans import check_label_lists
         chosen = None if labels is None else check_label_lists(labels, len(texts), self.n_labels_)
         fused = self.predict_top_k(texts, m) if getattr(self, "shortlist_", None) is not None \
             and chosen is None else None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fusion import SCORE_FLOOR, Source, final_step, fit_shortlist, fuse
+from ...fusion import SCORE_FLOOR, Source, final_step, fit_shortlist, fuse
 
 
 def fuse_pair(short, net, alpha, candidates, factor=None, n_labels=None):
@@ -139,8 +139,8 @@ class ShortlistFusion:
         DevChoice
             Also kept as ``choice``.
         """
-        from ..fusion import check_fusion
-        from ..model_selection import choose_on_dev
+        from ...fusion import check_fusion
+        from ...model_selection import choose_on_dev
         fixed = check_fusion(setting)
         if isinstance(fixed, tuple):       # α and the calibration given: nothing chosen
             choice = choose_on_dev("fusion", [fixed], None, family="ranking", criterion=scoring,
@@ -213,7 +213,7 @@ class ShortlistFusion:
             Naming ``where`` and the field: a calibration that is not two
             finite numbers, a fusion weight outside [0, 1], C below 1.
         """
-        from .._files import FieldChecker
+        from ..._files import FieldChecker
         c = FieldChecker(state, where)
         cal = c.get("calibration", list, "[a, b]")
         if len(cal) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -250,8 +250,8 @@ class ShortlistFusion:
         FileExistsError
             When ``folder`` exists and ``overwrite`` is False.
         """
-        from .._files import write_text
-        from ..linear import save_linear
+        from ..._files import write_text
+        from ...linear import save_linear
         folder = Path(folder)
         try:
             save_linear(self.shortlist, folder, overwrite=overwrite)
@@ -282,9 +282,9 @@ class ShortlistFusion:
             When ``fusion.json`` is missing or invalid, or the shortlist has
             other labels than the model, or C is more than its labels.
         """
-        from .. import unseen  # noqa: F401  (a DescriptionRanker shortlist: registers its kind)
-        from .._files import read_json_object
-        from ..linear import load_linear
+        from ... import unseen
+        from ..._files import read_json_object
+        from ...linear import load_linear
         folder = Path(folder)
         meta_file = folder / "fusion.json"
         if not meta_file.is_file():

@@ -17,8 +17,8 @@ dev after training, like the decision rule.
 
 import numpy as np
 
-from .._labels import label_prior
-from ._common import check_param
+from ..._labels import label_prior
+from ..._params import check_param
 
 #: τ tried by ``logit_adjustment="dev"``, from none to the paper's balanced-error τ = 1.
 LOGIT_ADJUSTMENT_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -122,8 +122,8 @@ def choose_logit_adjustment(Y_dev, scores_at, grid=LOGIT_ADJUSTMENT_GRID, max_k=
     micro_f1 : dict of float to float
         Each τ's dev micro-F1 (a fraction) at its best k.
     """
-    from .. import metrics
-    from ..model_selection import choose_on_dev
+    from ... import metrics
+    from ...model_selection import choose_on_dev
 
     def micro_f1(tau):
         scores = scores_at(tau)
@@ -228,7 +228,7 @@ class LogitAdjustment:
         ValueError
             For a ``setting`` that is neither "dev" nor a finite number >= 0.
         """
-        from ..model_selection import DevChoice, choose_on_dev
+        from ...model_selection import DevChoice, choose_on_dev
         tau, dev, scores = check_logit_adjustment(setting), None, None
         if tau != "dev":                        # given, not chosen
             choice = choose_on_dev("logit_adjustment", [float(tau)], None, family="decision",

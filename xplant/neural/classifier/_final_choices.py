@@ -11,7 +11,7 @@ fallback for want of labelled dev data.
 
 import numpy as np
 
-from ..metrics import DECISION_RULES, DecisionRule
+from ...metrics import DECISION_RULES, DecisionRule
 
 
 class AfterTrainingMixin:
@@ -24,7 +24,7 @@ class AfterTrainingMixin:
                 if not c["on_dev"] and not c.get("fixed")}
         if fell:
             import warnings
-            from ..model_selection import NoDevDataWarning
+            from ...model_selection import NoDevDataWarning
             warnings.warn(f"{self._no_dev_reason_}: no labelled dev data to choose on, so "
                           "these choices took their fallbacks: " + ", ".join(f"{n}={v!r}" for n, v in fell.items()) +
                           ". Pass validation_data with labelled documents (or a "
@@ -48,7 +48,7 @@ class AfterTrainingMixin:
         """The best epoch by the dev ``scoring`` (a ranking choice; ties keep the earlier,
         as early stopping restores it), or the last epoch without dev data; with
         ``patience=None`` the last epoch, recorded as fixed."""
-        from ..model_selection import choose_on_dev
+        from ...model_selection import choose_on_dev
         if self.patience is None:
             return choose_on_dev("epoch", [len(self.history)], None, family="ranking",
                                  criterion=self.scoring, fallback=len(self.history), fixed=True)
@@ -71,7 +71,7 @@ class AfterTrainingMixin:
         fit's one ``NoDevDataWarning``. A fixed rule with ``decision__k`` and
         ``decision__threshold`` (and ``decision__thresholds`` for the
         per-label rule) is taken as given: nothing is fitted on dev."""
-        from ._settings import decision_settings
+        from .._settings import decision_settings
         has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
         rules = DECISION_RULES if self.decision == "dev" else (self.decision,)
         mean = int(max(1, round(Y_train.nnz / max(1, Y_train.shape[0]))))

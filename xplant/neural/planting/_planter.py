@@ -14,17 +14,19 @@ from sklearn.utils.metaestimators import available_if
 from skorch.callbacks import PrintLog
 from torch.utils.data import DataLoader
 
-from .._labels import label_frequency
-from ._base import PlantNetBase
-from ._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
-from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._common import encode, torch_state_restored
-from ._describe import borrow_queries, description_targets, merge_targets, prepare_descriptions
-from ._settings import PLANTER_CONSTRAINTS, epoch_settings, merge_channel, network_settings
-from ._stage2_defaults import PLANTING_EPOCH_DOCS, default_planting_lr
-from ._data import LengthBucketSampler, Stage1Collate, Stage1Dataset, truncate
-from .losses import Stage1Loss, graded_ndcg
-from .modules import PlanterNet
+from ..._labels import label_frequency
+from .._base import PlantNetBase
+from ..training._callbacks import AttentionNDCG, FiniteLossGuard, WarmupCosine
+from ..training._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
+from .._inputs import encode
+from ..training._torch_state import torch_state_restored
+from ._targets import borrow_queries, description_targets, merge_targets, prepare_descriptions
+from .._settings import PLANTER_CONSTRAINTS, epoch_settings, merge_channel, network_settings
+from ._defaults import PLANTING_EPOCH_DOCS, default_planting_lr
+from ..training._data import LengthBucketSampler, truncate
+from ._items import Stage1Collate, Stage1Dataset
+from ..losses import Stage1Loss, graded_ndcg
+from ..modules import PlanterNet
 
 
 def tf_relevance(docs, Y, n_tokens, top_k=50, ignore_ids=()):
@@ -65,7 +67,7 @@ class AttentionPlanter(PlantNetBase):
     """Stage 1 of PLANT: train label queries so attention ranks tokens by MIG.
 
     For each document, a few labels are sampled (the document's own labels
-    first; see :class:`~xplant.neural._data.Stage1Dataset`), and the label's
+    first; see :class:`~xplant.neural.planting._items.Stage1Dataset`), and the label's
     attention scores over the document's tokens are trained with a
     learning-to-rank loss so that the tokens of T_l (its top-k MIG tokens)
     come first, in MIG order.
@@ -110,7 +112,7 @@ class AttentionPlanter(PlantNetBase):
         With ``label_descriptions`` given to ``fit``: labels with at most
         this many training documents take their description's corpus tokens
         as Stage 1 targets, ranked above their MIG tokens (0: only labels
-        never seen in training). See :mod:`xplant.neural._describe`.
+        never seen in training). See :mod:`xplant.neural.planting._targets`.
     random_state : int, default=0
         Seed of the dev split, the sampling and the initial weights.
     n_jobs : int or None
@@ -310,7 +312,7 @@ class AttentionPlanter(PlantNetBase):
             :func:`xplant.evidence.check_evidence`. A (document, label) pair
             with a mention is planted on the tokens inside its spans, graded
             by idf and ranked above the label's MIG tokens in that document
-            (:func:`~xplant.neural._describe.evidence_targets`); every other
+            (:func:`~xplant.neural._inputs.evidence_targets`); every other
             pair keeps its MIG targets. Needs raw texts X. The dev split's
             attention nDCG stays measured on MIG targets.
 
@@ -463,7 +465,7 @@ class AttentionPlanter(PlantNetBase):
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().contiguous().clone() for k, v in self.module_.state_dict().items()}
-        from .._files import atomic_path, write_text
+        from ..._files import atomic_path, write_text
         with atomic_path(path / "planted.safetensors") as tmp:
             save_file(state, str(tmp))
         meta = {"format": "xplant-planting-1", "n_labels": int(self.n_labels_),
@@ -496,7 +498,7 @@ def load_planting(path):
     FileNotFoundError
         When the folder lacks ``planted.safetensors`` or ``planting.json``.
     """
-    from .._files import read_json_object, read_tensors
+    from ..._files import read_json_object, read_tensors
     path = Path(path)
     if not (path / "planted.safetensors").is_file() or not (path / "planting.json").is_file():
         raise FileNotFoundError(f"{path} is not a planting folder (needs planted.safetensors and "

@@ -167,7 +167,7 @@ def degenerate_check(Y, scores, threshold=0.5, *, candidates=None, rank=None):
     Y = sp.csr_matrix(Y)
     n_docs, n_labels = Y.shape
     if candidates is not None:
-        from ..fusion import counts_above
+        from ...fusion import counts_above
         n_pred, tp = counts_above(Y, candidates, scores, rank, threshold)
     else:
         pred = np.asarray(scores) > threshold
@@ -188,7 +188,7 @@ def degenerate_check(Y, scores, threshold=0.5, *, candidates=None, rank=None):
 
 def _metric_at_k(name):
     """(metric function, k) of "<precision|ndcg|recall>_at_<k>", (None, None) for "map"."""
-    from .. import metrics
+    from ... import metrics
     if name == "map":
         return None, None
     base, _, k = name.rpartition("_at_")
@@ -208,7 +208,7 @@ def metric_by_name(name):
     ValueError
         For a name other than "map" or "<precision|ndcg|recall>_at_<k>".
     """
-    from .. import metrics
+    from ... import metrics
     func, k = _metric_at_k(name)
     if func is None:
         return lambda Y, s: float(metrics.mean_average_precision(Y, s))
@@ -248,7 +248,7 @@ def score_by_name(name, Y, scores, *, candidates=None, rank=None):
     """
     if candidates is None:
         return metric_by_name(name)(Y, scores)
-    from ..fusion import map_from_candidates, ranking_from_candidates
+    from ...fusion import map_from_candidates, ranking_from_candidates
     func, k = _metric_at_k(name)
     if func is None:
         return float(map_from_candidates(Y, candidates, scores, rank))

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, check_fusion,
-                      cross_fit_ranking, every_label_scores, final_step, fit_calibration,
-                      fuse, is_frozen, rank_labels, sigmoid, tail_factor,
-                      tail_order, top_k_from_candidates, training_candidates)
-from ._fusion_part import ShortlistFusion, fuse_pair
+from ...fusion import (FUSION_GRID, SCORE_FLOOR, Source, calibrate, check_fusion,
+                       cross_fit_ranking, every_label_scores, final_step, fit_calibration, fuse,
+                       is_frozen, rank_labels, sigmoid, tail_factor, tail_order,
+                       top_k_from_candidates, training_candidates)
+from ..parts._shortlist_fusion import ShortlistFusion, fuse_pair
 
 
 #: Each dev document's top shortlist candidates that fit the calibration.
@@ -30,7 +30,7 @@ def shortlist_texts(X, docs, relevance):
     was made from; one without them gives each document as its tokens
     joined by spaces (what PLANT itself reads).
     """
-    from ._common import is_token_corpus
+    from .._inputs import is_token_corpus
     if not is_token_corpus(X):
         return list(X)
     texts = getattr(X, "texts", None)
@@ -76,7 +76,7 @@ class ShortlistMixin:
             C = n_candidates
             part = ShortlistFusion.load(saved, self.n_labels_)   # a resumed fit never refits it
             self.parts_["shortlist_fusion"] = part
-            from ..linear import OneVsRestLinear       # what shortlist="linear" fits
+            from ...linear import OneVsRestLinear       # what shortlist="linear" fits
             given = self.shortlist
             given = (OneVsRestLinear if isinstance(given, str) else
                      type(final_step(given.estimator if is_frozen(given) else given))).__name__
@@ -115,7 +115,7 @@ class ShortlistMixin:
             k = int(min(self.n_labels_, self.n_candidates_ + max(map(len, pos), default=0)))
             ranked = None if saved is None else saved / "train_ranking.safetensors"
             if resume and ranked is not None and ranked.is_file():
-                from .._files import read_tensors
+                from ..._files import read_tensors
                 ranking = read_tensors(ranked)["ranking"]
             elif self.shortlist_cv:
                 ranking, _ = cross_fit_ranking(self.shortlist_, train_texts, Y[tr], k,
@@ -192,8 +192,8 @@ class ShortlistMixin:
         ``valid_loss``; skorch's own validation pass, a second forward pass
         over dev each epoch, is not run), and what stands for the rest of
         the labels, as keyword arguments of
-        :func:`~xplant.neural._callbacks.score_by_name` and
-        :func:`~xplant.neural._callbacks.degenerate_check`. With fewer
+        :func:`~xplant.neural.training._callbacks.score_by_name` and
+        :func:`~xplant.neural.training._callbacks.degenerate_check`. With fewer
         candidates than labels (``n_candidates`` < L) the scores are the
         (n_dev, C) candidates' σ(z), floored as :func:`~xplant.fusion.dense_scores` floors them,
         and ``tail`` is ``{"candidates", "rank"}`` (the candidates and
@@ -246,7 +246,7 @@ class ShortlistMixin:
         shortlist form, as in training).
         """
         import torch
-        from ._data import pad_batch
+        from ..training._data import pad_batch
         positives = self.dev_dataset_.positives
         scored = self._scored_mask(device="cpu")
         total, n = 0.0, logits.shape[0]
@@ -281,8 +281,8 @@ class ShortlistMixin:
         metric of the dense scores to the last digit, not from an
         (n_dev, L) matrix per pair.
         """
-        from ..model_selection import choose_on_dev
-        from ._callbacks import score_by_name
+        from ...model_selection import choose_on_dev
+        from ..training._callbacks import score_by_name
         fixed = check_fusion(self.fusion)
         grid = FUSION_GRID if fixed == "dev" else (fixed,) if not isinstance(fixed, tuple) \
             else (fixed[0],)
@@ -300,7 +300,7 @@ class ShortlistMixin:
 
     def _log_prior(self):
         """log p_l of each label (float64, (n_labels,)): the logit adjustment's prior."""
-        from ._adjustment import log_prior
+        from ..parts._logit_adjustment import log_prior
         return log_prior(self.label_frequency_, self.n_train_documents_)
 
     def _choose_scoring(self):
@@ -317,8 +317,9 @@ class ShortlistMixin:
         the dev scores at the choice (for the decision rule), or None
         without labelled dev data.
         """
-        from ._adjustment import LogitAdjustment, adjust_logits, check_logit_adjustment
-        from ._settings import decision_settings
+        from ..parts._logit_adjustment import (LogitAdjustment, adjust_logits,
+                                               check_logit_adjustment)
+        from .._settings import decision_settings
         decision = decision_settings(self)
         tau = check_logit_adjustment(decision["logit_adjustment"])
         log_p = self._log_prior()
@@ -396,7 +397,7 @@ class ShortlistMixin:
         """
         if getattr(self, "shortlist_", None) is None:
             raise ValueError("fusion_scores needs a PlantClassifier fitted with a shortlist")
-        from ._common import check_param
+        from ..._params import check_param
         for a in alphas:
             check_param("each of alphas", a, low=0.0, high=1.0)
         src = self.fusion_sources(X, logit_adjustment=logit_adjustment)
@@ -444,7 +445,7 @@ class ShortlistMixin:
         if getattr(self, "shortlist_", None) is None:
             raise ValueError("fusion_sources needs a PlantClassifier fitted with a shortlist")
         if logit_adjustment is not None:
-            from ._adjustment import check_logit_adjustment
+            from ..parts._logit_adjustment import check_logit_adjustment
             if isinstance(logit_adjustment, str):
                 raise ValueError("logit_adjustment must be a number >= 0 or None here, got "
                                  f"{logit_adjustment!r}")

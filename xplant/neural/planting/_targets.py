@@ -13,17 +13,18 @@ about that pair than MIG can. Here:
 * :func:`borrow_queries`: a label left without targets starts from the mean
   planted query of the labels that share its nearest labelled ancestor (its
   siblings and that ancestor);
-* :func:`evidence_targets`: per document, the tokens inside a label's gold
-  evidence spans, graded by inverse document frequency; Stage 1 puts them
-  above the label's MIG tokens in that document (``merge_targets``), and
-  keeps MIG for every pair without evidence.
+* gold evidence (:func:`~xplant.neural._inputs.evidence_targets`, read by
+  both estimators' ``fit``): per document, the tokens inside a label's
+  spans; Stage 1 puts them above the label's MIG tokens in that document
+  (``merge_targets``), and keeps MIG for every pair without evidence.
 """
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from .._descriptions import check_label_texts, label_documents
+from ..._descriptions import check_label_texts, label_documents
+from .._inputs import smooth_idf
 
 
 def _token_strings(relevance):
@@ -32,75 +33,6 @@ def _token_strings(relevance):
     out = {}
     for tok, i in vocab.items():
         out[int(i)] = str(tok).lstrip("#").lstrip("\u0120").lstrip("\u2581").lower()
-    return out
-
-
-def _idf(relevance):
-    """The training corpus's document frequency, its number of documents and smooth idf."""
-    df = np.asarray(relevance.document_frequency_, dtype=np.float64)
-    n_docs = float(getattr(relevance, "n_train_documents_", None) or max(1.0, df.max()))
-    return df, n_docs, np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
-
-
-def evidence_targets(relevance, texts, evidence, column, *, max_length=None):
-    """Per document, the Stage 1 targets its gold evidence gives: the tokens inside the spans.
-
-    A token belongs to a mention when its characters overlap one of the
-    mention's spans (a discontinuous mention has several). Each of a
-    label's tokens in the document is graded by its smooth idf over the
-    training corpus, as :func:`description_targets` grades a description's
-    tokens, so that content words rank above the function words a span
-    also holds ("fractura **de** cadera").
-
-    Parameters
-    ----------
-    relevance : fitted MIGRelevance
-        Its tokenizer (with offsets) and document frequencies.
-    texts : sequence of str of length n_docs
-        The texts the offsets index.
-    evidence : sequence of length n_docs
-        Each document's mentions as :func:`xplant.evidence.check_evidence`
-        returns them: a list of ``(label, spans)``, spans ``(start, end)``
-        in code points, end exclusive.
-    column : dict
-        Label name to its column in the label space.
-    max_length : int or None, default=None
-        Read at most this many tokens of each text (the model's reach).
-
-    Returns
-    -------
-    list of length n_docs of (ndarray, ndarray, ndarray) or None
-        Per document, ``(labels, tokens, grades)``: int64 label columns,
-        int64 token ids and float64 idf grades, one entry per distinct
-        (label, token) pair; None for a document without evidence.
-
-    Examples
-    --------
-    >>> from xplant.relevance import MIGRelevance
-    >>> rel = MIGRelevance().fit(["fractura de cadera", "dolor de cabeza"], [[1, 0], [0, 1]])
-    >>> (labels, tokens, grades), = evidence_targets(
-    ...     rel, ["fractura de cadera"], [[("S72", [(0, 8), (12, 18)])]], {"S72": 0, "R51": 1})
-    >>> labels.tolist(), [rel.vocabulary_[w] for w in ("cadera", "fractura")] == sorted(tokens.tolist())
-    ([0, 0], True)
-    """
-    texts = list(texts)
-    ids, offsets = relevance.tokenize(texts, return_offsets=True, max_length=max_length)
-    idf = _idf(relevance)[2]
-    out = []
-    for doc_ids, off, mentions in zip(ids, offsets, evidence):
-        doc_ids, off = np.asarray(doc_ids, dtype=np.int64), np.asarray(off, dtype=np.int64)
-        pairs = set()
-        for label, spans in mentions or ():
-            inside = np.zeros(len(doc_ids), dtype=bool)
-            for start, end in spans:
-                inside |= (off[:, 0] >= 0) & (off[:, 0] < end) & (off[:, 1] > start)
-            j = column[label]
-            pairs.update((j, int(t)) for t in np.unique(doc_ids[inside]) if 0 <= t < len(idf))
-        if not pairs:
-            out.append(None)
-            continue
-        labels, tokens = (np.asarray(a, dtype=np.int64) for a in zip(*sorted(pairs)))
-        out.append((labels, tokens, idf[tokens]))
     return out
 
 
@@ -133,7 +65,7 @@ def description_targets(relevance, label_texts, labels, *, top_k=50, max_df=0.5,
         ``top_k`` by idf, ties to the lower token id; English stop words are
         left out.
     """
-    df, n_docs, idf = _idf(relevance)
+    df, n_docs, idf = smooth_idf(relevance)
     n_tokens = df.shape[0]
     strings = _token_strings(relevance)
     skip = set(int(i) for i in ignore_ids)

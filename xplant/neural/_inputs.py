@@ -1,15 +1,16 @@
-"""Input handling shared by AttentionPlanter and PlantClassifier."""
+"""Input handling shared by AttentionPlanter and PlantClassifier.
 
-import contextlib
-import os
+The checks of a fit's targets and texts, the token corpus (fitting or
+taking the MIGRelevance, encoding texts), the seeded dev split, and the
+Stage 1 targets that gold evidence gives (:func:`evidence_targets`, graded
+by :func:`smooth_idf`).
+"""
 
 import numpy as np
-import torch
 from sklearn.base import clone
 
 from .._labels import check_class_names
 from .._labels import check_targets as _check_targets
-from .._params import check_param, to_python  # noqa: F401  (re-exported for the neural modules)
 from .backbones import backbone_kind, resolve_hf_path
 
 ARCH_PARAMS = ("backbone", "embedding_dim", "hidden_dim", "attention_dim", "kernel_size",
@@ -194,126 +195,70 @@ def split_validation(n, fraction, random_state):
     return np.sort(perm[n_dev:]), np.sort(perm[:n_dev])
 
 
-def set_torch_threads(n_jobs):
-    """Map n_jobs to torch's intra-op threads (None keeps torch's default)."""
-    if n_jobs is None:
-        return
-    n = os.cpu_count() if n_jobs == -1 else int(n_jobs)
-    torch.set_num_threads(max(1, n))
+def smooth_idf(relevance):
+    """The training corpus's document frequency, its number of documents and smooth idf."""
+    df = np.asarray(relevance.document_frequency_, dtype=np.float64)
+    n_docs = float(getattr(relevance, "n_train_documents_", None) or max(1.0, df.max()))
+    return df, n_docs, np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
 
 
-@contextlib.contextmanager
-def deterministic_on_cpu(device):
-    """Run a CPU training loop with torch's deterministic algorithms, then restore the setting.
+def evidence_targets(relevance, texts, evidence, column, *, max_length=None):
+    """Per document, the Stage 1 targets its gold evidence gives: the tokens inside the spans.
 
-    With more than one intra-op thread, some of torch's CPU backward
-    kernels accumulate in an order that varies from run to run, so two
-    fits with the same seed drifted apart from the 7th decimal of a loss
-    (measured on CodiEsp-D: Stage 1 at 2 threads). Inside this context
-    torch uses its deterministic kernels (``warn_only=True``: an operation
-    without one warns instead of failing), and the fit repeats exactly.
-    Other devices are left as they are: GPU fits are not deterministic.
-
-    The mode also fills every new tensor with NaN by default
-    (``torch.utils.deterministic.fill_uninitialized_memory``), a guard
-    against reading memory no kernel wrote; xplant's kernels write every
-    element they read, so it is off inside this context (restored after).
-    Under torch's profiler the fill was a sixth of a fit's CPU time; on a
-    quiet machine the fit's wall time did not change measurably
-    (docs/benchmarks/archive/speed.md). The fits stay deterministic: the fill never
-    reaches a result.
+    A token belongs to a mention when its characters overlap one of the
+    mention's spans (a discontinuous mention has several). Each of a
+    label's tokens in the document is graded by its smooth idf over the
+    training corpus, as :func:`~xplant.neural.planting._targets.description_targets` grades a description's
+    tokens, so that content words rank above the function words a span
+    also holds ("fractura **de** cadera").
 
     Parameters
     ----------
-    device : str or torch.device
-        The estimator's ``device``; only ``"cpu"`` turns the mode on.
-    """
-    if torch.device(device).type != "cpu":
-        yield
-        return
-    import torch.utils.deterministic as deterministic
-    was = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    fill = deterministic.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    deterministic.fill_uninitialized_memory = False
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(was, warn_only=warn_only)
-        deterministic.fill_uninitialized_memory = fill
+    relevance : fitted MIGRelevance
+        Its tokenizer (with offsets) and document frequencies.
+    texts : sequence of str of length n_docs
+        The texts the offsets index.
+    evidence : sequence of length n_docs
+        Each document's mentions as :func:`xplant.evidence.check_evidence`
+        returns them: a list of ``(label, spans)``, spans ``(start, end)``
+        in code points, end exclusive.
+    column : dict
+        Label name to its column in the label space.
+    max_length : int or None, default=None
+        Read at most this many tokens of each text (the model's reach).
 
-
-#: optimizer steps between two sweeps of :func:`zero_subnormal_state` (within an epoch)
-SUBNORMAL_SWEEP_STEPS = 16
-
-_EXPONENT_BITS = {torch.float32: (torch.int32, 0x7F800000),
-                  torch.float64: (torch.int64, 0x7FF0000000000000)}
-
-
-def zero_subnormal_state(optimizer):
-    """Set every subnormal entry of an optimizer's CPU state to zero, in place.
-
-    Adam's first moment of a parameter whose gradient is zero decays by
-    ``beta1`` at every step: the moments of an embedding row whose word is
-    absent from the recent batches reach the subnormal range (below
-    ``torch.finfo(dtype).tiny``) after a few hundred steps and stay there for
-    about 150 more. An x86 core computes with subnormal operands through a
-    microcode assist that is many times slower than normal arithmetic, and
-    ``torch.set_flush_denormal`` cannot fix it from Python: it sets only the
-    calling thread's control register, not those of torch's OpenMP threads.
-    A fit calls this every :data:`SUBNORMAL_SWEEP_STEPS` steps. An entry it
-    zeroes is below 1.2e-38 (float32), so its share of any update is far
-    below a weight's last bit.
-
-    The test of each entry reads its exponent bits as an integer (an
-    exponent of zero is a subnormal or a zero), so the sweep itself does no
-    arithmetic on subnormals. Only float32 and float64 tensors on the CPU
-    are swept; the others are left as they are.
-
-    Parameters
-    ----------
-    optimizer : torch.optim.Optimizer
-        Its ``state`` tensors (for AdamW ``exp_avg`` and ``exp_avg_sq``) are
-        changed in place.
+    Returns
+    -------
+    list of length n_docs of (ndarray, ndarray, ndarray) or None
+        Per document, ``(labels, tokens, grades)``: int64 label columns,
+        int64 token ids and float64 idf grades, one entry per distinct
+        (label, token) pair; None for a document without evidence.
 
     Examples
     --------
-    >>> import torch
-    >>> w = torch.nn.Parameter(torch.ones(3))
-    >>> opt = torch.optim.AdamW([w])
-    >>> w.grad = torch.ones(3); opt.step()
-    >>> _ = opt.state[w]["exp_avg"].copy_(torch.tensor([1e-39, -1e-40, 1e-3]))
-    >>> zero_subnormal_state(opt)
-    >>> opt.state[w]["exp_avg"]
-    tensor([0.0000, 0.0000, 0.0010])
+    >>> from xplant.relevance import MIGRelevance
+    >>> rel = MIGRelevance().fit(["fractura de cadera", "dolor de cabeza"], [[1, 0], [0, 1]])
+    >>> (labels, tokens, grades), = evidence_targets(
+    ...     rel, ["fractura de cadera"], [[("S72", [(0, 8), (12, 18)])]], {"S72": 0, "R51": 1})
+    >>> labels.tolist(), [rel.vocabulary_[w] for w in ("cadera", "fractura")] == sorted(tokens.tolist())
+    ([0, 0], True)
     """
-    for state in optimizer.state.values():
-        for t in state.values():
-            if not torch.is_tensor(t) or t.device.type != "cpu" or t.dtype not in _EXPONENT_BITS \
-                    or t.dim() == 0:
-                continue
-            int_dtype, mask = _EXPONENT_BITS[t.dtype]
-            t.masked_fill_(torch.bitwise_and(t.view(int_dtype), mask) == 0, 0.0)
-
-
-@contextlib.contextmanager
-def torch_state_restored():
-    """Leave torch's intra-op thread count and global RNG state as they were.
-
-    ``fit`` sets the threads (``n_jobs``) and seeds torch's generator
-    (``random_state``) for itself; inside this context both are restored
-    afterwards, so a fit changes nothing else in the process.
-    """
-    threads, rng = torch.get_num_threads(), torch.get_rng_state()
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-        torch.set_rng_state(rng)
-
-
-def seed_everything(random_state):
-    seed = 0 if random_state is None else int(random_state)
-    torch.manual_seed(seed)
-    return np.random.default_rng(seed)
+    texts = list(texts)
+    ids, offsets = relevance.tokenize(texts, return_offsets=True, max_length=max_length)
+    idf = smooth_idf(relevance)[2]
+    out = []
+    for doc_ids, off, mentions in zip(ids, offsets, evidence):
+        doc_ids, off = np.asarray(doc_ids, dtype=np.int64), np.asarray(off, dtype=np.int64)
+        pairs = set()
+        for label, spans in mentions or ():
+            inside = np.zeros(len(doc_ids), dtype=bool)
+            for start, end in spans:
+                inside |= (off[:, 0] >= 0) & (off[:, 0] < end) & (off[:, 1] > start)
+            j = column[label]
+            pairs.update((j, int(t)) for t in np.unique(doc_ids[inside]) if 0 <= t < len(idf))
+        if not pairs:
+            out.append(None)
+            continue
+        labels, tokens = (np.asarray(a, dtype=np.int64) for a in zip(*sorted(pairs)))
+        out.append((labels, tokens, idf[tokens]))
+    return out

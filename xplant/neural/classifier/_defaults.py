@@ -4,15 +4,15 @@
 (unless Stage 1 plants them from their texts); :func:`default_lr` is the
 learning rate of ``lr=None`` (:data:`DEFAULT_LR`) and
 :func:`default_phases` the progressive unfreezing that goes with it
-(:func:`default_planting_lr`: Stage 1's, for ``AttentionPlanter(lr=None)``);
-:func:`initial_label_bias` is where each label's bias starts. Each is read
-by :class:`~xplant.neural.PlantClassifier`'s ``fit``.
+(Stage 1's rate, for ``AttentionPlanter(lr=None)``, is in
+``planting/_defaults.py``); :func:`initial_label_bias` is where each
+label's bias starts. Each is read by :class:`~xplant.neural.PlantClassifier`'s ``fit``.
 """
 
 import numpy as np
 
-from .._labels import label_frequency, label_prior
-from .backbones import backbone_kind
+from ..._labels import label_frequency, label_prior
+from ..backbones import backbone_kind
 
 #: Stage 2 learning rates of ``lr=None`` (docs/benchmarks/evidence.md, section
 #: "The Stage 2 learning rate"). A word backbone trained from scratch whose Stage 2 keeps
@@ -25,22 +25,6 @@ from .backbones import backbone_kind
 #: Pretrained encoders keep 1e-3 for the head, which :func:`default_phases`
 #: divides further for their lower layers.
 DEFAULT_LR = {"word, ranking loss kept": 1e-2, "word": 1e-3, "pretrained": 1e-3}
-
-#: Stage 1 (planting) peak learning rates of ``AttentionPlanter(lr=None)``
-#: (docs/benchmarks/speed.md, "The planting rate of a word backbone"): the paper's 5e-4 for
-#: pretrained encoders, whose keys already mean something; a word backbone's embeddings and
-#: convolution start at random, and at 5e-4 its dev attention nDCG@50 was still rising at the
-#: last of 10 epochs on both corpora measured (CodiEsp-D, 7,700 synthetic short documents),
-#: where 3e-3 passes that figure by its 2nd epoch.
-PLANTING_LR = {"word": 3e-3, "pretrained": 5e-4}
-
-#: Documents a Stage 1 epoch draws at most by default (``AttentionPlanter``'s
-#: ``iterator_train__max_epoch_docs``; a fresh random subset of a larger training set each
-#: epoch): at the rates above the planting is bound by its optimizer steps, not by the
-#: documents it sees, so Stage 1 costs at most about 10 × 256 steps of 16 documents however
-#: large the corpus (docs/benchmarks/speed.md, "The planting rate of a word backbone").
-PLANTING_EPOCH_DOCS = 4096
-
 
 def scored_labels(frequency, planted_from_texts=False):
     """The labels Stage 2's network attends and scores.
@@ -113,34 +97,6 @@ def default_lr(backbone, stage1_weight):
     if backbone_kind(backbone) != "word":
         return DEFAULT_LR["pretrained"]
     return DEFAULT_LR["word, ranking loss kept" if stage1_weight > 0 else "word"]
-
-
-def default_planting_lr(backbone):
-    """The Stage 1 (planting) peak learning rate that ``AttentionPlanter(lr=None)`` resolves to.
-
-    Parameters
-    ----------
-    backbone : str
-        An :class:`~xplant.neural.AttentionPlanter` backbone ("cnn", "bigru",
-        "hf", "hf:<folder>", "llm:<folder>").
-
-    Returns
-    -------
-    float
-        3e-3 for a word backbone, 5e-4 (the PLANT paper's) for a pretrained
-        encoder (:data:`PLANTING_LR`).
-
-    Raises
-    ------
-    ValueError
-        For an unknown backbone.
-
-    Examples
-    --------
-    >>> default_planting_lr("cnn"), default_planting_lr("bigru"), default_planting_lr("hf")
-    (0.003, 0.003, 0.0005)
-    """
-    return PLANTING_LR["word" if backbone_kind(backbone) == "word" else "pretrained"]
 
 
 def default_phases(backbone, lr):

@@ -1,7 +1,7 @@
 """The Stage 1 → Stage 2 hand-off: PlantClassifier runs its planter and starts from it.
 
-Stage 1 itself (:class:`AttentionPlanter`) is ``_stage1.py``; Stage 2
-(:class:`PlantClassifier`) is ``_classifier.py``. A mixin of :class:`~xplant.neural.PlantClassifier`: ``_plant`` fits an
+Stage 1 itself (:class:`AttentionPlanter`) is ``planting/_planter.py``; Stage 2
+(:class:`PlantClassifier`) is ``classifier/_classifier.py``. A mixin of :class:`~xplant.neural.PlantClassifier`: ``_plant`` fits an
 :class:`AttentionPlanter` (or loads a saved planting) and copies its
 encoder and label attention into the Stage 2 network; ``_train_dataset``
 builds the Stage 2 items, with the planter's ranking items when
@@ -13,9 +13,11 @@ import os
 
 from sklearn.base import clone
 
-from ._settings import ARCH_DEFAULTS, epoch_settings
-from ._data import AnchoredDataset, CandidateDataset, Stage1Dataset, TokenDataset
-from ._stage1 import AttentionPlanter, load_planting, tf_relevance
+from .._settings import ARCH_DEFAULTS, epoch_settings
+from ._items import AnchoredDataset, CandidateDataset
+from ..planting._items import Stage1Dataset
+from ..training._data import TokenDataset
+from ..planting._planter import AttentionPlanter, load_planting, tf_relevance
 
 
 class PlantingMixin:
@@ -40,7 +42,7 @@ class PlantingMixin:
             return bool(described)
         from pathlib import Path
 
-        from .._files import read_json_object
+        from ..._files import read_json_object
         meta = Path(folder) / "planting.json"
         try:
             return bool(read_json_object(meta, "a planting's record").get("planted_from_texts", True))

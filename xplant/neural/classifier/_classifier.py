@@ -10,26 +10,28 @@ from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
 from skorch.utils import to_tensor
 
-from .._labels import label_frequency
-from ..fusion import check_n_candidates
-from ._base import PlantNetBase
-from ._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
-from ._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing
-from ._common import to_python, torch_state_restored
-from ._adjustment import LogitAdjustment
-from ._data import Stage2Collate, TokenDataset
-from ._after_training import AfterTrainingMixin
-from ._parts import FittedPartsMixin
-from ._dev_choice import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
-from ._shortlisted import ShortlistMixin
+from ..._labels import label_frequency
+from ...fusion import check_n_candidates
+from .._base import PlantNetBase
+from ..training._checkpoint import TrainingCheckpoint, read_checkpoint, restore_checkpoint
+from ..training._callbacks import DevScoring, FiniteLossGuard, ProgressiveUnfreezing
+from ..._params import to_python
+from ..training._torch_state import torch_state_restored
+from ..parts._logit_adjustment import LogitAdjustment
+from ._items import Stage2Collate
+from ..training._data import TokenDataset
+from ._final_choices import AfterTrainingMixin
+from ..parts._attributes import FittedPartsMixin
+from ._stage1_weight import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
+from ._shortlist import ShortlistMixin
 from ._inference import InferenceMixin
 from ._io import SavedModelMixin, saved_kind
-from ._stage1 import AttentionPlanter
-from ._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS
-from ._stage2_defaults import default_lr, default_phases, initial_label_bias, scored_labels
-from ._handoff import PlantingMixin
-from .losses import PlantLoss, stage1_loss
-from .modules import PlantNet
+from ..planting._planter import AttentionPlanter
+from .._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS
+from ._defaults import default_lr, default_phases, initial_label_bias, scored_labels
+from ._planted_start import PlantingMixin
+from ..losses import PlantLoss, stage1_loss
+from ..modules import PlantNet
 
 
 def _silent(*args, **kwargs):
@@ -70,7 +72,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         paper: the attention is free to drift once unfrozen). "dev" trains
         Stage 2 once per weight in {0, 0.1} from the planted state and keeps
         the better on the dev ``scoring``; 0.1 trains on only while dev shows
-        it ahead of 0 (:class:`~xplant.neural._dev_choice.CandidateRace`), so
+        it ahead of 0 (:class:`~xplant.neural.classifier._stage1_weight.CandidateRace`), so
         where dev shows no difference the choice costs little more than one
         Stage 2 (its measurements are in :doc:`/benchmarks/evidence`).
     shortlist : None, "linear" or estimator, default=None
@@ -158,8 +160,8 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         The fitted parts besides the network, which the attributes below
         read (read-only) and saving walks: ``"decision_rule"``
         (:class:`~xplant.metrics.DecisionRule`), ``"logit_adjustment"``
-        (:class:`~xplant.neural._adjustment.LogitAdjustment`) and
-        ``"shortlist_fusion"`` (:class:`~xplant.neural._fusion_part.ShortlistFusion`,
+        (:class:`~xplant.neural.parts._logit_adjustment.LogitAdjustment`) and
+        ``"shortlist_fusion"`` (:class:`~xplant.neural.parts._shortlist_fusion.ShortlistFusion`,
         None without a shortlist).
     decision_rule_ : DecisionRule
         The rule of ``predict`` (``parts_["decision_rule"]``).
@@ -265,7 +267,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         own = {k: params.pop(k) for k in list(params)
                if k == "decision" or k.startswith("decision__")}
         if own:
-            from ._settings import check_renamed
+            from .._settings import check_renamed
             check_renamed(self, own)
             for key, value in own.items():
                 setattr(self, key, value)
@@ -303,7 +305,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         return X, None
 
     def initialize_module(self):
-        from ._settings import network_settings
+        from .._settings import network_settings
         self.module_ = self.module(self.build_encoder(), self.n_labels_,
                                    **network_settings(self._module_settings()))
         self.module_.score_only(getattr(self, "scored_labels_", None))
@@ -351,7 +353,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         return self._criterion_defaults()
 
     def _more_resolved(self):
-        from ._settings import decision_settings
+        from .._settings import decision_settings
         return {"decision__" + k: v for k, v in decision_settings(self).items()}
 
     def __sklearn_tags__(self):
@@ -374,7 +376,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         X : list of str, token corpus from MIGRelevance.transform, or {ndarray, sparse matrix} of shape (n, n_features)
             Raw texts, a token corpus, or a non-negative document-token
             count matrix read as bags of token ids, column j being id j
-            (:func:`~xplant.neural._common.is_count_matrix`; a word
+            (:func:`~xplant.neural._inputs.is_count_matrix`; a word
             backbone only). ``predict`` then takes the same kind of input.
         Y : {array-like, sparse matrix} of shape (n, n_labels), 1-D binary y, or label lists
             Read by :func:`xplant._labels.check_targets` (a rectangular 0/1
@@ -453,7 +455,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         self.label_frequency_ = label_frequency(Y[tr])
         # a dev split that cannot guide a choice (no positive label, or none on a label with
         # training documents) chooses nothing: it is no labelled dev data
-        from ..model_selection import dev_usability
+        from ...model_selection import dev_usability
         usable = dev_usability(Yd if dev_docs is not None else None, self.label_frequency_)
         self._no_dev_reason_ = ("no dev split (validation_data=None, validation_fraction=None)"
                                if dev_docs is None else usable.reason)
@@ -468,7 +470,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         self.dev_dataset_ = None if dev_docs is None else TokenDataset(dev_docs, data.dev_pos)
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
         self.dev_choices_ = {}          # every choice made on dev (choose_on_dev records)
-        # the fitted parts (_parts.py): τ = 0 while the network trains
+        # the fitted parts (parts/_attributes.py): τ = 0 while the network trains
         self.parts_ = {"decision_rule": None, "shortlist_fusion": None,
                        "logit_adjustment": LogitAdjustment(0.0, None, self._log_prior())}
         self.n_fit_train_ = len(train_docs)
@@ -498,7 +500,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
                                        evidence=data.train_evidence)
 
         def fit_on_dev(make_dataset):    # Stage 2 per candidate weight, from the planted state
-            from ._dev_choice import fit_stage2_on_dev
+            from ._stage1_weight import fit_stage2_on_dev
             self.stage1_weight_candidates_ = fit_stage2_on_dev(self, make_dataset, resume=resume)
 
         self._train(dataset, ckpt, fit=fit_on_dev if on_dev else None)
@@ -548,7 +550,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
     @torch.no_grad()
     def _init_label_bias(self, Y_train):
         """Start each label's bias at the log-odds of its mean training target
-        (:func:`~xplant.neural._stage2_defaults.initial_label_bias`)."""
+        (:func:`~xplant.neural.classifier._defaults.initial_label_bias`)."""
         crit = self._criterion_settings()
         prior = initial_label_bias(Y_train, crit["label_smoothing"], crit["smoothing_form"])
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))

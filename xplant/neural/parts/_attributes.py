@@ -6,8 +6,8 @@ few small objects in ``parts_``, each with ``to_dict``/``from_dict`` (and
 :func:`~xplant.neural.load_model` walk:
 
 - ``"decision_rule"``: the :class:`xplant.metrics.DecisionRule` of ``predict``;
-- ``"logit_adjustment"``: the :class:`~xplant.neural._adjustment.LogitAdjustment` (τ);
-- ``"shortlist_fusion"``: the :class:`~xplant.neural._fusion_part.ShortlistFusion`
+- ``"logit_adjustment"``: the :class:`~xplant.neural.parts._logit_adjustment.LogitAdjustment` (τ);
+- ``"shortlist_fusion"``: the :class:`~xplant.neural.parts._shortlist_fusion.ShortlistFusion`
   (the fitted shortlist, C, the calibration and α), None without a shortlist.
 
 The documented fitted attributes (``decision_``, ``k_``, ``threshold_``,

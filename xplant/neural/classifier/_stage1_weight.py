@@ -18,7 +18,7 @@ import torch
 
 from skorch.callbacks import Callback
 
-from ._checkpoint import finished_training, read_checkpoint, restore_checkpoint
+from ..training._checkpoint import finished_training, read_checkpoint, restore_checkpoint
 
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
 #: default 0.1. Two, so that the fit costs less than twice a fixed-weight
@@ -258,14 +258,14 @@ def stage1_weight_to_train(clf, *, dev_Y):
     """
     weight = resolve_stage1_weight(clf.stage1_weight, dev_Y=dev_Y)
     if weight is None:                  # "dev" without labelled dev data
-        from ..model_selection import choose_on_dev
+        from ...model_selection import choose_on_dev
         clf.dev_choices_["stage1_weight"] = choose_on_dev(
             "stage1_weight", [STAGE1_WEIGHT_FALLBACK], None, family="ranking",
             criterion=clf.scoring, fallback=STAGE1_WEIGHT_FALLBACK, has_dev=False,
             warn=False).to_dict()
         weight = STAGE1_WEIGHT_FALLBACK
     if weight != "dev" and "stage1_weight" not in clf.dev_choices_:     # given, not chosen
-        from ..model_selection import choose_on_dev
+        from ...model_selection import choose_on_dev
         clf.dev_choices_["stage1_weight"] = choose_on_dev(
             "stage1_weight", [float(weight)], None, family="ranking",
             criterion=clf.scoring, fallback=float(weight), fixed=True).to_dict()
@@ -402,7 +402,7 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
                   "(set stage1_weight to one value to train Stage 2 once)", flush=True)
         return score, (copy.deepcopy(clf.module_.state_dict()), copy.deepcopy(clf.history))
 
-    from ..model_selection import choose_on_dev
+    from ...model_selection import choose_on_dev
     # one trained candidate kept at a time: choose_on_dev keeps the best one's state
     choice = choose_on_dev("stage1_weight", [float(w) for w in candidates], train,
                            family="ranking", criterion=clf.scoring,

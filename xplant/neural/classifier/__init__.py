@@ -1,0 +1,17 @@
+"""Stage 2 of PLANT: PlantClassifier, trained from the planted attention.
+
+Private modules; the public names are re-exported by :mod:`xplant.neural`.
+
+- ``_classifier.py``: :class:`~xplant.neural.PlantClassifier`;
+- ``_planted_start.py``: running the planter (Stage 1) and starting Stage 2 from it;
+- ``_items.py``: Stage 2's items (documents, candidates, ranking items) and their batches;
+- ``_defaults.py``: the labels Stage 2 scores, its learning rate and unfreezing phases;
+- ``_stage1_weight.py``: ``stage1_weight="dev"``, Stage 2 once per candidate weight;
+- ``_shortlist.py``: Stage 2 on shortlist candidates and the fused scores;
+- ``_final_choices.py``: the end of ``fit`` (the epoch, the decision rule, dev let go);
+- ``_inference.py``: probabilities, top-k and explanations;
+- ``_io.py``: ``save_model`` and ``load_model``.
+
+The top stage of :mod:`xplant.neural`: it may import every other one
+(``tests/test_layers.py``).
+"""
