@@ -447,7 +447,8 @@ class PlantNetBase(NeuralNet):
         check_params(type(self).__name__, self.resolved_params(), self._parameter_constraints)
         merge_channel(self, {"lr": "lr"}, "optimizer")    # lr, optimizer__lr: one setting
         epoch = epoch_settings(self)
-        if None not in epoch.values() and epoch["max_epoch_docs"] < epoch["min_epoch_docs"]:
+        if None not in (epoch["min_epoch_docs"], epoch["max_epoch_docs"]) and \
+                epoch["max_epoch_docs"] < epoch["min_epoch_docs"]:
             raise ValueError(f"iterator_train__max_epoch_docs={epoch['max_epoch_docs']} is below "
                              f"iterator_train__min_epoch_docs={epoch['min_epoch_docs']}; make "
                              "max >= min (equal values give every training size the same steps "

@@ -20,8 +20,10 @@ prefix                    component and its settings (defaults below)
 ``optimizer__``           AdamW's keyword arguments (``weight_decay``; an
                           ``optimizer__lr`` replaces ``lr``)
 ``iterator_train__``      the training batches: ``min_epoch_docs`` and
-                          ``max_epoch_docs`` (documents drawn per epoch), and
-                          any ``DataLoader`` argument
+                          ``max_epoch_docs`` (documents drawn per epoch),
+                          the planter's ``state_cache`` (a frozen
+                          backbone's states computed once), and any
+                          ``DataLoader`` argument
 ``callbacks__unfreeze__`` progressive unfreezing: ``phases``
 ``decision__``            the choices of the decision rule after training:
                           ``max_k`` (k is chosen on dev in 1..max_k) and
@@ -57,7 +59,8 @@ ARCH_DEFAULTS = {"embedding_dim": 100, "hidden_dim": 128, "attention_dim": 128,
 #: ``module__`` settings of :class:`PlantClassifier` (the architecture, then the head).
 CLASSIFIER_MODULE_DEFAULTS = {**ARCH_DEFAULTS, "pool_size": 128, "head": "shared"}
 
-#: ``iterator_train__`` settings that shape an epoch rather than a DataLoader.
+#: ``iterator_train__`` settings that shape an epoch rather than a DataLoader (the planter
+#: adds ``state_cache``, what its batches carry).
 EPOCH_DEFAULTS = {"min_epoch_docs": None, "max_epoch_docs": None}
 
 #: ``decision__`` settings of :class:`PlantClassifier`.
@@ -331,6 +334,7 @@ PLANTER_CONSTRAINTS = {
     "n_negatives": [int_at_least(0)],
     **{name: [number_above(0)] for name in ("sigma", "criterion__sigma")},
     "warmup": [Interval(numbers.Real, 0, 1, closed="both")],
+    "iterator_train__state_cache": [StrOptions({"auto", "float32", "bfloat16", "float16"}), None],
 }
 
 

@@ -29,12 +29,31 @@ class PlanterNet(nn.Module):
         L.
     attention_dim : int, default=128
         d of the label queries and token keys.
+    frozen_encoder : bool, default=False
+        The backbone is frozen (``AttentionPlanter(train_encoder=False)``):
+        it stays in evaluation mode (no dropout) when the network is put in
+        training mode, so its states are a function of the document alone
+        and can be cached (:mod:`xplant.neural.planting._states`).
     """
 
-    def __init__(self, encoder, n_labels, attention_dim=128):
+    def __init__(self, encoder, n_labels, attention_dim=128, frozen_encoder=False):
         super().__init__()
         self.encoder = encoder
         self.attention = LabelAttention(n_labels, encoder.hidden_size, attention_dim)
+        self.frozen_encoder = frozen_encoder
+
+    def train(self, mode=True):
+        """``nn.Module.train``; a frozen backbone stays in evaluation mode.
+
+        Parameters
+        ----------
+        mode : bool, default=True
+            Training (True) or evaluation mode.
+        """
+        super().train(mode)
+        if self.frozen_encoder:
+            self.encoder.eval()
+        return self
 
     def forward(self, batch):
         """Scores (N, C) of the candidate positions of each ranking item.
@@ -43,9 +62,12 @@ class PlanterNet(nn.Module):
         ----------
         batch : Stage1Batch
             Token ``ids`` and ``mask`` (b, n), and the items' ``doc_index``,
-            ``label_index`` (N,) and candidate ``positions`` (N, C).
+            ``label_index`` (N,) and candidate ``positions`` (N, C); with
+            cached ``states`` (b, n, h) the backbone does not run.
         """
-        K = self.attention.keys(self.encoder(batch.ids, batch.mask))
+        states = getattr(batch, "states", None)
+        H = self.encoder(batch.ids, batch.mask) if states is None else states
+        K = self.attention.keys(H)
         return self.attention.scores_at(K, batch.doc_index, batch.label_index, batch.positions)
 
     def attention_scores(self, ids, mask, labels):

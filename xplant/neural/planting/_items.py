@@ -13,6 +13,7 @@ import torch
 from torch.utils.data import Dataset
 
 from ..training._data import pad_batch
+from ._states import pad_states
 from ._targets import merge_targets
 
 
@@ -257,19 +258,25 @@ class Stage1Batch:
     """One Stage 1 batch: padded documents plus flattened ranking items.
 
     ``len()`` is the number of documents (skorch counts batch sizes with it).
+    ``states`` is None, or the documents' cached backbone states (b, n, h),
+    float32, zero at padding (:mod:`~xplant.neural.planting._states`), which
+    :class:`~xplant.neural.modules.PlanterNet` reads instead of running its
+    backbone.
     """
 
-    FIELDS = ("ids", "mask", "doc_index", "label_index", "positions")
+    FIELDS = ("ids", "mask", "doc_index", "label_index", "positions", "states")
 
-    def __init__(self, ids, mask, doc_index, label_index, positions):
+    def __init__(self, ids, mask, doc_index, label_index, positions, states=None):
         self.ids, self.mask = ids, mask
         self.doc_index, self.label_index, self.positions = doc_index, label_index, positions
+        self.states = states
 
     def __len__(self):
         return self.ids.shape[0]
 
     def to(self, device):
-        return Stage1Batch(*(getattr(self, f).to(device) for f in self.FIELDS))
+        return Stage1Batch(*(None if getattr(self, f) is None else getattr(self, f).to(device)
+                             for f in self.FIELDS))
 
 
 class Stage1Collate:
@@ -278,6 +285,9 @@ class Stage1Collate:
     Returns ``(x, y)`` with ``x`` a :class:`Stage1Batch` and ``y = (relevance, valid)``, where the ranking items of
     all documents are flattened: ``doc_index`` (N,), ``label_index`` (N,),
     ``positions`` (N, C), ``relevance`` (N, C) float, ``valid`` (N, C) bool.
+    Items of a :class:`~xplant.neural.planting._states.StatesDataset` carry
+    their document's cached states as a third element; they become the
+    batch's ``states``, padded like the ids.
     """
 
     def __init__(self, pad_id):
@@ -285,7 +295,8 @@ class Stage1Collate:
 
     def __call__(self, batch):
         ids, mask = pad_batch([b[0] for b in batch], pad_value=self.pad_id)
-        flat = [(d, l, p, r) for d, (_, items) in enumerate(batch) for (l, p, r) in items]
+        states = pad_states([b[2] for b in batch], ids.shape[1]) if len(batch[0]) > 2 else None
+        flat = [(d, l, p, r) for d, (_, items, *_) in enumerate(batch) for (l, p, r) in items]
         lengths = np.array([len(p) for _, _, p, _ in flat], dtype=np.int64)
         N, C = len(flat), max(int(lengths.max(initial=0)), 1)
         doc_index = np.array([d for d, _, _, _ in flat], dtype=np.int64)
@@ -298,5 +309,5 @@ class Stage1Collate:
             positions[valid] = np.concatenate([p for _, _, p, _ in flat])
             rel[valid] = np.concatenate([r for _, _, _, r in flat])
         return (Stage1Batch(ids, mask, torch.from_numpy(doc_index), torch.from_numpy(label_index),
-                            torch.from_numpy(positions)),
+                            torch.from_numpy(positions), states),
                 (torch.from_numpy(rel), torch.from_numpy(valid)))
