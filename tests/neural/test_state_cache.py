@@ -199,3 +199,10 @@ def test_the_classifier_plants_on_cached_states(small, corpus):
     assert isinstance(fits[0], PlantClassifier)
     texts = corpus[0]
     np.testing.assert_array_equal(fits[0].predict_proba(texts), fits[1].predict_proba(texts))
+
+
+def test_the_epoch_bounds_are_still_checked_beside_the_cache_setting(cnn_params, corpus):
+    """``state_cache`` shares ``iterator_train__`` with the epoch bounds; None there is no bound."""
+    with pytest.raises(ValueError, match="max_epoch_docs=5 is below"):
+        _fit(cnn_params, *corpus, iterator_train__min_epoch_docs=10,
+             iterator_train__max_epoch_docs=5, iterator_train__state_cache=None)
