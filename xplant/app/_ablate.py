@@ -18,7 +18,6 @@ the same splits for every model, anything chosen on dev, test scored once.
 import json
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 

@@ -237,7 +237,7 @@ def _aligned_scores(model, decision, data, path):
         warnings.warn(f"{path}: {len(unknown)} label(s) unknown to the model count as misses: "
                       f"{', '.join(unknown[:20])}{' ...' if len(unknown) > 20 else ''}",
                       UserWarning, stacklevel=3)
-    Y, n = aligned.Y, len(data.texts)
+    Y = aligned.Y
     y_pred = decide(model, data.texts, decision)      # its own scale: probabilities or not
     scores = ranking_scores(model, data.texts)          # the ranking of xplant predict
     if unknown:                                          # never ranked, never predicted

@@ -4,7 +4,6 @@ The zero-shot baseline: it needs no training document of a label, so it
 ranks labels never seen in training (:mod:`xplant.unseen`).
 """
 
-import hashlib
 
 import numpy as np
 import scipy.sparse as sp

@@ -4,7 +4,6 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 2410.23066, §3.2.
 """
 
-import numpy as np
 import torch
 from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
