@@ -3,10 +3,14 @@
 Reads the run folder's saved models (``RUN/models/<row>``), predicts the
 CodiEsp test split under each model's saved decision rule (chosen on dev by
 the run), and takes each predicted code's evidence from the model's
-``explain``: the mention matcher's matched mentions, whose offsets index the
-Spanish original (``"field": "text_es"``); a code with no such span has no
-evidence (PLANT's attention spans index the English translation, which
-CodiEsp-X does not score). :func:`xplant.evidence.score_evidence` then gives
+``explain``: the spans whose offsets index the Spanish original, which
+CodiEsp-X scores. The test split is read as the run read it (``--language``,
+the run's own by default: the dataset's setting reads the Spanish original,
+so the matcher's mentions and PLANT's attention spans both index it, and a
+description's sentence indexes the English translation beside it, which
+CodiEsp-X does not score; with ``--language en`` only the matcher's spans,
+``"field": "text_es"``, index the Spanish). A code with no such span has no
+evidence. :func:`xplant.evidence.score_evidence` then gives
 the official CodiEsp-X micro precision, recall and F1 (a predicted code counts
 when one of its spans contains a gold reference of the code with at most 10
 characters of slack on each side), beside the codes' own micro P/R/F1
@@ -28,13 +32,16 @@ DEFAULT_ROWS = ("mention matcher (refit)", "PLANT fused + descriptions + mention
 
 def predictions(folder, test, work, top_k=40, top_spans=3):
     """``xplant predict --evidence`` of a saved model on the test split: per document, its
-    predicted codes (the saved rule) and each code's spans into the Spanish original."""
+    predicted codes (the saved rule) and each code's spans, each naming the text it indexes.
+    Every text of the split goes in: ``text``, and the Spanish original or the English
+    translation beside it (``text_es``, ``text_en``) where the split has one."""
     from xplant.app.cli import main
     docs = work / "test.jsonl"
+    beside = [f for f in ("text_es", "text_en") if test.get(f) is not None]
     with open(docs, "w", encoding="utf-8") as fh:
         for i, doc_id in enumerate(test.ids):
             fh.write(json.dumps({"id": doc_id, "text": test.texts[i],
-                                 "text_es": test.get("text_es", test.texts)[i]},
+                                 **{f: test[f][i] for f in beside}},
                                 ensure_ascii=False) + "\n")
     out = work / f"{folder.name}.jsonl"
     rc = main(["predict", "--model", str(folder), "--input", str(docs), "--output", str(out),
@@ -74,18 +81,22 @@ def codiesp_x(records, test, gold, spanish_field):
 
 def main(argv=None):
     import tempfile
-    from xplant.datasets import load_codiesp, load_codiesp_evidence
+    from xplant.app import load_splits
+    from xplant.datasets import load_codiesp_evidence
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run", type=Path)
     p.add_argument("--rows", nargs="+", default=list(DEFAULT_ROWS))
     p.add_argument("--codes", default="D", choices=("D", "P"))
-    p.add_argument("--language", default="en", choices=("en", "es"))
+    p.add_argument("--language", default=None, choices=("en", "es"),
+                   help="the text the run read (default: the run's own, from its results.json)")
     p.add_argument("--top-spans", type=int, default=3)
     args = p.parse_args(argv)
-    test = load_codiesp("test", codes=args.codes, language=args.language, descriptions=False)
-    saved = {m["name"]: m.get("saved_to") for m in json.loads(
-        (args.run / "results.json").read_text(encoding="utf-8"))["models"]}
-    spanish = "text_es" if args.language == "en" else "text"
+    results = json.loads((args.run / "results.json").read_text(encoding="utf-8"))
+    language = args.language or results.get("dataset_args", {}).get("language")
+    # the test split as the run read it (its evidence is never in it)
+    test = load_splits("codiesp", codes=args.codes, language=language, catalogue="none")["test"]
+    saved = {m["name"]: m.get("saved_to") for m in results["models"]}
+    spanish = "text_es" if test.record["language"] == "en" else "text"
     with tempfile.TemporaryDirectory() as work:
         records = {row: predictions(Path(saved[row]), test, Path(work),
                                     top_spans=args.top_spans) for row in args.rows}
