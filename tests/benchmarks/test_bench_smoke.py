@@ -283,7 +283,7 @@ def test_bench_shortlist_fit_smoke(tmp_path):
     from xplant.app import load_splits
     from xplant.linear import make_tfidf_ovr
     from xplant.metrics import mean_average_precision, pad_scores
-    sp_ = load_splits("codiesp", max_docs=40)
+    sp_ = load_splits("codiesp", language="en", max_docs=40)   # as the benchmark reads it
     svm = make_tfidf_ovr(C=1.0, random_state=0).fit(sp_["train"].texts, sp_["train"].Y)
     test = sp_["test"]                          # its codes outside train and dev: misses
     expected = mean_average_precision(test.Y, pad_scores(svm.decision_function(test.texts),
@@ -310,7 +310,7 @@ def test_bench_shortlist_adjust_rescores_a_saved_fused_model(tmp_path):
     from xplant.metrics import mean_average_precision, pad_scores
     from xplant.neural import PlantClassifier
     module = _load_script("bench_shortlist")
-    splits = load_splits("codiesp", max_docs=40)
+    splits = load_splits("codiesp", language="en", max_docs=40)   # as the benchmark reads it
     clf = PlantClassifier(shortlist="linear", n_candidates=None, module__max_length=64, max_epochs=1,
                           plant=False, module__embedding_dim=16, module__hidden_dim=16, module__attention_dim=16,
                           module__pool_size=16, verbose=0, n_jobs=1, stage1_weight=0).fit(
