@@ -60,3 +60,14 @@ def small(tiny):
 @pytest.fixture(scope="session")
 def planter_params(tiny):
     return {k: v for k, v in tiny.items() if k not in ("module__pool_size", "stage1_weight")}
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch on one thread for a module, restored after: tiny models run far faster so,
+    above all on a busy machine."""
+    import torch
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)

@@ -24,13 +24,7 @@ HIDDEN, MAX_POS = 32, 16
 VOCAB = len(set(WORDS)) + 3          # <unk>, <s>, </s>
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run far faster on one thread, above all on a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")     # tests/neural/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -46,14 +46,6 @@ OPTIONS = {"lora_r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}
 
 
 @pytest.fixture(scope="module")
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-@pytest.fixture(scope="module")
 def fitted(one_thread, tmp_path_factory):
     """One PLANT fit on SmolLM2 with LoRA (1 epoch per stage), and its saved folder."""
     from xplant.model_selection import NoDevDataWarning

@@ -267,7 +267,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         desc = dict(label_descriptions=label_descriptions, label_synonyms=label_synonyms,
                     label_parents=label_parents, parent_descriptions=parent_descriptions)
         self.ranker_ = clone(self.ranker) if self.ranker is not None else DescriptionRanker()
-        self.ranker_.fit(self._description_texts(docs), Y, label_names=label_names, **desc)
+        described = self._description_texts(docs)     # what the description source reads
+        self.ranker_.fit(described, Y, label_names=label_names, **desc)
         self.estimator_ = clone(self.estimator)
         params = dict(fit_params)
         prefix = final_step(self.estimator_, with_prefix=True)[1]
@@ -282,7 +283,7 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.near_weight_ = self.family_weight_ = self.prior_weight_ = 0.0
         if catalogue is not None:
             from ._catalogue_fusion import OPEN_WEIGHTS
-            self._fit_catalogue(self._description_texts(docs), label_names, desc, catalogue)
+            self._fit_catalogue(described, label_names, desc, catalogue)
             value, record = self._choose_open_weights(validation_data)
             (self.weight_, self.seen_weight_, self.near_weight_, self.family_weight_,
              self.prior_weight_) = (float(value[k]) for k in OPEN_WEIGHTS)
