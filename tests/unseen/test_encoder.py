@@ -27,7 +27,7 @@ def test_encode_texts_is_the_mean_pooled_unit_embedding():
     from xplant.neural.backbones import resolve_hf_path
     texts = ["a much longer sentence about several different things at once", "hi",
              "renal failure", "", "fever"]
-    got = encode_texts(texts, batch_size=2)
+    got = encode_texts(texts, batch_size=2, precision="float32")
     path = resolve_hf_path("minilm")
     tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
     for i, text in enumerate(texts):
@@ -38,6 +38,47 @@ def test_encode_texts_is_the_mean_pooled_unit_embedding():
     assert got.dtype == np.float32 and got.shape == (5, 384)
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
     assert encode_texts([]).shape == (0, 384)
+
+
+def test_bfloat16_encoding_is_within_its_rounding_of_float32():
+    """bfloat16 matrix products (8 significant bits) move a unit embedding by little: each
+    row's cosine to its float32 twin stays above 0.9999, and the nearest name of each
+    sentence is the same."""
+    names = ["Fever, unspecified", "Acute kidney failure", "Fracture of left humerus",
+             "Chest pain on breathing", "Type 2 diabetes mellitus without complications"]
+    sents = ["The kidneys failed.", "She broke her left arm.", "Blood sugar was high.",
+             "He has had a fever for two days."]
+    for texts in (names, sents):
+        A = encode_texts(texts, precision="float32")
+        B = encode_texts(texts, precision="bfloat16")
+        assert B.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(B, axis=1), 1.0, atol=1e-6)
+        assert ((A * B).sum(1) > 0.9999).all()
+        assert 0 < np.abs(A - B).max() < 0.02                  # bfloat16 did run
+    F = encode_texts(sents, precision="float32") @ encode_texts(names, precision="float32").T
+    G = encode_texts(sents, precision="bfloat16") @ encode_texts(names, precision="bfloat16").T
+    assert F.argmax(1).tolist() == G.argmax(1).tolist() == [1, 2, 4, 0]
+    np.testing.assert_array_equal(encode_texts(sents, precision="auto"),
+                                  encode_texts(sents, precision=_encoder.encoder_precision()))
+    with pytest.raises(ValueError, match=r"precision must be one of \('auto', 'float32'"):
+        encode_texts(sents, precision="float16")
+
+
+def test_auto_precision_is_bfloat16_only_where_the_cpu_multiplies_it(monkeypatch):
+    """Native bfloat16 (AVX-512 BF16 or AMX) at PyTorch's AVX-512 level: bfloat16; kernels
+    forced down to AVX2 (ATEN_CPU_CAPABILITY=avx2), or no native bfloat16: float32."""
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
+    assert _encoder.encoder_precision() == "bfloat16"
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    assert _encoder.encoder_precision() == "float32"
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False, raising=False)
+    assert _encoder.encoder_precision() == "float32"
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True, raising=False)
+    assert _encoder.encoder_precision() == "bfloat16"
+    assert _encoder.encoder_precision("float32") == "float32"
 
 
 def test_a_sentence_matched_by_meaning_not_words():

@@ -40,7 +40,7 @@ from ._ranking import (
     top_k_indices,
 )
 from ._report import F1_BUCKET_EDGES, xmtc_report
-from ._scorer import XMTCScorer, get_scorer, get_scorer_names, make_xmtc_scorer, pad_scores
+from ._scorer import XMTCScorer, get_scorer, get_scorer_names, make_xmtc_scorer, pad_scores, split_metric_name
 from ._validation import check_k
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "label_frequency",
     "make_xmtc_scorer",
     "pad_scores",
+    "split_metric_name",
     "mean_average_precision",
     "ndcg_at_k",
     "per_label_scores",

@@ -33,7 +33,7 @@ from ._ranking import (mean_average_precision, ndcg_at_k, precision_at_k, psndcg
                        r_precision_at_k, recall_at_k, sort_top_k)
 from ._validation import check_binary, check_k
 
-__all__ = ["get_scorer", "get_scorer_names", "make_xmtc_scorer", "XMTCScorer"]
+__all__ = ["get_scorer", "get_scorer_names", "make_xmtc_scorer", "split_metric_name", "XMTCScorer"]
 
 _SCORES = ("decision_function", "predict_proba")
 
@@ -57,6 +57,49 @@ _METRICS = {
 }
 _ALIASES = {"mean_average_precision": "map"}
 _AT_K = re.compile(r"^(precision|recall|r_precision|ndcg|psp|psndcg)_at_(\d+)$")
+
+
+def split_metric_name(name):
+    """The metric and the cut-off that a scorer name spells.
+
+    The one reading of xplant's metric names: :func:`get_scorer`,
+    :func:`make_xmtc_scorer` and the neural estimators' ``scoring`` (their
+    early stopping and dev choices) all call it.
+
+    Parameters
+    ----------
+    name : str
+        ``"<metric>_at_<k>"`` for a ranking metric (``precision``,
+        ``recall``, ``r_precision``, ``ndcg``, ``psp``, ``psndcg``), or a
+        metric's name alone (``"map"``, its alias ``"mean_average_precision"``,
+        ``"micro_f1"``...).
+
+    Returns
+    -------
+    metric : str
+        The metric's own name (aliases resolved).
+    k : int or None
+        The cut-off the name fixes (not checked here: 0 is returned as 0),
+        or None.
+
+    Raises
+    ------
+    ValueError
+        For a name that is no xplant metric.
+
+    Examples
+    --------
+    >>> split_metric_name("ndcg_at_5"), split_metric_name("mean_average_precision")
+    (('ndcg', 5), ('map', None))
+    """
+    match = _AT_K.match(name) if isinstance(name, str) else None
+    if match:
+        return match.group(1), int(match.group(2))
+    metric = _ALIASES.get(name, name) if isinstance(name, str) else name
+    if not isinstance(metric, str) or metric not in _METRICS:
+        raise ValueError(f"Unknown xplant metric {name!r}; choose one of {sorted(_METRICS)} "
+                         "(ranking ones as e.g. 'precision_at_5').")
+    return metric, None
 
 
 def _transform_to_final(estimator, X):
@@ -297,17 +340,12 @@ def make_xmtc_scorer(metric, *, k=None, response_method=_SCORES, use_top_k=True,
     >>> make_xmtc_scorer("precision", k=1)(clf, X, Y)
     1.0
     """
-    match = _AT_K.match(metric) if isinstance(metric, str) else None
-    if match:
-        if k is not None and int(match.group(2)) != k:
-            raise ValueError(f"metric {metric!r} already fixes k; do not pass k={k}.")
-        metric, k = match.group(1), int(match.group(2))
-    metric = _ALIASES.get(metric, metric)
-    if metric not in _METRICS:
-        raise ValueError(
-            f"Unknown xplant metric {metric!r}; choose one of {sorted(_METRICS)} "
-            "(ranking ones as e.g. 'precision_at_5')."
-        )
+    name = metric
+    metric, fixed = split_metric_name(name)
+    if fixed is not None:
+        if k is not None and fixed != k:
+            raise ValueError(f"metric {name!r} already fixes k; do not pass k={k}.")
+        k = fixed
     kind = _METRICS[metric][1]
     if kind in ("rank", "ps"):
         k = check_k(5 if k is None else k)
@@ -360,6 +398,8 @@ def get_scorer(name):
     """
     if callable(name):
         return name
-    if isinstance(name, str) and (_AT_K.match(name) or _ALIASES.get(name, name) in _METRICS):
-        return make_xmtc_scorer(name)
-    return _sk_get_scorer(name)
+    try:
+        split_metric_name(name)
+    except ValueError:
+        return _sk_get_scorer(name)
+    return make_xmtc_scorer(name)

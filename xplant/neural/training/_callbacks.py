@@ -189,15 +189,18 @@ def degenerate_check(Y, scores, threshold=0.5, *, candidates=None, rank=None):
 def _metric_at_k(name):
     """(metric function, k) of "<precision|ndcg|recall>_at_<k>", (None, None) for "map"."""
     from ... import metrics
-    if name == "map":
+    try:
+        base, k = metrics.split_metric_name(name)
+    except ValueError:
+        base, k = None, None
+    if base == "map" and k is None:
         return None, None
-    base, _, k = name.rpartition("_at_")
     funcs = {"precision": metrics.precision_at_k, "ndcg": metrics.ndcg_at_k,
              "recall": metrics.recall_at_k}
-    if base not in funcs or not k.isdigit() or int(k) < 1:
+    if base not in funcs or k is None or k < 1:
         raise ValueError(f"scoring={name!r} is not supported for early stopping; use 'map' or "
                          "'precision_at_<k>', 'ndcg_at_<k>', 'recall_at_<k>'")
-    return funcs[base], int(k)
+    return funcs[base], k
 
 
 def metric_by_name(name):
