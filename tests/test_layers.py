@@ -27,13 +27,12 @@ lowest first; a unit is a subpackage or a module directly under
 1. ``parts`` (what a fitted PlantClassifier keeps beside its network) and
    ``training`` (the machinery of a fit: data, callbacks, checkpoints, torch's
    state).
-2. ``distributed`` (DeepSpeed), but for its launcher.
+2. ``distributed`` (DeepSpeed; its job, ``xplant train --config``, is one of ``app``).
 3. ``_inputs``, ``_settings``: the inputs and settings both estimators share.
 4. ``_base``: the skorch ladder both estimators stand on.
 5. ``planting``: Stage 1 (AttentionPlanter); it never imports the classifier.
 6. ``classifier``: Stage 2 (PlantClassifier).
-7. the package's ``__init__``, ``batching`` and the launcher of ``xplant train``
-   (``distributed.train``, ``distributed._launch``), which build either estimator.
+7. the package's ``__init__`` and ``batching``.
 
 Directly under ``xplant/neural/`` are only ``__init__.py``, the public
 ``losses.py`` and ``batching.py``, and at most three private modules of what
@@ -60,7 +59,7 @@ LAYERS = [
     {"neural"},
     {"_saved", "report"},
     {"app"},
-    {"cli", "xplant"},
+    {"cli", "xplant", "__main__"},
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 
@@ -72,7 +71,7 @@ NEURAL_LAYERS = [
     {"_base"},
     {"planting"},
     {"classifier"},
-    {"__init__", "batching", "distributed.train", "distributed._launch"},
+    {"__init__", "batching"},
 ]
 NEURAL_LEVEL = {unit: i for i, units in enumerate(NEURAL_LAYERS) for unit in units}
 NEURAL_SHARED = {"_inputs", "_settings", "_base"}      # the private modules directly under neural/

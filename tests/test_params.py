@@ -148,7 +148,6 @@ def test_plant_classifier_refuses_bad_values_before_fitting(params, message):
 
 @pytest.mark.parametrize("params, message", [
     ({"criterion__kind": "listnet"}, "criterion__kind='listnet' is not one of the options"),
-    ({"stage1_loss": "listnet"}, "stage1_loss='listnet' is not one of the options"),
     ({"criterion__k": 0}, "criterion__k=0 is out of range"),
     ({"n_negatives": -1}, "n_negatives=-1 is out of range; it must be an integer >= 0"),
     ({"warmup": 1.5}, r"warmup=1.5 is out of range; it must be a number in \[0, 1\]"),

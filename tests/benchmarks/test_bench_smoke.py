@@ -137,7 +137,7 @@ def test_bench_smoke_other_rows(tmp_path, eurlex_slice):
     d = data["datasets"][0]
     names = [m["name"] for m in d["models"]]
     assert names[0] == "TF-IDF + LR" and "plant=False" in names
-    assert names[-5:] == ['PLANT planter__target="tf"', 'PLANT planter__stage1_loss="mse"', 'PLANT criterion__loss="bce"',
+    assert names[-5:] == ['PLANT planter__target="tf"', 'PLANT planter__criterion__kind="mse"', 'PLANT criterion__loss="bce"',
                           "PLANT criterion__hard_negatives=None", "PLANT criterion__label_smoothing=0"]
     assert len(names) + len(d["skipped"]) == 12     # plant=False adds its two fused rows
     by_name = {m["name"]: m for m in d["models"]}

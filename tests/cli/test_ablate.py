@@ -15,7 +15,7 @@ def test_ablation_specs_match_the_switches():
     assert [s["name"] for s in specs] == [a[0] for a in ABLATIONS]
     assert specs[1]["model"] == "plant=False"
     assert {k for s in specs for k in s["params"]} == {
-        "planter__target", "planter__stage1_loss", "criterion__loss", "criterion__hard_negatives",
+        "planter__target", "planter__criterion__kind", "criterion__loss", "criterion__hard_negatives",
         "criterion__label_smoothing", "shortlist"}
     # PLANT's own parts: no row of the switch table uses xplant run's shortlist
     assert all(s["params"]["shortlist"] is None for s in specs)
@@ -43,15 +43,15 @@ def test_ablate_cli_smoke(tmp_path):
     # The dev-choice rows reach the classifier and its planter; every row has its dev MAP.
     assert by['criterion__smoothing_form="symmetric"']["params"]["criterion__smoothing_form"] == "symmetric"
     assert by["full"]["params"]["criterion__smoothing_form"] == "paper"
-    assert by["Stage 1 nDCG@5"]["stage1_params"]["ndcg_k"] == 5
-    assert by["Stage 1 nDCG@15"]["stage1_params"]["ndcg_k"] == 15
-    assert by["full"]["stage1_params"]["ndcg_k"] == 50
+    assert by["Stage 1 nDCG@5"]["stage1_params"]["criterion__k"] == 5
+    assert by["Stage 1 nDCG@15"]["stage1_params"]["criterion__k"] == 15
+    assert by["full"]["stage1_params"]["criterion__k"] == 50
     assert by["stage1_weight=0 (paper)"]["params"]["stage1_weight"] == 0.0
     assert by["full"]["params"]["stage1_weight"] == 0.1 and by["plant=False"]["params"]["stage1_weight"] == 0.0
     assert all(0.0 <= m["dev_MAP"] <= 1.0 for m in res["switches"])
     assert f"| full | {100 * by['full']['dev_MAP']:.1f} |" in (out / "ablation.md").read_text()
     assert by["plant=False"]["params"]["plant"] is False
-    assert by['planter__stage1_loss="mse"']["stage1_params"]["stage1_loss"] == "mse"
+    assert by['planter__criterion__kind="mse"']["stage1_params"]["criterion__kind"] == "mse"
     assert by["criterion__label_smoothing=0"]["params"]["criterion__label_smoothing"] == 0.0
     assert "stage1_attention_ndcg" in by["full"] and "stage1_attention_ndcg" not in by["plant=False"]
     assert [(r["model"], r["size"]) for r in res["curve"]] == [

@@ -289,7 +289,7 @@ def test_stage1_target_tf_changes_the_target(make_corpus, planter_params):
 
 @pytest.mark.parametrize("switch", [dict(criterion__loss="bce"), dict(criterion__hard_negatives=None),
                                     dict(criterion__label_smoothing=0.0), dict(module__head="labelwise"),
-                                    dict(planter__stage1_loss="mse"), dict(backbone="bigru")])
+                                    dict(planter__criterion__kind="mse"), dict(backbone="bigru")])
 def test_ablation_switches_train(switch, small, make_corpus):
     texts, Y = make_corpus(n_docs=30)
     clf = small(max_epochs=1).set_params(**switch).fit(texts, Y)

@@ -201,7 +201,7 @@ def test_zero_resume_continues_the_loss_curve(deepspeed_fits, reference, zero):
 
 @pytest.mark.slow
 def test_train_launcher_writes_outputs_on_rank0(tmp_path):
-    """``python -m xplant.neural.distributed.train --config`` on the bundled CodiEsp-P."""
+    """``python -m xplant train --config`` on the bundled CodiEsp-P."""
     import json as _json
     cfg = {"dataset": {"loader": "codiesp", "codes": "P", "dev_split": None},
            "estimator": {"class": "PlantClassifier",
@@ -214,7 +214,7 @@ def test_train_launcher_writes_outputs_on_rank0(tmp_path):
            "deepspeed": {"zero_optimization": {"stage": 1}},
            "output_dir": str(tmp_path / "run")}
     (tmp_path / "cfg.json").write_text(_json.dumps(cfg))
-    proc = subprocess.run([sys.executable, "-m", "xplant.neural.distributed.train", "--config",
+    proc = subprocess.run([sys.executable, "-m", "xplant", "train", "--config",
                            str(tmp_path / "cfg.json")], env=_env(), cwd=tmp_path,
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-6000:]

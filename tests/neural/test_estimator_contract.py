@@ -98,7 +98,7 @@ def test_numpy_scalar_parameters_train_save_and_load(data, tmp_path):
 
 def test_save_stores_every_parameter_or_refuses(data, tmp_path):
     texts, Y = data
-    clf = _clf(max_epochs=1, planter=AttentionPlanter(max_epochs=1, ndcg_k=3, verbose=0),
+    clf = _clf(max_epochs=1, planter=AttentionPlanter(max_epochs=1, criterion__k=3, verbose=0),
                optimizer__betas=(0.8, 0.99),
                strategy=DeepSpeedStrategy(config={"zero_stage": np.int64(2)}))
     clf.set_params(strategy="skorch").fit(texts, Y)
@@ -113,7 +113,7 @@ def test_save_stores_every_parameter_or_refuses(data, tmp_path):
     assert stored == expected
     assert config["params"]["planter"]["estimator"] == "AttentionPlanter"
     again = load_model(path)
-    assert isinstance(again.planter, AttentionPlanter) and again.planter.ndcg_k == 3
+    assert isinstance(again.planter, AttentionPlanter) and again.planter.criterion__k == 3
     assert again.planter.max_epochs == 1 and again.strategy.config == {"zero_stage": 2}
     assert list(again.optimizer__betas) == [0.8, 0.99]
     clf.set_params(strategy=DeepSpeedStrategy(config={"f": object()}))

@@ -252,9 +252,21 @@ def test_dev_choices_record_every_candidate_and_are_saved(make_corpus, tmp_path)
 
 def test_the_planter_criterion_has_one_setting_per_name():
     assert AttentionPlanter(criterion__k=5).resolved_params()["criterion__k"] == 5
-    assert AttentionPlanter().resolved_params()["criterion__k"] == 50     # ndcg_k's default
-    with pytest.raises(ValueError, match="ndcg_k=7 and criterion__k=5"):
-        AttentionPlanter(ndcg_k=7, criterion__k=5).resolved_params()
+    assert AttentionPlanter().resolved_params()["criterion__k"] == 50
+    assert AttentionPlanter().resolved_params()["criterion__kind"] == "lambda"
+    assert AttentionPlanter().resolved_params()["criterion__sigma"] == 1.0
+    # the named spellings of earlier releases: refused in code, naming the one spelling;
+    # read in a saved config or a --set option, nested under a classifier's planter too
+    with pytest.raises(TypeError, match=r"ndcg_k=\.\.\. is now criterion__k=\.\.\."):
+        AttentionPlanter(ndcg_k=7)
+    with pytest.raises(TypeError, match=r"stage1_loss=\.\.\. is now criterion__kind"):
+        AttentionPlanter().set_params(stage1_loss="mse")
+    assert translate_params(AttentionPlanter, {"ndcg_k": 7, "sigma": 0.5, "stage1_loss": "lambda"}) \
+        == {"criterion__k": 7, "criterion__sigma": 0.5}
+    assert translate_params(PlantClassifier, {"planter__ndcg_k": 7, "stage1_loss": "mse"}) \
+        == {"planter__criterion__k": 7, "planter__criterion__kind": "mse"}
+    with pytest.raises(TypeError, match=r"planter=AttentionPlanter\(criterion__kind=\.\.\.\)"):
+        PlantClassifier(stage1_loss="mse")
     clf = PlantClassifier(criterion__gamma=0.5)
     assert clf.resolved_params()["criterion__gamma"] == 0.5
     assert clf.resolved_params()["module__pool_size"] == 128

@@ -33,7 +33,7 @@ ABLATIONS = (
     ("full", "PLANT", {}),
     ("plant=False", "plant=False", {}),
     ('planter__target="tf"', "PLANT", {"planter__target": "tf"}),
-    ('planter__stage1_loss="mse"', "PLANT", {"planter__stage1_loss": "mse"}),
+    ('planter__criterion__kind="mse"', "PLANT", {"planter__criterion__kind": "mse"}),
     ('criterion__loss="bce"', "PLANT", {"criterion__loss": "bce"}),
     ("criterion__hard_negatives=None", "PLANT", {"criterion__hard_negatives": None}),
     ("criterion__label_smoothing=0", "PLANT", {"criterion__label_smoothing": 0.0}),
@@ -47,8 +47,8 @@ ABLATIONS = (
 #: ``stage1_weight=0.1``).
 DEV_CHOICES = (
     ('criterion__smoothing_form="symmetric"', "PLANT", {"criterion__smoothing_form": "symmetric"}),
-    ("Stage 1 nDCG@5", "PLANT", {"planter__ndcg_k": 5}),
-    ("Stage 1 nDCG@15", "PLANT", {"planter__ndcg_k": 15}),
+    ("Stage 1 nDCG@5", "PLANT", {"planter__criterion__k": 5}),
+    ("Stage 1 nDCG@15", "PLANT", {"planter__criterion__k": 15}),
     ("stage1_weight=0 (paper)", "PLANT", {"stage1_weight": 0.0}),
 )
 

@@ -330,8 +330,8 @@ def _add_ablate_parser(sub):
 
 def build_train_parser():
     """The parser of ``xplant train --config`` (the launcher job), which owns its arguments."""
-    from ..neural.distributed.train import build_parser as train_parser
-    return train_parser()
+    from ._train import _parser
+    return _parser()
 
 
 def route(argv):
@@ -368,7 +368,7 @@ def main(argv=None):
     name, argv = route(sys.argv[1:] if argv is None else argv)
     if name == "train":
         # The launcher owns its arguments (deepspeed appends --local_rank).
-        from ..neural.distributed.train import main as train_main
+        from ._train import main as train_main
         return train_main(argv)
     args = build_parser().parse_args(argv)
     if getattr(args, "quiet", False):

@@ -67,6 +67,11 @@ EPOCH_DEFAULTS = {"min_epoch_docs": None, "max_epoch_docs": None}
 DECISION_DEFAULTS = {"max_k": 10, "logit_adjustment": 0.0, "k": None, "threshold": None,
                      "thresholds": None}
 
+#: ``criterion__`` settings of :class:`AttentionPlanter` (Stage 1's ranking loss,
+#: :class:`~xplant.neural.losses.Stage1Loss`): the loss, the cut-off k of its
+#: ``|ΔnDCG@k|`` weights and of the dev attention nDCG, and the pairwise logistic's scale.
+STAGE1_CRITERION_DEFAULTS = {"kind": "lambda", "k": 50, "sigma": 1.0}
+
 _ENCODER_KEYS = ("embedding_dim", "hidden_dim", "kernel_size", "dropout", "glove",
                  "backbone_options")
 
@@ -87,6 +92,7 @@ _NEW_DEFAULTS = {
     **{"iterator_train__" + k: v for k, v in EPOCH_DEFAULTS.items()},
     "callbacks__unfreeze__phases": None,
     **{"decision__" + k: v for k, v in DECISION_DEFAULTS.items()},
+    **{"criterion__" + k: v for k, v in STAGE1_CRITERION_DEFAULTS.items()},
 }
 
 #: Old name -> new spelling, per estimator (the names of xplant 0.1).
@@ -98,10 +104,11 @@ RENAMED = {
                                          "hard_negatives")},
         "phases": "callbacks__unfreeze__phases",
         "max_k": "decision__max_k", "logit_adjustment": "decision__logit_adjustment",
-        "stage1_target": "planter__target", "stage1_loss": "planter__stage1_loss",
+        "stage1_target": "planter__target", "stage1_loss": "planter__criterion__kind",
         "plant_from": "planter",
     },
-    "AttentionPlanter": dict(_COMMON_RENAMES),
+    "AttentionPlanter": {**_COMMON_RENAMES, "stage1_loss": "criterion__kind",
+                         "ndcg_k": "criterion__k", "sigma": "criterion__sigma"},
 }
 
 
@@ -190,6 +197,10 @@ def translate_params(cls, params):
                 raise ValueError("plant_from and planter are both given; give planter=FOLDER "
                                  "(a saved planting) or planter=AttentionPlanter(...), not both")
             out["planter"] = str(folder)
+    inner = RENAMED["AttentionPlanter"]        # a planter's old names given nested (--set)
+    for key in [k for k in out if k.startswith("planter__") and k[9:] in inner]:
+        old[key] = out.pop(key)
+        table = {**table, key: "planter__" + inner[key[9:]]}
     for key, value in old.items():
         new = table[key]
         if new.startswith("planter__") and value is None:   # old "None: the planter's own"
@@ -324,15 +335,14 @@ SHARED_CONSTRAINTS = {
     **{"iterator_train__" + k: [int_at_least(1), None] for k in EPOCH_DEFAULTS},
 }
 
-#: Constraints of :class:`~xplant.neural.AttentionPlanter` (``criterion__kind``, ``__k``,
-#: ``__sigma``: the named ``stage1_loss``, ``ndcg_k``, ``sigma``, the same rules).
+#: Constraints of :class:`~xplant.neural.AttentionPlanter`.
 PLANTER_CONSTRAINTS = {
     **SHARED_CONSTRAINTS,
-    **{name: _COUNT for name in ("ndcg_k", "labels_per_doc", "max_relevant", "criterion__k")},
+    **{name: _COUNT for name in ("labels_per_doc", "max_relevant", "criterion__k")},
     "target": [StrOptions({"mig", "tf"})],
-    **{name: [StrOptions(set(STAGE1_LOSSES))] for name in ("stage1_loss", "criterion__kind")},
+    "criterion__kind": [StrOptions(set(STAGE1_LOSSES))],
     "n_negatives": [int_at_least(0)],
-    **{name: [number_above(0)] for name in ("sigma", "criterion__sigma")},
+    "criterion__sigma": [number_above(0)],
     "warmup": [Interval(numbers.Real, 0, 1, closed="both")],
     "iterator_train__state_cache": [StrOptions({"auto", "float32", "bfloat16", "float16"}), None],
 }

@@ -33,10 +33,10 @@ from ._catalogue import CatalogueIndex
 from ._catalogue_fusion import labels_added
 from ._label_forms import label_form_prior
 from ._description_ranker import DescriptionRanker
-from ._encoder import cached_embeddings, encode_texts, sentence_embeddings
+from ._encoder import cached_embeddings, encode_texts, encoder_precision, sentence_embeddings
 # importing _io also registers DescriptionRanker with save_linear and load_linear
 from ._io import save_description_fusion
 
 __all__ = ["CatalogueIndex", "DescriptionFusion", "DescriptionRanker", "FALLBACK_SEEN_WEIGHT", "FALLBACK_WEIGHT",
            "FUSION_WEIGHTS", "PRIOR_WEIGHTS", "SEEN_WEIGHTS", "cached_embeddings", "encode_texts",
-           "label_form_prior", "labels_added", "save_description_fusion", "sentence_embeddings"]
+           "encoder_precision", "label_form_prior", "labels_added", "save_description_fusion", "sentence_embeddings"]

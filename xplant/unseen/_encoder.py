@@ -34,17 +34,20 @@ def encoder_precision(precision="auto"):
     ``"auto"`` is ``"bfloat16"`` where the CPU multiplies bfloat16 natively
     (AVX-512 BF16 or AMX tiles, and PyTorch's kernels at the AVX-512 level,
     so ``ATEN_CPU_CAPABILITY=avx2`` turns it off), where it runs the encoder
-    2.5 to 3 times faster than float32 (docs/benchmarks/speed.md, "bfloat16
+    2.5 to 3 times faster than float32 (:doc:`/benchmarks/speed`, "bfloat16
     sentence encoding"); elsewhere ``"float32"``, since emulated bfloat16 is
     slower than float32.
 
     Parameters
     ----------
     precision : {"auto", "float32", "bfloat16"}, default="auto"
+        A format asked for; ``"auto"`` is resolved as above, the others are
+        returned as they are.
 
     Returns
     -------
     {"float32", "bfloat16"}
+        The format the products run in.
 
     Raises
     ------

@@ -3,8 +3,8 @@
 ``PlantClassifier(strategy=DeepSpeedStrategy(config=...))`` and
 ``AttentionPlanter(strategy="deepspeed")`` train through
 :func:`fit_deepspeed`: skorch's own loop, with DeepSpeed's step, batches and
-checkpoints; ``python -m xplant.neural.distributed.train --config
-cfg.yaml`` (``xplant train``) launches a whole job under ``deepspeed`` or
+checkpoints; ``xplant train --config cfg.yaml`` (``python -m xplant train``,
+a job of :mod:`xplant.app`) launches a whole job under ``deepspeed`` or
 ``torchrun``. DeepSpeed itself is imported only when training starts; it
 comes with ``pip install 'xplant[deepspeed]'``.
 """

@@ -22,7 +22,8 @@ from ..training._checkpoint import TrainingCheckpoint, read_checkpoint, restore_
 from .._inputs import encode
 from ..training._torch_state import torch_state_restored
 from ._targets import borrow_queries, description_targets, merge_targets, prepare_descriptions
-from .._settings import PLANTER_CONSTRAINTS, epoch_settings, merge_channel, network_settings
+from .._settings import (PLANTER_CONSTRAINTS, STAGE1_CRITERION_DEFAULTS, epoch_settings, merge_channel,
+                         network_settings)
 from ._defaults import PLANTING_EPOCH_DOCS, default_planting_lr
 from ..training._data import LengthBucketSampler, truncate
 from ._items import Stage1Collate, Stage1Dataset
@@ -84,16 +85,6 @@ class AttentionPlanter(PlantNetBase):
         Fitted on raw texts when ``fit`` gets texts; ignored for a token corpus.
     target : {"mig", "tf"}, default="mig"
         Ranking target; "tf" is the paper's ablation (label-conditional counts).
-    stage1_loss : {"lambda", "lambdarank", "ranknet", "mse"}, default="lambda"
-        The ranking loss (:func:`xplant.neural.losses.stage1_loss`): LambdaLoss
-        with ``|ΔnDCG@k|`` weights (the paper's), LambdaRank, RankNet, or the
-        squared error to the targets. Same setting as ``criterion__kind``.
-    ndcg_k : int, default=50
-        Cutoff of the ``|ΔnDCG@k|`` weights (``criterion__k``) and of the dev
-        attention nDCG; 50 covers MIG's whole top-50 list (chosen on dev:
-        :doc:`/benchmarks/evidence`, section "Ablation and low-data curve").
-    sigma : float, default=1.0
-        Scale of the pairwise logistic (``criterion__sigma``).
     labels_per_doc, max_relevant, n_negatives : int, default=16, 32, 32
         Stage 1 sampling sizes per document.
     train_encoder : bool, default=True
@@ -137,9 +128,16 @@ class AttentionPlanter(PlantNetBase):
         ``attention_dim`` 128, ``kernel_size`` 5, ``dropout`` 0.2, ``glove``
         False, ``backbone_options`` None, ``max_length`` 4096; inside a
         :class:`PlantClassifier` the classifier's, which it sets),
-        ``criterion__`` (``kind``, ``k``, ``sigma``: the named
-        ``stage1_loss``, ``ndcg_k``, ``sigma``; both spellings with different
-        values raise), ``optimizer__``
+        ``criterion__`` (Stage 1's ranking loss,
+        :class:`~xplant.neural.losses.Stage1Loss`: ``kind`` "lambda",
+        LambdaLoss with ``|ΔnDCG@k|`` weights (the paper's), or
+        "lambdarank", "ranknet", "mse" (:func:`xplant.neural.losses.stage1_loss`);
+        ``k`` 50, the cut-off of those weights and of the dev attention
+        nDCG, which covers MIG's whole top-50 list (chosen on dev:
+        :doc:`/benchmarks/evidence`, section "Ablation and low-data
+        curve"); ``sigma`` 1.0, the pairwise logistic's scale; the named
+        ``stage1_loss``, ``ndcg_k`` and ``sigma`` of earlier releases raise a
+        TypeError naming these), ``optimizer__``
         (``weight_decay`` 0.01), ``iterator_train__`` (``min_epoch_docs`` None,
         ``max_epoch_docs`` 4,096: documents drawn per epoch, a fresh random
         subset of a larger training set each epoch; None: every document;
@@ -214,8 +212,8 @@ class AttentionPlanter(PlantNetBase):
     See :class:`PlantClassifier`, which runs this planter inside its own fit.
     """
 
-    def __init__(self, backbone="cnn", *, relevance=None, target="mig", stage1_loss="lambda",
-                 ndcg_k=50, sigma=1.0, labels_per_doc=16, max_relevant=32, n_negatives=32,
+    def __init__(self, backbone="cnn", *, relevance=None, target="mig",
+                 labels_per_doc=16, max_relevant=32, n_negatives=32,
                  train_encoder=True, lr=None, warmup=0.1, max_epochs=10, batch_size=16,
                  validation_fraction=0.1, random_state=0, n_jobs=None,
                  description_max_frequency=0, strategy="skorch", checkpoint_dir=None, **kwargs):
@@ -223,9 +221,6 @@ class AttentionPlanter(PlantNetBase):
         self.backbone = backbone
         self.relevance = relevance
         self.target = target
-        self.stage1_loss = stage1_loss
-        self.ndcg_k = ndcg_k
-        self.sigma = sigma
         self.labels_per_doc = labels_per_doc
         self.max_relevant = max_relevant
         self.n_negatives = n_negatives
@@ -293,11 +288,9 @@ class AttentionPlanter(PlantNetBase):
         return self
 
     def _criterion_defaults(self):
-        """The ranking loss's settings: ``stage1_loss``, ``ndcg_k`` and ``sigma``, or their
-        ``criterion__kind``, ``criterion__k`` and ``criterion__sigma`` spellings."""
-        named = {"kind": "stage1_loss", "k": "ndcg_k", "sigma": "sigma"}
-        return merge_channel(self, named, "criterion",
-                             {key: getattr(self, param) for key, param in named.items()})
+        """The ranking loss's settings: ``criterion__kind``, ``__k`` and ``__sigma``, with
+        their defaults (:data:`~xplant.neural._settings.STAGE1_CRITERION_DEFAULTS`)."""
+        return merge_channel(self, None, "criterion", STAGE1_CRITERION_DEFAULTS)
 
     def initialize_optimizer(self, triggered_directly=None):
         params = []
@@ -514,12 +507,12 @@ class AttentionPlanter(PlantNetBase):
     def _attention_ndcg(self, dataset):
         """Mean graded attention nDCG@k over dev (document, label) items."""
         self.module_.eval()
-        vals = []
+        vals, k = [], self._criterion_defaults()["k"]
         loader = DataLoader(dataset, batch_size=self.batch_size,
                             collate_fn=Stage1Collate(self.relevance_.pad_id_))
         for x, (rel, valid) in loader:
             s = self.module_(x)
-            v = graded_ndcg(s, rel, valid, self.ndcg_k)
+            v = graded_ndcg(s, rel, valid, k)
             vals.append(v[~torch.isnan(v)])
         self.module_.train()
         allv = torch.cat(vals) if vals else torch.zeros(0)

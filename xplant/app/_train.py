@@ -1,11 +1,13 @@
 """``xplant train --config cfg.yaml``: one training job on 1..N processes.
 
-Run it under any launcher that sets the usual environment (RANK,
-WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK)::
+A job of the command line, as ``xplant run`` and ``xplant fit`` are; it
+trains through :class:`~xplant.neural.distributed.DeepSpeedStrategy`. Run
+it under any launcher that sets the usual environment (RANK, WORLD_SIZE,
+MASTER_ADDR, MASTER_PORT, LOCAL_RANK), as the module ``xplant``::
 
-    deepspeed --num_gpus 8 -m xplant.neural.distributed.train --config cfg.yaml
-    deepspeed --hostfile hosts -m xplant.neural.distributed.train --config cfg.yaml
-    torchrun --nproc_per_node 8 -m xplant.neural.distributed.train --config cfg.yaml
+    deepspeed --num_gpus 8 -m xplant train --config cfg.yaml
+    deepspeed --hostfile hosts -m xplant train --config cfg.yaml
+    torchrun --nproc_per_node 8 -m xplant train --config cfg.yaml
 
 or as one plain process. The config (YAML or JSON)::
 
@@ -95,7 +97,7 @@ def check_config(cfg):
 
 
 def _load_split(ds, split):
-    from ... import datasets
+    from .. import datasets
     name = "load_" + ds["loader"]
     loader = getattr(datasets, name, None)
     if loader is None:
@@ -119,7 +121,7 @@ def save_estimator(estimator, path):
 def main(argv=None):
     """Entry point of ``xplant train``; returns the process exit status."""
     args = _parser().parse_args(argv)
-    from ._config import read_config_file, resolve_deepspeed_config
+    from ..neural.distributed import read_config_file, resolve_deepspeed_config
     cfg = read_config_file(args.config)
     if args.output_dir:
         cfg["output_dir"] = args.output_dir
@@ -128,10 +130,9 @@ def main(argv=None):
     if args.resume:
         cfg["resume"] = True
 
-    from .. import AttentionPlanter, PlantClassifier
-    from .._inputs import default_relevance
-    from ._share import broadcast_from_rank0, load_saved_relevance
-    from ._group import init_distributed, rank_and_world, shutdown_distributed
+    from ..neural import AttentionPlanter, PlantClassifier, default_relevance, translate_params
+    from ..neural.distributed import (DeepSpeedStrategy, broadcast_from_rank0, init_distributed,
+                                      rank_and_world, shutdown_distributed)
     init_distributed()
     rank, world = rank_and_world()
     if rank == 0:
@@ -152,15 +153,12 @@ def main(argv=None):
         return rel.fit(train.texts, train.Y)
 
     rel_path = cfg["relevance"]["path"]
-    relevance = broadcast_from_rank0(
-        (lambda: load_saved_relevance(rel_path)) if rel_path else fit_relevance)
+    relevance = broadcast_from_rank0(None if rel_path else fit_relevance, path=rel_path or None)
     corpus = relevance.transform(train.texts)
 
     ds_cfg = resolve_deepspeed_config(cfg["deepspeed"]) if cfg["deepspeed"] is not None else {}
     ds_cfg = dict(ds_cfg, checkpoint_dir=cfg["checkpoint_dir"], resume=cfg["resume"])
     cls = {"PlantClassifier": PlantClassifier, "AttentionPlanter": AttentionPlanter}[est_cfg["class"]]
-    from ._config import DeepSpeedStrategy
-    from .._settings import translate_params
     params = translate_params(cls, params)      # a config may use the names of earlier releases
     nested = {k: params.pop(k) for k in list(params) if k.startswith("planter__")}
     params.update(strategy=DeepSpeedStrategy(config=ds_cfg))
@@ -174,7 +172,7 @@ def main(argv=None):
         out = Path(cfg["output_dir"])
         out.mkdir(parents=True, exist_ok=True)
         save_estimator(estimator, out / "model")
-        from ..._files import write_text
+        from .._files import write_text
         write_text(out / "history.json", json.dumps(list(estimator.history), default=float))
         run = {"config": cfg, "world_size": world, "seconds": time.time() - t0,
                "n_train_documents": len(train.texts),
