@@ -40,7 +40,8 @@ from ._ranking import (
     top_k_indices,
 )
 from ._report import F1_BUCKET_EDGES, xmtc_report
-from ._scorer import XMTCScorer, get_scorer, get_scorer_names, make_xmtc_scorer, pad_scores, split_metric_name
+from ._scorer import (XMTCScorer, get_scorer, get_scorer_names, make_xmtc_scorer, pad_scores,
+                      split_metric_name)
 from ._validation import check_k
 
 __all__ = [

@@ -156,8 +156,9 @@ def sentence_embeddings(texts, spec="minilm"):
     (:func:`~xplant.unseen._sentences.split_sentences`, then
     :func:`encode_texts`): the description ranker and the catalogue index
     both read it, and the last two calls are kept (keyed by a digest of the
-    texts, the encoder and :func:`encoder_precision`), so fitting on dev and scoring dev, or the ranker
-    and the catalogue scoring the same documents, encode them once.
+    texts, the encoder and :func:`encoder_precision`), so fitting on dev and
+    scoring dev, or the ranker and the catalogue scoring the same
+    documents, encode them once.
 
     Parameters
     ----------
@@ -251,8 +252,9 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     alone (the same bits whatever was cached before). The digest covers the
     encoder folder's weights file names and sizes, the settings (with
     :func:`encoder_precision`, so a machine that encodes in bfloat16 never
-    reads float32 entries, nor the reverse) and every distinct text, so a new release of the catalogue, a code outside it
-    whose name joins the set, or another encoder is a new entry. An entry
+    reads float32 entries, nor the reverse) and every distinct text, so a
+    new release of the catalogue, a code outside it whose name joins the
+    set, or another encoder is a new entry. An entry
     is checked against the SHA-256 of its embeddings, stored in its header
     (:func:`xplant._cache.read_entry`): a damaged one, even inside its data,
     is computed again and replaced, and an entry is written under a

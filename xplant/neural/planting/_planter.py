@@ -22,8 +22,8 @@ from ..training._checkpoint import TrainingCheckpoint, read_checkpoint, restore_
 from .._inputs import encode
 from ..training._torch_state import torch_state_restored
 from ._targets import borrow_queries, description_targets, merge_targets, prepare_descriptions
-from .._settings import (PLANTER_CONSTRAINTS, STAGE1_CRITERION_DEFAULTS, epoch_settings, merge_channel,
-                         network_settings)
+from .._settings import (PLANTER_CONSTRAINTS, STAGE1_CRITERION_DEFAULTS, epoch_settings,
+                         merge_channel, network_settings)
 from ._defaults import PLANTING_EPOCH_DOCS, default_planting_lr
 from ..training._data import LengthBucketSampler, truncate
 from ._items import Stage1Collate, Stage1Dataset
