@@ -281,3 +281,20 @@ def test_stage1_weight_dev_and_epoch_sampling_in_the_one_loop(tmp_path, deepspee
     assert got["best_epoch"] == best["best_epoch"]
     # rank 1's own reversed scores never reached a decision: both ranks ended alike
     assert got["rank_views"][0] == got["rank_views"][1]
+
+
+def test_the_train_job_saves_a_planter_through_the_runs_one_saver(tmp_path, make_corpus):
+    """``xplant train --config`` with ``estimator.class: AttentionPlanter`` writes the planting
+    through ``save_row`` (the run's saver): it loads back to the fitted state, no pickle."""
+    import torch
+    from xplant.app._rows import save_row
+    from xplant.neural import AttentionPlanter, load_planting
+    texts, Y = make_corpus(n_docs=24)
+    p = AttentionPlanter(max_epochs=1, verbose=0, n_jobs=1, module__embedding_dim=16,
+                         module__hidden_dim=16, module__attention_dim=16).fit(texts, Y)
+    assert save_row(p, p, tmp_path / "model", None) == {"saved_to": str(tmp_path / "model")}
+    state, meta = load_planting(tmp_path / "model")
+    assert meta["n_labels"] == 6 and meta["attention_ndcg"] == p.attention_ndcg_
+    for key, value in p.module_.state_dict().items():
+        assert torch.equal(state[key], value)
+    assert not any(f.suffix in (".pkl", ".joblib") for f in (tmp_path / "model").iterdir())

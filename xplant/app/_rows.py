@@ -514,7 +514,8 @@ def save_row(model, final, model_dir, rule, row=None):
     Parameters
     ----------
     model : estimator or Pipeline
-        The fitted row.
+        The fitted row, or the estimator of ``xplant train --config`` (a
+        PlantClassifier, or an AttentionPlanter, saved as its planting).
     final : estimator
         Its last step (``model`` itself when it is no Pipeline).
     model_dir : str or Path
@@ -543,6 +544,8 @@ def save_row(model, final, model_dir, rule, row=None):
             return {"not_saved": str(exc)}
     elif hasattr(final, "save"):
         final.save(path, overwrite=True)
+    elif hasattr(final, "save_planting"):        # a Stage 1 planter (xplant train --config)
+        final.save_planting(path)
     else:
         from ..linear import save_linear
         try:

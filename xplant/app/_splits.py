@@ -10,6 +10,7 @@ train and dev for a refit, and give what a model reads from a split.
 
 import numpy as np
 
+from ..datasets import take_documents
 from .._labels import label_frequency
 from .._params import final_step
 
@@ -266,17 +267,17 @@ def _narrowed(splits, subset, train_rows, dev_docs):
     if subset is not None:
         from ..model_selection import frequent_label_subset
         cols, rows = frequent_label_subset(splits["train"].Y, **subset)
-        splits["train"] = _take(splits["train"], rows)        # each row keeps a label
+        splits["train"] = take_documents(splits["train"], rows)        # each row keeps a label
         splits = {s: _keep_labels(b, cols) for s, b in splits.items()}
     if train_rows is not None:
-        splits["train"] = _take(splits["train"], np.asarray(train_rows, dtype=np.int64))
+        splits["train"] = take_documents(splits["train"], np.asarray(train_rows, dtype=np.int64))
     if dev_docs is not None:
         n_dev = splits["dev"].Y.shape[0]
         if not 1 <= int(dev_docs) <= n_dev:
             raise ValueError(f"dev_docs must be between 1 and the {n_dev} dev documents; "
                              f"got {dev_docs!r}")
         rows = np.sort(np.random.default_rng(0).choice(n_dev, int(dev_docs), replace=False))
-        splits["dev"] = _take(splits["dev"], rows)
+        splits["dev"] = take_documents(splits["dev"], rows)
     return splits
 
 
@@ -358,7 +359,7 @@ def first_documents(bunch, n):
     """
     if n is None:
         return bunch
-    return _take(bunch, np.arange(min(n, bunch.Y.shape[0])))
+    return take_documents(bunch, np.arange(min(n, bunch.Y.shape[0])))
 
 
 def without_evidence(bunch):
@@ -386,11 +387,6 @@ def has_evidence(bunch):
     return bunch.get("evidence") is not None and any(bunch.evidence)
 
 
-def _take(bunch, rows):
-    from ..datasets import take_documents
-    return take_documents(bunch, rows)
-
-
 def _keep_labels(bunch, cols):
     """The bunch restricted to label columns ``cols``; documents left without one dropped."""
     Y = bunch.Y[:, cols].tocsr()
@@ -411,7 +407,7 @@ def _keep_labels(bunch, cols):
         new[cols] = np.arange(len(cols))
         per_label["label_ancestor"] = new[per_label["label_ancestor"]]
     from sklearn.utils import Bunch
-    out = _take(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
+    out = take_documents(Bunch(**{**bunch, "Y": Y, **per_label}), rows)
     out.label_frequency = label_frequency(out.Y)
     return out
 

@@ -106,18 +106,6 @@ def _load_split(ds, split):
     return loader(split=split, **kwargs)
 
 
-def save_estimator(estimator, path):
-    """Rank 0: xplant's normal format (safetensors + JSON, no pickle).
-
-    A PlantClassifier is saved by its ``save`` (``model.safetensors``,
-    ``config.json``, ``relevance/``); an AttentionPlanter by
-    ``save_planting``.
-    """
-    if hasattr(estimator, "save"):
-        return estimator.save(path, overwrite=True)
-    return estimator.save_planting(path)
-
-
 def main(argv=None):
     """Entry point of ``xplant train``; returns the process exit status."""
     args = _parser().parse_args(argv)
@@ -171,7 +159,8 @@ def main(argv=None):
     if rank == 0:
         out = Path(cfg["output_dir"])
         out.mkdir(parents=True, exist_ok=True)
-        save_estimator(estimator, out / "model")
+        from ._rows import save_row          # the run's one saver: safetensors + JSON
+        save_row(estimator, estimator, out / "model", None)
         from .._files import write_text
         write_text(out / "history.json", json.dumps(list(estimator.history), default=float))
         run = {"config": cfg, "world_size": world, "seconds": time.time() - t0,
