@@ -171,3 +171,33 @@ def test_qlora_nf4_over_the_gguf_base_trains_on_the_cpu(fitted):
     opt.step()
     moved = [n for n, p in lora.items() if ".lora_B." in n and not torch.equal(before[n], p)]
     assert len(moved) == 30 * 2                     # the gradient reached every layer's adapters
+
+
+def test_the_gguf_base_is_dequantized_once_per_process(one_thread, monkeypatch):
+    """A second encoder of the same file copies the kept weights instead of dequantizing the
+    GGUF again; they equal a fresh dequantization to the bit, and so do its hidden states."""
+    from transformers import AutoModel
+    from xplant.neural.backbones import _llm
+    first = LLMEncoder("llm:smollm2", pad_id=2, **OPTIONS)        # fills the cache, or reads it
+    calls = []
+    real = AutoModel.from_pretrained
+    monkeypatch.setattr(AutoModel, "from_pretrained",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    again = LLMEncoder("llm:smollm2", pad_id=2, **OPTIONS)
+    assert calls == []                                             # nothing dequantized
+    _llm._GGUF_BASES.clear()
+    fresh = LLMEncoder("llm:smollm2", pad_id=2, **OPTIONS)
+    assert len(calls) == 1 and len(_llm._GGUF_BASES) == 1         # dequantized, kept again
+
+    def base(enc):
+        return {k: v for k, v in enc.model.state_dict().items() if ".lora_" not in k}
+
+    b_again, b_fresh = base(again), base(fresh)
+    assert b_again.keys() == b_fresh.keys() and len(b_again) > 30 * 7
+    assert all(torch.equal(b_again[k], b_fresh[k]) for k in b_again)
+    assert all(torch.equal(b_again[k], v) for k, v in base(first).items())
+    ids = torch.tensor([[10, 20, 30, 40], [50, 60, 2, 2]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]], dtype=torch.bool)
+    with torch.no_grad():
+        again.eval(), fresh.eval()
+        assert torch.equal(again(ids, mask), fresh(ids, mask))        # LoRA B starts at zero

@@ -79,6 +79,43 @@ def _dtype_kwarg():
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
+#: Bytes of dequantized GGUF weights kept in memory for the next :class:`LLMEncoder` of the
+#: same file in this process (1 GiB): a small model (SmolLM2-135M, 0.54 GB in float32) is
+#: dequantized once per process (a fit builds the encoder for Stage 1, for Stage 2 and on
+#: load), a larger one at each construction, as before.
+GGUF_CACHE_BYTES = 2 ** 30
+
+#: ``(file, dtype) -> (config, weights)`` of :func:`_gguf_base`: at most one entry.
+_GGUF_BASES = {}
+
+
+def _gguf_base(source, kwargs):
+    """``AutoModel.from_pretrained(source, **kwargs)`` of a GGUF file, its dequantized weights
+    kept (:data:`GGUF_CACHE_BYTES`) so that the next load of the file in this process copies
+    them into a model built from the config instead of dequantizing again. Returns ``(model,
+    loading info)``; the model is a fresh object either way, in evaluation mode, its weights
+    equal to the bit."""
+    import copy
+    from transformers import AutoModel
+    dtype = kwargs.get(_dtype_kwarg())
+    on_cpu = kwargs.get("device_map") in (None, "cpu")
+    key = (str(source), str(kwargs.get("gguf_file")), str(dtype))
+    if on_cpu and key in _GGUF_BASES:
+        config, weights = _GGUF_BASES[key]
+        with _quiet_transformers():
+            base = AutoModel.from_config(copy.deepcopy(config), **{_dtype_kwarg(): dtype})
+        base.load_state_dict(weights, strict=True)          # copied into the new tensors
+        return base.eval(), {"missing_keys": []}
+    with _quiet_transformers(), _gguf_name_maps_once():
+        base, info = AutoModel.from_pretrained(source, output_loading_info=True, **kwargs)
+    weights = base.state_dict()
+    if on_cpu and sum(t.numel() * t.element_size() for t in weights.values()) <= GGUF_CACHE_BYTES:
+        _GGUF_BASES.clear()                                  # one file kept at a time
+        _GGUF_BASES[key] = (copy.deepcopy(base.config),
+                            {k: v.detach().clone() for k, v in weights.items()})
+    return base, info
+
+
 @contextlib.contextmanager
 def _gguf_name_maps_once():
     """Build each GGUF tensor-name map once during a GGUF load.
@@ -323,9 +360,11 @@ class LLMEncoder(nn.Module):
                 kwargs["quantization_config"] = BitsAndBytesConfig(
                     load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
                     bnb_4bit_compute_dtype=torch_dtype)
-        with _quiet_transformers(), (_gguf_name_maps_once() if source_kwargs
-                                     else contextlib.nullcontext()):
-            base, info = AutoModel.from_pretrained(source, output_loading_info=True, **kwargs)
+        if source_kwargs:                # a GGUF file: dequantized once per process if small
+            base, info = _gguf_base(source, kwargs)
+        else:
+            with _quiet_transformers():
+                base, info = AutoModel.from_pretrained(source, output_loading_info=True, **kwargs)
         config = base.config
         if info.get("missing_keys"):
             raise ValueError(f"the checkpoint in {path} lacks weights {sorted(info['missing_keys'])[:5]}; "
