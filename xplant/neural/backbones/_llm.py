@@ -85,7 +85,7 @@ def _dtype_kwarg():
 #: load), a larger one at each construction, as before.
 GGUF_CACHE_BYTES = 2 ** 30
 
-#: ``(file, dtype) -> (config, weights)`` of :func:`_gguf_base`: at most one entry.
+#: ``(file, size, mtime, dtype) -> (config, weights)`` of :func:`_gguf_base`: at most one entry.
 _GGUF_BASES = {}
 
 
@@ -99,7 +99,9 @@ def _gguf_base(source, kwargs):
     from transformers import AutoModel
     dtype = kwargs.get(_dtype_kwarg())
     on_cpu = kwargs.get("device_map") in (None, "cpu")
-    key = (str(source), str(kwargs.get("gguf_file")), str(dtype))
+    file = os.path.join(str(source), str(kwargs.get("gguf_file")))
+    stat = os.stat(file)                       # a file rewritten in place is a new entry
+    key = (file, stat.st_size, stat.st_mtime_ns, str(dtype))
     if on_cpu and key in _GGUF_BASES:
         config, weights = _GGUF_BASES[key]
         with _quiet_transformers():
