@@ -286,8 +286,9 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     texts = texts.tolist()
     folder = Path(resolve_hf_path(spec))
     h = hashlib.sha256(b"xplant-embeddings-2\x00max_length=128\x00")
-    if encoder_precision() != "float32":         # float32 entries keep their earlier key
-        h.update(f"precision={encoder_precision()}\x00".encode())
+    precision = encoder_precision()
+    if precision != "float32":                     # float32 entries keep their earlier key
+        h.update(f"precision={precision}\x00".encode())
     for f in sorted(folder.iterdir()):
         if f.is_file():
             h.update(f"{f.name}:{f.stat().st_size}\x00".encode())
@@ -305,7 +306,7 @@ def cached_embeddings(texts, spec="minilm", *, what="label names"):
     from .._progress import quiet, steps
     for lo in steps(chunks, f"encoding {len(texts):,} {what} (once; cached in {path.parent})",
                     verbose=0 if quiet() else 1, every=max(1, len(chunks) // 10)):
-        part = encode_texts(texts[lo:lo + _ENCODE_CHUNK], spec, batch_size=256)
+        part = encode_texts(texts[lo:lo + _ENCODE_CHUNK], spec, batch_size=256, precision=precision)
         if E is None:
             E = np.empty((len(texts), part.shape[1]), dtype=np.float16)
         E[lo:lo + part.shape[0]] = part
