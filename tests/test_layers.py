@@ -5,8 +5,10 @@ The layer order (lowest first; a unit may import any unit of a lower layer):
 
 0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_sigmoid``: plain
    helpers.
-1. ``_files`` (reading and writing files), ``_cache`` (verified cache entries, written
-   with ``_files``' atomic writes), ``_outputs`` (the checks of the outputs a
+1. ``_files`` (reading and writing files), the lower floor of ``persistence``
+   (``persistence._codec``: a saved folder's files, arrays and JSON records, format tags;
+   ``persistence._parts``: the registry of fitted parts), ``_cache`` (verified cache
+   entries, written with the codec), ``_outputs`` (the checks of the outputs a
    user names), ``_labels`` (the target parser) with
    ``_target_form`` (how a target reads), ``_normal_forms`` (of texts, names and codes) and
    ``_frequency_buckets``, ``_descriptions``.
@@ -16,7 +18,9 @@ The layer order (lowest first; a unit may import any unit of a lower layer):
 5. ``fusion`` (the shortlist and the one score-fusion formula; no torch).
 6. ``unseen`` (labels never seen in training: ranking by descriptions).
 7. ``neural`` (PLANT: Stage 1, the Stage 1 → Stage 2 hand-off, Stage 2).
-8. ``_saved`` (the one loading dispatcher of every saved kind), ``report``.
+8. ``persistence``'s upper floor (its ``__init__`` and ``_kinds``: the registry of saved
+   kinds, ``save`` and ``load``), ``_saved`` (ranking and deciding with any model),
+   ``report``.
 9. ``app`` (the command line's jobs), then ``cli`` and the package root.
 
 Inside ``neural`` the stages have an order of their own (``NEURAL_LAYERS``,
@@ -49,15 +53,15 @@ ROOT = Path(__file__).resolve().parents[1] / "xplant"
 
 LAYERS = [
     {"_params", "_process", "_progress", "_choice", "_sigmoid"},
-    {"_files", "_cache", "_outputs", "_labels", "_target_form", "_normal_forms",
-     "_frequency_buckets", "_descriptions"},
+    {"_files", "persistence._codec", "persistence._parts", "_cache", "_outputs", "_labels",
+     "_target_form", "_normal_forms", "_frequency_buckets", "_descriptions"},
     {"metrics", "model_selection", "evidence"},
     {"datasets"},
     {"relevance", "linear"},
     {"fusion"},
     {"unseen"},
     {"neural"},
-    {"_saved", "report"},
+    {"persistence", "_saved", "report"},
     {"app"},
     {"cli", "xplant", "__main__"},
 ]
@@ -107,7 +111,14 @@ def _imports():
     return modules, graph
 
 
+#: The persistence package stands on two floors: these modules are units of their own.
+FLOORS = {"xplant.persistence._codec": "persistence._codec",
+          "xplant.persistence._parts": "persistence._parts"}
+
+
 def _unit(module):
+    if module in FLOORS:
+        return FLOORS[module]
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "xplant"
 

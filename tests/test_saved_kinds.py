@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 from xplant import load_saved
-from xplant._files import check_format, format_kind
-from xplant._saved import SAVED_KINDS
+from xplant.persistence._codec import check_format, format_kind
+from xplant.persistence import saved_kinds
 
 WORDS = ["fever", "cough", "fracture", "femur", "rash", "itch"]
 
@@ -70,7 +70,7 @@ SAVERS = {"linear": _linear, "description-fusion": _fusion, "plant-classifier": 
 
 
 def test_the_registry_is_every_kind_this_test_saves():
-    assert set(SAVED_KINDS) == set(SAVERS)
+    assert set(saved_kinds()) == set(SAVERS)
 
 
 @pytest.fixture(scope="module", params=sorted(SAVERS))

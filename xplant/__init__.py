@@ -19,11 +19,11 @@ _LAZY = {
     "MentionMatcher": "xplant.linear",
     "DescriptionRanker": "xplant.unseen",
     "DescriptionFusion": "xplant.unseen",
-    "load_saved": "xplant._saved",
+    "load_saved": "xplant.persistence",
 }
 
-_SUBPACKAGES = ("datasets", "fusion", "linear", "metrics", "model_selection", "neural", "relevance",
-                "unseen")
+_SUBPACKAGES = ("datasets", "fusion", "linear", "metrics", "model_selection", "neural",
+                "persistence", "relevance", "unseen")
 
 __all__ = sorted(list(_LAZY) + list(_SUBPACKAGES))
 

@@ -85,7 +85,7 @@ def write_entry(path, arrays):
     """Write a cache entry whole or not at all, with its checksum.
 
     The arrays go to a temporary file beside ``path``, renamed into place
-    once written (:func:`xplant._files.atomic_path`), with
+    once written (:func:`xplant.persistence._codec.write_arrays`), with
     :func:`entry_checksum` in the header metadata under
     :data:`CHECKSUM_KEY`. The folder is created if needed.
 
@@ -105,14 +105,9 @@ def write_entry(path, arrays):
         When the cache folder cannot be written (a read-only home): the
         caller keeps its result without caching it.
     """
-    from safetensors.numpy import save_file
-    from ._files import atomic_path
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .persistence._codec import write_arrays
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-    with atomic_path(path) as tmp:
-        save_file(arrays, str(tmp), metadata={CHECKSUM_KEY: entry_checksum(arrays)})
-    return path
+    return write_arrays(path, arrays, metadata={CHECKSUM_KEY: entry_checksum(arrays)})
 
 
 def read_entry(path):
@@ -131,16 +126,15 @@ def read_entry(path):
     -------
     dict of str to ndarray or None
     """
-    from safetensors import SafetensorError, safe_open
+    from .persistence._codec import read_arrays
     path = Path(path)
     if not path.is_file():
         return None
     try:
-        with safe_open(str(path), framework="np") as fh:
-            stored = (fh.metadata() or {}).get(CHECKSUM_KEY)
-            arrays = {name: fh.get_tensor(name) for name in fh.keys()}
-    except (SafetensorError, OSError, ValueError):
+        arrays, metadata = read_arrays(path, metadata=True)
+    except (OSError, ValueError):
         return None
+    stored = metadata.get(CHECKSUM_KEY)
     if stored is None or stored != entry_checksum(arrays):
         return None
     return arrays

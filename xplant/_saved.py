@@ -1,113 +1,15 @@
-"""Any saved xplant model, neural or linear: load it, rank and decide with it.
+"""Any fitted xplant model, neural or linear: rank and decide with it.
 
-A saved model folder names its format in ``config.json``,
-``xplant-<kind>-<version>``; :func:`load_saved` dispatches on the kind
-(``SAVED_KINDS``, the one registry of saved model kinds) and the kind's
-loader checks the version (:func:`xplant._files.check_format`), so
-``xplant predict`` and ``xplant evaluate`` take every row of ``xplant run``
-and every model of ``xplant fit``, and refuse a folder of a newer xplant by
-name.
+The scores, rankings and 0/1 decisions of a model of any kind, as
+``xplant predict``, ``xplant evaluate`` and ``xplant run`` compute them from
+a model :func:`xplant.persistence.load_saved` loaded (or one just fitted),
+under the decision rule it returns (:func:`decide`).
 """
-
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._params import final_step
-
-
-def load_saved(path):
-    """Load any saved xplant model folder, without running pickled code.
-
-    Parameters
-    ----------
-    path : str or Path
-        A folder written by ``PlantClassifier.save``,
-        :func:`xplant.linear.save_linear`,
-        :func:`xplant.unseen.save_description_fusion`, ``xplant run``
-        (``RUN/models/<row>``) or ``xplant fit``.
-
-    Returns
-    -------
-    model : estimator
-        A fitted :class:`~xplant.neural.PlantClassifier`, what
-        :func:`xplant.linear.load_linear` returns, or a fitted
-        :class:`~xplant.unseen.DescriptionFusion` with its model (loaded from
-        its ``estimator/`` folder by this function).
-    decision : dict
-        ``{"rule": "top_k" | "threshold" | "per_label_threshold", "k": int,
-        "threshold": float, "thresholds": ndarray of shape (n_labels,) or
-        None}`` (:func:`xplant.metrics.check_rule`): the rule chosen on dev
-        when the model was saved, else the model's own default.
-
-    Raises
-    ------
-    FileNotFoundError
-        When ``path`` holds no ``config.json``.
-    ValueError
-        Naming ``config.json``: when it names no kind of ``SAVED_KINDS``,
-        a newer version of a kind (written by a newer xplant) or an older one
-        this xplant no longer reads; or when ``path`` is a part of a saved
-        model (the shortlist inside a PLANT folder).
-    """
-    from ._files import format_kind
-    from .linear._io import read_config
-    from .unseen import _io  # noqa: F401  registers the ranker's kind with the linear format
-    path = Path(path)
-    if (path / "fusion.json").is_file():      # written by ShortlistFusion.save, inside a PLANT folder
-        raise ValueError(f"{path} is the shortlist inside a saved PLANT model, not a model of "
-                         f"its own (it may know its labels only as column indices); pass the "
-                         f"model folder {path.parent}")
-    config = read_config(path)
-    kind, _ = format_kind(config.get("format"))
-    if kind not in SAVED_KINDS:
-        raise ValueError(f"{path / 'config.json'}: format {config.get('format')!r} is no saved "
-                         f"xplant model (xplant-<kind>-<version> with a kind of "
-                         f"{sorted(SAVED_KINDS)}); pass a folder written by xplant run or "
-                         "xplant fit")
-    return SAVED_KINDS[kind](path, config)
-
-
-def _linear(path, config):
-    from .linear._io import load_linear
-    model = load_linear(path)
-    return model, _saved_decision(path, config, model)
-
-
-def _description_fusion(path, config):         # its model, in estimator/, is any saved kind
-    from .unseen._io import load_description_fusion
-    model = load_description_fusion(path, config, lambda folder: load_saved(folder)[0])
-    return model, _saved_decision(path, config, model)
-
-
-def _plant_classifier(path, config):
-    from .neural import load_model
-    clf = load_model(path)
-    return clf, fitted_decision(clf)
-
-
-#: The one registry of saved model kinds: the kind of a format tag
-#: ``xplant-<kind>-<version>`` → its loader ``(path, config) -> (model, decision)``.
-#: Each loader checks the version (:func:`xplant._files.check_format`).
-SAVED_KINDS = {
-    "linear": _linear,                               # xplant.linear.save_linear
-    "description-fusion": _description_fusion,       # xplant.unseen.save_description_fusion
-    "plant-classifier": _plant_classifier,           # PlantClassifier.save
-}
-
-
-def _saved_decision(path, config, model):
-    """The rule in ``config.json`` (``"decision"``), checked; else the model's default."""
-    from .metrics import check_rule
-    decision = config.get("decision")
-    if decision is None:
-        return _default_decision(model)
-    try:
-        return check_rule(decision, len(label_names(model)), n_added=labels_added(model))
-    except ValueError as exc:
-        raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
-                         "damaged or was edited by hand, save the model again") from None
 
 
 def model_fields(model):
@@ -150,7 +52,8 @@ def model_fields(model):
     return [f for f in dict.fromkeys(own) if isinstance(f, str) and f != "text"]
 
 
-def _default_decision(model):
+def default_decision(model):
+    """The model's own default rule, as a dict of :func:`xplant.metrics.check_rule`."""
     final = final_step(model)
     rule, value = final._default_rule()
     if rule == "threshold" and hasattr(final, "predict_proba") and \
@@ -163,7 +66,7 @@ def _default_decision(model):
 
 
 def fitted_decision(model, default_k=10):
-    """The decision rule a fitted model applies, as :func:`load_saved` returns it.
+    """The decision rule a fitted model applies, as :func:`xplant.persistence.load_saved` returns it.
 
     A PlantClassifier's fitted rule (its :class:`~xplant.metrics.DecisionRule`
     ``decision_rule_``, as a dict); another model's own default rule;
@@ -173,7 +76,7 @@ def fitted_decision(model, default_k=10):
     if getattr(final, "decision_rule_", None) is not None:
         return final.decision_rule_.to_dict()
     if hasattr(final, "_default_rule"):
-        return _default_decision(model)
+        return default_decision(model)
     return {"rule": "top_k", "k": int(default_k), "threshold": 0.5, "thresholds": None}
 
 
@@ -283,7 +186,7 @@ def decide(model, texts, decision, scores=None, ranked=None):
     model : fitted estimator
     texts : list of str
     decision : dict
-        As returned by :func:`load_saved` (any rule of
+        As returned by :func:`xplant.persistence.load_saved` (any rule of
         :func:`xplant.metrics.check_rule`), applied as a
         :class:`xplant.metrics.DecisionRule`.
     scores : ndarray of shape (n, L) or None

@@ -19,7 +19,7 @@ from xplant.linear import (
     predict_top_k,
     save_linear,
 )
-from xplant.linear._io import read_config
+from xplant.persistence._codec import read_config
 
 WORDS = ["fever", "cough", "fracture", "femur", "rash", "itch", "pain", "chest"]
 

@@ -53,7 +53,7 @@ def test_a_fitted_model_folder_follows_the_umask(tmp_path, umask, mask):
 @pytest.mark.parametrize("mask", [0o022, 0o077])
 def test_cache_entries_and_checkpoints_follow_the_umask(tmp_path, umask, mask):
     from xplant._cache import write_entry
-    from xplant._files import atomic_folder
+    from xplant.persistence._codec import atomic_folder
     umask(mask)
     entry = write_entry(tmp_path / "cache" / "embeddings" / "e.safetensors",
                         {"embeddings": np.zeros((2, 2), np.float16)})

@@ -181,7 +181,8 @@ def evaluate_model(model_dir, input_path, output=None, *, upper=False, text_fiel
     """
     from .._files import write_text
     from .._outputs import check_output
-    from .._saved import decision_record, load_saved
+    from .._saved import decision_record
+    from ..persistence import load_saved
     from ._sources import _check_file, _read_user, check_split, file_record
     from ._tables import format_table, rule_label
     from ..metrics import xmtc_report

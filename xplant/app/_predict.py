@@ -210,7 +210,8 @@ def _predictor(model, *, top_k, evidence):
     """The model of :func:`predict_file` and its decision rule: a saved folder loaded, or a
     fitted model's own rule (``top_k`` where it has none); checked to ``explain`` when
     ``evidence`` is asked for."""
-    from .._saved import fitted_decision, load_saved
+    from .._saved import fitted_decision
+    from ..persistence import load_saved
     if isinstance(model, (str, Path)):
         clf, decision = load_saved(model)
     else:

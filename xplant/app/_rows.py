@@ -535,26 +535,15 @@ def save_row(model, final, model_dir, rule, row=None):
         that cannot be stored without pickle (LibMultiLabel): its scores
         stand.
     """
+    from ..persistence import save
     path = Path(model_dir)
-    from ..unseen import DescriptionFusion, save_description_fusion
-    if isinstance(final, DescriptionFusion):     # with its model and the row's rule
-        try:
-            save_description_fusion(model, path, decision=rule, overwrite=True)
-        except TypeError as exc:
-            return {"not_saved": str(exc)}
-    elif hasattr(final, "save"):
-        final.save(path, overwrite=True)
-    elif hasattr(final, "save_planting"):        # a Stage 1 planter (xplant train --config)
+    records = None if row is None else {ROW_FILE: {"row": reproduced_row(row, final)}}
+    if hasattr(final, "save_planting"):          # a Stage 1 planter (xplant train --config)
         final.save_planting(path)
-    else:
-        from ..linear import save_linear
-        try:
-            save_linear(model, path, decision=rule, overwrite=True)
-        except TypeError as exc:
-            return {"not_saved": str(exc)}
-    if row is not None:
-        import json
-        from .._files import write_text
-        write_text(path / ROW_FILE, json.dumps({"row": reproduced_row(row, final)},
-                                               ensure_ascii=False))
+        return {"saved_to": str(path)}
+    own_rule = getattr(final, "decision_rule_", None) is not None     # PLANT keeps its own
+    try:
+        save(model, path, overwrite=True, decision=None if own_rule else rule, records=records)
+    except TypeError as exc:
+        return {"not_saved": str(exc)}
     return {"saved_to": str(path)}

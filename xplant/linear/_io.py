@@ -10,14 +10,16 @@ A saved model is a folder:
 - ``arrays.safetensors``: the numbers (IDF weights, the pruned sparse
   weight matrix in CSR parts, intercepts, label frequencies), read with
   ``safetensors.numpy``;
-- ``napkinxc/`` or ``omikuji/``: a label tree in its library's own format.
+- ``napkinxc/`` or ``omikuji/``: a label tree in its library's own format;
+- ``parts/``: the model's registered fitted parts, if any
+  (:func:`xplant.persistence.register_part`).
 
-Loading runs no pickled code. Writes go to a temporary sibling folder that
-is renamed into place, so an interrupted save never leaves a half-written
-model under the final name.
+The files are written and read through :mod:`xplant.persistence` (its
+codec): loading runs no pickled code, and a save goes to a temporary sibling
+folder that is renamed into place, so an interrupted save never leaves a
+half-written model under the final name.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -296,15 +298,15 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     >>> load_linear(folder).predict_proba(["any text"]).round(3).tolist()
     [[0.667, 0.667]]
     """
-    from safetensors.numpy import save_file
+    from ..persistence._codec import write_arrays, write_json
+    from ..persistence._parts import model_folder
     path = Path(path)
     steps = (list(estimator.steps) if hasattr(estimator, "steps")
              else [("model", estimator)])
     if decision is not None:
         classes = getattr(final_step(estimator), "classes_", None)
         decision = decision_json(decision, None if classes is None else len(classes))
-    from .._files import atomic_folder
-    with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
+    with model_folder(estimator, path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         arrays, described = {}, []
         for i, (name, est) in enumerate(steps):
             if i < len(steps) - 1 and est.__class__.__name__ != "TfidfVectorizer":
@@ -318,8 +320,8 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
                   "steps": described, "decision": decision,
                   "versions": {"xplant": md.version("xplant"),
                                "scikit-learn": md.version("scikit-learn")}}
-        save_file(arrays, str(tmp / "arrays.safetensors"))
-        (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False))
+        write_arrays(tmp / "arrays.safetensors", arrays)
+        write_json(tmp / "config.json", config)
     return path
 
 
@@ -361,26 +363,6 @@ def decision_json(decision, n_labels, *, n_added=0):
     return out
 
 
-def read_config(path):
-    """The ``config.json`` of a saved xplant model folder, checked to exist.
-
-    Raises
-    ------
-    FileNotFoundError
-        When ``path`` holds no ``config.json``.
-    ValueError
-        When ``config.json`` is not JSON or holds no JSON object, naming its
-        line (:func:`xplant._files.read_json_object`).
-    """
-    path = Path(path)
-    config_file = path / "config.json"
-    if not config_file.is_file():
-        raise FileNotFoundError(f"{path} is not a saved xplant model (no config.json); pass a "
-                                "folder written by xplant run (RUN/models/<row>) or xplant fit")
-    from .._files import read_json_object
-    return read_json_object(config_file, "a saved xplant model's configuration")
-
-
 def load_linear(path):
     """Load a model saved by :func:`save_linear`; ready to predict.
 
@@ -393,7 +375,7 @@ def load_linear(path):
     -------
     estimator : FrequencyPrior, OneVsRestLinear, MentionMatcher, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
         As saved. The dev-chosen decision rule, if any, is returned by
-        :func:`read_config` under ``"decision"``. A DescriptionRanker loads
+        :func:`xplant.load_saved`. A DescriptionRanker loads
         once :mod:`xplant.unseen` is imported (:func:`xplant.load_saved`
         imports it).
 
@@ -407,12 +389,13 @@ def load_linear(path):
     ImportError
         For a tree model whose library is not installed.
     """
-    from .._files import check_format, read_tensors
+    from ..persistence._codec import check_format, read_arrays, read_config
+    from ..persistence._parts import read_parts
     path = Path(path)
     config = read_config(path)
     check_format(config.get("format"), LINEAR_FORMAT, path / "config.json",
                  hint="load it with xplant.load_saved (any saved xplant model)")
-    arrays = read_tensors(path / "arrays.safetensors")
+    arrays = read_arrays(path / "arrays.safetensors")
     steps = []
     for i, s in enumerate(config["steps"]):
         where = f"{path / 'config.json'}, field 'steps[{i}]'"
@@ -426,7 +409,5 @@ def load_linear(path):
             raise ValueError(f"{where}: {type(exc).__name__}: {exc}; the file is damaged or was "
                              "edited by hand, save the model again") from None
         steps.append((s["name"], est))
-    if not config["pipeline"]:
-        return steps[0][1]
     from sklearn.pipeline import Pipeline
-    return Pipeline(steps)
+    return read_parts(Pipeline(steps) if config["pipeline"] else steps[0][1], path)

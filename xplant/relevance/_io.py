@@ -1,10 +1,10 @@
 """Saving and loading a fitted MIGRelevance without pickle.
 
-Arrays go to a safetensors file (read with ``safetensors.numpy``), everything
-else to JSON, so loading a saved relevance executes no code.
+Arrays go to a safetensors file, everything else to JSON, both through
+:mod:`xplant.persistence`'s codec, so loading a saved relevance executes no
+code.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +59,8 @@ def save_relevance(relevance, path):
     sklearn.exceptions.NotFittedError
         When ``relevance`` is not fitted.
     """
-    from safetensors.numpy import save_file
     from sklearn.utils.validation import check_is_fitted
+    from ..persistence._codec import write_arrays, write_json
     check_is_fitted(relevance, "relevance_")
     if relevance.input_kind_ == "matrix":
         raise ValueError("a MIGRelevance fitted on a matrix has no tokenizer to save")
@@ -73,10 +73,8 @@ def save_relevance(relevance, path):
               "relevance_data": R.data.astype(np.float64),
               "document_frequency": np.asarray(relevance.document_frequency_, dtype=np.int64),
               "label_frequency": np.asarray(relevance.label_frequency_, dtype=np.int64)}
-    from .._files import atomic_path, write_text
     from ._tokenize import UNICODE_FORM
-    with atomic_path(path / "relevance.safetensors") as tmp:
-        save_file(arrays, str(tmp))
+    write_arrays(path / "relevance.safetensors", arrays)
     meta = {"format": _FORMAT, "tokenizer": spec, "unicode_normalization": UNICODE_FORM,
             "params": {p: to_python(getattr(relevance, p)) for p in _PARAMS},
             "shape": list(R.shape), "n_train_documents": int(relevance.n_train_documents_),
@@ -84,26 +82,8 @@ def save_relevance(relevance, path):
     if spec == "word":
         inv = sorted(relevance.vocabulary_.items(), key=lambda kv: kv[1])
         meta["vocabulary"] = [t for t, _ in inv]
-    write_text(path / "relevance.json", json.dumps(meta))
+    write_json(path / "relevance.json", meta)
     return path
-
-
-def _open_saved(path, json_name, tensors_name, fmt, what, missing):
-    """A saved folder's JSON object, checked: ``(Path, the object, its FieldChecker)``.
-
-    The one opening of a saved MIGRelevance and a saved PlantClassifier:
-    ``json_name`` and ``tensors_name`` must both be in the folder (else
-    FileNotFoundError "``path`` ``missing``"), ``json_name`` must hold a JSON
-    object (``what`` names it in errors) whose ``format`` is ``fmt``.
-    """
-    from .._files import FieldChecker, check_format, read_json_object
-    path = Path(path)
-    if not (path / json_name).is_file() or not (path / tensors_name).is_file():
-        raise FileNotFoundError(f"{path} {missing}")
-    json_file = path / json_name
-    meta = read_json_object(json_file, what)
-    check_format(meta.get("format"), fmt, json_file)
-    return path, meta, FieldChecker(meta, json_file)
 
 
 def load_relevance(path):
@@ -134,9 +114,9 @@ def load_relevance(path):
         package) is missing, or a tokenizer rebuilt differently (its
         fingerprint differs, e.g. another Hugging Face folder).
     """
-    from .._files import read_tensors
+    from ..persistence._codec import open_saved, read_arrays
     from ._tokenize import UNICODE_FORM
-    path, meta, c = _open_saved(path, "relevance.json", "relevance.safetensors", _FORMAT,
+    path, meta, c = open_saved(path, "relevance.json", "relevance.safetensors", _FORMAT,
                                 "a saved MIGRelevance", "holds no saved MIGRelevance (relevance.json "
                                 "and relevance.safetensors)")
     spec = c.get("tokenizer", str, "'word', 'hf:<folder>' or 'llm:<spec>'")
@@ -177,7 +157,7 @@ def load_relevance(path):
         rel._validate_params()               # exactly what fit checks
     except (TypeError, ValueError) as exc:
         c.fail("params", str(exc))
-    arr = read_tensors(path / "relevance.safetensors")
+    arr = read_arrays(path / "relevance.safetensors")
     _check_arrays(arr, L, V, path / "relevance.safetensors")
     rel._setup_tokenizer("text")
     if spec == "word":

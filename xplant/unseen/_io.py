@@ -71,23 +71,28 @@ FUSION_FORMAT = "xplant-description-fusion-1"
 ESTIMATOR_FOLDER = "estimator"
 
 
-def _save_model(model, path):
+def save_model(model, path, *, overwrite=False):
     """A fitted model in its own format: a PlantClassifier by its ``save``, the rest by
-    :func:`~xplant.linear.save_linear` (which refuses, naming what it saves)."""
+    :func:`~xplant.linear.save_linear` (which refuses, naming what it saves).
+
+    The model of a saved DescriptionFusion, and the PlantClassifier kind of
+    :func:`xplant.persistence.save`: PLANT's Pipeline (a MIGRelevance, then
+    the classifier) is saved as its classifier, which holds the fitted
+    relevance; any other step before a classifier is refused.
+    """
     from ..linear import save_linear
     from ..relevance import MIGRelevance
     steps = list(model.steps) if hasattr(model, "steps") else [("model", model)]
     final = steps[-1][1]
     if not hasattr(final, "save"):
-        save_linear(model, path)
-        return
+        return save_linear(model, path, overwrite=overwrite)
     # PLANT's layout (MIGRelevance -> PlantClassifier): the classifier holds the fitted
     # relevance and reads raw texts, so its folder alone answers as the Pipeline does
     if [type(step) for _, step in steps[:-1]] not in ([], [MIGRelevance]):
         raise TypeError(f"cannot save a Pipeline of {[type(s).__name__ for _, s in steps]} "
                         f"without pickle: a {type(final).__name__} saves itself, so the one "
                         "step before it may be a MIGRelevance (PLANT's Pipeline), nothing else")
-    final.save(path)
+    return final.save(path, overwrite=overwrite)
 
 
 def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
@@ -160,12 +165,11 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     ('top_k', 1)
     """
     import importlib.metadata as md
-    import json
     from pathlib import Path
-    from safetensors.numpy import save_file
     from sklearn.frozen import FrozenEstimator
     from sklearn.utils.validation import check_is_fitted
-    from .._files import atomic_folder
+    from ..persistence._codec import write_arrays, write_json
+    from ..persistence._parts import model_folder
     from ._catalogue_fusion import labels_added
     from ..linear._io import decision_json
     if type(fusion) is not DescriptionFusion:
@@ -184,7 +188,7 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         raise ValueError(f"cannot save this DescriptionFusion: {exc}; fit it with "
                          "label_names=<its model's label names>, so that the saved folder "
                          "answers in the same labels") from None
-    with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
+    with model_folder(fusion, path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         arrays = {"unseen": np.asarray(fusion.unseen_, dtype=np.int64)}
         config = {"format": FUSION_FORMAT,
                   "params": _json_params(fusion, skip=("estimator", "ranker", "mentions")),
@@ -201,9 +205,9 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
                   "dev_choice": getattr(fusion, "dev_choice_", None), "decision": decision,
                   "versions": {"xplant": md.version("xplant"),
                                "scikit-learn": md.version("scikit-learn")}}
-        _save_model(model, tmp / ESTIMATOR_FOLDER)
-        save_file(arrays, str(tmp / "arrays.safetensors"))
-        (tmp / "config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
+        save_model(model, tmp / ESTIMATOR_FOLDER)
+        write_arrays(tmp / "arrays.safetensors", arrays)
+        write_json(tmp / "config.json", config)
     return path
 
 
@@ -289,9 +293,11 @@ def load_description_fusion(path, config, load_model):
     """
     from sklearn.base import clone
     from sklearn.frozen import FrozenEstimator
-    from .._files import check_format, check_path_name, read_tensors
+    from .._files import check_path_name
+    from ..persistence._codec import check_format, read_arrays
+    from ..persistence._parts import read_parts
     check_format(config.get("format"), FUSION_FORMAT, path / "config.json")
-    arrays = read_tensors(path / "arrays.safetensors")
+    arrays = read_arrays(path / "arrays.safetensors")
     try:
         folder = path / check_path_name(config["estimator"]["folder"], "the saved model folder")
     except (TypeError, KeyError, ValueError) as exc:
@@ -333,4 +339,4 @@ def load_description_fusion(path, config, load_model):
     except (TypeError, KeyError, ValueError) as exc:
         raise ValueError(f"{path / 'config.json'}: {type(exc).__name__}: {exc}; the file is "
                          "damaged or was edited by hand, save the model again") from None
-    return fusion
+    return read_parts(fusion, path)

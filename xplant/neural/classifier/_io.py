@@ -31,13 +31,13 @@ is renamed into place, so an interrupted save never leaves a half-written
 model under the final name.
 """
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 
-from ..._files import atomic_folder
+from ...persistence._codec import open_saved, read_arrays, write_arrays, write_json
+from ...persistence._parts import model_folder, read_parts
 from ...relevance._llm_files import check_llm_base, llm_base_record
 from .._settings import translate_params
 from ..backbones import backbone_kind
@@ -162,14 +162,15 @@ def save_model(clf, path, *, overwrite=False):
     (``base_model``: name, path, SHA-256 of its weight files), which
     :func:`load_model` checks.
     """
-    from safetensors.torch import save_file
     from sklearn.utils.validation import check_is_fitted
     from ...relevance import save_relevance
+    from ..parts._attributes import PART_NAMES
     check_is_fitted(clf, "module_")
     path = Path(path)
-    with atomic_folder(path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
+    # the old folder goes once this is in place; its own parts in config.json and shortlist/
+    with model_folder(clf, path, overwrite=overwrite, handled=PART_NAMES) as tmp:
         state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
-        save_file(state, str(tmp / "model.safetensors"))
+        write_arrays(tmp / "model.safetensors", state)
         save_relevance(clf.relevance_, tmp / "relevance")
         if clf.parts_.get("shortlist_fusion") is not None:     # the part with a folder
             clf.parts_["shortlist_fusion"].save(tmp / "shortlist")
@@ -195,7 +196,7 @@ def save_model(clf, path, *, overwrite=False):
         }
         if backbone_kind(clf.backbone) == "llm":     # the adapters mean something over this base only
             config["base_model"] = llm_base_record(clf.backbone)
-        (tmp / "config.json").write_text(json.dumps(config, indent=1))
+        write_json(tmp / "config.json", config, indent=1)
     return path
 
 
@@ -315,12 +316,10 @@ def load_model(path):
     ImportError
         With an ``llm:`` backbone whose model package or reader is missing.
     """
-    from ..._files import read_tensors
     from ..._labels import check_label_names
     from ...relevance import load_relevance
-    from ...relevance._io import _open_saved
     PlantClassifier = _CLASSES["PlantClassifier"]
-    path, config, c = _open_saved(path, "config.json", "model.safetensors", _FORMAT,
+    path, config, c = open_saved(path, "config.json", "model.safetensors", _FORMAT,
                                   "a saved PlantClassifier's configuration",
                                   "is not a saved PlantClassifier (needs config.json and "
                                   "model.safetensors)")
@@ -409,14 +408,14 @@ def load_model(path):
     clf.phases_ = clf._phases() if clf._phases() is not None else []
     clf.dev_docs_ = clf.dev_Y_ = clf.dev_dataset_ = None
     clf.initialize()
-    state = read_tensors(path / "model.safetensors", torch=True)
+    state = read_arrays(path / "model.safetensors", torch=True)
     try:
         clf.module_.load_state_dict(state, strict=True)
     except RuntimeError as exc:
         raise ValueError(f"{path / 'model.safetensors'}: the weights do not fit the saved "
                          f"configuration: {exc}") from exc
     clf.module_.eval()
-    return clf
+    return read_parts(clf, path)
 
 
 class SavedModelMixin:

@@ -115,8 +115,8 @@ class ShortlistMixin:
             k = int(min(self.n_labels_, self.n_candidates_ + max(map(len, pos), default=0)))
             ranked = None if saved is None else saved / "train_ranking.safetensors"
             if resume and ranked is not None and ranked.is_file():
-                from ..._files import read_tensors
-                ranking = read_tensors(ranked)["ranking"]
+                from ...persistence._codec import read_arrays
+                ranking = read_arrays(ranked)["ranking"]
             elif self.shortlist_cv:
                 ranking, _ = cross_fit_ranking(self.shortlist_, train_texts, Y[tr], k,
                                                cv=int(self.shortlist_cv),
@@ -130,9 +130,8 @@ class ShortlistMixin:
                 raise TypeError(f"checkpoint_dir keeps the fitted shortlist, and {exc}; pass "
                                 "checkpoint_dir=None to fit without checkpoints") from exc
             if ranking is not None:
-                from safetensors.numpy import save_file
-                save_file({"ranking": np.ascontiguousarray(ranking)},
-                          str(saved / "train_ranking.safetensors"))
+                from ...persistence._codec import write_arrays
+                write_arrays(saved / "train_ranking.safetensors", {"ranking": ranking})
         return None if ranking is None else training_candidates(ranking, pos, self.n_candidates_)
 
     def _shortlist_view(self, texts, *, full_tail=False, raw=False, top=None):

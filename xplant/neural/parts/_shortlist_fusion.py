@@ -9,7 +9,6 @@ through :func:`xplant.linear.save_linear`, the rest in ``fusion.json``)
 and loads from it, without pickle.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -213,7 +212,7 @@ class ShortlistFusion:
             Naming ``where`` and the field: a calibration that is not two
             finite numbers, a fusion weight outside [0, 1], C below 1.
         """
-        from ..._files import FieldChecker
+        from ...persistence._codec import FieldChecker
         c = FieldChecker(state, where)
         cal = c.get("calibration", list, "[a, b]")
         if len(cal) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -250,14 +249,14 @@ class ShortlistFusion:
         FileExistsError
             When ``folder`` exists and ``overwrite`` is False.
         """
-        from ..._files import write_text
         from ...linear import save_linear
+        from ...persistence._codec import write_json
         folder = Path(folder)
         try:
             save_linear(self.shortlist, folder, overwrite=overwrite)
         except TypeError as exc:
             raise TypeError(f"this PlantClassifier's shortlist cannot be saved: {exc}") from exc
-        write_text(folder / "fusion.json", json.dumps(self.to_dict()))
+        write_json(folder / "fusion.json", self.to_dict())
         return folder
 
     @classmethod

@@ -4,7 +4,6 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 2410.23066, §3.1.
 """
 
-import json
 import time
 from pathlib import Path
 
@@ -559,15 +558,13 @@ class AttentionPlanter(PlantNetBase):
         -------
         Path
         """
-        from safetensors.torch import save_file
         from sklearn.utils.validation import check_is_fitted
+        from ...persistence._codec import write_arrays, write_json
         check_is_fitted(self, "module_")
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().contiguous().clone() for k, v in self.module_.state_dict().items()}
-        from ..._files import atomic_path, write_text
-        with atomic_path(path / "planted.safetensors") as tmp:
-            save_file(state, str(tmp))
+        write_arrays(path / "planted.safetensors", state)
         meta = {"format": "xplant-planting-1", "n_labels": int(self.n_labels_),
                 "tokenizer_fingerprint": getattr(self.relevance_, "tokenizer_fingerprint_", None),
                 "arch": {"backbone": self.backbone, **self._module_settings()},
@@ -576,7 +573,7 @@ class AttentionPlanter(PlantNetBase):
                 # labels without a training document planted from their texts or ancestors
                 "planted_from_texts": bool(getattr(self, "n_described_labels_", 0)
                                            or getattr(self, "n_borrowed_queries_", 0))}
-        write_text(path / "planting.json", json.dumps(meta, indent=2))
+        write_json(path / "planting.json", meta, indent=2)
         return path
 
 
@@ -598,10 +595,11 @@ def load_planting(path):
     FileNotFoundError
         When the folder lacks ``planted.safetensors`` or ``planting.json``.
     """
-    from ..._files import read_json_object, read_tensors
+    from ..._files import read_json_object
+    from ...persistence._codec import read_arrays
     path = Path(path)
     if not (path / "planted.safetensors").is_file() or not (path / "planting.json").is_file():
         raise FileNotFoundError(f"{path} is not a planting folder (needs planted.safetensors and "
                                 "planting.json, as written by AttentionPlanter.save_planting)")
-    return (read_tensors(path / "planted.safetensors", torch=True),
+    return (read_arrays(path / "planted.safetensors", torch=True),
             read_json_object(path / "planting.json", "a planting's record"))

@@ -15,10 +15,10 @@ Each checkpoint is written into a temporary sibling folder that is renamed
 into place, and ``latest`` is replaced by ``os.replace`` only after that,
 so a process killed at any moment leaves ``latest`` naming a complete
 checkpoint (or no ``latest`` at all). Nothing here unpickles: tensors are
-read with safetensors, the rest with ``json``.
+read with safetensors, the rest with ``json``, both through
+:mod:`xplant.persistence`'s codec.
 """
 
-import json
 import os
 import re
 import shutil
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
 from skorch.callbacks import Callback
 from skorch.callbacks import EarlyStopping
 
 from ..._files import follow_umask, fresh_folder
+from ...persistence._codec import FieldChecker, read_arrays, write_arrays, write_json
 
 _FORMAT = "xplant-checkpoint-1"
 _KEEP = 2          # checkpoints kept: the latest and the one before
@@ -151,19 +151,19 @@ def write_checkpoint(net, folder, *, completed=False):
     name = f"ckpt-{epoch:04d}-{uuid.uuid4().hex[:8]}"
     tmp = fresh_folder(folder, ".tmp-" + name)     # modes of the umask, as every output
     try:
-        save_file(_tensors(net.module_.state_dict()), str(tmp / "module.safetensors"))
+        write_arrays(tmp / "module.safetensors", _tensors(net.module_.state_dict()))
         opt_tensors, opt_rest = split_optimizer_state(net.optimizer_.state_dict())
-        save_file(opt_tensors, str(tmp / "optimizer.safetensors"))
-        save_file({"torch": torch.get_rng_state()}, str(tmp / "rng.safetensors"))
+        write_arrays(tmp / "optimizer.safetensors", opt_tensors)
+        write_arrays(tmp / "rng.safetensors", {"torch": torch.get_rng_state()})
         es_state, best, sched_state = callback_states(net)
         if best is not None:
-            save_file(_tensors(best), str(tmp / "best.safetensors"))
+            write_arrays(tmp / "best.safetensors", _tensors(best))
         state = {"format": _FORMAT, "epoch": epoch, "completed": bool(completed),
                  "n_labels": int(net.n_labels_), "n_train": int(getattr(net, "n_fit_train_", -1)),
                  "history": net.history.to_list(), "optimizer": opt_rest,
                  "numpy_rng": net.rng_.bit_generator.state, "early_stopping": es_state,
                  "schedule": sched_state}
-        (tmp / "state.json").write_text(json.dumps(state, default=_json_default))
+        write_json(tmp / "state.json", state, default=_json_default)
         follow_umask(tmp)
         os.replace(tmp, folder / name)
     except BaseException:
@@ -215,18 +215,17 @@ def read_checkpoint(folder):
         raise ValueError(f"{pointer} names {path.name}, which is not a complete checkpoint; "
                          "delete the checkpoint folder to start over")
     state = _check_state(path / "state.json")
-    from ..._files import read_tensors
     best = path / "best.safetensors"
     return {"state": state, "path": path,
-            "module": read_tensors(path / "module.safetensors", torch=True),
-            "optimizer": read_tensors(path / "optimizer.safetensors", torch=True),
-            "rng": read_tensors(path / "rng.safetensors", torch=True),
-            "best": read_tensors(best, torch=True) if best.is_file() else None}
+            "module": read_arrays(path / "module.safetensors", torch=True),
+            "optimizer": read_arrays(path / "optimizer.safetensors", torch=True),
+            "rng": read_arrays(path / "rng.safetensors", torch=True),
+            "best": read_arrays(best, torch=True) if best.is_file() else None}
 
 
 def _check_state(state_file):
     """A checkpoint's ``state.json``, every field checked (errors name file and field)."""
-    from ..._files import FieldChecker, read_json_object
+    from ..._files import read_json_object
     state = read_json_object(state_file, "a training checkpoint's state")
     if state.get("format") != _FORMAT:
         raise ValueError(f"{state_file}: unknown checkpoint format {state.get('format')!r}")

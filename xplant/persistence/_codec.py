@@ -1,0 +1,407 @@
+"""The lower floor of the persistence package: the codec of every file a saved model holds.
+
+Every saved folder of xplant (a model of any kind, its fitted parts, a
+training checkpoint, a planting, a cache entry) is written and read here and
+nowhere else:
+
+- :func:`atomic_folder`: the one writer of a saved folder (a fresh folder
+  that replaces the target only when the block succeeds);
+- :func:`write_arrays` / :func:`read_arrays`: numbers as safetensors (numpy
+  arrays or torch tensors, with optional string metadata);
+- :func:`write_json`: a folder's JSON records (configuration, parts, a
+  checkpoint's state); reading them is :func:`xplant._files.read_json_object`,
+  the one reading of every JSON object file;
+- :func:`format_kind` / :func:`check_format`: a folder's format tag
+  ``xplant-<kind>-<version>``; :class:`FieldChecker`: its fields, each error
+  naming the file and the field;
+- :func:`split_arrays` / :func:`join_arrays`: a part's state (a dict whose
+  values are JSON or numpy arrays) as a JSON object plus arrays, and back.
+
+This floor imports nothing of xplant above :mod:`xplant._files`, so every
+estimator package may save through it; the registry of kinds
+(:mod:`xplant.persistence._kinds`) is the upper floor.
+"""
+
+import contextlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from .._files import atomic_path, follow_umask, fresh_folder, replace_folder
+
+
+@contextlib.contextmanager
+def atomic_folder(path, *, overwrite=False):
+    """Yield a fresh folder beside ``path``; it replaces ``path`` when the block succeeds.
+
+    The one writer of a saved model's folder (every saver writes through
+    it). An existing ``path`` is refused unless ``overwrite``; the old
+    ``path`` is removed only once the new folder is in place
+    (:func:`replace_folder`); when the block raises, the temporary folder
+    is removed and ``path`` keeps its earlier content.
+
+    Parameters
+    ----------
+    path : str or Path
+        The final folder. Its parent is created if needed.
+    overwrite : bool, default=False
+        Replace an existing ``path``.
+
+    Raises
+    ------
+    FileExistsError
+        When ``path`` exists and ``overwrite`` is False, before anything is
+        written.
+
+    Yields
+    ------
+    Path
+        The temporary folder (``<name>.tmp-<random>`` in the same parent, so
+        the rename never crosses a file system). The folder and what is
+        written in it take the modes of the umask (:func:`follow_umask`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_folder(d / "model") as tmp:
+    ...     _ = (tmp / "config.json").write_text("{}")
+    >>> sorted(p.name for p in d.iterdir()), (d / "model" / "config.json").read_text()
+    (['model'], '{}')
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True or choose a new folder")
+    tmp = fresh_folder(path.parent, path.name + ".tmp-")
+    try:
+        yield tmp
+        follow_umask(tmp)                     # the files its writers made (safetensors: 0600)
+        replace_folder(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+#: A saved folder's format tag: ``xplant-<kind>-<version>`` (``xplant-linear-1``).
+_FORMAT_TAG = re.compile(r"xplant-([a-z][a-z-]*[a-z])-([0-9]+)")
+
+
+def format_kind(tag):
+    """The kind and version of a format tag, or ``(None, None)`` for anything else.
+
+    Parameters
+    ----------
+    tag : object
+        The ``format`` field of a saved folder's JSON configuration.
+
+    Returns
+    -------
+    kind : str or None
+    version : int or None
+
+    Examples
+    --------
+    >>> format_kind("xplant-plant-classifier-1"), format_kind("sklearn-2")
+    (('plant-classifier', 1), (None, None))
+    """
+    m = _FORMAT_TAG.fullmatch(tag) if isinstance(tag, str) else None
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+
+def check_format(tag, expected, where, *, hint=""):
+    """Refuse a saved folder whose format tag is not ``expected``, saying why.
+
+    The one check of every loader of a saved folder: a tag of the same kind
+    and a higher version was written by a newer xplant (upgrade to read
+    it); a lower version is one this xplant no longer reads; anything else
+    is another kind of folder.
+
+    Parameters
+    ----------
+    tag : object
+        The ``format`` field read from the folder.
+    expected : str
+        The tag this loader reads, ``xplant-<kind>-<version>``.
+    where : str or Path
+        The JSON file the tag was read from, named in the message.
+    hint : str, default=""
+        What to do instead, appended to the message for another kind.
+
+    Raises
+    ------
+    ValueError
+        When ``tag`` is not ``expected``.
+
+    Examples
+    --------
+    >>> check_format("xplant-linear-2", "xplant-linear-1", "m/config.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: m/config.json: format 'xplant-linear-2' was written by a newer xplant (version 2 of the 'linear' format; this xplant reads version 1); upgrade xplant to load it
+    """
+    if tag == expected:
+        return
+    kind, version = format_kind(tag)
+    want, want_version = format_kind(expected)
+    if kind is not None and kind == want:
+        if version > want_version:
+            raise ValueError(f"{where}: format {tag!r} was written by a newer xplant (version "
+                             f"{version} of the {kind!r} format; this xplant reads version "
+                             f"{want_version}); upgrade xplant to load it")
+        raise ValueError(f"{where}: format {tag!r} is an older version of the {kind!r} format "
+                         f"(this xplant reads version {want_version}); save the model again with "
+                         "this xplant")
+    raise ValueError(f"{where}: format {tag!r} is not {expected!r}" + (f"; {hint}" if hint else ""))
+
+
+class FieldChecker:
+    """Checks the fields of a JSON object read from ``path``; each error names file and field.
+
+    Examples
+    --------
+    >>> c = FieldChecker({"k": -3}, "config.json")
+    >>> c.integer("k", low=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: config.json, field 'k': must be an integer >= 1, got -3...
+    """
+
+    def __init__(self, obj, path):
+        self.obj, self.path = obj, path
+
+    def fail(self, field, message):
+        raise ValueError(f"{self.path}, field {field!r}: {message}; the file is damaged or was "
+                         "edited by hand, save the model again")
+
+    def get(self, field, kinds=None, what=None):
+        if field not in self.obj:
+            self.fail(field, "missing")
+        value = self.obj[field]
+        kinds = kinds if isinstance(kinds, tuple) or kinds is None else (kinds,)
+        if kinds is not None and (not isinstance(value, kinds)
+                                  or isinstance(value, bool) and bool not in kinds):
+            self.fail(field, f"must be {what or kinds}, got {type(value).__name__} {value!r:.60}")
+        return value
+
+    def integer(self, field, low=None, high=None):
+        value = self.get(field, int, "an integer")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+            self.fail(field, f"must be an integer {bounds}, got {value}")
+        return value
+
+    def number(self, field, low=None, high=None):
+        import math
+        value = self.get(field, (int, float), "a number")
+        if not math.isfinite(value) or (low is not None and value < low) or \
+                (high is not None and value > high):
+            self.fail(field, f"must be a finite number in [{low}, {high}], got {value}")
+        return float(value)
+
+    def int_list(self, field, length, low=0):
+        value = self.get(field, list, "a list")
+        if length is not None and len(value) != length:
+            self.fail(field, f"must hold {length} values, got {len(value)}")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= low for v in value):
+            self.fail(field, f"must hold integers >= {low}")
+        return value
+
+
+def read_arrays(path, *, torch=False, metadata=False):
+    """The tensors of a safetensors file: the one reader of every saved model's weights.
+
+    Every saved kind (linear and tree models, PLANT and its planting, MIG
+    relevance, training checkpoints) reads its numbers here, so a damaged
+    file gives one kind of error, naming the file and what is wrong, never
+    the storage library's own exception.
+
+    Parameters
+    ----------
+    path : str or Path
+    torch : bool, default=False
+        Return torch tensors (``safetensors.torch``) instead of numpy arrays.
+    metadata : bool, default=False
+        Also return the header's string metadata (:func:`write_arrays`).
+
+    Returns
+    -------
+    arrays : dict of str to ndarray or torch.Tensor
+    metadata : dict of str to str
+        Only with ``metadata=True`` (empty when the file has none).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        When it is not a whole safetensors file (cut short, a header byte
+        changed): names the file, its size and what the reader found.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> f = write_arrays(tempfile.mkdtemp() + "/w.safetensors", {"w": np.arange(3.0)})
+    >>> read_arrays(f)["w"].tolist()
+    [0.0, 1.0, 2.0]
+    >>> _ = open(f, "r+b").truncate(20)
+    >>> read_arrays(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../w.safetensors (20 bytes) is not a whole safetensors file: ...
+    """
+    from safetensors import SafetensorError, safe_open
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist; the saved model is incomplete, save it "
+                                "again")
+    try:
+        with safe_open(str(path), framework="pt" if torch else "np") as fh:
+            arrays = {name: fh.get_tensor(name) for name in fh.keys()}
+            return (arrays, dict(fh.metadata() or {})) if metadata else arrays
+    except SafetensorError as exc:
+        what = str(exc).replace("Error while deserializing header: ", "")
+        raise ValueError(f"{path} ({path.stat().st_size} bytes) is not a whole safetensors file: "
+                         f"{what} (cut short or changed after saving); copy the whole folder "
+                         "again, or save the model again") from None
+
+
+def write_arrays(path, arrays, *, metadata=None):
+    """Write numbers to a safetensors file, atomically: the one writer of saved numbers.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (``.safetensors``). Its folder is created if needed; an
+        existing file is replaced only once the new one is whole
+        (:func:`xplant._files.atomic_path`).
+    arrays : dict of str to ndarray or torch.Tensor
+        All numpy arrays or all torch tensors; each is stored contiguous
+        (a torch tensor detached and moved to the CPU first).
+    metadata : dict of str to str or None
+        Stored in the file's header (read back by ``read_arrays(...,
+        metadata=True)``).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> f = write_arrays(tempfile.mkdtemp() + "/w.safetensors", {"w": np.arange(3.0)})
+    >>> read_arrays(f)["w"].tolist()
+    [0.0, 1.0, 2.0]
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if any(not isinstance(v, np.ndarray) for v in arrays.values()):
+        from safetensors.torch import save_file
+        arrays = {k: v.detach().cpu().contiguous() for k, v in arrays.items()}
+    else:
+        from safetensors.numpy import save_file
+        arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    with atomic_path(path) as tmp:
+        save_file(arrays, str(tmp), metadata=metadata)
+    return path
+
+
+def write_json(path, obj, *, indent=None, default=None):
+    """Write a JSON record of a saved folder, atomically (UTF-8, non-ASCII kept as is).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; its folder must exist.
+    obj : object
+        JSON-storable (``default`` turns what is not).
+    indent : int or None, default=None
+    default : callable or None, default=None
+        As for :func:`json.dumps`.
+
+    Returns
+    -------
+    Path
+    """
+    from .._files import write_text
+    path = Path(path)
+    write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent, default=default))
+    return path
+
+
+def split_arrays(state):
+    """A part's state as ``(JSON object, arrays)``: each numpy array goes to the arrays.
+
+    Parameters
+    ----------
+    state : dict of str to object
+        JSON-storable values and numpy arrays.
+
+    Returns
+    -------
+    record : dict
+        ``state`` with each array replaced by ``{"array": key}``.
+    arrays : dict of str to ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> record, arrays = split_arrays({"tau": 0.5, "w": np.ones(2)})
+    >>> record, sorted(arrays)
+    ({'tau': 0.5, 'w': {'array': 'w'}}, ['w'])
+    >>> join_arrays(record, arrays)["w"].tolist()
+    [1.0, 1.0]
+    """
+    record, arrays = {}, {}
+    for key, value in state.items():
+        if isinstance(value, np.ndarray):
+            arrays[key] = value
+            record[key] = {"array": key}
+        else:
+            record[key] = value
+    return record, arrays
+
+
+def join_arrays(record, arrays):
+    """The inverse of :func:`split_arrays`."""
+    return {k: arrays[v["array"]] if isinstance(v, dict) and set(v) == {"array"} else v
+            for k, v in record.items()}
+
+
+def read_config(path):
+    """The ``config.json`` of a saved xplant model folder, checked to exist.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` holds no ``config.json``.
+    ValueError
+        When ``config.json`` is not JSON or holds no JSON object, naming its
+        line (:func:`xplant._files.read_json_object`).
+    """
+    path = Path(path)
+    config_file = path / "config.json"
+    if not config_file.is_file():
+        raise FileNotFoundError(f"{path} is not a saved xplant model (no config.json); pass a "
+                                "folder written by xplant run (RUN/models/<row>) or xplant fit")
+    from .._files import read_json_object
+    return read_json_object(config_file, "a saved xplant model's configuration")
+
+
+def open_saved(path, json_name, tensors_name, fmt, what, missing):
+    """A saved folder's JSON object, checked: ``(Path, the object, its FieldChecker)``.
+
+    The one opening of a saved MIGRelevance and a saved PlantClassifier:
+    ``json_name`` and ``tensors_name`` must both be in the folder (else
+    FileNotFoundError "``path`` ``missing``"), ``json_name`` must hold a JSON
+    object (``what`` names it in errors) whose ``format`` is ``fmt``.
+    """
+    from .._files import read_json_object
+    path = Path(path)
+    if not (path / json_name).is_file() or not (path / tensors_name).is_file():
+        raise FileNotFoundError(f"{path} {missing}")
+    json_file = path / json_name
+    meta = read_json_object(json_file, what)
+    check_format(meta.get("format"), fmt, json_file)
+    return path, meta, FieldChecker(meta, json_file)
