@@ -1,8 +1,9 @@
 """Every file xplant writes, written so that a failure leaves the old one whole.
 
 One helper module, used by every writer (predictions, ``results.json``,
-``per_label.npz``, ``report.html``, ``ablation.json``, saved models,
-checkpoints):
+``per_label.npz``, ``report.html``, ``ablation.json``, and, through the
+codec of :mod:`xplant.persistence`, saved models, checkpoints and cache
+entries):
 
 - :func:`atomic_path` / :func:`atomic_open` / :func:`write_text`: write into
   a temporary file beside the target and rename it into place with
@@ -22,9 +23,8 @@ checkpoints):
   a separator or a control character.
 - :func:`remove_tree`: ``shutil.rmtree`` that refuses any folder that is
   not strictly inside the folder it was meant for.
-- :func:`read_json_object` and :func:`check_format`: the one reading of a
-  JSON (or YAML) object file (a saved folder's configuration, a run's
-  records, a user's config) and of a format tag ``xplant-<kind>-<version>``.
+- :func:`read_json_object`: the one reading of a JSON (or YAML) object
+  file (a saved folder's configuration, a run's records, a user's config).
 
 The checks of the outputs a user names (an output file, a model folder, a
 run folder) are in :mod:`xplant._outputs`.
@@ -81,7 +81,7 @@ def follow_umask(path):
     alone): the mode of a file or folder created by ``open`` or ``mkdir``,
     which ``tempfile.mkdtemp`` (0700) and safetensors (0600) do not give.
     The one rule of the modes of what xplant writes (:func:`atomic_path`,
-    :func:`atomic_folder`, checkpoints, cache entries).
+    :func:`xplant.persistence._codec.atomic_folder`, checkpoints, cache entries).
 
     Parameters
     ----------

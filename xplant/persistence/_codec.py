@@ -40,7 +40,7 @@ def atomic_folder(path, *, overwrite=False):
     The one writer of a saved model's folder (every saver writes through
     it). An existing ``path`` is refused unless ``overwrite``; the old
     ``path`` is removed only once the new folder is in place
-    (:func:`replace_folder`); when the block raises, the temporary folder
+    (:func:`xplant._files.replace_folder`); when the block raises, the temporary folder
     is removed and ``path`` keeps its earlier content.
 
     Parameters
@@ -61,7 +61,7 @@ def atomic_folder(path, *, overwrite=False):
     Path
         The temporary folder (``<name>.tmp-<random>`` in the same parent, so
         the rename never crosses a file system). The folder and what is
-        written in it take the modes of the umask (:func:`follow_umask`).
+        written in it take the modes of the umask (:func:`xplant._files.follow_umask`).
 
     Examples
     --------
@@ -324,9 +324,10 @@ def write_json(path, obj, *, indent=None, default=None):
     -------
     Path
     """
-    from .._files import write_text
     path = Path(path)
-    write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent, default=default))
+    text = json.dumps(obj, ensure_ascii=False, indent=indent, default=default)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
     return path
 
 

@@ -1,0 +1,257 @@
+"""The one persistence package: a fitted part defined here is saved and loaded with every kind
+by one registration call; every file of a saved folder is written through its codec; no module
+outside it imports safetensors or writes a saved folder's JSON."""
+
+import ast
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xplant import persistence
+from xplant.persistence import load, load_saved, register_part, save
+
+ROOT = Path(__file__).resolve().parents[1] / "xplant"
+NAMES = ["R50.9", "S72.0", "L29.9"]
+WORDS = ["fever", "cough", "fracture", "femur", "rash", "itch"]
+
+
+def _corpus(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((n, 3), dtype=np.int64)
+    Y[np.arange(n), rng.integers(0, 3, n)] = 1
+    texts = [" ".join(rng.permutation([w for j in np.flatnonzero(row)
+                                       for w in WORDS[2 * j:2 * j + 2]]
+                                      + list(rng.choice(["patient", "day", "note"], 3))))
+             for row in Y]
+    return texts, sp.csr_matrix(Y)
+
+
+class LabelTemperature:
+    """A fitted part this test defines: a temperature per label and a note."""
+
+    def __init__(self, temperature, note):
+        self.temperature, self.note = temperature, note
+
+    def to_dict(self):
+        return {"temperature": self.temperature, "note": self.note}
+
+    @classmethod
+    def from_dict(cls, state):
+        return cls(np.asarray(state["temperature"]), str(state["note"]))
+
+    def __eq__(self, other):
+        return (type(other) is LabelTemperature and self.note == other.note
+                and self.temperature.dtype == other.temperature.dtype
+                and np.array_equal(self.temperature, other.temperature))
+
+
+class Unregistered(LabelTemperature):
+    """A part whose class nobody registered."""
+
+
+register_part(LabelTemperature, "test-label-temperature")
+
+
+def _linear():
+    from xplant.linear import make_tfidf_ovr
+    texts, Y = _corpus()
+    return make_tfidf_ovr(C=1.0, min_df=1, random_state=0).fit(texts, Y,
+                                                               ovr__label_names=NAMES)
+
+
+def _plant():
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    texts, Y = _corpus()
+    model = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8,
+                            module__attention_dim=8, module__pool_size=8, batch_size=8,
+                            verbose=0, n_jobs=1, max_epochs=1,
+                            planter=AttentionPlanter(max_epochs=1, verbose=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # no dev split: the fallbacks' warning
+        model.fit(texts, Y, label_names=NAMES)
+    return model
+
+
+def _fusion():
+    from xplant.unseen import DescriptionFusion
+    texts, Y = _corpus()
+    Y = sp.hstack([Y, sp.csr_matrix((Y.shape[0], 1), dtype=np.int64)]).tocsr()
+    from xplant.linear import make_tfidf_ovr
+    return DescriptionFusion(make_tfidf_ovr(C=1.0, min_df=1, random_state=0), weight=1.0).fit(
+        texts, Y, label_names=NAMES + ["R21"],
+        label_descriptions=["fever cough", "fracture femur", "rash itch", "rash"])
+
+
+MODELS = {"linear": _linear, "plant-classifier": _plant, "description-fusion": _fusion}
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def fitted(request):
+    return request.param, MODELS[request.param]()
+
+
+def _last(model):
+    return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def test_a_new_part_is_saved_and_loaded_with_every_kind(fitted, tmp_path):
+    kind, model = fitted
+    part = LabelTemperature(np.array([0.5, 1.0, 2.25], dtype=np.float32), "é, chosen on dev")
+    final = _last(model)
+    own = dict(getattr(final, "parts_", None) or {})
+    final.parts_ = {**own, "temperature": part}
+    try:
+        folder = save(model, tmp_path / "m")
+    finally:
+        if own:
+            final.parts_ = own
+        else:
+            del final.parts_
+    assert sorted(p.name for p in (folder / "parts").iterdir()) == [
+        "temperature.json", "temperature.safetensors"]
+    back, _ = load_saved(folder)
+    assert _last(back).parts_["temperature"] == part
+    assert set(_last(back).parts_) == set(own) | {"temperature"}
+    texts, _ = _corpus(6, seed=1)
+    np.testing.assert_allclose(back.decision_function(texts), model.decision_function(texts),
+                               rtol=1e-6, atol=1e-7)
+
+
+def test_a_part_of_an_unregistered_class_is_refused_before_anything_is_written(tmp_path):
+    model = _linear()
+    _last(model).parts_ = {"mine": Unregistered(np.zeros(3), "x")}
+    with pytest.raises(TypeError, match=r"parts_\['mine'\] \(Unregistered\): its class is not "
+                                        r"registered; call xplant.persistence.register_part"):
+        save(model, tmp_path / "m")
+    assert not (tmp_path / "m").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_naming_an_unknown_part_is_refused_naming_the_file(tmp_path):
+    import json
+    model = _linear()
+    _last(model).parts_ = {"temperature": LabelTemperature(np.ones(3), "n")}
+    folder = save(model, tmp_path / "m")
+    record = folder / "parts" / "temperature.json"
+    state = json.loads(record.read_text())
+    state["part"] = "os.system"
+    record.write_text(json.dumps(state))
+    with pytest.raises(ValueError, match=rf"{record}: the part 'os.system' is not registered"):
+        load(folder)
+
+
+def test_register_part_refuses_a_name_taken_by_another_class():
+    with pytest.raises(ValueError, match="is registered for"):
+        register_part(Unregistered, "test-label-temperature")
+    with pytest.raises(TypeError, match="needs to_dict"):
+        register_part(int)
+
+
+def test_save_refuses_a_decision_for_a_model_that_keeps_its_own(tmp_path):
+    pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="keeps its own decision rule"):
+        save(_plant(), tmp_path / "m", decision={"rule": "top_k", "k": 1})
+
+
+def test_records_are_kept_beside_the_model(tmp_path):
+    folder = save(_linear(), tmp_path / "m", records={"row.json": {"row": "TF-IDF SVM"}})
+    assert (folder / "row.json").read_text(encoding="utf-8") == '{"row": "TF-IDF SVM"}'
+    with pytest.raises(ValueError, match="is a file of the saved model"):
+        save(_linear(), tmp_path / "n", records={"config.json": {}})
+
+
+# -- one writer ------------------------------------------------------------------------------
+
+def _outside_persistence():
+    for path in sorted(ROOT.rglob("*.py")):
+        if "persistence" not in path.relative_to(ROOT).parts:
+            yield path, ast.parse(path.read_text(encoding="utf-8"))
+
+
+#: The JSON records of a saved folder or a checkpoint.
+MODEL_JSON = ("config.json", "relevance.json", "planting.json", "fusion.json", "state.json")
+WRITERS = ("write_text", "atomic_open", "atomic_path", "open", "dump", "dumps")
+
+
+def test_no_module_outside_the_package_imports_safetensors():
+    found = []
+    for path, tree in _outside_persistence():
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(ROOT)}:{node.lineno}" for n in names
+                      if n.split(".")[0] == "safetensors"]
+    assert not found, found
+
+
+def test_no_module_outside_the_package_writes_a_saved_folders_json():
+    found = []
+    for path, tree in _outside_persistence():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                getattr(node.func, "id", "")
+            if func not in WRITERS:
+                continue
+            where = [*node.args, *(k.value for k in node.keywords)] + (
+                [node.func.value] if isinstance(node.func, ast.Attribute) else [])
+            consts = {c.value for arg in where for c in ast.walk(arg)
+                      if isinstance(c, ast.Constant)}
+            if consts & set(MODEL_JSON):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, found
+
+
+def test_every_file_of_a_saved_folder_is_written_through_the_codec(tmp_path, monkeypatch):
+    """Save every kind, a planting, a checkpoint and a cache entry while the codec's one
+    file primitive records what it writes: every file in those folders is among them."""
+    pytest.importorskip("torch")
+    import contextlib
+    from xplant import _cache
+    from xplant.persistence import _codec
+    written = []
+    real = _codec.atomic_path
+
+    @contextlib.contextmanager
+    def recording(path):
+        with real(path) as tmp:
+            yield tmp
+        written.append(Path(path))
+
+    monkeypatch.setattr(_codec, "atomic_path", recording)
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    texts, Y = _corpus()
+    plant = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8,
+                            module__attention_dim=8, module__pool_size=8, batch_size=8,
+                            verbose=0, n_jobs=1, max_epochs=1, shortlist="linear",
+                            checkpoint_dir=tmp_path / "checkpoints",
+                            planter=AttentionPlanter(max_epochs=1, verbose=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plant.fit(texts, Y, label_names=NAMES)
+    folders = [save(plant, tmp_path / "plant"), save(_linear(), tmp_path / "linear"),
+               save(_fusion(), tmp_path / "fusion"), tmp_path / "checkpoints",
+               plant.planter_.save_planting(tmp_path / "planting")
+               if getattr(plant, "planter_", None) is not None else None]
+    _cache.write_entry(tmp_path / "cache" / "entry.safetensors", {"x": np.zeros(2)})
+    folders.append(tmp_path / "cache")
+    # a saved folder is written as <name>.tmp-<random>/ and renamed into place
+    recorded = {re.sub(r"\.tmp-[^/]*", "", str(p)) for p in written}
+    names = {p.name for p in written if ".tmp-ckpt-" in str(p)}       # a checkpoint's files
+    files = [p for f in folders if f is not None for p in Path(f).rglob("*") if p.is_file()]
+    assert len(files) > 20
+    # the checkpoint folder's one-line pointer ``latest`` names a checkpoint: no saved data
+    missed = [str(p) for p in files if p.name != "latest" and str(p) not in recorded and
+              not (p.parent.name.startswith("ckpt-") and p.name in names)]
+    assert not missed, missed
+
+
+def test_the_package_lists_its_kinds_and_parts():
+    assert persistence.saved_kinds() == ["plant-classifier", "description-fusion", "linear"]
+    assert persistence.registered_parts()["test-label-temperature"] is LabelTemperature
