@@ -20,9 +20,9 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from ._inputs import default_relevance
 from ._settings import translate_params
-from .classifier._classifier import PlantClassifier
+from .classifier._classifier import PlantClassifier, load_model
 from .classifier._defaults import default_lr, default_phases, scored_labels
-from .classifier._io import load_model, save_model
+from .classifier._io import save_model
 from .parts._logit_adjustment import (LOGIT_ADJUSTMENT_GRID, adjust_logits,
                                       choose_logit_adjustment, log_prior)
 from .planting._defaults import default_planting_lr

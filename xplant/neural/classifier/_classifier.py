@@ -24,7 +24,7 @@ from ..parts._attributes import FittedPartsMixin
 from ._stage1_weight import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
 from ._shortlist import ShortlistMixin
 from ._inference import InferenceMixin
-from ._io import SavedModelMixin, saved_kind
+from ._io import SavedModelMixin, read_model
 from ..planting._planter import AttentionPlanter
 from .._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS
 from ._defaults import default_lr, default_phases, initial_label_bias, scored_labels
@@ -37,7 +37,6 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-@saved_kind
 class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, ShortlistMixin,
                       FittedPartsMixin, SavedModelMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
@@ -553,3 +552,40 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         crit = self._criterion_settings()
         prior = initial_label_bias(Y_train, crit["label_smoothing"], crit["smoothing_form"])
         self.module_.label_bias.copy_(torch.as_tensor(prior, dtype=self.module_.label_bias.dtype))
+
+
+def load_model(path):
+    """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
+
+    Every parameter is validated exactly as ``fit`` validates it, the
+    fields of ``config.json`` against each other (label names, label
+    frequencies, k) and against the relevance and the weights' shapes.
+    The same as ``PlantClassifier.load(path)``; :func:`xplant.persistence.load`
+    loads a saved model of any kind.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder that :func:`save_model` wrote.
+
+    Returns
+    -------
+    PlantClassifier
+        Fitted, in eval mode; its registered fitted parts restored
+        (:func:`xplant.persistence.register_part`).
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` is not a saved model folder.
+    ValueError
+        Naming the file and the field: invalid JSON (with its line), a
+        missing or invalid field, a parameter ``fit`` would refuse, label
+        names that collide or hold control characters, fields that
+        disagree, a tokenizer that no longer matches, weights of another
+        shape, or, with an ``llm:`` backbone, a base model whose weight
+        files differ from the recorded ones (the message names both bases).
+    ImportError
+        With an ``llm:`` backbone whose model package or reader is missing.
+    """
+    return read_model(path, PlantClassifier)

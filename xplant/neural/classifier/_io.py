@@ -104,17 +104,6 @@ def _json_params(est, prefix=""):
     return out
 
 
-#: The estimator classes a saved config names, registered by :func:`saved_kind` (the
-#: classifier's module registers itself, so this module never imports it back).
-_CLASSES = {}
-
-
-def saved_kind(cls):
-    """Class decorator: ``cls`` is the estimator that :func:`load_model` rebuilds."""
-    _CLASSES[cls.__name__] = cls
-    return cls
-
-
 def _from_json(params):
     """Rebuild sub-estimators from their stored parameters (a closed list of classes)."""
     from ...relevance import MIGRelevance
@@ -160,7 +149,7 @@ def save_model(clf, path, *, overwrite=False):
     -----
     With an ``llm:`` backbone, ``config.json`` records the base model
     (``base_model``: name, path, SHA-256 of its weight files), which
-    :func:`load_model` checks.
+    :func:`xplant.neural.load_model` checks.
     """
     from sklearn.utils.validation import check_is_fitted
     from ...relevance import save_relevance
@@ -290,35 +279,24 @@ def _load_parts(clf, path, config, c, n_labels):
         clf.dev_view_ = None
 
 
-def load_model(path):
+def read_model(path, cls):
     """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
 
-    Every parameter is validated exactly as ``fit`` validates it, the
-    fields of ``config.json`` against each other (label names, label
-    frequencies, k) and against the relevance and the weights' shapes.
+    ``cls`` is the class to rebuild (:class:`~xplant.neural.PlantClassifier`,
+    which passes itself: :meth:`SavedModelMixin.load`), so this module never
+    imports the classifier back. :func:`xplant.neural.load_model` (which
+    documents the checks and the errors) and ``PlantClassifier.load`` call it.
 
     Parameters
     ----------
     path : str or Path
         The folder that :func:`save_model` wrote.
-
-    Raises
-    ------
-    FileNotFoundError
-        When ``path`` is not a saved model folder.
-    ValueError
-        Naming the file and the field: invalid JSON (with its line), a
-        missing or invalid field, a parameter ``fit`` would refuse, label
-        names that collide or hold control characters, fields that
-        disagree, a tokenizer that no longer matches, weights of another
-        shape, or, with an ``llm:`` backbone, a base model whose weight
-        files differ from the recorded ones (the message names both bases).
-    ImportError
-        With an ``llm:`` backbone whose model package or reader is missing.
+    cls : type
+        The classifier's class.
     """
     from ..._labels import check_label_names
     from ...relevance import load_relevance
-    PlantClassifier = _CLASSES["PlantClassifier"]
+    PlantClassifier = cls
     path, config, c = open_saved(path, "config.json", "model.safetensors", _FORMAT,
                                   "a saved PlantClassifier's configuration",
                                   "is not a saved PlantClassifier (needs config.json and "
@@ -419,7 +397,7 @@ def load_model(path):
 
 
 class SavedModelMixin:
-    """``save`` and ``load`` of :class:`PlantClassifier` (:func:`save_model`, :func:`load_model`)."""
+    """``save`` and ``load`` of :class:`PlantClassifier` (:func:`save_model`, :func:`xplant.neural.load_model`)."""
 
     def save(self, path, *, overwrite=False):
         """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
@@ -444,4 +422,4 @@ class SavedModelMixin:
         path : str or Path
             The folder :meth:`save` wrote.
         """
-        return load_model(path)
+        return read_model(path, cls)
