@@ -3,13 +3,13 @@ within its own room, and no module imports itself back through others.
 
 The layer order (lowest first; a unit may import any unit of a lower layer):
 
-0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_sigmoid``: plain
-   helpers.
+0. ``_params``, ``_process``, ``_progress``, ``_choice``, ``_sigmoid``, ``_fitted_parts``
+   (fitted attributes as views of ``parts_``): plain helpers.
 1. ``_files`` (reading and writing files), the lower floor of ``persistence``
    (``persistence._codec``: a saved folder's files, arrays and JSON records, format tags;
    ``persistence._parts``: the registry of fitted parts), ``_cache`` (verified cache
    entries, written with the codec), ``_outputs`` (the checks of the outputs a
-   user names), ``_labels`` (the target parser) with
+   user names), ``_label_space`` (the label-space part), ``_labels`` (the target parser) with
    ``_target_form`` (how a target reads), ``_normal_forms`` (of texts, names and codes) and
    ``_frequency_buckets``, ``_descriptions``.
 2. ``metrics``, ``model_selection``, ``evidence`` (spans of text).
@@ -52,8 +52,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "xplant"
 
 LAYERS = [
-    {"_params", "_process", "_progress", "_choice", "_sigmoid"},
+    {"_params", "_process", "_progress", "_choice", "_sigmoid", "_fitted_parts"},
     {"_files", "persistence._codec", "persistence._parts", "_cache", "_outputs", "_labels",
+     "_label_space",
      "_target_form", "_normal_forms", "_frequency_buckets", "_descriptions"},
     {"metrics", "model_selection", "evidence"},
     {"datasets"},

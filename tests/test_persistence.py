@@ -104,15 +104,12 @@ def test_a_new_part_is_saved_and_loaded_with_every_kind(fitted, tmp_path):
     kind, model = fitted
     part = LabelTemperature(np.array([0.5, 1.0, 2.25], dtype=np.float32), "é, chosen on dev")
     final = _last(model)
-    own = dict(getattr(final, "parts_", None) or {})
-    final.parts_ = {**own, "temperature": part}
+    own = dict(final.parts_)                    # every estimator keeps its label space there
+    final.parts_["temperature"] = part
     try:
         folder = save(model, tmp_path / "m")
     finally:
-        if own:
-            final.parts_ = own
-        else:
-            del final.parts_
+        final.parts_ = own
     assert sorted(p.name for p in (folder / "parts").iterdir()) == [
         "temperature.json", "temperature.safetensors"]
     back, _ = load_saved(folder)
@@ -125,7 +122,7 @@ def test_a_new_part_is_saved_and_loaded_with_every_kind(fitted, tmp_path):
 
 def test_a_part_of_an_unregistered_class_is_refused_before_anything_is_written(tmp_path):
     model = _linear()
-    _last(model).parts_ = {"mine": Unregistered(np.zeros(3), "x")}
+    _last(model).parts_["mine"] = Unregistered(np.zeros(3), "x")
     with pytest.raises(TypeError, match=r"parts_\['mine'\] \(Unregistered\): its class is not "
                                         r"registered; call xplant.persistence.register_part"):
         save(model, tmp_path / "m")
@@ -135,7 +132,7 @@ def test_a_part_of_an_unregistered_class_is_refused_before_anything_is_written(t
 def test_a_folder_naming_an_unknown_part_is_refused_naming_the_file(tmp_path):
     import json
     model = _linear()
-    _last(model).parts_ = {"temperature": LabelTemperature(np.ones(3), "n")}
+    _last(model).parts_["temperature"] = LabelTemperature(np.ones(3), "n")
     folder = save(model, tmp_path / "m")
     record = folder / "parts" / "temperature.json"
     state = json.loads(record.read_text())

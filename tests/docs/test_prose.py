@@ -20,7 +20,9 @@ LINKING_PAGES = ("docs/guide/*.md", "docs/getting-started.md", "docs/design.md",
 #: Pages written for users, where internals must not be named.
 USER_PAGES = ("docs/guide/*.md", "docs/getting-started.md")
 #: Public names that the pages also use for something else (a Bunch field, a parameter).
-ALSO_A_FIELD = {"label_frequency"}
+# names that are also a field or a method of many objects (`save` and `load` of a
+# PlantClassifier as of xplant.persistence): a bare literal is not taken for the function
+ALSO_A_FIELD = {"label_frequency", "save", "load"}
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
 _LITERAL = re.compile(r"(?<![`}\w])`([^`\n]+)`(?!`)")

@@ -81,15 +81,15 @@ def test_optimizer_state_round_trip():
 def test_interrupted_write_keeps_previous_checkpoint(quick, monkeypatch):
     clf, _, _, d = quick
     before = read_checkpoint(d)
-    real = _checkpoint.save_file
+    real = _checkpoint.write_arrays
 
-    def dies_midway(tensors, filename):           # half a file, then the "kill"
-        if filename.endswith("optimizer.safetensors"):
+    def dies_midway(filename, tensors, **kw):     # half a file, then the "kill"
+        if str(filename).endswith("optimizer.safetensors"):
             Path(filename).write_bytes(b"\x00" * 17)
             raise OSError("disk full while writing")
-        return real(tensors, filename)
+        return real(filename, tensors, **kw)
 
-    monkeypatch.setattr(_checkpoint, "save_file", dies_midway)
+    monkeypatch.setattr(_checkpoint, "write_arrays", dies_midway)
     with pytest.raises(OSError, match="disk full"):
         write_checkpoint(clf, d)
     # a SIGKILLed writer leaves its temporary folder and pointer behind

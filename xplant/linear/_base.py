@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._labels import (as_prediction_form, as_score_form, check_class_names, check_indicator, check_targets,
                        label_frequency, prediction_form)
+from .._label_space import LabelSpaceOwner
 from .._params import ParamsMixin
 from .._sigmoid import sigmoid
 from ..metrics._kernels import top_k_dense as top_k_kernel
@@ -205,7 +206,7 @@ def predict_top_k(estimator, X, k):
     return np.vstack(indices), np.vstack(values)
 
 
-class MultiLabelRankerMixin:
+class MultiLabelRankerMixin(LabelSpaceOwner):
     """Top-k ranking and 0/1 prediction from a ``_scores(X)`` method.
 
     Subclasses set ``classes_``, ``n_labels_``, ``label_frequency_``,
@@ -218,6 +219,7 @@ class MultiLabelRankerMixin:
 
     def _fit_label_space(self, Y, n_samples, label_names):
         # the one target parser: a matrix, a 1-D binary y (one label column) or label lists
+        self.__dict__.pop("parts_", None)           # a new fit: new fitted parts
         Y_given = Y
         Y, classes = check_targets(Y, n_samples=n_samples, label_names=label_names)
         check_class_names(classes)

@@ -49,7 +49,7 @@ def register_step(kind, cls, save, load):
     """Save and load ``cls`` as a step of this format, under ``kind`` in ``config.json``.
 
     For rankers of other subpackages (:class:`xplant.unseen.DescriptionRanker`),
-    which register themselves when imported; :func:`xplant.load_saved`
+    which register themselves when imported; :func:`xplant.persistence.load_saved`
     imports them all.
 
     Parameters
@@ -103,26 +103,25 @@ def _json_params(est, skip=()):
 
 
 def _label_space(est, arrays, prefix):
-    arrays[prefix + "label_frequency"] = np.asarray(est.label_frequency_, dtype=np.int64)
-    classes = np.asarray(est.classes_)
-    return {"classes": [str(c) for c in classes],
-            "classes_are_indices": bool(np.issubdtype(classes.dtype, np.integer)),
-            "n_labels": int(est.n_labels_), "n_train_documents": int(est.n_train_documents_),
-            "prediction_form": getattr(est, "prediction_form_", None)}
+    """A step's label space (its part ``parts_["label_space"]``): the fields of its
+    ``config.json`` entry, its label frequencies into ``arrays``."""
+    from ..persistence._codec import split_arrays
+    state = est.parts_["label_space"].to_dict()
+    state.pop("scored_labels")                   # every label: no field in this format
+    record, own = split_arrays(state)
+    arrays.update({prefix + k: v for k, v in own.items()})
+    return {k: v for k, v in record.items() if k not in own}
 
 
 def _set_label_space(est, state, arrays, prefix):
-    est.n_labels_ = int(state["n_labels"])
-    est.classes_ = (np.arange(est.n_labels_) if state["classes_are_indices"]
-                    else np.asarray(state["classes"]))
-    if len(state["classes"]) != est.n_labels_:
-        raise ValueError(f"config.json, field 'classes': {len(state['classes'])} names but "
-                         f"n_labels is {est.n_labels_}; save the model again")
-    from .._labels import check_class_names
-    check_class_names(est.classes_)                 # the label-name rule of fit
-    est.label_frequency_ = arrays[prefix + "label_frequency"].astype(np.int64)
-    est.n_train_documents_ = int(state["n_train_documents"])
-    est.prediction_form_ = state.get("prediction_form")   # absent before the rule: CSR
+    """Restore a step's label space part from its ``config.json`` entry and arrays."""
+    from .._label_space import LabelSpace
+    fields = ("classes", "classes_are_indices", "n_labels", "n_train_documents")
+    space = LabelSpace.from_dict({**{k: state[k] for k in fields},
+                                  "label_frequency": arrays[prefix + "label_frequency"],
+                                  # absent before the rule: CSR
+                                  "prediction_form": state.get("prediction_form")})
+    est.parts_ = {**(est.__dict__.get("parts_") or {}), "label_space": space}
 
 
 def _csr_arrays(M, arrays, prefix):
@@ -375,8 +374,8 @@ def load_linear(path):
     -------
     estimator : FrequencyPrior, OneVsRestLinear, MentionMatcher, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
         As saved. The dev-chosen decision rule, if any, is returned by
-        :func:`xplant.load_saved`. A DescriptionRanker loads
-        once :mod:`xplant.unseen` is imported (:func:`xplant.load_saved`
+        :func:`xplant.persistence.load_saved`. A DescriptionRanker loads
+        once :mod:`xplant.unseen` is imported (:func:`xplant.persistence.load_saved`
         imports it).
 
     Raises

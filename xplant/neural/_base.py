@@ -8,6 +8,8 @@ from skorch import NeuralNet
 from sklearn.utils.metaestimators import available_if
 from torch.utils.data import DataLoader
 
+from .._fitted_parts import PartField
+from .._label_space import LabelSpaceOwner
 from .._labels import label_lists, prediction_form
 from .._params import check_params, to_python
 from ._inputs import (_is_lists, check_targets, encode, evidence_targets, fit_or_take_corpus,
@@ -44,7 +46,7 @@ class FitData(NamedTuple):
     train_evidence: object = None
 
 
-class PlantNetBase(NeuralNet):
+class PlantNetBase(LabelSpaceOwner, NeuralNet):
     """skorch NeuralNet with xplant's data path: token datasets, length buckets, dev split.
 
     Subclasses set ``collate`` (a collate class taking the padding id) and
@@ -52,6 +54,8 @@ class PlantNetBase(NeuralNet):
     """
 
     collate = None
+    # the fitted MIGRelevance (fitted by fit, or the one a token corpus carries): a part
+    relevance_ = PartField("relevance", settable=True)
     _nested = ("planter", "relevance")   # estimator-valued parameters that get_params(deep=True) opens
     _nested_defaults = {}                 # component classes that a None parameter stands for
     _classes_1d = False                   # a 1-D multi-class y: refused (see check_targets)
@@ -182,6 +186,7 @@ class PlantNetBase(NeuralNet):
     def _start_fit(self, resume):
         """Validate the parameters, set torch's threads and seed every generator."""
         self._check_params()
+        self.__dict__.pop("parts_", None)           # a new fit: new fitted parts
         if resume and (self.checkpoint_dir is None or self._uses_deepspeed()):
             raise ValueError("resume=True needs checkpoint_dir (the folder of the interrupted fit) "
                              "and strategy='skorch'")

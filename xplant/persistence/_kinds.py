@@ -137,10 +137,12 @@ def load(path):
     Parameters
     ----------
     path : str or Path
+        A saved model folder (see :func:`load_saved`).
 
     Returns
     -------
     estimator
+        The fitted model.
     """
     return load_saved(path)[0]
 

@@ -17,10 +17,10 @@ persistence package or to the kind:
   in ``parts_``. A name no part was registered under is refused: loading
   imports nothing that a file names.
 
-The parts a kind stores in its own layout (a PlantClassifier's decision
-rule, logit adjustment and shortlist fusion, in ``config.json`` and
-``shortlist/``, as earlier releases wrote them) are passed as ``handled``
-and skipped here. A part that is neither handled nor registered is refused
+The parts a kind stores in its own layout (every kind's label space,
+:data:`KIND_PARTS`; a PlantClassifier's decision rule, logit adjustment and
+shortlist fusion, in ``config.json`` and ``shortlist/``, as earlier releases
+wrote them) are passed as ``handled`` and skipped here. A part that is neither handled nor registered is refused
 when saving, before anything is written: nothing is dropped silently.
 """
 
@@ -36,6 +36,9 @@ from ._codec import (atomic_folder, check_format, join_arrays, read_arrays, spli
 PART_FORMAT = "xplant-part-1"
 #: The folder of a saved model that holds its registered parts.
 PARTS_FOLDER = "parts"
+#: The parts every kind stores in its own layout: the label space
+#: (:class:`xplant._label_space.LabelSpace`), in each kind's ``config.json``.
+KIND_PARTS = ("label_space",)
 
 _PARTS = {}
 
@@ -56,8 +59,8 @@ def register_part(cls, name=None):
 
     Returns
     -------
-    cls
-        Unchanged, so the call can be used as a class decorator.
+    type
+        ``cls``, unchanged, so the call can be used as a class decorator.
 
     Raises
     ------
@@ -150,7 +153,7 @@ def model_folder(model, path, *, overwrite=False, handled=()):
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     """
-    parts = _parts_to_write(model, set(handled))
+    parts = _parts_to_write(model, set(handled) | set(KIND_PARTS))
     with atomic_folder(path, overwrite=overwrite) as tmp:
         yield tmp
         for name, registered, part in parts:

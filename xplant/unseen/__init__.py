@@ -23,7 +23,7 @@ These estimators read each label's description, synonyms and ancestors
 
 A fitted DescriptionRanker is saved with :func:`xplant.linear.save_linear`,
 a fitted DescriptionFusion (with its model) with
-:func:`save_description_fusion`; both load with :func:`xplant.load_saved`.
+:func:`save_description_fusion`; both load with :func:`xplant.persistence.load_saved`.
 See :doc:`/guide/unseen`.
 """
 

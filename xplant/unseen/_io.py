@@ -13,7 +13,7 @@ saved while the class lived in ``xplant.linear`` load unchanged. Importing
 A DescriptionFusion is a folder of its own format (:data:`FUSION_FORMAT`,
 :func:`save_description_fusion`) made of the same parts: its ranker as that
 step, its weights and label space in ``config.json``, and its model, saved
-in the model's own format, in ``estimator/``. :func:`xplant.load_saved`
+in the model's own format, in ``estimator/``. :func:`xplant.persistence.load_saved`
 loads it (the model may be a PlantClassifier, which this layer cannot load).
 """
 
@@ -106,7 +106,7 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     fitted model in its own saved format (a PlantClassifier's folder, or
     :func:`~xplant.linear.save_linear`'s). The copy makes the folder a
     model of its own: it loads wherever it is moved, alone or with others.
-    :func:`xplant.load_saved` loads it; its scores are the saved object's,
+    :func:`xplant.persistence.load_saved` loads it; its scores are the saved object's,
     to the bit.
 
     Parameters
@@ -264,7 +264,7 @@ def _check_same_labels(fusion, other, what):
 def load_description_fusion(path, config, load_model):
     """The fitted DescriptionFusion of a folder written by :func:`save_description_fusion`.
 
-    Called by :func:`xplant.load_saved` (which dispatches on the format of
+    Called by :func:`xplant.persistence.load_saved` (which dispatches on the format of
     ``config.json``); use that.
 
     Parameters
@@ -275,7 +275,7 @@ def load_description_fusion(path, config, load_model):
         Its ``config.json``.
     load_model : callable
         ``load_model(folder)`` returns the fitted model saved in ``folder``
-        (any saved format; :func:`xplant.load_saved` passes itself).
+        (any saved format; :func:`xplant.persistence.load_saved` passes itself).
 
     Returns
     -------

@@ -469,7 +469,7 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         self.stage1_weight_ = None      # resolved below; the rate of lr=None follows it
         self.dev_choices_ = {}          # every choice made on dev (choose_on_dev records)
         # the fitted parts (parts/_attributes.py): τ = 0 while the network trains
-        self.parts_ = {"decision_rule": None, "shortlist_fusion": None,
+        self.parts_ = {**self.parts_, "decision_rule": None, "shortlist_fusion": None,
                        "logit_adjustment": LogitAdjustment(0.0, None, self._log_prior())}
         self.n_fit_train_ = len(train_docs)
         n_candidates = (None if self.shortlist is None

@@ -31,6 +31,14 @@ class AfterTrainingMixin:
                           "validation_fraction), or set the values yourself",
                           NoDevDataWarning, stacklevel=3)
 
+    def _ready_after_loading(self):
+        """The training-time state of a model just loaded (its fitted parts restored): a
+        fresh generator, the unfreezing phases, no dev split."""
+        self.rng_ = np.random.default_rng(self.random_state)
+        self.phases_ = self._phases() if self._phases() is not None else []
+        self.dev_view_ = None
+        self._release_dev_split()
+
     def _release_dev_split(self):
         """Drop what only training needed: the dev documents, targets and shortlist view
         (an (n_dev, L) order with a shortlist), here and in the fitted planter."""

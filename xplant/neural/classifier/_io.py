@@ -153,11 +153,11 @@ def save_model(clf, path, *, overwrite=False):
     """
     from sklearn.utils.validation import check_is_fitted
     from ...relevance import save_relevance
-    from ..parts._attributes import PART_NAMES
+    from ..parts._attributes import PART_NAMES, UNSAVED_PARTS
     check_is_fitted(clf, "module_")
     path = Path(path)
     # the old folder goes once this is in place; its own parts in config.json and shortlist/
-    with model_folder(clf, path, overwrite=overwrite, handled=PART_NAMES) as tmp:
+    with model_folder(clf, path, overwrite=overwrite, handled=PART_NAMES + UNSAVED_PARTS) as tmp:
         state = {k: v.detach().cpu().contiguous().clone() for k, v in clf.module_.state_dict().items()}
         write_arrays(tmp / "model.safetensors", state)
         save_relevance(clf.relevance_, tmp / "relevance")
@@ -167,20 +167,7 @@ def save_model(clf, path, *, overwrite=False):
         config = {
             "format": _FORMAT,
             "params": _json_params(clf),
-            "classes": [str(c) for c in clf.classes_],
-            "classes_are_indices": bool(np.issubdtype(np.asarray(clf.classes_).dtype, np.integer)),
-            "n_labels": int(clf.n_labels_),
-            "label_frequency": clf.label_frequency_.tolist(),
-            # the labels the network leaves out (PlantNet.score_only); absent before them
-            "unscored_labels": (None if getattr(clf, "scored_labels_", None) is None
-                                else np.flatnonzero(~clf.scored_labels_).tolist()),
-            "n_train_documents": int(clf.n_train_documents_),
-            **_parts_json(clf),
-            "prediction_form": getattr(clf, "prediction_form_", None),
-            "best_epoch": int(getattr(clf, "best_epoch_", 0)),
-            "stage1_weight": float(getattr(clf, "stage1_weight_", 0.0)),
-            "stage1_weight_candidates": getattr(clf, "stage1_weight_candidates_", None),
-            "dev_choices": getattr(clf, "dev_choices_", {}),
+            **_config_parts(clf),
             "versions": {p: md.version(p) for p in ("xplant", "torch") if _has(p)},
         }
         if backbone_kind(clf.backbone) == "llm":     # the adapters mean something over this base only
@@ -198,43 +185,88 @@ def _has(pkg):
         return False
 
 
-#: Where each fitted part's fields live in config.json: {part: {to_dict key: field}}. The
-#: shortlist fusion has a folder of its own (shortlist/); see :mod:`xplant.neural.parts._attributes`.
-_PART_FIELDS = {
-    "decision_rule": {"rule": "rule", "k": "k", "threshold": "threshold",
-                      "thresholds": "label_thresholds"},
-    "logit_adjustment": {"tau": "logit_adjustment", "dev_scores": "logit_adjustment_dev"},
-}
+def _label_space_json(space):
+    """The label space's fields of ``config.json`` (the per-label arrays as lists; the
+    labels the network leaves out, ``PlantNet.score_only``, as their indices)."""
+    state = space.to_dict()
+    scored = state.pop("scored_labels")
+    return {**state, "label_frequency": state["label_frequency"].tolist(),
+            "unscored_labels": None if scored is None else np.flatnonzero(~scored).tolist()}
 
 
-def _parts_json(clf):
-    """The fields of ``config.json`` that hold the fitted parts (each part's ``to_dict``)."""
-    out = {}
-    for name, fields in _PART_FIELDS.items():
-        state = clf.parts_[name].to_dict()
-        for key, field in fields.items():
-            value = state[key]
-            # float64 in JSON: repr round-trips each per-label threshold exactly
-            out[field] = _json_value(value.tolist() if isinstance(value, np.ndarray) else value,
-                                     field)
-    return out
+def _label_space_read(config, c, parts):
+    """The label space of ``config.json``'s fields, checked field by field."""
+    from ..._label_space import LabelSpace
+    from ..._labels import check_label_names
+    n_labels = c.integer("n_labels", low=1)
+    as_indices = c.get("classes_are_indices", bool, "true or false")
+    classes = c.get("classes", list, "a list of label names")
+    if len(classes) != n_labels:
+        c.fail("classes", f"holds {len(classes)} names but n_labels is {n_labels}")
+    if not as_indices:
+        try:
+            check_label_names(classes)
+        except ValueError as exc:
+            c.fail("classes", str(exc))
+    frequency = c.int_list("label_frequency", n_labels)
+    n_train = c.integer("n_train_documents", low=1)
+    form = config.get("prediction_form")       # absent before the rule: CSR, as then
+    if form is not None and not (isinstance(form, dict)
+                                 and form.get("kind") in ("sparse", "dense", "column")):
+        c.fail("prediction_form", "must be null or an object with kind 'sparse', 'dense' or "
+                                  "'column' (xplant._labels.prediction_form)")
+    unscored = config.get("unscored_labels")      # absent before them: every label scored
+    if unscored is not None:
+        unscored = c.int_list("unscored_labels", None)
+        if any(i >= n_labels for i in unscored):
+            c.fail("unscored_labels", f"must be label indices below n_labels ({n_labels})")
+    scored = np.ones(n_labels, dtype=bool)
+    scored[unscored or []] = False
+    return LabelSpace(np.arange(n_labels) if as_indices else np.asarray(classes), n_labels,
+                      np.asarray(frequency, dtype=np.int64), n_train, form, scored)
 
 
-def _logit_adjustment_state(config, c, clf, n_labels):
-    """The logit adjustment's ``to_dict`` form from ``config.json`` (τ = 0 for a model
-    saved before it)."""
-    dev = config.get("logit_adjustment_dev")
-    if dev is not None and not isinstance(dev, dict):
-        c.fail("logit_adjustment_dev", "must be null or an object of numbers")
-    return {"tau": c.number("logit_adjustment", low=0.0) if "logit_adjustment" in config
-            else 0.0, "dev_scores": dev}
+def _dev_choices_read(config, c, parts):
+    """The best epoch (0 for a model saved before it) and the choice records (none before)."""
+    from ..parts._dev_choices import DevChoices
+    choices = config.get("dev_choices", {})
+    if not (isinstance(choices, dict) and all(
+            isinstance(v, dict) and {"name", "family", "criterion", "value", "scores",
+                                     "on_dev"} <= set(v) for v in choices.values())):
+        c.fail("dev_choices", "must be an object of choice records (name, family, criterion, "
+                              "value, scores, on_dev)")
+    return DevChoices(c.integer("best_epoch", low=0) if "best_epoch" in config else 0, choices)
 
 
-def _decision_rule_state(config, c, clf, n_labels):
-    """The decision rule's ``to_dict`` form from ``config.json``, checked field by field:
-    a model saved before the rule was chosen on dev applies its fixed ``decision``."""
-    from ...metrics import DECISION_RULES
-    rule = config.get("rule", clf.decision)
+def _stage1_weight_read(config, c, parts, given):
+    """The Stage 1 weight trained with (a model saved before it: the given one, 0 for
+    ``"dev"``) and the raced candidates."""
+    from ..parts._dev_choices import Stage1WeightRace
+    cands = config.get("stage1_weight_candidates")
+    if cands is not None and not (isinstance(cands, list)
+                                  and all(isinstance(x, dict) for x in cands)):
+        c.fail("stage1_weight_candidates", "must be null or a list of objects")
+    weight = (c.number("stage1_weight", low=0.0) if "stage1_weight" in config
+              else 0.0 if isinstance(given, str) else float(given))
+    return Stage1WeightRace(weight, cands)
+
+
+def _decision_rule_json(rule):
+    state = rule.to_dict()
+    th = state["thresholds"]
+    # float64 in JSON: repr round-trips each per-label threshold exactly
+    return {"rule": state["rule"], "k": _json_value(state["k"], "k"),
+            "threshold": _json_value(state["threshold"], "threshold"),
+            "label_thresholds": None if th is None else _json_value(np.asarray(th).tolist(),
+                                                                    "label_thresholds")}
+
+
+def _decision_rule_read(config, c, parts, default):
+    """The decision rule from ``config.json``, checked field by field: a model saved
+    before the rule was chosen on dev applies its fixed ``decision``."""
+    from ...metrics import DECISION_RULES, DecisionRule
+    n_labels = parts["label_space"].n_labels
+    rule = config.get("rule", default)
     if rule not in DECISION_RULES:
         c.fail("rule", f"must be one of {list(DECISION_RULES)}")
     thresholds = config.get("label_thresholds")
@@ -247,36 +279,75 @@ def _decision_rule_state(config, c, clf, n_labels):
         thresholds = np.asarray(values, dtype=np.float64)
     elif thresholds is not None:
         c.fail("label_thresholds", f"must be null under the rule {rule!r}")
-    return {"rule": rule, "k": c.integer("k", low=1, high=n_labels),
-            "threshold": c.number("threshold", low=0.0, high=1.0), "thresholds": thresholds}
+    state = {"rule": rule, "k": c.integer("k", low=1, high=n_labels),
+             "threshold": c.number("threshold", low=0.0, high=1.0), "thresholds": thresholds}
+    try:
+        return DecisionRule.from_dict(state, n_labels)
+    except ValueError as exc:
+        c.fail("rule / k / threshold / label_thresholds", str(exc))
 
 
-def _part_readers(clf, n_labels):
-    """{part name: (its state read from ``config.json``, its ``from_dict``)}."""
-    from ...metrics import DecisionRule
-    from ..parts._logit_adjustment import LogitAdjustment
-    return {"decision_rule": (_decision_rule_state,
-                              lambda state: DecisionRule.from_dict(state, n_labels)),
-            "logit_adjustment": (_logit_adjustment_state, lambda state: LogitAdjustment.from_dict(
-                state, log_prior=clf._log_prior()))}
+def _logit_adjustment_json(part):
+    state = part.to_dict()
+    return {"logit_adjustment": _json_value(state["tau"], "logit_adjustment"),
+            "logit_adjustment_dev": _json_value(state["dev_scores"], "logit_adjustment_dev")}
 
 
-def _load_parts(clf, path, config, c, n_labels):
-    """``parts_`` from the saved folder: each part of :data:`_PART_FIELDS` by its
-    ``from_dict``, the shortlist fusion from ``shortlist/`` when the model has one."""
+def _logit_adjustment_read(config, c, parts):
+    """τ (0 for a model saved before it) and its dev scores, over the saved label prior."""
+    from ..parts._logit_adjustment import LogitAdjustment, log_prior
+    dev = config.get("logit_adjustment_dev")
+    if dev is not None and not isinstance(dev, dict):
+        c.fail("logit_adjustment_dev", "must be null or an object of numbers")
+    space = parts["label_space"]
+    state = {"tau": c.number("logit_adjustment", low=0.0) if "logit_adjustment" in config
+             else 0.0, "dev_scores": dev}
+    try:
+        return LogitAdjustment.from_dict(state, log_prior=log_prior(space.label_frequency,
+                                                                    space.n_train_documents))
+    except ValueError as exc:
+        c.fail("logit_adjustment / logit_adjustment_dev", str(exc))
+
+
+#: The parts kept in ``config.json``, in reading order: ``{name: (its fields, as JSON;
+#: the part, read back from config.json's fields and checked)}``. The relevance and the
+#: shortlist fusion are kept in folders of their own (``relevance/``, ``shortlist/``).
+_CONFIG_PARTS = {
+    "label_space": (_label_space_json, _label_space_read),
+    "dev_choices": (lambda part: part.to_dict(), _dev_choices_read),
+    "stage1_weight": (lambda part: part.to_dict(), None),   # read with the parameter
+    "decision_rule": (_decision_rule_json, None),  # read with the estimator's parameter
+    "logit_adjustment": (_logit_adjustment_json, _logit_adjustment_read),
+}
+
+
+def _config_parts(clf):
+    """The fields of ``config.json`` that hold the fitted parts (each part's own JSON)."""
+    out = {}
+    for name, (to_json, _) in _CONFIG_PARTS.items():
+        out.update(to_json(clf.parts_[name]))
+    return out
+
+
+def _read_parts(clf, path, config, c):
+    """Every saved part of the folder, each restored by its own reader: ``{name: part}``."""
+    from ...relevance import load_relevance
     from ..parts._shortlist_fusion import ShortlistFusion
-    readers = _part_readers(clf, n_labels)
-    clf.parts_ = {"shortlist_fusion": None}
-    for name, fields in _PART_FIELDS.items():
-        read, from_dict = readers[name]
-        state = read(config, c, clf, n_labels)
-        try:
-            clf.parts_[name] = from_dict(state)
-        except ValueError as exc:
-            c.fail(" / ".join(fields.values()), str(exc))
-    if (path / "shortlist").is_dir():
-        clf.parts_["shortlist_fusion"] = ShortlistFusion.load(path / "shortlist", n_labels)
-        clf.dev_view_ = None
+    parts = {}
+    for name, (_, read) in _CONFIG_PARTS.items():
+        parts[name] = (read(config, c, parts) if read is not None else
+                       _stage1_weight_read(config, c, parts, clf.stage1_weight)
+                       if name == "stage1_weight" else
+                       _decision_rule_read(config, c, parts, clf.decision))
+    n_labels = parts["label_space"].n_labels
+    parts["relevance"] = load_relevance(path / "relevance")
+    if parts["relevance"].n_labels_ != n_labels:
+        c.fail("n_labels", f"is {n_labels} but relevance/ holds {parts['relevance'].n_labels_} "
+                           "labels")
+    parts["shortlist_fusion"] = (ShortlistFusion.load(path / "shortlist", n_labels)
+                                 if (path / "shortlist").is_dir() else None)
+    parts["planting"] = None               # not saved: the network holds what it planted
+    return parts
 
 
 def read_model(path, cls):
@@ -294,8 +365,6 @@ def read_model(path, cls):
     cls : type
         The classifier's class.
     """
-    from ..._labels import check_label_names
-    from ...relevance import load_relevance
     PlantClassifier = cls
     path, config, c = open_saved(path, "config.json", "model.safetensors", _FORMAT,
                                   "a saved PlantClassifier's configuration",
@@ -331,60 +400,12 @@ def read_model(path, cls):
         c.fail("params", str(exc))
     if backbone_kind(clf.backbone) == "llm" and "base_model" in config:   # absent before it
         check_llm_base(config["base_model"], clf.backbone, c.path)   # before anything reads it
-    n_labels = c.integer("n_labels", low=1)
-    as_indices = c.get("classes_are_indices", bool, "true or false")
-    classes = c.get("classes", list, "a list of label names")
-    if len(classes) != n_labels:
-        c.fail("classes", f"holds {len(classes)} names but n_labels is {n_labels}")
-    if not as_indices:
-        try:
-            check_label_names(classes)
-        except ValueError as exc:
-            c.fail("classes", str(exc))
-    frequency = c.int_list("label_frequency", n_labels)
-    clf.n_train_documents_ = c.integer("n_train_documents", low=1)
-    form = config.get("prediction_form")       # absent before the rule: CSR, as then
-    if form is not None and not (isinstance(form, dict)
-                                 and form.get("kind") in ("sparse", "dense", "column")):
-        c.fail("prediction_form", "must be null or an object with kind 'sparse', 'dense' or "
-                                  "'column' (xplant._labels.prediction_form)")
-    clf.prediction_form_ = form
-    clf.best_epoch_ = c.integer("best_epoch", low=0) if "best_epoch" in config else 0
-    clf.relevance_ = load_relevance(path / "relevance")
-    if clf.relevance_.n_labels_ != n_labels:
-        c.fail("n_labels", f"is {n_labels} but relevance/ holds {clf.relevance_.n_labels_} labels")
-    clf.n_labels_ = n_labels
-    clf.classes_ = np.arange(n_labels) if as_indices else np.asarray(classes)
-    clf.label_frequency_ = np.asarray(frequency, dtype=np.int64)
-    unscored = config.get("unscored_labels")      # absent before them: every label scored
-    if unscored is not None:
-        unscored = c.int_list("unscored_labels", None)
-        if any(i >= n_labels for i in unscored):
-            c.fail("unscored_labels", f"must be label indices below n_labels ({n_labels})")
-    clf.scored_labels_ = np.ones(n_labels, dtype=bool)
-    clf.scored_labels_[unscored or []] = False
-    w = clf.stage1_weight
-    clf.stage1_weight_ = (c.number("stage1_weight", low=0.0) if "stage1_weight" in config
-                          else 0.0 if isinstance(w, str) else float(w))
-    cands = config.get("stage1_weight_candidates")
-    if cands is not None and not (isinstance(cands, list) and all(isinstance(x, dict) for x in cands)):
-        c.fail("stage1_weight_candidates", "must be null or a list of objects")
-    clf.stage1_weight_candidates_ = cands
-    choices = config.get("dev_choices", {})        # models saved before kept none
-    if not (isinstance(choices, dict) and all(
-            isinstance(v, dict) and {"name", "family", "criterion", "value", "scores",
-                                     "on_dev"} <= set(v) for v in choices.values())):
-        c.fail("dev_choices", "must be an object of choice records (name, family, criterion, "
-                              "value, scores, on_dev)")
-    clf.dev_choices_ = choices
-    _load_parts(clf, path, config, c, n_labels)
+    # each part restores itself; no fitted attribute is set here by name (they read parts_)
+    clf.parts_ = _read_parts(clf, path, config, c)
     if clf.shortlist_ is not None and not isinstance(clf.shortlist, str):
         from sklearn.base import clone     # refitting a loaded model fits the same shortlist
         clf.shortlist = clone(clf.shortlist_)
-    clf.planter_ = None
-    clf.rng_ = np.random.default_rng(clf.random_state)
-    clf.phases_ = clf._phases() if clf._phases() is not None else []
-    clf.dev_docs_ = clf.dev_Y_ = clf.dev_dataset_ = None
+    clf._ready_after_loading()
     clf.initialize()
     state = read_arrays(path / "model.safetensors", torch=True)
     try:

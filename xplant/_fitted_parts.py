@@ -1,0 +1,96 @@
+"""Fitted attributes as views of a fitted estimator's parts: the one view of ``parts_``.
+
+A fitted xplant estimator keeps its fitted state as a few parts in its
+``parts_`` dict (``{name: part}``): objects that own their fields and turn
+them into JSON and arrays and back (``to_dict``/``from_dict``), which a saved
+model stores and a loader restores whole (:mod:`xplant.persistence`). The
+documented fitted attributes (``classes_``, ``k_``, ``best_epoch_``, ...) are
+:class:`PartField` descriptors over them, so that a loader assigns no fitted
+attribute by name: restoring a part restores every attribute that reads it.
+"""
+
+import copy
+
+
+class PartField:
+    """A fitted attribute that reads a part of ``parts_``, or one of its fields.
+
+    Parameters
+    ----------
+    part : str
+        The part's name in ``parts_``.
+    field : str or None, default=None
+        The part's attribute to read; None: the part itself.
+    factory : callable or None, default=None
+        Makes the part the first time ``fit`` sets the field.
+    settable : bool or None, default=None
+        Whether ``fit`` may set the attribute: a field (of the part, made by
+        ``factory`` if need be) or, with ``field=None``, the whole part.
+        None: True when ``factory`` is given. A read-only attribute raises
+        AttributeError when set (``fit`` sets the part itself).
+    optional : bool, default=False
+        A part that is None reads as None (a model without a shortlist);
+        else it raises AttributeError.
+    unset : bool, default=False
+        A field that is None has not been set by ``fit`` yet: AttributeError.
+
+    Examples
+    --------
+    >>> class Space:
+    ...     def __init__(self): self.names = None
+    >>> class Model:
+    ...     names_ = PartField("space", "names", factory=Space, unset=True)
+    >>> m = Model()
+    >>> hasattr(m, "names_")
+    False
+    >>> m.names_ = ["A01"]
+    >>> m.names_, type(m.parts_["space"]).__name__
+    (['A01'], 'Space')
+    """
+
+    def __init__(self, part, field=None, *, factory=None, settable=None, optional=False,
+                 unset=False):
+        self.part, self.field, self.factory = part, field, factory
+        self.settable = factory is not None if settable is None else settable
+        self.optional, self.unset = optional, unset
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def _missing(self, obj):
+        return AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r} "
+                              f"(fit sets it: parts_[{self.part!r}])")
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        parts = obj.__dict__.get("parts_")
+        if parts is None:
+            raise self._missing(obj)
+        part = parts.get(self.part)
+        if part is None:
+            if self.optional and self.part in parts:
+                return None
+            raise self._missing(obj)
+        value = part if self.field is None else getattr(part, self.field)
+        if value is None and self.unset:
+            raise self._missing(obj)
+        return value
+
+    def __set__(self, obj, value):
+        if not self.settable:
+            raise AttributeError(f"{self.name} is read-only: it reads parts_[{self.part!r}]")
+        # copy on write: a copy of the estimator (copy.copy) shares its parts until one of
+        # them sets an attribute, as it shared its attributes until then
+        parts = dict(obj.__dict__.get("parts_") or {})
+        if self.field is None:
+            parts[self.part] = value
+        else:
+            part = parts.get(self.part)
+            part = self.factory() if part is None else copy.copy(part)
+            setattr(part, self.field, value)
+            parts[self.part] = part
+        obj.__dict__["parts_"] = parts
+
+    def __delete__(self, obj):
+        self.__set__(obj, None)
