@@ -129,6 +129,10 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
 
     Attributes
     ----------
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_ : ndarray of shape (n_labels,)
         Label names given to ``fit``, else ``0..L-1``.
     n_labels_, label_frequency_, n_train_documents_, prediction_form_

@@ -218,6 +218,10 @@ class OneVsRestLinear(SparseFeatureRanker):
         positive, whose weights are all zero, so their score is that constant.
     n_iter_ : ndarray of shape (n_labels,), int64
         Solver iterations per label.
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_, n_labels_, label_frequency_, n_train_documents_
         Label space, as in the xplant API: label names (or ``0..L-1``),
         number of labels, int64 training positives per label, number of

@@ -18,6 +18,10 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_ : ndarray of shape (n_labels,)
         Label names passed to ``fit`` as ``label_names``, else ``0..L-1``.
     n_labels_ : int

@@ -138,6 +138,10 @@ class NapkinXCPLT(_TreeWrapper):
     model_ : napkinxc.models.PLT
     model_dir_ : str
         Temporary folder holding the model files.
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
@@ -222,6 +226,10 @@ class OmikujiTrees(_TreeWrapper):
     Attributes
     ----------
     model_ : omikuji.Model
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
@@ -310,6 +318,10 @@ class LibMultiLabelLinear(SparseFeatureRanker):
     ----------
     model_ : libmultilabel.linear.FlatModel
         Dense weights ``(n_features, n_labels)``, as LibMultiLabel keeps them.
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 

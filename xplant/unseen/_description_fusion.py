@@ -164,6 +164,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     mention_choice_ : dict or None
         With ``mention_weight="dev"``: the choice's record
         (:class:`~xplant.model_selection.DevChoice`, named ``"mention_weight"``).
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_, n_labels_, label_frequency_, n_train_documents_, k_
 
     Notes

@@ -173,6 +173,10 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     Attributes
     ----------
+    parts_ : dict of str to object
+        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        which the label-space attributes read, and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     classes_ : ndarray of shape (n_labels,)
     n_labels_ : int
     label_frequency_ : ndarray of shape (n_labels,), dtype int64

@@ -155,12 +155,20 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
         probability σ(:data:`~xplant.neural.modules.UNSCORED_LOGIT`) ≈ 0
         and no share of the attention's work or of the loss.
     parts_ : dict of str to object
-        The fitted parts besides the network, which the attributes below
-        read (read-only) and saving walks: ``"decision_rule"``
-        (:class:`~xplant.metrics.DecisionRule`), ``"logit_adjustment"``
-        (:class:`~xplant.neural.parts._logit_adjustment.LogitAdjustment`) and
+        The fitted parts besides the network, which the fitted attributes
+        read and saving walks: ``"label_space"``
+        (:class:`xplant._label_space.LabelSpace`: ``classes_``,
+        ``label_frequency_``, ...), ``"relevance"`` (``relevance_``),
+        ``"dev_choices"`` and ``"stage1_weight"``
+        (:mod:`xplant.neural.parts._dev_choices`: ``best_epoch_``,
+        ``dev_choices_``, ``stage1_weight_``, ``stage1_weight_candidates_``),
+        ``"decision_rule"`` (:class:`~xplant.metrics.DecisionRule`),
+        ``"logit_adjustment"``
+        (:class:`~xplant.neural.parts._logit_adjustment.LogitAdjustment`),
         ``"shortlist_fusion"`` (:class:`~xplant.neural.parts._shortlist_fusion.ShortlistFusion`,
-        None without a shortlist).
+        None without a shortlist) and ``"planting"`` (``planter_``, not
+        saved); and any part of your own
+        (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict`` (``parts_["decision_rule"]``).
     decision_ : str

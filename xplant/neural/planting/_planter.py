@@ -147,6 +147,9 @@ class AttentionPlanter(PlantNetBase):
     ----------
     module_ : PlanterNet
     relevance_ : MIGRelevance
+    parts_ : dict of str to object
+        The fitted parts ``relevance_`` and the label-space attributes read:
+        ``"relevance"`` and ``"label_space"`` (:class:`xplant._label_space.LabelSpace`).
     target_relevance_ : scipy.sparse.csr_matrix (n_labels, n_tokens)
     initial_attention_ndcg_ : float
         Dev attention nDCG@k before training (random queries).
