@@ -31,7 +31,10 @@ def register_kind(kind, *, accepts, save, load):
         letters and hyphens); saved folders name it, so it never changes.
     accepts : callable
         ``accepts(model) -> bool``: whether :func:`save` saves ``model`` as
-        this kind. Kinds are tried in the order they were registered.
+        this kind. Kinds are tried in the order they were registered; the
+        built-in ones accept only their own models (a PlantClassifier, a
+        DescriptionFusion, a linear or tree ranker, or a Pipeline ending in
+        one), so a kind registered later gets every other model.
     save : callable
         ``save(model, path, *, overwrite, decision)``: writes the folder and
         returns it. A saver writes through
@@ -248,6 +251,11 @@ def _load_fusion(path, config):                 # its model, in estimator/, is a
     return model, _saved_decision(path, config, model)
 
 
+def _is_linear(model):
+    from ..linear._base import MultiLabelRankerMixin
+    return isinstance(final_step(model), MultiLabelRankerMixin)
+
+
 def _save_linear(model, path, *, overwrite, decision):
     from ..linear import save_linear
     return save_linear(model, path, decision=decision, overwrite=overwrite)
@@ -263,4 +271,4 @@ def _load_linear(path, config):
 register_kind("plant-classifier", accepts=lambda m: _is_plant(final_step(m)),
               save=_save_plant, load=_load_plant)
 register_kind("description-fusion", accepts=_is_fusion, save=_save_fusion, load=_load_fusion)
-register_kind("linear", accepts=lambda m: True, save=_save_linear, load=_load_linear)
+register_kind("linear", accepts=_is_linear, save=_save_linear, load=_load_linear)
