@@ -116,3 +116,62 @@ def eurlex_slice(tmp_path_factory):
     if (EURLEX / "EURLEX57K.json").is_file():
         shutil.copyfile(EURLEX / "EURLEX57K.json", out / "EURLEX57K.json")
     return out
+
+
+#: The labels of the small corpus every saved kind is fitted on (:func:`kind_corpus`).
+KIND_LABELS = ["R50.9", "S72.0", "L29.9"]
+_KIND_WORDS = ["fever", "cough", "fracture", "femur", "rash", "itch"]
+
+
+def kind_corpus(n=40, seed=0):
+    """``(texts, Y)``: one of three labels per document, each signalled by two words."""
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((n, 3), dtype=np.int64)
+    Y[np.arange(n), rng.integers(0, 3, n)] = 1
+    texts = [" ".join(rng.permutation([w for j in np.flatnonzero(row)
+                                       for w in _KIND_WORDS[2 * j:2 * j + 2]]
+                                      + list(rng.choice(["patient", "day", "note"], 3))))
+             for row in Y]
+    return texts, sp.csr_matrix(Y)
+
+
+def fit_kind(kind):
+    """A small fitted model of a saved kind: ``"linear"`` (a TF-IDF SVM Pipeline),
+    ``"description-fusion"`` (over one, with one label unseen in training) or
+    ``"plant-classifier"`` (skipped without torch)."""
+    import warnings
+    texts, Y = kind_corpus()
+    if kind == "linear":
+        from xplant.linear import make_tfidf_ovr
+        return make_tfidf_ovr(C=1.0, min_df=1, random_state=0).fit(
+            texts, Y, ovr__label_names=KIND_LABELS)
+    if kind == "description-fusion":
+        from xplant.linear import make_tfidf_ovr
+        from xplant.unseen import DescriptionFusion
+        Y = sp.hstack([Y, sp.csr_matrix((Y.shape[0], 1), dtype=np.int64)]).tocsr()
+        return DescriptionFusion(make_tfidf_ovr(C=1.0, min_df=1, random_state=0),
+                                 weight=1.0).fit(
+            texts, Y, label_names=KIND_LABELS + ["R21"],
+            label_descriptions=["fever cough", "fracture femur", "rash itch", "rash"])
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    from xplant.neural import AttentionPlanter, PlantClassifier
+    model = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8,
+                            module__attention_dim=8, module__pool_size=8, batch_size=8,
+                            verbose=0, n_jobs=1, stage1_weight=0.1, max_epochs=1,
+                            planter=AttentionPlanter(max_epochs=1, verbose=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # no dev split: the fallbacks' warning
+        return model.fit(texts, Y, label_names=KIND_LABELS)
+
+
+@pytest.fixture(name="kind_corpus", scope="session")
+def _kind_corpus():
+    """:func:`kind_corpus` (tests import nothing from conftest)."""
+    return kind_corpus
+
+
+@pytest.fixture(name="fit_kind", scope="session")
+def _fit_kind():
+    """:func:`fit_kind` (tests import nothing from conftest)."""
+    return fit_kind

@@ -9,27 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from xplant import persistence
 from xplant.persistence import load, load_saved, register_part, save
 
 ROOT = Path(__file__).resolve().parents[1] / "xplant"
-NAMES = ["R50.9", "S72.0", "L29.9"]
-WORDS = ["fever", "cough", "fracture", "femur", "rash", "itch"]
-
-
-def _corpus(n=40, seed=0):
-    rng = np.random.default_rng(seed)
-    Y = np.zeros((n, 3), dtype=np.int64)
-    Y[np.arange(n), rng.integers(0, 3, n)] = 1
-    texts = [" ".join(rng.permutation([w for j in np.flatnonzero(row)
-                                       for w in WORDS[2 * j:2 * j + 2]]
-                                      + list(rng.choice(["patient", "day", "note"], 3))))
-             for row in Y]
-    return texts, sp.csr_matrix(Y)
-
-
 class LabelTemperature:
     """A fitted part this test defines: a temperature per label and a note."""
 
@@ -56,51 +40,16 @@ class Unregistered(LabelTemperature):
 register_part(LabelTemperature, "test-label-temperature")
 
 
-def _linear():
-    from xplant.linear import make_tfidf_ovr
-    texts, Y = _corpus()
-    return make_tfidf_ovr(C=1.0, min_df=1, random_state=0).fit(texts, Y,
-                                                               ovr__label_names=NAMES)
-
-
-def _plant():
-    pytest.importorskip("torch")
-    pytest.importorskip("skorch")
-    from xplant.neural import AttentionPlanter, PlantClassifier
-    texts, Y = _corpus()
-    model = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8,
-                            module__attention_dim=8, module__pool_size=8, batch_size=8,
-                            verbose=0, n_jobs=1, max_epochs=1,
-                            planter=AttentionPlanter(max_epochs=1, verbose=0))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")                 # no dev split: the fallbacks' warning
-        model.fit(texts, Y, label_names=NAMES)
-    return model
-
-
-def _fusion():
-    from xplant.unseen import DescriptionFusion
-    texts, Y = _corpus()
-    Y = sp.hstack([Y, sp.csr_matrix((Y.shape[0], 1), dtype=np.int64)]).tocsr()
-    from xplant.linear import make_tfidf_ovr
-    return DescriptionFusion(make_tfidf_ovr(C=1.0, min_df=1, random_state=0), weight=1.0).fit(
-        texts, Y, label_names=NAMES + ["R21"],
-        label_descriptions=["fever cough", "fracture femur", "rash itch", "rash"])
-
-
-MODELS = {"linear": _linear, "plant-classifier": _plant, "description-fusion": _fusion}
-
-
-@pytest.fixture(scope="module", params=sorted(MODELS))
-def fitted(request):
-    return request.param, MODELS[request.param]()
+@pytest.fixture(scope="module", params=["description-fusion", "linear", "plant-classifier"])
+def fitted(request, fit_kind):
+    return request.param, fit_kind(request.param)
 
 
 def _last(model):
     return model.steps[-1][1] if hasattr(model, "steps") else model
 
 
-def test_a_new_part_is_saved_and_loaded_with_every_kind(fitted, tmp_path):
+def test_a_new_part_is_saved_and_loaded_with_every_kind(fitted, tmp_path, kind_corpus):
     kind, model = fitted
     part = LabelTemperature(np.array([0.5, 1.0, 2.25], dtype=np.float32), "é, chosen on dev")
     final = _last(model)
@@ -115,13 +64,14 @@ def test_a_new_part_is_saved_and_loaded_with_every_kind(fitted, tmp_path):
     back, _ = load_saved(folder)
     assert _last(back).parts_["temperature"] == part
     assert set(_last(back).parts_) == set(own) | {"temperature"}
-    texts, _ = _corpus(6, seed=1)
+    texts, _ = kind_corpus(6, seed=1)
     np.testing.assert_allclose(back.decision_function(texts), model.decision_function(texts),
                                rtol=1e-6, atol=1e-7)
 
 
-def test_a_part_of_an_unregistered_class_is_refused_before_anything_is_written(tmp_path):
-    model = _linear()
+def test_a_part_of_an_unregistered_class_is_refused_before_anything_is_written(tmp_path,
+                                                                               fit_kind):
+    model = fit_kind("linear")
     _last(model).parts_["mine"] = Unregistered(np.zeros(3), "x")
     with pytest.raises(TypeError, match=r"parts_\['mine'\] \(Unregistered\): its class is not "
                                         r"registered; call xplant.persistence.register_part"):
@@ -129,9 +79,9 @@ def test_a_part_of_an_unregistered_class_is_refused_before_anything_is_written(t
     assert not (tmp_path / "m").exists() and list(tmp_path.iterdir()) == []
 
 
-def test_a_folder_naming_an_unknown_part_is_refused_naming_the_file(tmp_path):
+def test_a_folder_naming_an_unknown_part_is_refused_naming_the_file(tmp_path, fit_kind):
     import json
-    model = _linear()
+    model = fit_kind("linear")
     _last(model).parts_["temperature"] = LabelTemperature(np.ones(3), "n")
     folder = save(model, tmp_path / "m")
     record = folder / "parts" / "temperature.json"
@@ -149,17 +99,17 @@ def test_register_part_refuses_a_name_taken_by_another_class():
         register_part(int)
 
 
-def test_save_refuses_a_decision_for_a_model_that_keeps_its_own(tmp_path):
-    pytest.importorskip("torch")
+def test_save_refuses_a_decision_for_a_model_that_keeps_its_own(tmp_path, fit_kind):
     with pytest.raises(TypeError, match="keeps its own decision rule"):
-        save(_plant(), tmp_path / "m", decision={"rule": "top_k", "k": 1})
+        save(fit_kind("plant-classifier"), tmp_path / "m", decision={"rule": "top_k", "k": 1})
 
 
-def test_records_are_kept_beside_the_model(tmp_path):
-    folder = save(_linear(), tmp_path / "m", records={"row.json": {"row": "TF-IDF SVM"}})
+def test_records_are_kept_beside_the_model(tmp_path, fit_kind):
+    svm = fit_kind("linear")
+    folder = save(svm, tmp_path / "m", records={"row.json": {"row": "TF-IDF SVM"}})
     assert (folder / "row.json").read_text(encoding="utf-8") == '{"row": "TF-IDF SVM"}'
     with pytest.raises(ValueError, match="is a file of the saved model"):
-        save(_linear(), tmp_path / "n", records={"config.json": {}})
+        save(svm, tmp_path / "n", records={"config.json": {}})
 
 
 # -- one writer ------------------------------------------------------------------------------
@@ -205,7 +155,8 @@ def test_no_module_outside_the_package_writes_a_saved_folders_json():
     assert not found, found
 
 
-def test_every_file_of_a_saved_folder_is_written_through_the_codec(tmp_path, monkeypatch):
+def test_every_file_of_a_saved_folder_is_written_through_the_codec(tmp_path, monkeypatch,
+                                                                    fit_kind, kind_corpus):
     """Save every kind, a planting, a checkpoint and a cache entry while the codec's one
     file primitive records what it writes: every file in those folders is among them."""
     pytest.importorskip("torch")
@@ -223,7 +174,7 @@ def test_every_file_of_a_saved_folder_is_written_through_the_codec(tmp_path, mon
 
     monkeypatch.setattr(_codec, "atomic_path", recording)
     from xplant.neural import AttentionPlanter, PlantClassifier
-    texts, Y = _corpus()
+    texts, Y = kind_corpus()
     plant = PlantClassifier(module__embedding_dim=8, module__hidden_dim=8,
                             module__attention_dim=8, module__pool_size=8, batch_size=8,
                             verbose=0, n_jobs=1, max_epochs=1, shortlist="linear",
@@ -231,9 +182,9 @@ def test_every_file_of_a_saved_folder_is_written_through_the_codec(tmp_path, mon
                             planter=AttentionPlanter(max_epochs=1, verbose=0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plant.fit(texts, Y, label_names=NAMES)
-    folders = [save(plant, tmp_path / "plant"), save(_linear(), tmp_path / "linear"),
-               save(_fusion(), tmp_path / "fusion"), tmp_path / "checkpoints",
+        plant.fit(texts, Y)
+    folders = [save(plant, tmp_path / "plant"), save(fit_kind("linear"), tmp_path / "linear"),
+               save(fit_kind("description-fusion"), tmp_path / "fusion"), tmp_path / "checkpoints",
                plant.planter_.save_planting(tmp_path / "planting")
                if getattr(plant, "planter_", None) is not None else None]
     _cache.write_entry(tmp_path / "cache" / "entry.safetensors", {"x": np.zeros(2)})

@@ -290,9 +290,11 @@ def write_arrays(path, arrays, *, metadata=None):
     Examples
     --------
     >>> import tempfile, numpy as np
-    >>> f = write_arrays(tempfile.mkdtemp() + "/w.safetensors", {"w": np.arange(3.0)})
-    >>> read_arrays(f)["w"].tolist()
-    [0.0, 1.0, 2.0]
+    >>> f = write_arrays(tempfile.mkdtemp() + "/c.safetensors", {"ids": np.arange(2)},
+    ...                  metadata={"kind": "cache"})
+    >>> arrays, meta = read_arrays(f, metadata=True)
+    >>> arrays["ids"].dtype.name, meta
+    ('int64', {'kind': 'cache'})
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
