@@ -21,7 +21,8 @@ The parts a kind stores in its own layout (every kind's label space,
 :data:`KIND_PARTS`; a PlantClassifier's decision rule, logit adjustment and
 shortlist fusion, in ``config.json`` and ``shortlist/``, as earlier releases
 wrote them) are passed as ``handled`` and skipped here. A part that is neither handled nor registered is refused
-when saving, before anything is written: nothing is dropped silently.
+when saving, and the saved folder is left as it was: nothing is dropped
+silently.
 """
 
 import contextlib
@@ -149,14 +150,15 @@ def model_folder(model, path, *, overwrite=False, handled=()):
     Raises
     ------
     TypeError
-        Before anything is written, for a part whose class is not registered.
+        For a part whose class is not registered; ``path`` is left as it
+        was (the temporary folder is removed).
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     """
-    parts = _parts_to_write(model, set(handled) | set(KIND_PARTS))
     with atomic_folder(path, overwrite=overwrite) as tmp:
         yield tmp
-        for name, registered, part in parts:
+        # after the kind's own checks and files: its refusals name the model first
+        for name, registered, part in _parts_to_write(model, set(handled) | set(KIND_PARTS)):
             record, arrays = split_arrays(part.to_dict())
             folder = tmp / PARTS_FOLDER
             folder.mkdir(exist_ok=True)

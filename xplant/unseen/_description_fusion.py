@@ -4,11 +4,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
+from .._fitted_parts import PartField
 from .._params import final_step, fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
 from ._catalogue_fusion import CatalogueFusionMixin, _check_weight
 from ._description_ranker import DescriptionRanker, _check_texts, _texts_of, _TextScorer
+from ._fusion_parts import FusionChoices, FusionSources, FusionWeights, OpenSpace
 
 #: Weights of the description score tried on dev by ``DescriptionFusion(weight="dev")``.
 FUSION_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -165,8 +167,10 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         With ``mention_weight="dev"``: the choice's record
         (:class:`~xplant.model_selection.DevChoice`, named ``"mention_weight"``).
     parts_ : dict of str to object
-        The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        The fitted parts, which the attributes above read and saving walks:
+        ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
+        ``"sources"``, ``"weights"``, ``"open_space"`` and ``"dev_choices"``
+        (:mod:`xplant.unseen._fusion_parts`), and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     classes_, n_labels_, label_frequency_, n_train_documents_, k_
 
@@ -188,6 +192,26 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     >>> f.unseen_.tolist(), f.predict_top_k(["a dry cough"], 2)[0].tolist()
     ([2], [[2, 0]])
     """
+
+    # the fitted attributes: views of the fitted parts (_fusion_parts.py)
+    estimator_ = PartField("sources", "model", factory=FusionSources, unset=True)
+    ranker_ = PartField("sources", "ranker", factory=FusionSources, unset=True)
+    mentions_ = PartField("sources", "mentions", factory=FusionSources)
+    weight_ = PartField("weights", "weight", factory=FusionWeights, unset=True)
+    seen_weight_ = PartField("weights", "seen_weight", factory=FusionWeights, unset=True)
+    mention_weight_ = PartField("weights", "mention_weight", factory=FusionWeights, unset=True)
+    near_weight_ = PartField("weights", "near_weight", factory=FusionWeights, unset=True)
+    family_weight_ = PartField("weights", "family_weight", factory=FusionWeights, unset=True)
+    prior_weight_ = PartField("weights", "prior_weight", factory=FusionWeights, unset=True)
+    k_ = PartField("weights", "k", factory=FusionWeights, unset=True)
+    unseen_ = PartField("open_space", "unseen", factory=OpenSpace, unset=True)
+    catalogue_ = PartField("open_space", "catalogue", factory=OpenSpace)
+    known_classes_ = PartField("open_space", "known_classes", factory=OpenSpace, unset=True)
+    open_classes_ = PartField("open_space", "open_classes", factory=OpenSpace, unset=True)
+    catalogue_record_ = PartField("open_space", "record", factory=OpenSpace, unset=True)
+    dev_map_ = PartField("dev_choices", "dev_map", factory=FusionChoices, unset=True)
+    dev_choice_ = PartField("dev_choices", "weights", factory=FusionChoices, unset=True)
+    mention_choice_ = PartField("dev_choices", "mentions", factory=FusionChoices)
 
     def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev", near_weight="dev",
                  family_weight="dev", prior_weight="dev", n_candidates=100, mentions=None,

@@ -188,7 +188,8 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         raise ValueError(f"cannot save this DescriptionFusion: {exc}; fit it with "
                          "label_names=<its model's label names>, so that the saved folder "
                          "answers in the same labels") from None
-    with model_folder(fusion, path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
+    from ._fusion_parts import FUSION_PARTS
+    with model_folder(fusion, path, overwrite=overwrite, handled=FUSION_PARTS) as tmp:   # the old one goes once this is in place
         arrays = {"unseen": np.asarray(fusion.unseen_, dtype=np.int64)}
         config = {"format": FUSION_FORMAT,
                   "params": _json_params(fusion, skip=("estimator", "ranker", "mentions")),
@@ -225,26 +226,25 @@ def _save_catalogue(fusion, arrays):
             "prior_weight": float(fusion.prior_weight_), "record": fusion.catalogue_record_}
 
 
-def _load_catalogue(fusion, config, arrays):
-    """Restore what :func:`_save_catalogue` wrote (None: a fusion without a catalogue)."""
+def _load_catalogue(config, arrays, classes):
+    """What :func:`_save_catalogue` wrote: the open space's part (its ``unseen`` set by the
+    caller) and the catalogue's three weights (all 0 without a catalogue, ``config`` None)."""
     from ._catalogue import CatalogueIndex
+    from ._fusion_parts import OpenSpace
     if config is None:
-        fusion.catalogue_ = None
-        fusion.near_weight_ = fusion.family_weight_ = fusion.prior_weight_ = 0.0
-        return
+        return OpenSpace(), {"near_weight": 0.0, "family_weight": 0.0, "prior_weight": 0.0}
     parts = {k[len("catalogue."):]: v for k, v in arrays.items() if k.startswith("catalogue.")}
     vectorizer = _load_step(config["index"]["vectorizer"], arrays, "catalogue.vectorizer.", None)
-    fusion.catalogue_ = CatalogueIndex.from_dict(config["index"], parts, vectorizer)
-    fusion.known_classes_ = np.asarray(config["known_classes"])
-    fusion.open_classes_ = fusion.classes_
-    fusion.near_weight_ = float(config["near_weight"])
-    fusion.family_weight_ = float(config["family_weight"])
-    fusion.prior_weight_ = float(config.get("prior_weight", 0.0))
-    fusion.catalogue_record_ = dict(config["record"])
-    if [str(c) for c in fusion.catalogue_.label_names_] != [str(c) for c in fusion.classes_]:
+    index = CatalogueIndex.from_dict(config["index"], parts, vectorizer)
+    weights = {"near_weight": float(config["near_weight"]),
+               "family_weight": float(config["family_weight"]),
+               "prior_weight": float(config.get("prior_weight", 0.0))}
+    if [str(c) for c in index.label_names_] != [str(c) for c in classes]:
         raise ValueError("the catalogue's labels are not the fusion's labels")
-    if not (fusion.near_weight_ >= 0 and fusion.family_weight_ >= 0 and fusion.prior_weight_ >= 0):
+    if not all(w >= 0 for w in weights.values()):
         raise ValueError("the weights must be non-negative numbers")
+    return OpenSpace(catalogue=index, known_classes=np.asarray(config["known_classes"]),
+                     open_classes=classes, record=dict(config["record"])), weights
 
 
 def _check_same_labels(fusion, other, what):
@@ -305,36 +305,43 @@ def load_description_fusion(path, config, load_model):
                          f"{exc}; the file is damaged or was edited by hand, save the model "
                          "again") from None
     model = load_model(folder)
+    from ._fusion_parts import FusionChoices, FusionSources, FusionWeights
     try:
         fusion = DescriptionFusion(None, **config["params"])
         _set_label_space(fusion, config, arrays, "")
-        fusion.ranker_ = _load_step(config["ranker"], arrays, "ranker.", path)
-        fusion.ranker = clone(fusion.ranker_)
-        fusion.estimator_ = FrozenEstimator(model) if config["estimator"]["frozen"] else model
-        fusion.estimator = fusion.estimator_
-        fusion.weight_, fusion.seen_weight_ = float(config["weight"]), float(config["seen_weight"])
-        fusion.k_ = int(config["k"])
-        fusion.unseen_ = arrays["unseen"].astype(np.int64)
-        _load_catalogue(fusion, config.get("catalogue"), arrays)
+        ranker = _load_step(config["ranker"], arrays, "ranker.", path)
         # folders saved before the mention source have none
-        fusion.mentions_ = (None if config.get("mentions") is None else
-                            _load_step(config["mentions"], arrays, "mentions.", path))
-        fusion.mentions = None if fusion.mentions_ is None else clone(fusion.mentions_)
-        fusion.mention_weight_ = float(config.get("mention_weight", 0.0))
-        fusion.mention_choice_ = config.get("mention_choice")
-        if not fusion.mention_weight_ >= 0:
+        mentions = (None if config.get("mentions") is None else
+                    _load_step(config["mentions"], arrays, "mentions.", path))
+        estimator = FrozenEstimator(model) if config["estimator"]["frozen"] else model
+        open_space, catalogue_weights = _load_catalogue(config.get("catalogue"), arrays,
+                                                        fusion.classes_)
+        open_space.unseen = arrays["unseen"].astype(np.int64)
+        weights = FusionWeights(weight=float(config["weight"]),
+                                seen_weight=float(config["seen_weight"]),
+                                mention_weight=float(config.get("mention_weight", 0.0)),
+                                k=int(config["k"]), **catalogue_weights)
+        choices = FusionChoices(dev_map={tuple(float(w) for w in row[:-1]): float(row[-1])
+                                         for row in config["dev_map"]},
+                                weights=config.get("dev_choice"),
+                                mentions=config.get("mention_choice"))
+        # each part restores itself: parts_ is set, no fitted attribute by name
+        fusion.parts_ = {**fusion.parts_, "weights": weights, "open_space": open_space,
+                         "dev_choices": choices,
+                         "sources": FusionSources(model=estimator, ranker=ranker,
+                                                  mentions=mentions)}
+        # the parameters a refit of the loaded fusion fits again
+        fusion.ranker, fusion.estimator = clone(ranker), estimator
+        fusion.mentions = None if mentions is None else clone(mentions)
+        if not weights.mention_weight >= 0:
             raise ValueError("the mention weight must be a non-negative number")
-        if fusion.mentions_ is not None:
-            _check_same_labels(fusion, fusion.mentions_, "the mention matcher")
-        if not np.array_equal(fusion.unseen_, np.flatnonzero(fusion.label_frequency_ == 0)):
+        if mentions is not None:
+            _check_same_labels(fusion, mentions, "the mention matcher")
+        if not np.array_equal(open_space.unseen, np.flatnonzero(fusion.label_frequency_ == 0)):
             raise ValueError("the unseen labels are not the labels of training frequency 0")
-        if not (fusion.weight_ >= 0 and fusion.seen_weight_ >= 0):
+        if not (weights.weight >= 0 and weights.seen_weight >= 0):
             raise ValueError("the weights must be non-negative numbers")
-        fusion.dev_map_ = {tuple(float(w) for w in row[:-1]): float(row[-1])
-                           for row in config["dev_map"]}
-        if config.get("dev_choice") is not None:
-            fusion.dev_choice_ = config["dev_choice"]
-        _check_same_labels(fusion, fusion.ranker_, "the ranker")
+        _check_same_labels(fusion, ranker, "the ranker")
         _check_same_labels(fusion, model, f"the model in {folder.name}/")
     except (TypeError, KeyError, ValueError) as exc:
         raise ValueError(f"{path / 'config.json'}: {type(exc).__name__}: {exc}; the file is "
