@@ -121,8 +121,11 @@ def save(model, path, *, overwrite=False, decision=None, records=None):
             raise ValueError(f"a record's file name must end in .json, got {name!r}")
     kind = next((saver for accepts, saver, _ in _KINDS.values() if accepts(model)), None)
     if kind is None:
-        raise TypeError(f"no saved kind takes {type(model).__name__}; the kinds are "
-                        f"{saved_kinds()}")
+        raise TypeError(f"cannot save {type(model).__name__} without pickle: no saved kind "
+                        "takes it. xplant saves a PlantClassifier, a DescriptionFusion, a "
+                        "linear or tree ranker of xplant.linear or xplant.unseen (or a Pipeline "
+                        "ending in one), and the kinds registered with "
+                        f"xplant.persistence.register_kind (the kinds: {saved_kinds()})")
     path = Path(kind(model, path, overwrite=overwrite, decision=decision))
     for name, record in (records or {}).items():
         if (path / name).exists():
