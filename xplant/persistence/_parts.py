@@ -51,9 +51,11 @@ def register_part(cls, name=None):
     ----------
     cls : type
         The part's class. Its instances have ``to_dict()``, returning a dict
-        with string keys whose values are JSON-storable or numpy arrays, and
-        the class has ``from_dict(state)``, rebuilding an equal part from
-        that dict.
+        with string keys whose values are JSON-storable or numpy arrays (a
+        dict whose one key is ``"array"`` is reserved: it stands for an
+        array, :func:`~xplant.persistence._codec.split_arrays`), and the
+        class has ``from_dict(state)``, rebuilding an equal part from that
+        dict.
     name : str or None, default=None
         The name saved folders record for it; ``cls.__qualname__`` when None.
         It must stay the same across releases for old folders to load.
@@ -107,7 +109,7 @@ def _registered_name(part):
 
 
 def _parts_to_write(model, handled):
-    """``[(name, registered name, part)]`` of the model's last step, checked before writing."""
+    """``[(name, registered name, part)]`` of the model's last step, each checked."""
     parts = getattr(final_step(model), "parts_", None) or {}
     out = []
     for name, part in parts.items():
