@@ -229,11 +229,11 @@ def _is_fusion(model):
 
 
 def _save_plant(model, path, *, overwrite, decision):
-    from ..unseen._io import save_model
+    from ..unseen._io import save_in_own_format
     if decision is not None:
         raise TypeError("a PlantClassifier keeps its own decision rule (decision_rule_, chosen "
                         "on dev by fit); save it without decision=")
-    return save_model(model, path, overwrite=overwrite)
+    return save_in_own_format(model, path, overwrite=overwrite)
 
 
 def _load_plant(path, config):

@@ -71,7 +71,7 @@ FUSION_FORMAT = "xplant-description-fusion-1"
 ESTIMATOR_FOLDER = "estimator"
 
 
-def save_model(model, path, *, overwrite=False):
+def save_in_own_format(model, path, *, overwrite=False):
     """A fitted model in its own format: a PlantClassifier by its ``save``, the rest by
     :func:`~xplant.linear.save_linear` (which refuses, naming what it saves).
 
@@ -206,7 +206,7 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
                   "dev_choice": getattr(fusion, "dev_choice_", None), "decision": decision,
                   "versions": {"xplant": md.version("xplant"),
                                "scikit-learn": md.version("scikit-learn")}}
-        save_model(model, tmp / ESTIMATOR_FOLDER)
+        save_in_own_format(model, tmp / ESTIMATOR_FOLDER)
         write_arrays(tmp / "arrays.safetensors", arrays)
         write_json(tmp / "config.json", config)
     return path
