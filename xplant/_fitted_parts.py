@@ -94,3 +94,37 @@ class PartField:
 
     def __delete__(self, obj):
         self.__set__(obj, None)
+
+
+def part_fields(part, factory, *fields, unset=True):
+    """One :class:`PartField` per field of a part, in order: the views of a whole part.
+
+    Parameters
+    ----------
+    part : str
+        The part's name in ``parts_``.
+    factory : callable
+        Makes the part the first time ``fit`` sets one of its fields.
+    *fields : str
+        The part's fields.
+    unset : bool, default=True
+        A field that is None has not been set yet: its attribute raises
+        AttributeError (as a fitted attribute ``fit`` has not set).
+
+    Returns
+    -------
+    tuple of PartField
+
+    Examples
+    --------
+    >>> class Space:
+    ...     names = size = None
+    >>> class Model:
+    ...     names_, size_ = part_fields("space", Space, "names", "size")
+    >>> m = Model()
+    >>> m.size_ = 2
+    >>> m.size_, hasattr(m, "names_")
+    (2, False)
+    """
+    return tuple(PartField(part, f, factory=factory, unset=unset) for f in fields)
+

@@ -14,7 +14,7 @@ loader restores as one part.
 
 import numpy as np
 
-from ._fitted_parts import PartField
+from ._fitted_parts import PartField, part_fields
 
 #: The estimator attribute of each field of a :class:`LabelSpace`.
 ATTRIBUTES = {"classes": "classes_", "n_labels": "n_labels_",
@@ -132,11 +132,8 @@ class LabelSpaceOwner:
     AttributeError, as a fitted attribute does.
     """
 
-    classes_ = PartField("label_space", "classes", factory=LabelSpace, unset=True)
-    n_labels_ = PartField("label_space", "n_labels", factory=LabelSpace, unset=True)
-    label_frequency_ = PartField("label_space", "label_frequency", factory=LabelSpace, unset=True)
-    n_train_documents_ = PartField("label_space", "n_train_documents", factory=LabelSpace,
-                                   unset=True)
+    classes_, n_labels_, label_frequency_, n_train_documents_, scored_labels_ = part_fields(
+        "label_space", LabelSpace, "classes", "n_labels", "label_frequency", "n_train_documents",
+        "scored_labels")
     # None once fitted: the CSR form (models saved before the form was kept)
     prediction_form_ = PartField("label_space", "prediction_form", factory=LabelSpace)
-    scored_labels_ = PartField("label_space", "scored_labels", factory=LabelSpace, unset=True)

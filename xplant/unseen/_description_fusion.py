@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from .._fitted_parts import PartField
+from .._fitted_parts import PartField, part_fields
 from .._params import final_step, fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
@@ -193,25 +193,18 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
     ([2], [[2, 0]])
     """
 
-    # the fitted attributes: views of the fitted parts (_fusion_parts.py)
-    estimator_ = PartField("sources", "model", factory=FusionSources, unset=True)
-    ranker_ = PartField("sources", "ranker", factory=FusionSources, unset=True)
-    mentions_ = PartField("sources", "mentions", factory=FusionSources)
-    weight_ = PartField("weights", "weight", factory=FusionWeights, unset=True)
-    seen_weight_ = PartField("weights", "seen_weight", factory=FusionWeights, unset=True)
-    mention_weight_ = PartField("weights", "mention_weight", factory=FusionWeights, unset=True)
-    near_weight_ = PartField("weights", "near_weight", factory=FusionWeights, unset=True)
-    family_weight_ = PartField("weights", "family_weight", factory=FusionWeights, unset=True)
-    prior_weight_ = PartField("weights", "prior_weight", factory=FusionWeights, unset=True)
-    k_ = PartField("weights", "k", factory=FusionWeights, unset=True)
-    unseen_ = PartField("open_space", "unseen", factory=OpenSpace, unset=True)
-    catalogue_ = PartField("open_space", "catalogue", factory=OpenSpace)
-    known_classes_ = PartField("open_space", "known_classes", factory=OpenSpace, unset=True)
-    open_classes_ = PartField("open_space", "open_classes", factory=OpenSpace, unset=True)
-    catalogue_record_ = PartField("open_space", "record", factory=OpenSpace, unset=True)
-    dev_map_ = PartField("dev_choices", "dev_map", factory=FusionChoices, unset=True)
-    dev_choice_ = PartField("dev_choices", "weights", factory=FusionChoices, unset=True)
-    mention_choice_ = PartField("dev_choices", "mentions", factory=FusionChoices)
+    # the fitted attributes: views of the fitted parts (_fusion_parts.py); None is a value of
+    # mentions_, catalogue_ and mention_choice_ (none fitted), else "not fitted yet"
+    estimator_, ranker_ = part_fields("sources", FusionSources, "model", "ranker")
+    (weight_, seen_weight_, mention_weight_, near_weight_, family_weight_, prior_weight_,
+     k_) = part_fields("weights", FusionWeights, *FusionWeights.FIELDS)
+    unseen_, known_classes_, open_classes_, catalogue_record_ = part_fields(
+        "open_space", OpenSpace, "unseen", "known_classes", "open_classes", "record")
+    dev_map_, dev_choice_ = part_fields("dev_choices", FusionChoices, "dev_map", "weights")
+    mentions_, catalogue_, mention_choice_ = (
+        PartField("sources", "mentions", factory=FusionSources),
+        PartField("open_space", "catalogue", factory=OpenSpace),
+        PartField("dev_choices", "mentions", factory=FusionChoices))
 
     def __init__(self, estimator, ranker=None, weight="dev", seen_weight="dev", near_weight="dev",
                  family_weight="dev", prior_weight="dev", n_candidates=100, mentions=None,
