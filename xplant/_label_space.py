@@ -16,13 +16,6 @@ import numpy as np
 
 from ._fitted_parts import PartField, part_fields
 
-#: The estimator attribute of each field of a :class:`LabelSpace`.
-ATTRIBUTES = {"classes": "classes_", "n_labels": "n_labels_",
-              "label_frequency": "label_frequency_",
-              "n_train_documents": "n_train_documents_",
-              "prediction_form": "prediction_form_", "scored_labels": "scored_labels_"}
-
-
 class LabelSpace:
     """A fitted estimator's label space: names, frequencies, training count, answer form.
 

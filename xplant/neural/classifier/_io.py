@@ -235,7 +235,8 @@ def _dev_choices_read(config, c, parts):
                                      "on_dev"} <= set(v) for v in choices.values())):
         c.fail("dev_choices", "must be an object of choice records (name, family, criterion, "
                               "value, scores, on_dev)")
-    return DevChoices(c.integer("best_epoch", low=0) if "best_epoch" in config else 0, choices)
+    return DevChoices.from_dict({"best_epoch": c.integer("best_epoch", low=0)
+                                 if "best_epoch" in config else 0, "dev_choices": choices})
 
 
 def _stage1_weight_read(config, c, parts, given):
@@ -248,7 +249,8 @@ def _stage1_weight_read(config, c, parts, given):
         c.fail("stage1_weight_candidates", "must be null or a list of objects")
     weight = (c.number("stage1_weight", low=0.0) if "stage1_weight" in config
               else 0.0 if isinstance(given, str) else float(given))
-    return Stage1WeightRace(weight, cands)
+    return Stage1WeightRace.from_dict({"stage1_weight": weight,
+                                       "stage1_weight_candidates": cands})
 
 
 def _decision_rule_json(rule):
