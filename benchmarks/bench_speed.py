@@ -544,7 +544,9 @@ def run_one(spec):
             except AttributeError:   # a base commit from before it moved to the rows
                 from xplant import _saved
                 save_row = _saved.save_row
-            save_row(model, final, Path(tmp) / "model", None)
+            import inspect             # a base commit's saver took the run's rule too
+            rule = (None,) if "rule" in inspect.signature(save_row).parameters else ()
+            save_row(model, final, Path(tmp) / "model", *rule)
     record["total_wall"] = clock() - wall0
     record["clock"] = spec.get("clock", "wall")
     record["peak_rss_mb"] = round(vm_hwm_mb(), 1)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from xplant import persistence
+from xplant._params import final_step
 from xplant.persistence import load, load_saved, register_part, save
 
 ROOT = Path(__file__).resolve().parents[1] / "xplant"
@@ -99,9 +101,36 @@ def test_register_part_refuses_a_name_taken_by_another_class():
         register_part(int)
 
 
-def test_save_refuses_a_decision_for_a_model_that_keeps_its_own(tmp_path, fit_kind):
-    with pytest.raises(TypeError, match="keeps its own decision rule"):
-        save(fit_kind("plant-classifier"), tmp_path / "m", decision={"rule": "top_k", "k": 1})
+@pytest.mark.parametrize("kind", ["linear", "description-fusion", "plant-classifier"])
+def test_the_decision_rule_is_a_part_of_every_kind(tmp_path, fit_kind, kind_corpus, kind):
+    """Every kind keeps its decision rule as the part ``parts_["decision_rule"]``: a rule set
+    on a linear model or a fusion (as ``xplant run`` sets its dev choice), PLANT's chosen by
+    fit; ``predict`` applies it, a saved folder keeps it, ``load_saved`` returns it."""
+    from xplant._saved import decide
+    from xplant.metrics import DecisionRule
+    model = fit_kind(kind)
+    final = final_step(model)
+    texts = kind_corpus()[0][:12]
+    if kind != "plant-classifier":
+        default = final.decision_rule_
+        assert "decision_rule" not in final.parts_          # the default, until a rule is set
+        assert (default.rule, default.k) == (("threshold", 1) if kind == "linear"
+                                             else ("top_k", final.k_))
+        rule = {"rule": "per_label_threshold", "k": 1, "threshold": 0.0,
+                "thresholds": np.linspace(-0.4, 0.4, final.n_labels_)}
+        final.decision_rule_ = rule
+        assert final.decision_rule_ == DecisionRule.from_dict(rule)
+    own = final.decision_rule_
+    predicted = model.predict(texts)
+    np.testing.assert_array_equal(sp.csr_matrix(predicted).toarray(),
+                                  decide(model, texts, own.to_dict()).toarray())
+    back, decision = load_saved(save(model, tmp_path / "m"))
+    assert final_step(back).decision_rule_ == own and DecisionRule.from_dict(decision) == own
+    np.testing.assert_array_equal(sp.csr_matrix(back.predict(texts)).toarray(),
+                                  sp.csr_matrix(predicted).toarray())
+    if kind == "linear":                        # a new fit drops the rule set on the old one
+        model.fit(*kind_corpus())
+        assert final_step(model).decision_rule_ == default
 
 
 def test_records_are_kept_beside_the_model(tmp_path, fit_kind):
@@ -214,28 +243,30 @@ def test_a_kind_registered_by_one_call_saves_and_loads_its_models(tmp_path, monk
         def __init__(self, value):
             self.value = value
 
-    def save_constant(model, path, *, overwrite, decision):
+    def save_constant(model, path, *, overwrite):
         with atomic_folder(path, overwrite=overwrite) as tmp:
             write_json(tmp / "config.json", {"format": "xplant-test-constant-1",
                                              "value": model.value})
         return path
 
     def load_constant(path, config):
-        return Constant(config["value"]), {"rule": "top_k", "k": 1, "threshold": 0.5,
-                                           "thresholds": None}
+        return Constant(config["value"])
 
     with pytest.raises(TypeError, match="cannot save Constant without pickle: no saved kind"):
         save(Constant(3), tmp_path / "before")
     register_kind("test-constant", accepts=lambda m: isinstance(m, Constant),
                   save=save_constant, load=load_constant)
-    assert load(save(Constant(3), tmp_path / "m")).value == 3
+    model, decision = load_saved(save(Constant(3), tmp_path / "m"))
+    assert model.value == 3
+    assert decision == {"rule": "top_k", "k": 10, "threshold": 0.5, "thresholds": None}  # no rule
     with pytest.raises(ValueError, match="registered already"):
         register_kind("test-constant", accepts=bool, save=save_constant, load=load_constant)
 
 
 @pytest.mark.parametrize("loader", ["xplant.neural.classifier._io:read_model",
                                     "xplant.unseen._io:load_description_fusion",
-                                    "xplant.linear._io:_set_label_space"])
+                                    "xplant.linear._io:_set_label_space",
+                                    "xplant.linear._io:read_rule"])
 def test_a_loader_assigns_no_fitted_attribute_but_parts(loader):
     """No hand restore: each loader sets ``parts_``, whose parts restore every fitted
     attribute that reads them."""

@@ -52,31 +52,17 @@ def model_fields(model):
     return [f for f in dict.fromkeys(own) if isinstance(f, str) and f != "text"]
 
 
-def default_decision(model):
-    """The model's own default rule, as a dict of :func:`xplant.metrics.check_rule`."""
-    final = final_step(model)
-    rule, value = final._default_rule()
-    if rule == "threshold" and hasattr(final, "predict_proba") and \
-            hasattr(final, "decision_function"):
-        # logistic one-vs-rest: its rule is on decision values, decide() reads probabilities
-        from ._sigmoid import sigmoid
-        value = float(sigmoid(value))
-    return {"rule": rule, "k": int(value) if rule == "top_k" else 1,
-            "threshold": float(value) if rule == "threshold" else 0.0, "thresholds": None}
-
-
 def fitted_decision(model, default_k=10):
     """The decision rule a fitted model applies, as :func:`xplant.persistence.load_saved` returns it.
 
-    A PlantClassifier's fitted rule (its :class:`~xplant.metrics.DecisionRule`
-    ``decision_rule_``, as a dict); another model's own default rule;
-    top-``default_k`` for a model with neither.
+    The model's fitted rule ``decision_rule_`` (a
+    :class:`~xplant.metrics.DecisionRule`, as a dict: PLANT's chosen on dev
+    by ``fit``, a linear or description model's set by ``xplant run`` or
+    its default); top-``default_k`` for a model without one.
     """
-    final = final_step(model)
-    if getattr(final, "decision_rule_", None) is not None:
-        return final.decision_rule_.to_dict()
-    if hasattr(final, "_default_rule"):
-        return default_decision(model)
+    rule = getattr(final_step(model), "decision_rule_", None)
+    if rule is not None:
+        return rule.to_dict()
     return {"rule": "top_k", "k": int(default_k), "threshold": 0.5, "thresholds": None}
 
 

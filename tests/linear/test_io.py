@@ -48,8 +48,12 @@ NAMES = ["R50.9", "R05", "S72.0", "L29.9"]
 def test_tfidf_pipeline_round_trip(tmp_path, make):
     texts, Y = _texts()
     pipe = make().fit(texts[:40], Y[:40], ovr__label_names=NAMES)
-    path = save_linear(pipe, tmp_path / "m", decision={"rule": "top_k", "k": 2, "threshold": 0.3})
+    pipe[-1].decision_rule_ = {"rule": "top_k", "k": 2, "threshold": 0.3}
+    path = save_linear(pipe, tmp_path / "m")
     back = load_linear(path)
+    assert back[-1].decision_rule_ == pipe[-1].decision_rule_      # the rule is a part
+    assert (back.predict(texts[40:]) != pipe.predict(texts[40:])).nnz == 0
+    assert (pipe.predict(texts[40:]).sum(axis=1) == 2).all()       # predict applies it
     assert isinstance(back, Pipeline) and [n for n, _ in back.steps] == ["tfidf", "ovr"]
     np.testing.assert_array_equal(back.decision_function(texts[40:]),
                                   pipe.decision_function(texts[40:]))
@@ -75,7 +79,8 @@ def test_per_label_thresholds_are_saved_and_applied(tmp_path):
     pipe = make_tfidf_logistic(C=10.0, min_df=1).fit(texts[:40], Y[:40], ovr__label_names=NAMES)
     own = np.median(pipe.predict_proba(texts[40:]), axis=0)      # splits each label's scores
     rule = {"rule": "per_label_threshold", "k": 2, "threshold": 0.3, "thresholds": own}
-    path = save_linear(pipe, tmp_path / "m", decision=rule)
+    pipe[-1].decision_rule_ = rule
+    path = save_linear(pipe, tmp_path / "m")
     config = read_config(path)
     assert config["decision"] == {"rule": "per_label_threshold", "k": 2, "threshold": 0.3,
                                   "thresholds": own.tolist()}
@@ -86,11 +91,13 @@ def test_per_label_thresholds_are_saved_and_applied(tmp_path):
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, apply_rule(pipe.predict_proba(texts[40:]), rule).toarray())
     assert 0 < got.sum() < got.size
+    # the loaded model's own predict applies the saved rule, on the probabilities' scale
+    np.testing.assert_array_equal(model.predict(texts[40:]).toarray(), got)
     with pytest.raises(ValueError, match="length 4"):
-        save_linear(pipe, tmp_path / "bad", decision=dict(rule, thresholds=own[:3]))
+        pipe[-1].decision_rule_ = dict(rule, thresholds=own[:3])
     with pytest.raises(ValueError, match="must be one of"):
-        save_linear(pipe, tmp_path / "bad", decision=dict(rule, rule="top-k"))
-    assert not (tmp_path / "bad").exists()
+        pipe[-1].decision_rule_ = dict(rule, rule="top-k")
+    assert pipe[-1].decision_rule_.thresholds.tolist() == own.tolist()    # unchanged
 
 
 def test_one_vs_rest_alone_and_class_weight(tmp_path):
@@ -184,6 +191,6 @@ def test_unsaveable_row_keeps_its_scores(tmp_path):
     from sklearn.linear_model import Ridge
     from xplant.app import save_row
     est = Ridge().fit([[0.0], [1.0]], [0, 1])
-    out = save_row(est, est, tmp_path / "m", {"rule": "top_k", "k": 1, "threshold": 0.5})
+    out = save_row(est, est, tmp_path / "m")
     assert "cannot save Ridge without pickle" in out["not_saved"]
     assert not (tmp_path / "m").exists()

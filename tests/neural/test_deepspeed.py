@@ -292,7 +292,7 @@ def test_the_train_job_saves_a_planter_through_the_runs_one_saver(tmp_path, make
     texts, Y = make_corpus(n_docs=24)
     p = AttentionPlanter(max_epochs=1, verbose=0, n_jobs=1, module__embedding_dim=16,
                          module__hidden_dim=16, module__attention_dim=16).fit(texts, Y)
-    assert save_row(p, p, tmp_path / "model", None) == {"saved_to": str(tmp_path / "model")}
+    assert save_row(p, p, tmp_path / "model") == {"saved_to": str(tmp_path / "model")}
     state, meta = load_planting(tmp_path / "model")
     assert meta["n_labels"] == 6 and meta["attention_ndcg"] == p.attention_ndcg_
     for key, value in p.module_.state_dict().items():

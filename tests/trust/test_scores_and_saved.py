@@ -35,7 +35,8 @@ def svm(tmp_path_factory):
     texts, labels = toy(40)
     model = make_tfidf_ovr(min_df=1).fit(texts, labels)
     path = tmp_path_factory.mktemp("svm") / "svm"
-    save_linear(model, path, decision={"rule": "top_k", "k": 1, "threshold": 0.0})
+    model[-1].decision_rule_ = {"rule": "top_k", "k": 1, "threshold": 0.0}
+    save_linear(model, path)
     return path, model
 
 
@@ -81,7 +82,8 @@ def test_predict_records_use_the_rules_scale_and_list_predicted_best_first(tmp_p
     texts, labels = toy(40)
     lr = make_tfidf_logistic(min_df=1).fit(texts, labels)
     folder = tmp_path / "lr"
-    save_linear(lr, folder, decision={"rule": "threshold", "k": 1, "threshold": 0.2})
+    lr[-1].decision_rule_ = {"rule": "threshold", "k": 1, "threshold": 0.2}
+    save_linear(lr, folder)
     notes = tmp_path / "notes.jsonl"
     docs = ["fever and cough and rash since monday", "itch", "nothing at all"]
     notes.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n"
@@ -217,8 +219,7 @@ def test_evaluate_reports_the_row_a_folder_reproduces(svm, tmp_path):
     from xplant.app import save_row
     from xplant.app._fit import evaluate_model
     _, model = svm
-    save_row(model, model.steps[-1][1], tmp_path / "m", {"rule": "top_k", "k": 1,
-                                                         "threshold": 0.0}, row="TF-IDF + SVM")
+    save_row(model, model.steps[-1][1], tmp_path / "m", row="TF-IDF + SVM")
     assert json.loads((tmp_path / "m" / "row.json").read_text()) == {"row": "TF-IDF + SVM"}
     texts, labels = toy(8, offset=40)
     lines = []
@@ -236,6 +237,7 @@ def test_plant_fused_with_descriptions_is_saved_and_predicts_as_in_memory(tiny_m
     from xplant import load_saved
     from xplant._saved import decide
     from xplant.app import save_row
+    from xplant.app._rows import keep_rule
     from xplant.app.cli import main
     from xplant.unseen import DescriptionFusion
     _, clf = tiny_model
@@ -248,7 +250,8 @@ def test_plant_fused_with_descriptions_is_saved_and_predicts_as_in_memory(tiny_m
     new = ["sig0 w1 w2 w3", "w4 signal two sig2", "w5"]
     scores = f.decision_function(new)
     rule = {"rule": "threshold", "k": 2, "threshold": float(np.median(scores)), "thresholds": None}
-    assert save_row(f, f, tmp_path / "m", rule, row="PLANT fused + descriptions") == \
+    keep_rule(f, rule)                               # the run's dev-chosen rule, as xplant run
+    assert save_row(f, f, tmp_path / "m", row="PLANT fused + descriptions") == \
         {"saved_to": str(tmp_path / "m")}
     assert json.loads((tmp_path / "m" / "row.json").read_text()) == \
         {"row": "PLANT fused + descriptions"}

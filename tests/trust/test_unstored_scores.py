@@ -6,6 +6,7 @@ estimator's own ``predict`` and the scorers keep them sparse: a missing entry is
 0.0 (which would rank it above every negative SVM margin).
 """
 
+import copy
 import json
 import warnings
 
@@ -88,8 +89,9 @@ def test_xplant_evaluate_on_a_saved_sparse_model_equals_xmtc_report_on_its_csr_s
                          n_train_documents=f.n_train_documents_)
     # by hand: the gold label ranks 3rd, 1st, 2nd, 2nd among the stored scores
     assert oracle["MAP"] == pytest.approx((1 / 3 + 1 + 1 / 2 + 1 / 2) / 4)      # 0.583
-    folder = save_description_fusion(f, tmp_path / "fusion",
-                                     decision={"rule": "top_k", "k": 2, "threshold": 0.0})
+    ruled = copy.copy(f)                       # the module's fusion keeps its default rule
+    ruled.decision_rule_ = {"rule": "top_k", "k": 2, "threshold": 0.0}
+    folder = save_description_fusion(ruled, tmp_path / "fusion")
     seen = []                                  # the scores evaluate reads: never densified
     real = _saved._scores_as_given
     monkeypatch.setattr(_saved, "_scores_as_given", lambda s: seen.append(real(s)) or seen[-1])
@@ -110,7 +112,9 @@ def test_a_threshold_rule_never_predicts_a_code_the_model_did_not_rank(fusion, t
     f, test = fusion
     S, _ = _scores(f)
     rule = {"rule": "threshold", "k": 2, "threshold": -0.9}
-    folder = save_description_fusion(f, tmp_path / "fusion", decision=rule)
+    ruled = copy.copy(f)                       # the module's fusion keeps its default rule
+    ruled.decision_rule_ = rule
+    folder = save_description_fusion(ruled, tmp_path / "fusion")
     g, decision = load_saved(folder)
     P = decide(g, [t for t, _ in HARD], decision)
     # every stored score is above -0.9: the 7 stored labels of each note, never one of the 37

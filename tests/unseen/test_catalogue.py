@@ -369,7 +369,8 @@ def test_codes_added_under_per_label_threshold_take_the_rules_global_threshold(t
         catalogue=load_catalogue(tmp_path / "cat.jsonl"))
     rule = {"rule": "per_label_threshold", "k": 2, "threshold": 0.5,
             "thresholds": [0.4, 0.5, 0.6, 0.5] + [0.5] * (f.n_labels_ - 4)}
-    fusion, decision = load_saved(save_description_fusion(f, tmp_path / "v1", decision=rule))
+    f.decision_rule_ = rule
+    fusion, decision = load_saved(save_description_fusion(f, tmp_path / "v1"))
     (tmp_path / "release.jsonl").write_text(json.dumps({"label": "L12",
                                                         "description": "zzfoo disease"}) + "\n")
     assert fusion.add_labels(load_catalogue(tmp_path / "release.jsonl")).tolist() == ["L12"]
@@ -379,8 +380,11 @@ def test_codes_added_under_per_label_threshold_take_the_rules_global_threshold(t
     want = S >= np.r_[decision["thresholds"], 0.5]          # L12 takes the global 0.5
     want &= fusion.decision_function(note).toarray() != 0   # never an unstored code
     np.testing.assert_array_equal(decide(fusion, note, decision).toarray(), want.astype(int))
+    # the fusion's own rule gave L12 the global threshold when the code was added
+    assert fusion.decision_rule_.thresholds.tolist() == [0.4, 0.5, 0.6, 0.5] + [0.5] * 8
+    np.testing.assert_array_equal(fusion.predict(note).toarray(), want.astype(int))
     # saved again: L12 has the global threshold as its own, and a second release still works
-    g, saved = load_saved(save_description_fusion(fusion, tmp_path / "v2", decision=decision))
+    g, saved = load_saved(save_description_fusion(fusion, tmp_path / "v2"))
     assert saved["thresholds"].tolist() == [0.4, 0.5, 0.6, 0.5] + [0.5] * 8
     (tmp_path / "release2.jsonl").write_text(json.dumps({"label": "L13",
                                                          "description": "qqbar fever"}) + "\n")

@@ -237,7 +237,8 @@ def saved_fusion(zero_shot_corpus, tmp_path_factory):
         validation_data=(test[:6], Yt[:6]))
     decision = {"rule": "per_label_threshold", "k": 3, "threshold": 0.5,
                 "thresholds": np.linspace(0.1, 0.7, 7) + 1e-17 * np.pi}
-    save_description_fusion(f, folder, decision=decision)
+    f.decision_rule_ = decision
+    save_description_fusion(f, folder)
     return folder, f, decision, test
 
 
@@ -262,6 +263,8 @@ def test_description_fusion_saved_and_loaded_scores_to_the_bit(saved_fusion, tmp
     assert rule["rule"] == "per_label_threshold" and rule["k"] == 3 and rule["threshold"] == 0.5
     np.testing.assert_array_equal(rule["thresholds"], decision["thresholds"])  # float64, exactly
     assert (decide(g, test, rule) != decide(f, test, decision)).nnz == 0
+    assert g.decision_rule_ == f.decision_rule_           # the rule is a part of the model
+    assert (g.predict(test) != decide(g, test, rule)).nnz == 0     # and predict applies it
     # the model is a copy in its own format, loadable alone; no pickle anywhere
     assert sorted(p.name for p in folder.iterdir()) == \
         ["arrays.safetensors", "config.json", "estimator"]
@@ -325,9 +328,10 @@ def test_a_damaged_description_fusion_folder_names_the_file(saved_fusion, zero_s
                                          "label_names"):
         save_description_fusion(unnamed, tmp_path / "bad")
     config = json.loads((tmp_path / "fusion" / "config.json").read_text())
-    with pytest.raises(ValueError, match="thresholds"):
-        save_description_fusion(f, tmp_path / "bad", decision={
-            "rule": "per_label_threshold", "k": 3, "threshold": 0.5, "thresholds": [0.1] * 6})
+    with pytest.raises(ValueError, match="thresholds"):      # refused when it is set
+        f.decision_rule_ = {"rule": "per_label_threshold", "k": 3, "threshold": 0.5,
+                            "thresholds": [0.1] * 6}
+    assert f.decision_rule_.thresholds.size == 7            # the rule set before stays
     assert not (tmp_path / "bad").exists() and config["format"] == "xplant-description-fusion-1"
 
 

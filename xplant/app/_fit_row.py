@@ -75,9 +75,10 @@ def _fit_one(spec, data_args, model_args, model_dir=None, splits=None):
     final = final_step(model)
     from ..metrics import choose_rule
     rule = choose_rule(dv.Y, dev_scores)
+    from ._rows import keep_rule, save_row
+    keep_rule(final, rule)
     if model_dir is not None:
-        from ._rows import save_row
-        info.update(save_row(model, final, model_dir, rule, row=spec["name"]))
+        info.update(save_row(model, final, model_dir, row=spec["name"]))
     evidence = _evidence(final, te, tr, info)
     info.update(fit_info(final))
     params = {k: v for k, v in _settings(final).items()

@@ -333,8 +333,9 @@ def _description_row_of(fused, key, test, test_scores, info, dev32, rule, dev_ma
                         model_dir, row, *, explain):
     """One ``fused + descriptions [+ mentions]`` variant of a fitted description fusion:
     its saved folder, weights and record, with its test scores."""
-    from ._rows import FUSED_SUFFIXES, save_row
-    saved = save_row(fused, fused, model_dir, rule, row=row) if model_dir is not None else {}
+    from ._rows import FUSED_SUFFIXES, keep_rule, save_row
+    keep_rule(fused, rule)
+    saved = save_row(fused, fused, model_dir, row=row) if model_dir is not None else {}
     weights = {"weight": fused.weight_, "seen_weight": fused.seen_weight_}
     info = dict(info)
     if fused.catalogue_ is not None:           # the open label space and its unseen channel

@@ -102,7 +102,7 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
     from sklearn.base import clone
     from .._progress import step
     from ._fused import row_scores
-    from ._rows import save_row
+    from ._rows import keep_rule, save_row
     refit = clone(base).set_params(**chosen, **pinned)
     both = _stack_splits(tr, dv)
     final, last = final_step(refit, with_prefix=True)
@@ -123,9 +123,9 @@ def _refit_one(pinned, base, chosen, tr, dv, te, first, dev_by_alpha, *, same_as
             "n_train_documents": len(_inputs(both)), "text": first["info"].get("text")}
     info.update(fit_info(final))       # Stage 1 on train + dev (its evidence), the epochs
     from ..metrics import choose_rule
+    keep_rule(final, choose_rule(dv.Y, first["dev_scores"]))   # the refit has no dev split left
     if model_dir is not None:
-        info.update(save_row(refit, final, model_dir, choose_rule(dv.Y, first["dev_scores"]),
-                             row=row_name))
+        info.update(save_row(refit, final, model_dir, row=row_name))
     out = {"fit_seconds": fit_s, "predict_seconds": time.perf_counter() - t0,
            "peak_rss_mb": peak_rss_mb(), "dev_scores": first["dev_scores"],
            "test_scores": test_scores.astype(np.float32),

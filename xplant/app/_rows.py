@@ -498,8 +498,29 @@ def saved_row(path):
         return None
 
 
-def save_row(model, final, model_dir, rule, row=None):
-    """Save a fitted row without pickle; linear and description rows keep the run's dev rule.
+def keep_rule(final, rule):
+    """Make the run's dev-chosen ``rule`` the fitted decision rule of a model whose fit chose none.
+
+    A linear or description row's ``decision_rule_`` becomes ``rule``, so
+    that its ``predict``, its saved folder and ``xplant predict`` apply the
+    rule the run chose on dev. A PlantClassifier chose its own rule in
+    ``fit`` (``decision="dev"``) and keeps it; a model without a decision
+    rule part is left alone.
+
+    Parameters
+    ----------
+    final : estimator
+        The row's fitted last step.
+    rule : dict
+        As :func:`xplant.metrics.choose_rule` returns it.
+    """
+    from ..linear._base import MultiLabelRankerMixin
+    if isinstance(final, MultiLabelRankerMixin) and final.parts_.get("decision_rule") is None:
+        final.decision_rule_ = rule
+
+
+def save_row(model, final, model_dir, row=None):
+    """Save a fitted row without pickle, with its fitted decision rule (:func:`keep_rule`).
 
     ``model_dir`` is a folder the run owns (``RUN/models/<row>``, checked by
     :func:`xplant._outputs.check_model_output` before the run fits anything, or
@@ -520,11 +541,6 @@ def save_row(model, final, model_dir, rule, row=None):
         Its last step (``model`` itself when it is no Pipeline).
     model_dir : str or Path
         The folder to write (replaced when it holds a model).
-    rule : dict or None
-        The dev-chosen decision rule (the ``decision`` of
-        :func:`xplant.linear.save_linear` and
-        :func:`xplant.unseen.save_description_fusion`; a PlantClassifier
-        saves its own fitted rule).
     row : str or None
         The row's name, recorded in ``row.json``; None writes no ``row.json``.
 
@@ -541,9 +557,8 @@ def save_row(model, final, model_dir, rule, row=None):
     if hasattr(final, "save_planting"):          # a Stage 1 planter (xplant train --config)
         final.save_planting(path)
         return {"saved_to": str(path)}
-    own_rule = getattr(final, "decision_rule_", None) is not None     # PLANT keeps its own
     try:
-        save(model, path, overwrite=True, decision=None if own_rule else rule, records=records)
+        save(model, path, overwrite=True, records=records)
     except TypeError as exc:
         return {"not_saved": str(exc)}
     return {"saved_to": str(path)}

@@ -160,7 +160,7 @@ def main(argv=None):
         out = Path(cfg["output_dir"])
         out.mkdir(parents=True, exist_ok=True)
         from ._rows import save_row          # the run's one saver: safetensors + JSON
-        save_row(estimator, estimator, out / "model", None)
+        save_row(estimator, estimator, out / "model")
         from .._files import write_text
         write_text(out / "history.json", json.dumps(list(estimator.history), default=float))
         run = {"config": cfg, "world_size": world, "seconds": time.time() - t0,

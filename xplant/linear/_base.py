@@ -213,9 +213,48 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
     ``n_train_documents_`` and ``prediction_form_`` in ``fit`` (through
     ``_fit_label_space``), and implement ``_validate_X(X)`` and
     ``_scores(X)`` (a dense float64 ``(n_rows, n_labels)`` block for a block
-    of rows). They define ``_default_rule`` as ``("top_k", k)`` or
-    ``("threshold", t)``, in the names of :class:`xplant.metrics.DecisionRule`.
+    of rows), and ``_default_decision_rule()``: the
+    :class:`xplant.metrics.DecisionRule` ``predict`` applies until another is
+    set, on the scale of :meth:`_rule_scores`.
+
+    The decision rule is a fitted part, ``parts_["decision_rule"]``, as
+    PLANT's: ``decision_rule_`` reads it (the default rule while none is
+    set) and setting ``decision_rule_`` (``xplant run`` sets the rule it
+    chose on dev) stores it, which a saved model keeps. A new ``fit`` drops it.
     """
+
+    @property
+    def decision_rule_(self):
+        """The :class:`xplant.metrics.DecisionRule` of ``predict(X)`` (``parts_["decision_rule"]``).
+
+        Its thresholds read the scale of :func:`xplant._saved.score_matrix`
+        (``predict_proba`` where the estimator has it, else
+        ``decision_function``). Until a rule is set, the estimator's default
+        (its class docstring). Setting it takes a DecisionRule or its dict
+        (:func:`xplant.metrics.check_rule`, per-label thresholds one per
+        label).
+        """
+        check_is_fitted(self)
+        rule = self.parts_.get("decision_rule")
+        return self._default_decision_rule() if rule is None else rule
+
+    @decision_rule_.setter
+    def decision_rule_(self, rule):
+        from ..metrics import DecisionRule
+        check_is_fitted(self)
+        if rule is not None:
+            rule = DecisionRule.from_dict(rule.to_dict() if isinstance(rule, DecisionRule)
+                                          else rule, self.n_labels_)
+        # copy on write, as every view of a part (xplant._fitted_parts.PartField)
+        self.parts_ = {**self.parts_, "decision_rule": rule}
+
+    def _rule_scores(self, X):
+        """Scores of validated rows on the scale of ``decision_rule_``'s thresholds.
+
+        :meth:`_scores`; an estimator whose ``predict_proba`` reads other
+        scores than ``_scores`` overrides it.
+        """
+        return self._scores(X)
 
     def _fit_label_space(self, Y, n_samples, label_names):
         # the one target parser: a matrix, a 1-D binary y (one label column) or label lists
@@ -302,8 +341,10 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
             ``fit`` (``prediction_form_``, :func:`xplant._labels.prediction_form`):
             CSR for a sparse ``Y`` or label lists, a dense array of ``Y``'s
             dtype for a dense ``Y``, ``y``'s values for a 1-D ``y``. With
-            neither ``k`` nor ``threshold`` the estimator's default rule
-            applies (see its class docstring).
+            neither ``k`` nor ``threshold``, the fitted rule
+            ``decision_rule_`` applies, its thresholds on the scale of
+            ``predict_proba`` where the estimator has it (its default rule
+            until one is set: see the class docstring).
 
         Raises
         ------
@@ -313,24 +354,24 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
         check_is_fitted(self)
         if k is not None and threshold is not None:
             raise ValueError("Give either k or threshold, not both.")
+        from ..metrics import DecisionRule
+        scores = self._scores                       # an explicit threshold: predict_top_k's scale
         if k is None and threshold is None:
-            rule, value = self._default_rule()
+            rule, scores = self.decision_rule_, self._rule_scores
         elif k is not None:
-            rule, value = "top_k", k
+            rule = DecisionRule("top_k", k=check_k(k, self.n_labels_))
         else:
-            rule, value = "threshold", float(threshold)
+            rule = DecisionRule("threshold", threshold=float(threshold))
         X = self._validate_X(X)
         n = _n_rows(X)
         # the metrics' decision rule: a label never ranked (-1, a -inf or unstored score) is
         # never predicted
-        from ..metrics import DecisionRule
-        if rule == "top_k":
-            k = check_k(value, self.n_labels_)
+        if rule.rule == "top_k":
+            k = check_k(rule.k, self.n_labels_)
             Y = DecisionRule("top_k", k=k).apply(None, y_top_k=self.predict_top_k(X, k)[0],
                                                  n_labels=self.n_labels_)
         else:
-            rule = DecisionRule("threshold", threshold=value)
-            parts = [rule.apply(self._scores(_take_rows(X, rows)))
+            parts = [rule.apply(scores(_take_rows(X, rows)))
                      for rows in _row_blocks(n, self.n_labels_)]
             Y = (sp.vstack(parts, format="csr") if parts
                  else sp.csr_matrix((0, self.n_labels_), dtype=np.int64))
@@ -466,8 +507,11 @@ class SparseFeatureRanker(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, B
             (:func:`xplant._labels.as_score_form`).
         """
         check_is_fitted(self)
-        scores = self._scores(self._validate_X(X))
-        return self._score_form(scores if self._score_kind == "proba" else sigmoid(scores), proba=True)
+        return self._score_form(self._rule_scores(self._validate_X(X)), proba=True)
+
+    def _rule_scores(self, X):
+        scores = self._scores(X)      # probabilities: the model's own, or sigmoid of decision values
+        return sigmoid(scores) if self._score_kind == "decision" and self._is_logistic() else scores
 
     def _fit(self, X, Y, library):  # pragma: no cover - abstract
         raise NotImplementedError

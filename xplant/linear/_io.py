@@ -246,7 +246,7 @@ def _load_step(state, arrays, prefix, folder):
                      "newer xplant, upgrade xplant to load it")
 
 
-def save_linear(estimator, path, *, decision=None, overwrite=False):
+def save_linear(estimator, path, *, overwrite=False):
     """Save a fitted linear or tree baseline to the folder ``path``, without pickle.
 
     Parameters
@@ -259,13 +259,6 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         run``'s tree rows.
     path : str or Path
         Folder to create.
-    decision : dict or None, default=None
-        The decision rule chosen on dev, ``{"rule": "top_k" | "threshold" |
-        "per_label_threshold", "k": int, "threshold": float, "thresholds":
-        one per label or None}`` (:func:`xplant.metrics.check_rule`; the
-        thresholds on the ``predict_proba`` scale where the model has it,
-        else on decision values); ``xplant predict`` applies it.
-        None: the estimator's own default rule.
     overwrite : bool, default=False
         Replace an existing folder.
 
@@ -280,8 +273,7 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         class, a callable parameter such as a custom tokenizer); the message
         lists the kinds that can.
     ValueError
-        For an invalid ``decision`` (:func:`xplant.metrics.check_rule`; per-label
-        thresholds of another length than the labels).
+        For a decision rule whose per-label thresholds are not finite.
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
@@ -302,9 +294,7 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
     path = Path(path)
     steps = (list(estimator.steps) if hasattr(estimator, "steps")
              else [("model", estimator)])
-    if decision is not None:
-        classes = getattr(final_step(estimator), "classes_", None)
-        decision = decision_json(decision, None if classes is None else len(classes))
+    decision = rule_json(final_step(estimator))
     with model_folder(estimator, path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
         arrays, described = {}, []
         for i, (name, est) in enumerate(steps):
@@ -322,6 +312,29 @@ def save_linear(estimator, path, *, decision=None, overwrite=False):
         write_arrays(tmp / "arrays.safetensors", arrays)
         write_json(tmp / "config.json", config)
     return path
+
+
+def rule_json(final):
+    """The ``"decision"`` field of ``config.json``: the decision rule set on the model's last
+    step (``parts_["decision_rule"]``, by ``xplant run`` or the user) as :func:`decision_json`
+    writes it, or None for a model that applies its default rule."""
+    rule = (getattr(final, "parts_", None) or {}).get("decision_rule")
+    return None if rule is None else decision_json(rule.to_dict(), final.n_labels_)
+
+
+def read_rule(final, config, path):
+    """Restore the rule of ``config.json``'s ``"decision"`` field as the last step's part
+    ``parts_["decision_rule"]`` (none: the model's default rule), checked, naming the file."""
+    from ..metrics import DecisionRule
+    decision = config.get("decision")
+    if decision is None:
+        return
+    try:
+        rule = DecisionRule.from_dict(decision, final.n_labels_)
+    except ValueError as exc:
+        raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
+                         "damaged or was edited by hand, save the model again") from None
+    final.parts_ = {**final.parts_, "decision_rule": rule}
 
 
 def decision_json(decision, n_labels, *, n_added=0):
@@ -373,8 +386,9 @@ def load_linear(path):
     Returns
     -------
     estimator : FrequencyPrior, OneVsRestLinear, MentionMatcher, NapkinXCPLT, OmikujiTrees, DescriptionRanker or Pipeline
-        As saved. The dev-chosen decision rule, if any, is returned by
-        :func:`xplant.persistence.load_saved`. A DescriptionRanker loads
+        As saved, its decision rule (``decision_rule_``) included: the one
+        set on the saved model (``xplant run``'s, chosen on dev), else its
+        default. A DescriptionRanker loads
         once :mod:`xplant.unseen` is imported (:func:`xplant.persistence.load_saved`
         imports it).
 
@@ -409,4 +423,5 @@ def load_linear(path):
                              "edited by hand, save the model again") from None
         steps.append((s["name"], est))
     from sklearn.pipeline import Pipeline
+    read_rule(steps[-1][1], config, path)
     return read_parts(Pipeline(steps) if config["pipeline"] else steps[0][1], path)

@@ -133,6 +133,11 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): top-``k_``
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_ : ndarray of shape (n_labels,)
         Label names given to ``fit``, else ``0..L-1``.
     n_labels_, label_frequency_, n_train_documents_, prediction_form_
@@ -389,8 +394,12 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
     def _scores(self, X):
         return self._match_scores(X)[0]
 
-    def _default_rule(self):
-        return ("top_k", self.k_)
+    def _rule_scores(self, X):
+        return self._match_scores(X)[1]
+
+    def _default_decision_rule(self):
+        from ..metrics import DecisionRule
+        return DecisionRule("top_k", k=self.k_)
 
     def decision_function(self, X):
         """Each label's score: the best matched mention's reliability times its length bonus.
@@ -424,7 +433,7 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
             0 where no mention of the label matched.
         """
         check_is_fitted(self)
-        return self._score_form(self._match_scores(self._validate_X(X))[1], proba=True)
+        return self._score_form(self._rule_scores(self._validate_X(X)), proba=True)
 
     def explain(self, X, top_labels=5, top_spans=3, *, labels=None):
         """The top labels of each document with the matched mentions behind their scores.

@@ -222,6 +222,11 @@ class OneVsRestLinear(SparseFeatureRanker):
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): the default rule (Notes)
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_, n_labels_, label_frequency_, n_train_documents_
         Label space, as in the xplant API: label names (or ``0..L-1``),
         number of labels, int64 training positives per label, number of
@@ -236,10 +241,13 @@ class OneVsRestLinear(SparseFeatureRanker):
     Notes
     -----
     ``decision_function(X) = X @ weights_ + intercept_``. ``predict(X)``
-    with no argument predicts labels with a decision value >= 0 (the
-    rule each binary model was trained for; ``predict_proba >= 0.5`` for
-    logistic); ``predict(X, k=...)`` takes the top k and
-    ``predict(X, threshold=...)`` thresholds the decision value.
+    with no argument applies ``decision_rule_``, by default a decision
+    value >= 0 (the rule each binary model was trained for; for logistic
+    the rule reads probabilities, ``predict_proba >= 0.5``: the same labels
+    but for decision values within about 1e-16 below 0, whose sigmoid
+    rounds to 0.5);
+    ``predict(X, k=...)`` takes the top k and ``predict(X, threshold=...)``
+    thresholds the decision value.
 
     Training costs one solver run per label with a positive; on EURLEX57K
     (45,000 documents, ~40,000 TF-IDF features, 4,271 labels) that is
@@ -327,8 +335,11 @@ class OneVsRestLinear(SparseFeatureRanker):
         product = product.toarray() if sp.issparse(product) else np.asarray(product)
         return product + self.intercept_
 
-    def _default_rule(self):
-        return "threshold", 0.0
+    def _default_decision_rule(self):
+        # decision values >= 0, which is sigmoid >= 0.5 on the probabilities a logistic
+        # model's rule reads (_rule_scores)
+        from ..metrics import DecisionRule
+        return DecisionRule("threshold", threshold=0.5 if self._is_logistic() else 0.0)
 
     def _is_logistic(self):
         return self.loss == "logistic"

@@ -22,6 +22,11 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): the default rule (Notes)
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_ : ndarray of shape (n_labels,)
         Label names passed to ``fit`` as ``label_names``, else ``0..L-1``.
     n_labels_ : int
@@ -103,8 +108,11 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     def _scores(self, X):
         return np.tile(self.prior_, (_n_rows(X), 1))
 
-    def _default_rule(self):
-        return ("top_k", self.k_) if self.k_ else ("threshold", np.inf)   # k_ = 0: no label
+    def _default_decision_rule(self):
+        from ..metrics import DecisionRule
+        # k_ = 0: no label
+        return DecisionRule("top_k", k=self.k_) if self.k_ else \
+            DecisionRule("threshold", threshold=np.inf)
 
     def predict_proba(self, X):
         """The training prior of every label, for each document.

@@ -41,8 +41,9 @@ class _TreeWrapper(SparseFeatureRanker):
 
     _score_kind = "proba"
 
-    def _default_rule(self):
-        return "threshold", 0.5
+    def _default_decision_rule(self):
+        from ..metrics import DecisionRule
+        return DecisionRule("threshold", threshold=0.5)
 
     def _native_top_k(self, X, k):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -142,6 +143,11 @@ class NapkinXCPLT(_TreeWrapper):
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): the default rule (Notes)
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
@@ -230,6 +236,11 @@ class OmikujiTrees(_TreeWrapper):
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): the default rule (Notes)
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
@@ -322,6 +333,11 @@ class LibMultiLabelLinear(SparseFeatureRanker):
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): the default rule (Notes)
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_, n_labels_, label_frequency_, n_train_documents_, n_features_in_, prediction_form_
         As in :class:`~xplant.linear.OneVsRestLinear`.
 
@@ -353,5 +369,6 @@ class LibMultiLabelLinear(SparseFeatureRanker):
         scores[:, self.label_frequency_ == 0] = EMPTY_LABEL_SCORE
         return scores
 
-    def _default_rule(self):
-        return "threshold", 0.0
+    def _default_decision_rule(self):
+        from ..metrics import DecisionRule
+        return DecisionRule("threshold", threshold=0.0)

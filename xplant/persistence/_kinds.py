@@ -36,14 +36,14 @@ def register_kind(kind, *, accepts, save, load):
         DescriptionFusion, a linear or tree ranker, or a Pipeline ending in
         one), so a kind registered later gets every other model.
     save : callable
-        ``save(model, path, *, overwrite, decision)``: writes the folder and
-        returns it. A saver writes through
+        ``save(model, path, *, overwrite)``: writes the folder and returns
+        it. A saver writes through
         :func:`~xplant.persistence._parts.model_folder`, so that registered
         fitted parts are saved with every kind.
     load : callable
-        ``load(path, config) -> (model, decision)``: the fitted model and its
-        decision rule (the dict of :func:`load_saved`); it restores the
-        registered parts (:func:`~xplant.persistence._parts.read_parts`).
+        ``load(path, config) -> model``: the fitted model, its parts
+        restored (:func:`~xplant.persistence._parts.read_parts`); its
+        decision rule is the model's own ``decision_rule_``.
 
     Raises
     ------
@@ -62,15 +62,18 @@ def saved_kinds():
     return list(_KINDS)
 
 
-def save(model, path, *, overwrite=False, decision=None, records=None):
+def save(model, path, *, overwrite=False, records=None):
     """Save any fitted xplant model to the folder ``path``, without pickle.
 
     The kind is the first registered one that accepts the model
     (:func:`saved_kinds`): a PlantClassifier, a DescriptionFusion, or a
     linear model (a FrequencyPrior, OneVsRestLinear, MentionMatcher,
     DescriptionRanker, tree model, or a Pipeline of a TfidfVectorizer and
-    one of them). Registered fitted parts in the model's ``parts_`` are saved
-    with it (:func:`register_part`).
+    one of them). Its fitted parts are saved with it: its decision rule
+    (``decision_rule_``, which ``predict`` applies; a rule set on a linear
+    model or a DescriptionFusion, such as the one ``xplant run`` chose on
+    dev, is kept) and every registered part in its ``parts_``
+    (:func:`register_part`).
 
     Parameters
     ----------
@@ -80,11 +83,6 @@ def save(model, path, *, overwrite=False, decision=None, records=None):
         The folder to write.
     overwrite : bool, default=False
         Replace an existing folder (only once the new one is whole).
-    decision : dict or None, default=None
-        A decision rule chosen on dev (:func:`xplant.metrics.check_rule`),
-        saved with a linear model or a DescriptionFusion; None: the model's
-        own default. A PlantClassifier keeps the rule its ``fit`` chose, so
-        it takes None only.
     records : dict of str to object or None, default=None
         JSON records to keep in the saved folder beside the model,
         ``{file name: JSON object}`` (``xplant run`` keeps the row a model
@@ -99,8 +97,7 @@ def save(model, path, *, overwrite=False, decision=None, records=None):
     ------
     TypeError
         For a model no kind saves, or one that cannot be stored without
-        pickle (the message names what can); for a ``decision`` given with
-        a PlantClassifier.
+        pickle (the message names what can).
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
@@ -126,7 +123,7 @@ def save(model, path, *, overwrite=False, decision=None, records=None):
                         "linear or tree ranker of xplant.linear or xplant.unseen (or a Pipeline "
                         "ending in one), and the kinds registered with "
                         f"xplant.persistence.register_kind (the kinds: {saved_kinds()})")
-    path = Path(kind(model, path, overwrite=overwrite, decision=decision))
+    path = Path(kind(model, path, overwrite=overwrite))
     for name, record in (records or {}).items():
         if (path / name).exists():
             raise ValueError(f"{path / name} is a file of the saved model; name the record "
@@ -174,8 +171,9 @@ def load_saved(path):
     decision : dict
         ``{"rule": "top_k" | "threshold" | "per_label_threshold", "k": int,
         "threshold": float, "thresholds": ndarray of shape (n_labels,) or
-        None}`` (:func:`xplant.metrics.check_rule`): the rule chosen on dev
-        when the model was saved, else the model's own default.
+        None}`` (:func:`xplant.metrics.check_rule`): the model's
+        ``decision_rule_`` as a dict, the rule chosen on dev when the model
+        was saved, else its own default (``predict`` applies the same).
 
     Raises
     ------
@@ -199,21 +197,9 @@ def load_saved(path):
                          f"xplant model (xplant-<kind>-<version> with a kind of "
                          f"{sorted(_KINDS)}); pass a folder written by xplant run or "
                          "xplant fit")
-    return _KINDS[kind][2](path, config)
-
-
-def _saved_decision(path, config, model):
-    """The rule in ``config.json`` (``"decision"``), checked; else the model's default."""
-    from .._saved import default_decision, label_names, labels_added
-    from ..metrics import check_rule
-    decision = config.get("decision")
-    if decision is None:
-        return default_decision(model)
-    try:
-        return check_rule(decision, len(label_names(model)), n_added=labels_added(model))
-    except ValueError as exc:
-        raise ValueError(f"{path / 'config.json'}, field 'decision': {exc}; the file is "
-                         "damaged or was edited by hand, save the model again") from None
+    from .._saved import fitted_decision
+    model = _KINDS[kind][2](path, config)
+    return model, fitted_decision(model)
 
 
 # -- the built-in kinds: one explicit call each; a kind's code is imported when it is used --
@@ -228,30 +214,24 @@ def _is_fusion(model):
     return type(model) is DescriptionFusion
 
 
-def _save_plant(model, path, *, overwrite, decision):
+def _save_plant(model, path, *, overwrite):
     from ..unseen._io import save_in_own_format
-    if decision is not None:
-        raise TypeError("a PlantClassifier keeps its own decision rule (decision_rule_, chosen "
-                        "on dev by fit); save it without decision=")
     return save_in_own_format(model, path, overwrite=overwrite)
 
 
 def _load_plant(path, config):
-    from .._saved import fitted_decision
     from ..neural import load_model
-    clf = load_model(path)
-    return clf, fitted_decision(clf)
+    return load_model(path)
 
 
-def _save_fusion(model, path, *, overwrite, decision):
+def _save_fusion(model, path, *, overwrite):
     from ..unseen import save_description_fusion
-    return save_description_fusion(model, path, decision=decision, overwrite=overwrite)
+    return save_description_fusion(model, path, overwrite=overwrite)
 
 
 def _load_fusion(path, config):                 # its model, in estimator/, is any saved kind
     from ..unseen._io import load_description_fusion
-    model = load_description_fusion(path, config, load)
-    return model, _saved_decision(path, config, model)
+    return load_description_fusion(path, config, load)
 
 
 def _is_linear(model):
@@ -259,16 +239,15 @@ def _is_linear(model):
     return isinstance(final_step(model), MultiLabelRankerMixin)
 
 
-def _save_linear(model, path, *, overwrite, decision):
+def _save_linear(model, path, *, overwrite):
     from ..linear import save_linear
-    return save_linear(model, path, decision=decision, overwrite=overwrite)
+    return save_linear(model, path, overwrite=overwrite)
 
 
 def _load_linear(path, config):
     from ..linear import load_linear
     from .. import unseen  # noqa: F401  the linear format's DescriptionRanker step (register_step)
-    model = load_linear(path)
-    return model, _saved_decision(path, config, model)
+    return load_linear(path)
 
 
 register_kind("plant-classifier", accepts=lambda m: _is_plant(final_step(m)),

@@ -17,8 +17,8 @@ persistence package or to the kind:
   in ``parts_``. A name no part was registered under is refused: loading
   imports nothing that a file names.
 
-The parts a kind stores in its own layout (every kind's label space,
-:data:`KIND_PARTS`; a PlantClassifier's decision rule, logit adjustment and
+The parts a kind stores in its own layout (every kind's label space and
+decision rule, :data:`KIND_PARTS`; a PlantClassifier's logit adjustment and
 shortlist fusion, in ``config.json`` and ``shortlist/``, as earlier releases
 wrote them) are passed as ``handled`` and skipped here. A part that is neither handled nor registered is refused
 when saving, and the saved folder is left as it was: nothing is dropped
@@ -37,9 +37,10 @@ from ._codec import (atomic_folder, check_format, join_arrays, read_arrays, spli
 PART_FORMAT = "xplant-part-1"
 #: The folder of a saved model that holds its registered parts.
 PARTS_FOLDER = "parts"
-#: The parts every kind stores in its own layout: the label space
-#: (:class:`xplant._label_space.LabelSpace`), in each kind's ``config.json``.
-KIND_PARTS = ("label_space",)
+#: The parts every kind stores in its own layout, in its ``config.json``: the label space
+#: (:class:`xplant._label_space.LabelSpace`) and the decision rule
+#: (:class:`xplant.metrics.DecisionRule`).
+KIND_PARTS = ("label_space", "decision_rule")
 
 _PARTS = {}
 

@@ -319,8 +319,9 @@ class CatalogueFusionMixin:
         Codes already in the space keep their column and their texts. A
         decision rule chosen before keeps working: under
         ``per_label_threshold`` each added code takes the rule's global
-        threshold (:func:`xplant.metrics.check_rule`, ``n_added``), in
-        :func:`xplant._saved.decide` and when the fusion is saved again.
+        threshold (:func:`xplant.metrics.check_rule`, ``n_added``), in the
+        fusion's own ``decision_rule_`` and in :func:`xplant._saved.decide`
+        for a rule held apart from it.
 
         Parameters
         ----------
@@ -356,6 +357,11 @@ class CatalogueFusionMixin:
         self.catalogue_record_ = dict(self.catalogue_record_, n_open_labels=int(self.open_classes_.size),
                                       n_unseen=int(self.catalogue_.unseen_.size),
                                       n_added=int(self.catalogue_record_.get("n_added", 0) + len(new)))
+        rule = self.parts_.get("decision_rule")
+        if rule is not None:          # a per-label rule gives the new codes its global threshold
+            from ..metrics import DecisionRule
+            self.decision_rule_ = DecisionRule.from_dict(rule.to_dict(), self.n_labels_,
+                                                         n_added=len(new))
         return names
 
     def suggest_unseen(self, X, k=5):

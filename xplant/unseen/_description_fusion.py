@@ -172,6 +172,11 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         ``"sources"``, ``"weights"``, ``"open_space"`` and ``"dev_choices"``
         (:mod:`xplant.unseen._fusion_parts`), and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): top-``k_``
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_, n_labels_, label_frequency_, n_train_documents_, k_
 
     Notes
@@ -475,8 +480,9 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             return scores
         return _add_known(scores, self.mentions_.decision_function(list(X)), self.mention_weight_)
 
-    def _default_rule(self):
-        return "top_k", self.k_
+    def _default_decision_rule(self):
+        from ..metrics import DecisionRule
+        return DecisionRule("top_k", k=self.k_)
 
     def decision_function(self, X):
         """Fused scores: the model's plus ``seen_weight_ * cosine`` for seen labels,

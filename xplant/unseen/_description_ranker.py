@@ -177,6 +177,11 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
         which the label-space attributes read, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
+    decision_rule_ : DecisionRule
+        The rule of ``predict(X)`` (``parts_["decision_rule"]``,
+        :class:`xplant.metrics.DecisionRule`): top-``k_``
+        until one is set; ``xplant run`` sets the rule it chose on dev, and
+        a saved model keeps it.
     classes_ : ndarray of shape (n_labels,)
     n_labels_ : int
     label_frequency_ : ndarray of shape (n_labels,), dtype int64
@@ -352,8 +357,9 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         """(n, L) float64: each label's highest cosine over a document's sentences."""
         return best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, block)
 
-    def _default_rule(self):
-        return "top_k", self.k_
+    def _default_decision_rule(self):
+        from ..metrics import DecisionRule
+        return DecisionRule("top_k", k=self.k_)
 
     def decision_function(self, X):
         """Cosine of each document with each label's text: the ranking score.

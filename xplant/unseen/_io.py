@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..linear._io import (_json_params, _label_space, _load_step, _save_step, _set_label_space,
-                          register_step)
+                          read_rule, register_step, rule_json)
 from ._description_fusion import DescriptionFusion
 from ._description_ranker import DescriptionRanker
 from .._params import final_step
@@ -95,12 +95,13 @@ def save_in_own_format(model, path, *, overwrite=False):
     return final.save(path, overwrite=overwrite)
 
 
-def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
+def save_description_fusion(fusion, path, *, overwrite=False):
     """Save a fitted :class:`DescriptionFusion` to the folder ``path``, without pickle.
 
     The folder holds ``config.json`` (the format tag, the fitted weights,
     the label space, the ranker as a step of
-    :func:`~xplant.linear.save_linear`'s format, the decision rule),
+    :func:`~xplant.linear.save_linear`'s format, the decision rule
+    ``decision_rule_`` when one was set),
     ``arrays.safetensors`` (the unseen labels' column indices, the label
     frequencies, the ranker's arrays) and ``estimator/``: a copy of the
     fitted model in its own saved format (a PlantClassifier's folder, or
@@ -119,13 +120,6 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         :func:`~xplant.linear.save_linear` saves.
     path, overwrite
         As in :func:`~xplant.linear.save_linear`.
-    decision : dict or None, default=None
-        The decision rule chosen on dev, as in
-        :func:`~xplant.linear.save_linear`, its thresholds on the scale of
-        :meth:`DescriptionFusion.decision_function`. None: top-``k_`` (the
-        training documents' mean number of labels). A per-label rule chosen
-        before :meth:`DescriptionFusion.add_labels` is saved with the rule's
-        global threshold for each code added since.
 
     Returns
     -------
@@ -138,10 +132,9 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
         For another object than a DescriptionFusion, or a model that cannot
         be stored without pickle (the message names what can).
     ValueError
-        For an invalid ``decision`` (per-label thresholds of another length
-        than the labels, thresholds that are not finite), or a fusion whose
-        label names are not its model's (a fusion fitted without
-        ``label_names`` over a model that has them).
+        For a decision rule whose per-label thresholds are not finite, or a
+        fusion whose label names are not its model's (a fusion fitted
+        without ``label_names`` over a model that has them).
     FileExistsError
         When ``path`` exists and ``overwrite`` is False.
     sklearn.exceptions.NotFittedError
@@ -170,16 +163,13 @@ def save_description_fusion(fusion, path, *, decision=None, overwrite=False):
     from sklearn.utils.validation import check_is_fitted
     from ..persistence._codec import write_arrays, write_json
     from ..persistence._parts import model_folder
-    from ._catalogue_fusion import labels_added
-    from ..linear._io import decision_json
     if type(fusion) is not DescriptionFusion:
         raise TypeError(f"save_description_fusion saves a DescriptionFusion; got "
                         f"{type(fusion).__name__} (save a linear model with "
                         "xplant.linear.save_linear, a PlantClassifier with its save() method)")
     check_is_fitted(fusion, "estimator_")
     path = Path(path)
-    if decision is not None:               # codes added since the rule: its global threshold
-        decision = decision_json(decision, fusion.n_labels_, n_added=labels_added(fusion))
+    decision = rule_json(fusion)
     frozen = isinstance(fusion.estimator_, FrozenEstimator)
     model = fusion.estimator_.estimator if frozen else fusion.estimator_
     try:                                  # what loading checks, refused before anything is written
@@ -346,4 +336,5 @@ def load_description_fusion(path, config, load_model):
     except (TypeError, KeyError, ValueError) as exc:
         raise ValueError(f"{path / 'config.json'}: {type(exc).__name__}: {exc}; the file is "
                          "damaged or was edited by hand, save the model again") from None
+    read_rule(fusion, config, path)
     return read_parts(fusion, path)
