@@ -266,7 +266,8 @@ def test_a_kind_registered_by_one_call_saves_and_loads_its_models(tmp_path, monk
 @pytest.mark.parametrize("loader", ["xplant.neural.classifier._io:read_model",
                                     "xplant.unseen._io:load_description_fusion",
                                     "xplant.linear._io:_set_label_space",
-                                    "xplant.linear._io:read_rule"])
+                                    "xplant.linear._io:read_rule",
+                                    "xplant.unseen._io:_load_ranker"])
 def test_a_loader_assigns_no_fitted_attribute_but_parts(loader):
     """No hand restore: each loader sets ``parts_``, whose parts restore every fitted
     attribute that reads them."""
@@ -280,6 +281,49 @@ def test_a_loader_assigns_no_fitted_attribute_but_parts(loader):
                 for t in node.targets for t in (t.elts if isinstance(t, ast.Tuple) else [t])
                 if isinstance(t, ast.Attribute) and t.attr.endswith("_")}
     assert assigned == {"parts_"}
+
+
+def test_a_linear_step_loader_sets_parts_but_for_library_state():
+    """A linear step's own fitted model is one part, ``parts_["model"]``, restored whole; by
+    name the loader sets only what scikit-learn's TfidfVectorizer keeps (its vocabulary and
+    idf, which it reads from its own attributes) and a label tree's feature count (its
+    native model is read by the tree library itself)."""
+    import inspect
+    from xplant.linear import _io
+    tree = ast.parse(inspect.getsource(_io._load_step))
+    assigned = {t.attr for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                for t in node.targets for t in (t.elts if isinstance(t, ast.Tuple) else [t])
+                if isinstance(t, ast.Attribute) and t.attr.endswith("_")}
+    assert assigned == {"parts_", "vocabulary_", "fixed_vocabulary_", "idf_", "n_features_in_"}
+
+
+@pytest.mark.parametrize("make", ["svm", "prior", "mentions"])
+def test_a_loaded_linear_step_keeps_its_fitted_model_in_parts(tmp_path, kind_corpus, make):
+    from xplant.linear import FrequencyPrior, MentionMatcher, OneVsRestLinear
+    texts, Y = kind_corpus()
+    if make == "svm":
+        X = sp.random(len(texts), 12, density=0.4, format="csr", random_state=0)
+        model, new = OneVsRestLinear(random_state=0).fit(X, Y), X[:6]
+        attrs = ("weights_", "intercept_", "n_iter_", "n_features_in_")
+    elif make == "prior":
+        model, new = FrequencyPrior().fit(texts, Y), texts[:6]
+        attrs = ("k_", "prior_")
+    else:
+        evidence = [[{"label": j, "spans": [(0, len(t.split()[0]))]} for j in row.indices]
+                    for t, row in zip(texts, Y)]
+        model, new = MentionMatcher().fit(texts, Y, evidence=evidence), texts[:6]
+        attrs = ("mentions_", "n_words_", "evidence_record_", "k_")
+    back = load(save(model, tmp_path / "m"))
+    assert type(back.parts_["model"]) is type(model.parts_["model"])
+    for attr in attrs:
+        assert attr not in vars(back), attr                 # a view of the part
+        a, b = getattr(back, attr), getattr(model, attr)
+        np.testing.assert_equal(a.toarray() if sp.issparse(a) else a,
+                                b.toarray() if sp.issparse(b) else b)
+    np.testing.assert_array_equal(back.predict_proba(new) if make != "svm"
+                                  else back.decision_function(new),
+                                  model.predict_proba(new) if make != "svm"
+                                  else model.decision_function(new))
 
 
 def test_a_loaded_fusion_keeps_its_fitted_state_in_parts(fit_kind, tmp_path, kind_corpus):

@@ -514,8 +514,10 @@ def keep_rule(final, rule):
     rule : dict
         As :func:`xplant.metrics.choose_rule` returns it.
     """
-    from ..linear._base import MultiLabelRankerMixin
-    if isinstance(final, MultiLabelRankerMixin) and final.parts_.get("decision_rule") is None:
+    parts = getattr(final, "parts_", None)
+    takes = getattr(type(final), "decision_rule_", None)      # a settable view: it takes one
+    if isinstance(parts, dict) and parts.get("decision_rule") is None \
+            and isinstance(takes, property) and takes.fset is not None:
         final.decision_rule_ = rule
 
 

@@ -256,9 +256,10 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
         """
         return self._scores(X)
 
-    def _fit_label_space(self, Y, n_samples, label_names):
+    def _fit_label_space(self, Y, n_samples, label_names, *, new_fit=True):
         # the one target parser: a matrix, a 1-D binary y (one label column) or label lists
-        self.__dict__.pop("parts_", None)           # a new fit: new fitted parts
+        if new_fit:
+            self.__dict__.pop("parts_", None)       # a new fit: new fitted parts
         Y_given = Y
         Y, classes = check_targets(Y, n_samples=n_samples, label_names=label_names)
         check_class_names(classes)
@@ -276,8 +277,9 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
         The one reading of a sparse-feature ranker's training data; ``Y``
         sets the label space (:meth:`_fit_label_space`).
         """
-        X = self._csr_features(X, reset=True)
-        return X, self._fit_label_space(Y, X.shape[0], label_names)
+        self.__dict__.pop("parts_", None)           # a new fit: new fitted parts
+        X = self._csr_features(X, reset=True)       # n_features_in_: a part's field, for some
+        return X, self._fit_label_space(Y, X.shape[0], label_names, new_fit=False)
 
     def _csr_features(self, X, *, reset=False):
         """``X`` checked as scikit-learn checks it (``reset`` in ``fit``), as CSR float64."""

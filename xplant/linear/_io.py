@@ -23,7 +23,6 @@ half-written model under the final name.
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._params import final_step, to_python
 
@@ -124,21 +123,21 @@ def _set_label_space(est, state, arrays, prefix):
     est.parts_ = {**(est.__dict__.get("parts_") or {}), "label_space": space}
 
 
-def _csr_arrays(M, arrays, prefix):
-    """A CSR matrix's three parts into ``arrays`` under ``prefix``."""
-    M = sp.csr_matrix(M)
-    arrays[prefix + "data"] = M.data.astype(np.float64)
-    arrays[prefix + "indices"] = M.indices.astype(np.int64)
-    arrays[prefix + "indptr"] = M.indptr.astype(np.int64)
+def _model_steps():
+    """The steps whose fitted model is one part, ``parts_["model"]``, saved by its own
+    ``to_dict`` into the step's entry (JSON) and the arrays: ``{kind: (class, part class)}``."""
+    from ._mentions import LearnedMentions, MentionMatcher
+    from ._ovr import LinearWeights, OneVsRestLinear
+    from ._prior import FrequencyPrior, PriorK
+    return {"frequency_prior": (FrequencyPrior, PriorK),
+            "mention_matcher": (MentionMatcher, LearnedMentions),
+            "one_vs_rest": (OneVsRestLinear, LinearWeights)}
 
 
 def _save_step(est, arrays, prefix, folder):
     """Describe one fitted step as JSON, put its arrays in ``arrays``."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.utils.validation import check_is_fitted
-    from ._mentions import STATES, MentionMatcher
-    from ._ovr import OneVsRestLinear
-    from ._prior import FrequencyPrior
     from ._wrappers import NapkinXCPLT, OmikujiTrees
     check_is_fitted(est)
     if type(est) is TfidfVectorizer:
@@ -149,23 +148,15 @@ def _save_step(est, arrays, prefix, folder):
         if est.use_idf:
             arrays[prefix + "idf"] = np.asarray(est.idf_, dtype=np.float64)
         return {"kind": "tfidf", "params": params, "terms": terms}
-    if type(est) is FrequencyPrior:
-        return {"kind": "frequency_prior", "params": {}, "k": int(est.k_),
-                **_label_space(est, arrays, prefix)}
-    if type(est) is MentionMatcher:
-        _csr_arrays(est.pairs_, arrays, prefix + "pairs.")
-        for state in STATES:      # on the pattern of pairs_ (every reliability is > 0)
-            arrays[prefix + "reliability." + state] = est.reliability_[state].data
-        return {"kind": "mention_matcher", "params": _json_params(est), "k": int(est.k_),
-                "mentions": list(est.mentions_), "evidence_record": est.evidence_record_,
-                **_label_space(est, arrays, prefix)}
-    if type(est) is OneVsRestLinear:
-        W = sp.csr_matrix(est.weights_)
-        _csr_arrays(W, arrays, prefix + "weights.")
-        arrays[prefix + "intercept"] = np.asarray(est.intercept_, dtype=np.float64)
-        arrays[prefix + "n_iter"] = np.asarray(est.n_iter_, dtype=np.int64)
-        return {"kind": "one_vs_rest", "params": _json_params(est), "shape": list(W.shape),
-                "n_features_in": int(est.n_features_in_), **_label_space(est, arrays, prefix)}
+    kind = next((k for k, (cls, _) in _model_steps().items() if type(est) is cls), None)
+    if kind is not None:      # the step's model part: its JSON in the entry, its arrays beside
+        entry = {"kind": kind, "params": _json_params(est)}
+        for key, value in est.parts_["model"].to_dict().items():
+            if isinstance(value, np.ndarray):
+                arrays[prefix + key] = value
+            else:
+                entry[key] = value
+        return {**entry, **_label_space(est, arrays, prefix)}
     for kind, (cls, save, _) in _STEPS.items():
         if type(est) is cls:
             return {"kind": kind, **save(est, arrays, prefix, folder)}
@@ -180,8 +171,6 @@ def _save_step(est, arrays, prefix, folder):
 
 def _load_step(state, arrays, prefix, folder):
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from ._ovr import OneVsRestLinear
-    from ._prior import FrequencyPrior
     from ._wrappers import NapkinXCPLT, OmikujiTrees
     kind = state["kind"]
     params = dict(state["params"])
@@ -194,39 +183,17 @@ def _load_step(state, arrays, prefix, folder):
         if est.use_idf:
             est.idf_ = arrays[prefix + "idf"]
         return est
-    if kind == "frequency_prior":
-        est = FrequencyPrior()
-        _set_label_space(est, state, arrays, prefix)
-        est.prior_ = est.label_frequency_ / float(est.n_train_documents_)
-        est.k_ = int(state["k"])
-        return est
-    if kind == "mention_matcher":
-        from ._mentions import STATES, MentionMatcher
-        est = MentionMatcher(**params)
-        _set_label_space(est, state, arrays, prefix)
-        est.mentions_ = [str(m) for m in state["mentions"]]
-        est.pairs_ = sp.csr_matrix(
-            (arrays[prefix + "pairs.data"], arrays[prefix + "pairs.indices"],
-             arrays[prefix + "pairs.indptr"]), shape=(len(est.mentions_), est.n_labels_))
-        est.reliability_ = {s: sp.csr_matrix((arrays[prefix + "reliability." + s],
-                                              est.pairs_.indices, est.pairs_.indptr),
-                                             shape=est.pairs_.shape) for s in STATES}
-        est.n_words_ = np.array([m.count(" ") + 1 for m in est.mentions_], dtype=np.int64)
-        est.evidence_record_ = dict(state["evidence_record"])
-        est.k_ = int(state["k"])
-        est._build()               # the automata, from the mentions: nothing but data is stored
-        return est
-    if kind == "one_vs_rest":
-        if isinstance(params.get("class_weight"), dict):
+    if kind in _model_steps():
+        if isinstance(params.get("class_weight"), dict):     # JSON keys are strings
             params["class_weight"] = {int(k): v for k, v in params["class_weight"].items()}
-        est = OneVsRestLinear(**params)
+        cls, part = _model_steps()[kind]
+        est = cls(**params)
         _set_label_space(est, state, arrays, prefix)
-        est.weights_ = sp.csr_matrix(
-            (arrays[prefix + "weights.data"], arrays[prefix + "weights.indices"],
-             arrays[prefix + "weights.indptr"]), shape=tuple(state["shape"]))
-        est.intercept_ = arrays[prefix + "intercept"]
-        est.n_iter_ = arrays[prefix + "n_iter"]
-        est.n_features_in_ = int(state["n_features_in"])
+        own = {key[len(prefix):]: value for key, value in arrays.items()
+               if key.startswith(prefix)}
+        est.parts_ = {**est.parts_, "model": part.from_dict({**state, **own})}
+        if hasattr(est, "_build"):
+            est._build()          # the automata, from the mentions: nothing but data is stored
         return est
     if kind in _STEPS:
         return _STEPS[kind][2](state, arrays, prefix, folder)
@@ -295,7 +262,8 @@ def save_linear(estimator, path, *, overwrite=False):
     steps = (list(estimator.steps) if hasattr(estimator, "steps")
              else [("model", estimator)])
     decision = rule_json(final_step(estimator))
-    with model_folder(estimator, path, overwrite=overwrite) as tmp:   # the old one goes once this is in place
+    # the old folder goes once this one is in place; each step's model part is in its entry
+    with model_folder(estimator, path, overwrite=overwrite, handled=("model",)) as tmp:
         arrays, described = {}, []
         for i, (name, est) in enumerate(steps):
             if i < len(steps) - 1 and est.__class__.__name__ != "TfidfVectorizer":

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._fitted_parts import part_fields
 from .._labels import label_lists
 from .._normal_forms import folded_words
 from .._params import Interval, ParamsMixin, StrOptions, int_at_least, number_at_least
@@ -70,6 +71,76 @@ def _find(auto, words):
     for end, (i, n_words, length) in auto.iter(text):      # end: the match's last character
         out.append((i, int(np.searchsorted(starts, end - length + 1)), n_words))
     return out
+
+
+class LearnedMentions:
+    """The fitted model of a :class:`MentionMatcher`, its part ``parts_["model"]``.
+
+    Owns ``mentions_``, ``pairs_``, ``reliability_``, ``n_words_``,
+    ``evidence_record_`` and ``k_`` (their views) and turns them into a
+    saved folder's arrays and JSON (:meth:`to_dict`) and back
+    (:meth:`from_dict`). The matcher's automata are not state: they are
+    built from ``mentions_``.
+
+    Parameters
+    ----------
+    mentions : list of str or None
+        The learned patterns, sorted.
+    pairs : csr_matrix of float64 of shape (n_mentions, n_labels) or None
+        Training mentions of each (pattern, label) pair.
+    reliability : dict of str to csr_matrix or None
+        One matrix per state of :data:`STATES`, on the pattern of ``pairs``.
+    n_words : ndarray of int64 of shape (n_mentions,) or None
+        Words per pattern.
+    evidence_record : dict or None
+        The training evidence's counts.
+    k : int or None
+        Labels of the default rule.
+    """
+
+    def __init__(self, mentions=None, pairs=None, reliability=None, n_words=None,
+                 evidence_record=None, k=None):
+        self.mentions, self.pairs, self.reliability = mentions, pairs, reliability
+        self.n_words, self.evidence_record, self.k = n_words, evidence_record, k
+
+    def to_dict(self):
+        """The state: ``mentions``, ``pairs.data``/``.indices``/``.indptr``, one
+        ``reliability.<state>`` array per state (on the pairs' pattern: every
+        reliability is > 0), ``evidence_record`` and ``k``.
+
+        Returns
+        -------
+        dict of str to ndarray, list, dict or int
+        """
+        P = sp.csr_matrix(self.pairs)
+        state = {"pairs.data": P.data.astype(np.float64),
+                 "pairs.indices": P.indices.astype(np.int64),
+                 "pairs.indptr": P.indptr.astype(np.int64)}
+        state.update({"reliability." + s: self.reliability[s].data for s in STATES})
+        return {**state, "k": int(self.k), "mentions": list(self.mentions),
+                "evidence_record": self.evidence_record}
+
+    @classmethod
+    def from_dict(cls, state):
+        """The part of a state :meth:`to_dict` gave, with the label space's ``n_labels``
+        (the saved step's entry holds both; other keys are ignored).
+
+        Parameters
+        ----------
+        state : dict
+
+        Returns
+        -------
+        LearnedMentions
+        """
+        mentions = [str(m) for m in state["mentions"]]
+        pairs = sp.csr_matrix((state["pairs.data"], state["pairs.indices"], state["pairs.indptr"]),
+                              shape=(len(mentions), int(state["n_labels"])))
+        reliability = {s: sp.csr_matrix((state["reliability." + s], pairs.indices, pairs.indptr),
+                                        shape=pairs.shape) for s in STATES}
+        n_words = np.array([m.count(" ") + 1 for m in mentions], dtype=np.int64)
+        return cls(mentions, pairs, reliability, n_words, dict(state["evidence_record"]),
+                   int(state["k"]))
 
 
 class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
@@ -131,7 +202,9 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
     ----------
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes read, ``"model"``
+        (:class:`LearnedMentions`, which the attributes below read but
+        ``stems_``), the decision rule once set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -182,6 +255,11 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
     >>> ex["label"], ex["spans"][0]["start"], ex["spans"][0]["end"], ex["spans"][0]["text"]
     ('R50.9', 6, 12, 'fiebre')
     """
+
+    #: the fitted model's views: parts_["model"], saved and restored whole
+    mentions_, pairs_, reliability_, n_words_, evidence_record_, k_ = part_fields(
+        "model", LearnedMentions, "mentions", "pairs", "reliability", "n_words",
+        "evidence_record", "k")
 
     _parameter_constraints = {
         "approximate": ["boolean"],

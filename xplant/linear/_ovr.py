@@ -13,12 +13,69 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import validate_data
 
+from .._fitted_parts import part_fields
 from .._params import StrOptions, int_at_least, number_above, number_at_least
 from ._base import SparseFeatureRanker
 from ._dcd import dcd_squared_hinge
 
 #: Decision value of a label with no training positive: low, finite, constant.
 EMPTY_LABEL_SCORE = -1000.0
+
+
+class LinearWeights:
+    """The fitted model of a :class:`OneVsRestLinear`, its part ``parts_["model"]``.
+
+    Owns ``weights_``, ``intercept_``, ``n_iter_`` and ``n_features_in_``
+    (their views) and turns them into a saved folder's arrays and JSON
+    (:meth:`to_dict`) and back (:meth:`from_dict`).
+
+    Parameters
+    ----------
+    weights : scipy.sparse.csr_matrix of shape (n_features, n_labels), float64, or None
+        Pruned weights.
+    intercept : ndarray of shape (n_labels,), float64, or None
+        Intercepts.
+    n_iter : ndarray of shape (n_labels,), int64, or None
+        Solver iterations per label.
+    n_features_in : int or None
+        Features seen by ``fit``.
+    """
+
+    def __init__(self, weights=None, intercept=None, n_iter=None, n_features_in=None):
+        self.weights, self.intercept = weights, intercept
+        self.n_iter, self.n_features_in = n_iter, n_features_in
+
+    def to_dict(self):
+        """The state: the weights as CSR arrays (``weights.data``, ``.indices``,
+        ``.indptr``) and ``shape``, ``intercept``, ``n_iter``, ``n_features_in``.
+
+        Returns
+        -------
+        dict of str to ndarray, list or int
+        """
+        W = sp.csr_matrix(self.weights)
+        return {"weights.data": W.data.astype(np.float64),
+                "weights.indices": W.indices.astype(np.int64),
+                "weights.indptr": W.indptr.astype(np.int64), "shape": list(W.shape),
+                "intercept": np.asarray(self.intercept, dtype=np.float64),
+                "n_iter": np.asarray(self.n_iter, dtype=np.int64),
+                "n_features_in": int(self.n_features_in)}
+
+    @classmethod
+    def from_dict(cls, state):
+        """The part of a state :meth:`to_dict` gave (other keys are ignored).
+
+        Parameters
+        ----------
+        state : dict
+
+        Returns
+        -------
+        LinearWeights
+        """
+        weights = sp.csr_matrix((state["weights.data"], state["weights.indices"],
+                                 state["weights.indptr"]), shape=tuple(state["shape"]))
+        return cls(weights, state["intercept"], state["n_iter"], int(state["n_features_in"]))
 
 
 def _class_weights(class_weight, y_pos, n):
@@ -220,7 +277,9 @@ class OneVsRestLinear(SparseFeatureRanker):
         Solver iterations per label.
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes read, ``"model"`` (:class:`LinearWeights`:
+        ``weights_``, ``intercept_``, ``n_iter_``, ``n_features_in_``), the
+        decision rule once set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -265,6 +324,10 @@ class OneVsRestLinear(SparseFeatureRanker):
     >>> clf.predict(np.array([[0.0, 1.0]])).tolist()   # a dense Y: a dense answer
     [[0, 1]]
     """
+
+    #: the fitted model's views: parts_["model"], saved and restored whole
+    weights_, intercept_, n_iter_, n_features_in_ = part_fields(
+        "model", LinearWeights, "weights", "intercept", "n_iter", "n_features_in")
 
     _parameter_constraints = {
         "loss": [StrOptions({"squared_hinge", "logistic"})],

@@ -4,7 +4,33 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._fitted_parts import PartField
 from ._base import MultiLabelRankerMixin, _n_rows
+
+
+class PriorK:
+    """The fitted part ``parts_["model"]`` of a :class:`FrequencyPrior`: its default ``k_``.
+
+    The prior itself is the label space's (``prior_`` reads
+    ``label_frequency_ / n_train_documents_``).
+
+    Parameters
+    ----------
+    k : int or None
+        Labels of the default rule.
+    """
+
+    def __init__(self, k=None):
+        self.k = k
+
+    def to_dict(self):
+        """``{"k": int}``."""
+        return {"k": int(self.k)}
+
+    @classmethod
+    def from_dict(cls, state):
+        """The part of :meth:`to_dict`'s state (other keys are ignored)."""
+        return cls(int(state["k"]))
 
 
 class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
@@ -20,7 +46,8 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     ----------
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes and ``prior_`` read, ``"model"``
+        (:class:`PriorK`, ``k_``), the decision rule once set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -63,6 +90,13 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     [[2, 0], [2, 0]]
     """
 
+    k_ = PartField("model", "k", factory=PriorK, unset=True)
+
+    @property
+    def prior_(self):
+        """``label_frequency_ / n_train_documents_`` (a view of the label space)."""
+        return self.label_frequency_ / float(self.n_train_documents_)
+
     def fit(self, X, Y, *, label_names=None):
         """Count training positives per label.
 
@@ -89,7 +123,6 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
         """
         n = _n_rows(self._check_X(X, reset=True))
         Y = self._fit_label_space(Y, n, label_names)
-        self.prior_ = self.label_frequency_ / float(self.n_train_documents_)
         mean = int(round(Y.nnz / self.n_train_documents_))
         self.k_ = mean if self.n_labels_ == 1 else max(1, mean)   # one label: the majority
         return self

@@ -12,6 +12,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from .._descriptions import check_label_texts, label_documents
+from .._fitted_parts import part_fields
 from ..linear._base import MultiLabelRankerMixin
 from ._sentences import sentence_spans, split_sentences
 
@@ -128,6 +129,29 @@ class _TextScorer:
         return tags
 
 
+class LabelTexts:
+    """The fitted model of a :class:`DescriptionRanker`, its part ``parts_["model"]``.
+
+    Owns ``vectorizer_``, ``label_texts_``, ``label_matrix_``, ``k_``,
+    ``label_embeddings_`` and ``label_embedding_owner_`` (their views). The
+    linear format writes them into the ranker's entry of ``config.json``
+    and its arrays (the fitted TF-IDF as a step of its own) and its loader
+    builds this part from them (:mod:`xplant.unseen._io`).
+
+    Parameters
+    ----------
+    vectorizer, label_texts, label_matrix, k, label_embeddings, label_embedding_owner
+        The fields of the same names (see :class:`DescriptionRanker`'s attributes).
+    """
+
+    def __init__(self, vectorizer=None, label_texts=None, label_matrix=None, k=None,
+                 label_embeddings=None, label_embedding_owner=None):
+        self.vectorizer, self.label_texts = vectorizer, label_texts
+        self.label_matrix = label_matrix
+        self.k, self.label_embeddings = k, label_embeddings
+        self.label_embedding_owner = label_embedding_owner
+
+
 class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """Score each label by the TF-IDF cosine between a document and the label's text.
 
@@ -175,7 +199,9 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     ----------
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes read, ``"model"`` (:class:`LabelTexts`,
+        which the attributes from ``vectorizer_`` on read), the decision rule
+        once set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -231,6 +257,11 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
     >>> r.predict_top_k(["a dry cough"], 1)[0].tolist()
     [[2]]
     """
+
+    #: the fitted model's views: parts_["model"] (the embeddings are None without an encoder)
+    vectorizer_, label_texts_, label_matrix_, k_, label_embeddings_, label_embedding_owner_ = \
+        part_fields("model", LabelTexts, "vectorizer", "label_texts", "label_matrix", "k",
+                    "label_embeddings", "label_embedding_owner", unset=False)
 
     def __init__(self, vectorizer=None, ancestor_depth=0, passages="both", encoder=None,
                  encoder_threshold=0.3):

@@ -47,18 +47,21 @@ def _save_ranker(est, arrays, prefix, folder):
 
 def _load_ranker(state, arrays, prefix, folder):
     # folders saved before ``passages`` existed scored whole documents only
+    from ._description_ranker import LabelTexts
     est = DescriptionRanker(**{"passages": "document", **state["params"]})
     _set_label_space(est, state, arrays, prefix)
-    est.vectorizer_ = _load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder)
-    est.label_texts_ = list(state["label_texts"])
-    est.label_matrix_ = sp.csr_matrix(
-        (arrays[prefix + "label_matrix.data"], arrays[prefix + "label_matrix.indices"],
-         arrays[prefix + "label_matrix.indptr"]), shape=tuple(state["shape"]))
-    est.k_ = int(state["k"])
-    # the encoder's label embeddings; the encoder itself is loaded from its folder when used
-    est.label_embeddings_ = arrays.get(prefix + "label_embeddings")
-    est.label_embedding_owner_ = arrays.get(prefix + "label_embedding_owner")
-    est._sentence_memo = None
+    texts = LabelTexts(
+        vectorizer=_load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder),
+        label_texts=list(state["label_texts"]),
+        label_matrix=sp.csr_matrix((arrays[prefix + "label_matrix.data"],
+                                    arrays[prefix + "label_matrix.indices"],
+                                    arrays[prefix + "label_matrix.indptr"]),
+                                   shape=tuple(state["shape"])),
+        k=int(state["k"]),
+        # the encoder's label embeddings; the encoder itself is loaded from its folder when used
+        label_embeddings=arrays.get(prefix + "label_embeddings"),
+        label_embedding_owner=arrays.get(prefix + "label_embedding_owner"))
+    est.parts_ = {**est.parts_, "model": texts}
     return est
 
 
