@@ -82,6 +82,11 @@ def deepspeed_fits(tmp_path_factory):
         "ds_sl": ["--zero", "2", "--epochs", "2", "--shortlist", "5"]})
     fits["latest"] = {zero: (tmp / f"ckpt{zero}" / "PlantClassifier" / "latest").read_text().strip()
                       for zero in ("3", "2")}
+    from xplant.persistence._codec import STATE_FIELD, read_arrays
+    # each checkpoint file, before the resumed fits replace them: is it the codec's state file?
+    fits["files"] = {zero: {f.name: STATE_FIELD in read_arrays(f, torch=True, metadata=True)[1]
+                            for f in (tmp / f"ckpt{zero}" / "PlantClassifier").rglob("*.pt")}
+                     for zero in ("3", "2")}
     fits.update(_two_processes(tmp_path_factory.mktemp("ds_resume"), {
         f"z{zero}b": ["--zero", zero, "--epochs", "3", "--checkpoint-dir", str(tmp / f"ckpt{zero}"),
                       "--resume"] for zero in ("3", "2")}))
@@ -188,9 +193,13 @@ def test_gradient_accumulation_steps_are_one_process_steps(deepspeed_fits, refer
 @pytest.mark.slow
 @pytest.mark.parametrize("zero", ["3", "2"])
 def test_zero_resume_continues_the_loss_curve(deepspeed_fits, reference, zero):
-    """Resume reads DeepSpeed's files with torch.load(weights_only=True), ZeRO-2 and -3."""
+    """Resume reads DeepSpeed's files, written and read by xplant's state codec (no pickle),
+    ZeRO-2 and -3."""
     first, resumed = deepspeed_fits[f"z{zero}a"], deepspeed_fits[f"z{zero}b"]
     assert deepspeed_fits["latest"][zero] == "epoch_2"
+    files = deepspeed_fits["files"][zero]      # the module's states and each rank's ZeRO shard
+    assert len(files) >= 3 and sum("optim_states" in name for name in files) == 2
+    assert all(files.values()), files         # each a safetensors state file: no pickle
     assert first["train_loss"] == pytest.approx(reference["train_loss"][:2], rel=1e-4)
     # epochs 1-2 come from the checkpoint's history, epoch 3 is trained anew
     assert resumed["epochs"] == [1, 2, 3]

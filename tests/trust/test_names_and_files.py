@@ -62,20 +62,45 @@ def test_xplant_train_with_a_pickle_relevance_stops_before_loading_it(tmp_path, 
     assert not marker.exists()
 
 
-def test_deepspeed_checkpoint_reader_refuses_pickled_code(tmp_path):
+def test_deepspeed_checkpoint_files_go_through_the_codec_and_unpickle_nothing(tmp_path):
+    """DeepSpeed's checkpoint files are written and read by xplant's state codec: a file
+    DeepSpeed's own torch.save wrote (a pickle, here with code in it) is refused unread, a
+    file naming a class outside DeepSpeed's few state classes is refused, and an object of
+    another class is refused before anything is written."""
+    import collections
+    import json
     torch = pytest.importorskip("torch")
-    from xplant.neural.distributed._trainer import _read_checkpoints_without_pickle
+    from safetensors import safe_open
+    from xplant.neural.distributed._trainer import _checkpoints_through_the_codec
+    from xplant.persistence._codec import STATE_FIELD, write_arrays
+    engine = types.SimpleNamespace(checkpoint_engine=types.SimpleNamespace(load=None, save=None))
+    _checkpoints_through_the_codec(engine)
+    ckpt = engine.checkpoint_engine
+    state = {"module": collections.OrderedDict(w=torch.arange(4.0).reshape(2, 2)), "epoch": 3,
+             "optimizer": {"state": {0: {"step": torch.tensor(2.0)}}, "shapes": (torch.Size([2]),)},
+             "lr": float("inf")}
+    good = tmp_path / "good.pt"
+    ckpt.save(state, str(good))
+    with safe_open(str(good), framework="pt") as fh:         # a safetensors file, no pickle
+        assert json.loads(fh.metadata()[STATE_FIELD])["dict"][1] == ["epoch", 3]
+    back = ckpt.load(str(good), map_location="cpu")
+    assert type(back["module"]) is collections.OrderedDict and back["epoch"] == 3
+    assert torch.equal(back["module"]["w"], state["module"]["w"]) and back["lr"] == float("inf")
+    assert back["optimizer"]["state"][0]["step"].item() == 2.0       # an int key stays an int
+    assert back["optimizer"]["shapes"] == (torch.Size([2]),)
     marker = tmp_path / "marker"
     bad = tmp_path / "mp_rank_00_model_states.pt"
     torch.save({"module": {"w": torch.ones(2)}, "x": _Payload(marker)}, bad)
-    good = tmp_path / "good.pt"
-    torch.save({"module": {"w": torch.ones(2)}, "epoch": 3}, good)
-    engine = types.SimpleNamespace(checkpoint_engine=types.SimpleNamespace(load=None))
-    _read_checkpoints_without_pickle(engine)
-    assert engine.checkpoint_engine.load(str(good))["epoch"] == 3
-    with pytest.raises(pickle.UnpicklingError):
-        engine.checkpoint_engine.load(str(bad))
-    assert not marker.exists()
+    with pytest.raises(ValueError, match="not a whole safetensors file"):
+        ckpt.load(str(bad))
+    forged = tmp_path / "forged.pt"
+    write_arrays(forged, {"t0": torch.ones(1)}, metadata={STATE_FIELD: json.dumps(
+        {"class": "Popen", "fields": {"dict": []}})})
+    with pytest.raises(ValueError, match="names the class 'Popen'"):
+        ckpt.load(str(forged))
+    with pytest.raises(TypeError, match="cannot write a .*_Payload"):
+        ckpt.save({"x": _Payload(marker)}, str(tmp_path / "never.pt"))
+    assert not marker.exists() and not (tmp_path / "never.pt").exists()
 
 
 # -- a name never becomes a path ---------------------------------------------------------------------

@@ -223,17 +223,13 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
     chose on dev) stores it, which a saved model keeps. A new ``fit`` drops it.
     """
 
+    # documented in each estimator's Attributes (no docstring here: the docs link none)
     @property
     def decision_rule_(self):
-        """The :class:`xplant.metrics.DecisionRule` of ``predict(X)`` (``parts_["decision_rule"]``).
-
-        Its thresholds read the scale of :func:`xplant._saved.score_matrix`
-        (``predict_proba`` where the estimator has it, else
-        ``decision_function``). Until a rule is set, the estimator's default
-        (its class docstring). Setting it takes a DecisionRule or its dict
-        (:func:`xplant.metrics.check_rule`, per-label thresholds one per
-        label).
-        """
+        # the DecisionRule of predict(X), parts_["decision_rule"]: its thresholds read the
+        # scale of xplant._saved.score_matrix (predict_proba where the estimator has it, else
+        # decision_function); until a rule is set, the estimator's default. Setting it takes
+        # a DecisionRule or its dict (check_rule; per-label thresholds one per label).
         check_is_fitted(self)
         rule = self.parts_.get("decision_rule")
         return self._default_decision_rule() if rule is None else rule

@@ -93,8 +93,7 @@ class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     k_ = PartField("model", "k", factory=PriorK, unset=True)
 
     @property
-    def prior_(self):
-        """``label_frequency_ / n_train_documents_`` (a view of the label space)."""
+    def prior_(self):          # documented in Attributes: a view of the label space
         return self.label_frequency_ / float(self.n_train_documents_)
 
     def fit(self, X, Y, *, label_names=None):

@@ -15,7 +15,10 @@ nowhere else:
   ``xplant-<kind>-<version>``; :class:`FieldChecker`: its fields, each error
   naming the file and the field;
 - :func:`split_arrays` / :func:`join_arrays`: a part's state (a dict whose
-  values are JSON or numpy arrays) as a JSON object plus arrays, and back.
+  values are JSON or numpy arrays) as a JSON object plus arrays, and back;
+- :func:`write_state` / :func:`read_state`: a nested state of another
+  library (DeepSpeed's checkpoint shards) as one safetensors file, its
+  tensors as tensors and the rest of its structure as JSON in the header.
 
 This floor imports nothing of xplant above :mod:`xplant._files`, so every
 estimator package may save through it; the registry of kinds
@@ -370,6 +373,151 @@ def join_arrays(record, arrays):
     """The inverse of :func:`split_arrays`."""
     return {k: arrays[v["array"]] if isinstance(v, dict) and set(v) == {"array"} else v
             for k, v in record.items()}
+
+
+#: The header field of :func:`write_state`'s files that holds the state's structure.
+STATE_FIELD = "xplant-state"
+
+
+def _encode_state(obj, tensors, types):
+    """``obj`` as JSON, its tensors moved into ``tensors`` (see :func:`write_state`)."""
+    import torch
+    if torch.is_tensor(obj):
+        key = f"t{len(tensors)}"
+        tensors[key] = obj.detach().cpu().clone()      # safetensors refuses shared storage
+        return {"tensor": key}
+    if obj is None or isinstance(obj, (bool, int, float, str)) and type(obj) in (
+            bool, int, float, str):
+        return obj
+    if isinstance(obj, torch.Size):
+        return {"size": list(obj)}
+    if isinstance(obj, np.generic):
+        return {"numpy": obj.dtype.str, "value": obj.item()}
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return {type(obj).__name__: [_encode_state(v, tensors, types) for v in obj]}
+    name = type(obj).__name__
+    if type(obj) is not dict and types.get(name) is not type(obj):
+        raise TypeError(f"cannot write a {type(obj).__module__}.{name} into a state file: "
+                        f"it holds tensors, numbers, strings, lists, tuples, dicts and "
+                        f"{sorted(types)} only")
+    if isinstance(obj, dict):
+        return {"dict": [[_encode_state(k, tensors, types), _encode_state(v, tensors, types)]
+                         for k, v in obj.items()],
+                **({"class": name} if type(obj) is not dict else {})}
+    import enum
+    if isinstance(obj, enum.Enum):
+        return {"class": name, "value": _encode_state(obj.value, tensors, types)}
+    return {"class": name, "fields": _encode_state(dict(vars(obj)), tensors, types)}
+
+
+def _decode_state(obj, tensors, types, where):
+    """The inverse of :func:`_encode_state`: only the classes of ``types`` are made."""
+    if not isinstance(obj, dict):
+        return obj
+    if "tensor" in obj:
+        return tensors[obj["tensor"]]
+    if "size" in obj:
+        import torch
+        return torch.Size(obj["size"])
+    if "numpy" in obj:
+        return np.dtype(obj["numpy"]).type(obj["value"])
+    if "list" in obj or "tuple" in obj:
+        items = [_decode_state(v, tensors, types, where) for v in obj.get("list", obj.get("tuple"))]
+        return items if "list" in obj else tuple(items)
+    cls = None
+    if "class" in obj:
+        cls = types.get(obj["class"])
+        if cls is None:
+            raise ValueError(f"{where} names the class {obj['class']!r}, which is not one a "
+                             f"state file may hold ({sorted(types)}); it was not written by "
+                             "xplant, delete it")
+    if "dict" in obj:
+        out = {_decode_state(k, tensors, types, where): _decode_state(v, tensors, types, where)
+               for k, v in obj["dict"]}
+        return out if cls is None else cls(out)
+    if "value" in obj:
+        return cls(_decode_state(obj["value"], tensors, types, where))
+    made = cls.__new__(cls)                   # no constructor runs: the fields are set as saved
+    made.__dict__.update(_decode_state(obj["fields"], tensors, types, where))
+    return made
+
+
+def write_state(path, state, *, types=()):
+    """Write a nested state (dicts, lists, tuples, numbers, strings, tensors) to one file.
+
+    The tensors go into a safetensors file (each copied to the CPU, so that
+    none shares storage); the structure around them (dict keys of any JSON
+    type, tuples, ``torch.Size``, numpy scalars, and objects of the classes in ``types``,
+    each by its fields or its enum value) goes into its header as JSON
+    (``STATE_FIELD``). Nothing is pickled: :func:`read_state` rebuilds only
+    those classes. DeepSpeed writes its checkpoint shards through it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (any name: DeepSpeed's ``*.pt`` names are kept).
+    state : object
+        The nested state.
+    types : sequence of type, default=()
+        The classes besides the built-in ones the state may hold.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    TypeError
+        For an object of another class, before anything is written.
+
+    Examples
+    --------
+    >>> import collections, tempfile, torch
+    >>> f = tempfile.mkdtemp() + "/shard.pt"
+    >>> state = {"step": 3, 0: {"exp_avg": torch.ones(2)}, "shape": (2, 1)}
+    >>> back = read_state(write_state(f, state))
+    >>> back["step"], back[0]["exp_avg"].tolist(), back["shape"]
+    (3, [1.0, 1.0], (2, 1))
+    """
+    types = {t.__name__: t for t in types}
+    tensors = {}
+    skeleton = json.dumps(_encode_state(state, tensors, types))
+    if not tensors:                       # safetensors needs a framework: an empty torch file
+        import torch
+        tensors["empty"] = torch.zeros(0)
+    return write_arrays(path, tensors, metadata={STATE_FIELD: skeleton})
+
+
+def read_state(path, *, types=(), map_location=None):
+    """Read a state :func:`write_state` wrote; nothing is unpickled.
+
+    Parameters
+    ----------
+    path : str or Path
+    types : sequence of type, default=()
+        The classes it may hold (as given to :func:`write_state`); a file
+        naming another is refused.
+    map_location : str, torch.device or None, default=None
+        Where to put the tensors (None: the CPU).
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    ValueError
+        Naming the file: when it is not a whole safetensors file, holds no
+        state, or names a class not in ``types``.
+    """
+    arrays, meta = read_arrays(path, torch=True, metadata=True)
+    if STATE_FIELD not in meta:
+        raise ValueError(f"{path} holds no {STATE_FIELD!r} header: it was not written by "
+                         "xplant's state writer; delete it (the checkpoint folder) to start over")
+    if map_location is not None and not callable(map_location):
+        arrays = {k: v.to(map_location) for k, v in arrays.items()}
+    return _decode_state(json.loads(meta[STATE_FIELD]), arrays,
+                         {t.__name__: t for t in types}, path)
 
 
 def read_config(path):

@@ -238,6 +238,7 @@ class DeepSpeedRun:
         else:
             engine, _, _, _ = deepspeed.initialize(model=module, optimizer=estimator.optimizer_,
                                                    config=cfg)
+        _checkpoints_through_the_codec(engine)
         self.engine = engine
         self.sampler = self.sampler_state = self.final_state = self.saved_epoch = None
         self.user_device, self.user_optimizer = estimator.device, estimator.optimizer_
@@ -338,7 +339,6 @@ class DeepSpeedRun:
         if not re.fullmatch(r"epoch_[0-9]+", tag) or not (folder / tag).is_dir():
             raise ValueError(f"{folder / 'latest'} must name a checkpoint folder epoch_<N> "
                              f"beside it, got {tag[:80]!r}; delete the checkpoint folder to start over")
-        _read_checkpoints_without_pickle(self.engine)
         _, client = self.engine.load_checkpoint(str(folder), tag=tag)
         estimator.history = History(client["history"])
         estimator.rng_.bit_generator.state = client["rng"]
@@ -549,17 +549,25 @@ def _deepspeed_checkpoint_types():
     return out
 
 
-def _read_checkpoints_without_pickle(engine):
-    """Make ``engine`` read its checkpoint files with ``torch.load(weights_only=True)``.
+def _checkpoints_through_the_codec(engine):
+    """Make ``engine`` write and read its checkpoint files through xplant's codec.
 
-    DeepSpeed's own engine loads with ``weights_only=False``, i.e. full
-    pickle: a checkpoint file could run code. This reader accepts tensors,
-    plain containers and numbers, and the listed DeepSpeed state classes
-    (:func:`_deepspeed_checkpoint_types`), nothing else.
+    DeepSpeed's own checkpoint engine writes each file (the module's states,
+    each rank's ZeRO shard) with ``torch.save`` and reads it with
+    ``weights_only=False``, i.e. full pickle: a checkpoint file could run
+    code. Here each file is written by
+    :func:`xplant.persistence._codec.write_state` (one safetensors file under
+    DeepSpeed's own name: its tensors, and the structure around them as
+    JSON) and read back by ``read_state``, which makes no class but the
+    listed DeepSpeed state classes (:func:`_deepspeed_checkpoint_types`).
     """
+    from ...persistence._codec import read_state, write_state
     types = _deepspeed_checkpoint_types()
 
+    def save(state_dict, path):
+        write_state(path, state_dict, types=types)
+
     def load(path, map_location=None):
-        with torch.serialization.safe_globals(types):
-            return torch.load(path, map_location=map_location, weights_only=True)
+        return read_state(path, types=types, map_location=map_location)
+    engine.checkpoint_engine.save = save
     engine.checkpoint_engine.load = load
