@@ -284,17 +284,17 @@ def test_a_loader_assigns_no_fitted_attribute_but_parts(loader):
 
 
 def test_a_linear_step_loader_sets_parts_but_for_library_state():
-    """A linear step's own fitted model is one part, ``parts_["model"]``, restored whole; by
-    name the loader sets only what scikit-learn's TfidfVectorizer keeps (its vocabulary and
-    idf, which it reads from its own attributes) and a label tree's feature count (its
-    native model is read by the tree library itself)."""
+    """A linear step's own fitted model is one part, ``parts_["model"]``, restored whole (a
+    label tree's native model read by its library into that part); by name the loader sets
+    only what scikit-learn's TfidfVectorizer keeps (its vocabulary and idf, which it reads
+    from its own attributes)."""
     import inspect
     from xplant.linear import _io
     tree = ast.parse(inspect.getsource(_io._load_step))
     assigned = {t.attr for node in ast.walk(tree) if isinstance(node, ast.Assign)
                 for t in node.targets for t in (t.elts if isinstance(t, ast.Tuple) else [t])
                 if isinstance(t, ast.Attribute) and t.attr.endswith("_")}
-    assert assigned == {"parts_", "vocabulary_", "fixed_vocabulary_", "idf_", "n_features_in_"}
+    assert assigned == {"parts_", "vocabulary_", "fixed_vocabulary_", "idf_"}
 
 
 @pytest.mark.parametrize("make", ["svm", "prior", "mentions"])

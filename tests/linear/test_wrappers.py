@@ -128,4 +128,6 @@ def test_tree_wrappers_pickle_through_their_own_format(module, cls, atol):
     if atol == 0:
         np.testing.assert_array_equal(back.predict_top_k(X[150:], 3)[0],
                                       est.predict_top_k(X[150:], 3)[0])
-    assert "_native_files" not in vars(back) and "model_" in vars(est)
+    assert "_native_files" not in vars(back) and back.model_ is not None   # read back whole
+    assert back.n_features_in_ == est.n_features_in_ == X.shape[1]
+    assert back.parts_["model"] is not est.parts_["model"]     # the part, not the original

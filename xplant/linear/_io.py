@@ -205,9 +205,10 @@ def _load_step(state, arrays, prefix, folder):
         from .._files import check_path_name
         source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
         est = (NapkinXCPLT if kind == "napkinxc" else OmikujiTrees)(**params)
-        est._load_native(source)
         _set_label_space(est, state, arrays, prefix)
-        est.n_features_in_ = int(state["n_features_in"])
+        native = est._read_native(source)           # the library reads its own model
+        native.n_features_in = int(state["n_features_in"])
+        est.parts_ = {**est.parts_, "model": native}
         return est
     raise ValueError(f"{folder}: unknown step kind {kind!r} in config.json; it was saved by a "
                      "newer xplant, upgrade xplant to load it")

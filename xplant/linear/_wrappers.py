@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 
+from .._fitted_parts import part_fields
 from .._params import StrOptions, int_at_least, number_above, number_at_least
 from ..datasets import dump_xc
 from ._base import SparseFeatureRanker, top_k_dense
@@ -30,6 +31,30 @@ def _temporary_dir(owner, prefix):
     return path
 
 
+class NativeModel:
+    """The fitted model of a wrapper around an XMTC library, its part ``parts_["model"]``.
+
+    Owns ``model_`` (the library's own model object), ``model_dir_`` (the
+    temporary folder of its files, for a library that keeps them on disk:
+    napkinXC; None otherwise) and ``n_features_in_``. A saved folder keeps
+    the model in its library's own format (the wrapper's ``_save_native``)
+    and the feature count in ``config.json``; the library reads the model
+    back (``_read_native``), which makes this part again.
+
+    Parameters
+    ----------
+    model : object or None
+        The library's model.
+    folder : str or None
+        Its files' temporary folder, or None.
+    n_features_in : int or None
+        Features seen by ``fit``.
+    """
+
+    def __init__(self, model=None, folder=None, n_features_in=None):
+        self.model, self.folder, self.n_features_in = model, folder, n_features_in
+
+
 class _TreeWrapper(SparseFeatureRanker):
     """Common face of label-tree libraries that return top-k (label, prob) lists.
 
@@ -40,6 +65,9 @@ class _TreeWrapper(SparseFeatureRanker):
     """
 
     _score_kind = "proba"
+    #: the fitted model's views: parts_["model"]
+    model_, model_dir_, n_features_in_ = part_fields("model", NativeModel, "model", "folder",
+                                                     "n_features_in", unset=False)
 
     def _default_decision_rule(self):
         from ..metrics import DecisionRule
@@ -52,15 +80,17 @@ class _TreeWrapper(SparseFeatureRanker):
         """Write the native model to ``folder`` in its library's own format."""
         raise NotImplementedError
 
-    def _load_native(self, folder):  # pragma: no cover - abstract
-        """Set ``model_`` from a folder written by :meth:`_save_native`."""
+    def _read_native(self, folder):  # pragma: no cover - abstract
+        """The model of a folder written by :meth:`_save_native`, as a :class:`NativeModel`
+        (the library reads it; its feature count is the caller's)."""
         raise NotImplementedError
 
     def __getstate__(self):
         """Pickle the native model as its library's own files (it holds C++ or Rust state)."""
         state = dict(super().__getstate__())   # object.__getstate__ gives __dict__ itself
-        state.pop("model_dir_", None)
-        if state.pop("model_", None) is not None:
+        parts = dict(state.get("parts_") or {})
+        native = parts.get("model")
+        if native is not None and native.model is not None:
             with tempfile.TemporaryDirectory() as tmp:
                 folder = os.path.join(tmp, "model")
                 self._save_native(folder)
@@ -68,6 +98,8 @@ class _TreeWrapper(SparseFeatureRanker):
                     os.path.relpath(os.path.join(root, name), folder): open(
                         os.path.join(root, name), "rb").read()
                     for root, _, names in os.walk(folder) for name in names}
+            parts["model"] = NativeModel(n_features_in=native.n_features_in)
+            state["parts_"] = parts
         return state
 
     def __setstate__(self, state):
@@ -80,7 +112,9 @@ class _TreeWrapper(SparseFeatureRanker):
                     os.makedirs(os.path.dirname(path), exist_ok=True)
                     with open(path, "wb") as fh:
                         fh.write(data)
-                self._load_native(os.path.join(tmp, "model"))
+                native = self._read_native(os.path.join(tmp, "model"))
+            native.n_features_in = self.parts_["model"].n_features_in
+            self.parts_ = {**self.parts_, "model": native}
 
     def _fill(self, pairs, k):
         """(label, score) lists -> (n, k) arrays, missing labels scored 0."""
@@ -141,7 +175,9 @@ class NapkinXCPLT(_TreeWrapper):
         Temporary folder holding the model files.
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes read, ``"model"`` (:class:`NativeModel`:
+        ``model_``, its folder, ``n_features_in_``), the decision rule once
+        set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -198,12 +234,13 @@ class NapkinXCPLT(_TreeWrapper):
     def _save_native(self, folder):
         shutil.copytree(self.model_dir_, folder, dirs_exist_ok=True)
 
-    def _load_native(self, folder):
+    def _read_native(self, folder):
         models = _import_optional(*self._requires)
-        self.model_dir_ = _temporary_dir(self, "xplant-napkinxc-")
-        shutil.copytree(folder, self.model_dir_, dirs_exist_ok=True)
-        self.model_ = models.PLT(self.model_dir_)
-        self.model_.load()
+        own = _temporary_dir(self, "xplant-napkinxc-")
+        shutil.copytree(folder, own, dirs_exist_ok=True)
+        model = models.PLT(own)
+        model.load()
+        return NativeModel(model, own)
 
 
 class OmikujiTrees(_TreeWrapper):
@@ -234,7 +271,9 @@ class OmikujiTrees(_TreeWrapper):
     model_ : omikuji.Model
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes read, ``"model"`` (:class:`NativeModel`:
+        ``model_``, its folder, ``n_features_in_``), the decision rule once
+        set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -301,11 +340,11 @@ class OmikujiTrees(_TreeWrapper):
         with native_output():
             self.model_.save(str(folder))
 
-    def _load_native(self, folder):
+    def _read_native(self, folder):
         omikuji = _import_optional(*self._requires)
         from .._progress import native_output
         with native_output():
-            self.model_ = omikuji.Model.load(str(folder))
+            return NativeModel(omikuji.Model.load(str(folder)))
 
 
 class LibMultiLabelLinear(SparseFeatureRanker):
@@ -331,7 +370,9 @@ class LibMultiLabelLinear(SparseFeatureRanker):
         Dense weights ``(n_features, n_labels)``, as LibMultiLabel keeps them.
     parts_ : dict of str to object
         The fitted parts: ``"label_space"`` (:class:`xplant._label_space.LabelSpace`),
-        which the label-space attributes read, and any part of your own
+        which the label-space attributes read, ``"model"`` (:class:`NativeModel`:
+        ``model_``, its folder, ``n_features_in_``), the decision rule once
+        set, and any part of your own
         (:func:`xplant.persistence.register_part`), saved with the model.
     decision_rule_ : DecisionRule
         The rule of ``predict(X)`` (``parts_["decision_rule"]``,
@@ -348,6 +389,9 @@ class LibMultiLabelLinear(SparseFeatureRanker):
     """
 
     _parameter_constraints = {"options": [str], "verbose": ["boolean"]}
+    #: the fitted model's views: parts_["model"] (no folder: the model is in memory)
+    model_, n_features_in_ = part_fields("model", NativeModel, "model", "n_features_in",
+                                         unset=False)
     _requires = ("libmultilabel.linear", "libmultilabel", "libmultilabel")
 
     def __init__(self, options="", verbose=False):
