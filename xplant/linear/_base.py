@@ -213,9 +213,9 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
     ``n_train_documents_`` and ``prediction_form_`` in ``fit`` (through
     ``_fit_label_space``), and implement ``_validate_X(X)`` and
     ``_scores(X)`` (a dense float64 ``(n_rows, n_labels)`` block for a block
-    of rows), and ``_default_decision_rule()``: the
+    of rows); ``_default_decision_rule()`` is the
     :class:`xplant.metrics.DecisionRule` ``predict`` applies until another is
-    set, on the scale of :meth:`_rule_scores`.
+    set, on the scale of :meth:`_rule_scores` (here the top ``k_`` labels).
 
     The decision rule is a fitted part, ``parts_["decision_rule"]``, as
     PLANT's: ``decision_rule_`` reads it (the default rule while none is
@@ -243,6 +243,12 @@ class MultiLabelRankerMixin(LabelSpaceOwner):
                                           else rule, self.n_labels_)
         # copy on write, as every view of a part (xplant._fitted_parts.PartField)
         self.parts_ = {**self.parts_, "decision_rule": rule}
+
+    def _default_decision_rule(self):
+        """The rule of ``predict`` until one is set: the top ``k_`` labels (the estimators
+        with a ``k_``; the others define their own)."""
+        from ..metrics import DecisionRule
+        return DecisionRule("top_k", k=self.k_)
 
     def _rule_scores(self, X):
         """Scores of validated rows on the scale of ``decision_rule_``'s thresholds.

@@ -475,10 +475,6 @@ class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEs
     def _rule_scores(self, X):
         return self._match_scores(X)[1]
 
-    def _default_decision_rule(self):
-        from ..metrics import DecisionRule
-        return DecisionRule("top_k", k=self.k_)
-
     def decision_function(self, X):
         """Each label's score: the best matched mention's reliability times its length bonus.
 

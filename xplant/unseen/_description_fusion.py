@@ -480,10 +480,6 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             return scores
         return _add_known(scores, self.mentions_.decision_function(list(X)), self.mention_weight_)
 
-    def _default_decision_rule(self):
-        from ..metrics import DecisionRule
-        return DecisionRule("top_k", k=self.k_)
-
     def decision_function(self, X):
         """Fused scores: the model's plus ``seen_weight_ * cosine`` for seen labels,
         ``m + weight_ * cosine`` for unseen ones.

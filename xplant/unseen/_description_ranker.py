@@ -388,10 +388,6 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
         """(n, L) float64: each label's highest cosine over a document's sentences."""
         return best_sentence_cosines(self.vectorizer_, self.label_matrix_, texts, block)
 
-    def _default_decision_rule(self):
-        from ..metrics import DecisionRule
-        return DecisionRule("top_k", k=self.k_)
-
     def decision_function(self, X):
         """Cosine of each document with each label's text: the ranking score.
 
