@@ -12,7 +12,6 @@ import pytest
 import scipy.sparse as sp
 
 from xplant import persistence
-from xplant._params import final_step
 from xplant.persistence import load, load_saved, register_part, save
 
 ROOT = Path(__file__).resolve().parents[1] / "xplant"
@@ -99,6 +98,11 @@ def test_register_part_refuses_a_name_taken_by_another_class():
         register_part(Unregistered, "test-label-temperature")
     with pytest.raises(TypeError, match="needs to_dict"):
         register_part(int)
+
+
+def final_step(model):
+    """A Pipeline's last step, or the model itself."""
+    return model[-1] if hasattr(model, "steps") else model
 
 
 @pytest.mark.parametrize("kind", ["linear", "description-fusion", "plant-classifier"])
