@@ -175,3 +175,25 @@ def test_a_dev_split_whose_labels_lie_outside_training_chooses_nothing(small, ma
     assert len(ours) == 1 and "none of the dev split's 10 positive labels" in ours[0]
     assert clf.dev_choices_["decision"]["on_dev"] is False
     assert clf.k_ == max(1, round(Y[:30].nnz / 30)) < 4
+
+
+def test_the_end_of_fit_chooses_from_its_inputs_alone():
+    """The epoch and the rule are plain functions of what they read: the history's dev
+    scores (ties keep the earlier epoch; no early stopping: the last, fixed), and a fixed
+    rule is taken as given without scoring dev."""
+    from xplant.neural.classifier._final_choices import choose_decision, choose_epoch
+    history = [{"valid_map": 0.1}, {"valid_map": 0.3}, {"valid_map": 0.3}, {"valid_map": 0.2}]
+    assert choose_epoch(history, "map", patience=6).value == 2
+    fixed = choose_epoch(history, "map", patience=None).to_dict()
+    assert (fixed["value"], fixed.get("fixed")) == (4, True)
+    assert choose_epoch([{"valid_map": None}] * 3, "map", 6).to_dict()["on_dev"] is False
+
+    def never():
+        raise AssertionError("a fixed rule reads no dev scores")
+    Y = sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 0]]))
+    settings = {"max_k": 10, "k": 2, "threshold": 0.4, "thresholds": None}
+    rule = choose_decision("threshold", settings, Y, Y, never)
+    assert (rule.rule, rule.k, rule.threshold) == ("threshold", 2, 0.4)
+    # no labelled dev data: the named rule, k the mean labels per training document
+    rule = choose_decision("dev", dict(settings, k=None, threshold=None), Y, None, never)
+    assert (rule.rule, rule.k, rule.threshold) == ("top_k", 2, 0.5)

@@ -8,7 +8,7 @@ Private modules; the public names are re-exported by :mod:`xplant.neural`.
 - ``_defaults.py``: the labels Stage 2 scores, its learning rate and unfreezing phases;
 - ``_stage1_weight.py``: ``stage1_weight="dev"``, Stage 2 once per candidate weight;
 - ``_shortlist.py``: Stage 2 on shortlist candidates and the fused scores;
-- ``_final_choices.py``: the end of ``fit`` (the epoch, the decision rule, dev let go);
+- ``_final_choices.py``: the end of ``fit``'s choices (the epoch, the decision rule), as plain functions;
 - ``_inference.py``: probabilities, top-k and explanations;
 - ``_io.py``: ``save_model`` and ``load_model``.
 

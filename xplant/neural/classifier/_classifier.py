@@ -4,6 +4,7 @@ Saha Roy, Wallace & Aslam, "Don't Pay Attention, PLANT It", arXiv
 2410.23066, §3.2.
 """
 
+import numpy as np
 import torch
 from sklearn.utils import ClassifierTags
 from skorch.callbacks import EarlyStopping, PrintLog, ProgressBar
@@ -19,14 +20,14 @@ from ..training._torch_state import torch_state_restored
 from ..parts._logit_adjustment import LogitAdjustment
 from ._items import Stage2Collate
 from ..training._data import TokenDataset
-from ._final_choices import AfterTrainingMixin
+from ._final_choices import choose_decision, choose_epoch
 from ..parts._attributes import FittedPartsMixin
 from ._stage1_weight import STAGE1_WEIGHT_FALLBACK, stage1_weight_to_train
 from ._shortlist import ShortlistMixin
 from ._inference import InferenceMixin
 from ._io import SavedModelMixin, read_model
 from ..planting._planter import AttentionPlanter
-from .._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS
+from .._settings import CLASSIFIER_CONSTRAINTS, CLASSIFIER_MODULE_DEFAULTS, decision_settings
 from ._defaults import default_lr, default_phases, initial_label_bias, scored_labels
 from ._planted_start import PlantingMixin
 from ..losses import PlantLoss, stage1_loss
@@ -37,8 +38,8 @@ def _silent(*args, **kwargs):
     """A picklable no-op sink for EarlyStopping's messages."""
 
 
-class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, ShortlistMixin,
-                      FittedPartsMixin, SavedModelMixin, PlantNetBase):
+class PlantClassifier(PlantingMixin, InferenceMixin, ShortlistMixin, FittedPartsMixin,
+                      SavedModelMixin, PlantNetBase):
     """PLANT: label-wise attention planted by learning to rank, then trained.
 
     ``fit`` runs Stage 1 (an :class:`AttentionPlanter`, unless ``plant=False``
@@ -510,12 +511,50 @@ class PlantClassifier(PlantingMixin, AfterTrainingMixin, InferenceMixin, Shortli
             self.stage1_weight_candidates_ = fit_stage2_on_dev(self, make_dataset, resume=resume)
 
         self._train(dataset, ckpt, fit=fit_on_dev if on_dev else None)
-        epoch = self._epoch_choice()
+        epoch = choose_epoch(self.history, self.scoring, self.patience)
         self.best_epoch_, self.dev_choices_["epoch"] = int(epoch.value), epoch.to_dict()
-        self._choose_decision(Y[tr], self._choose_scoring())
+        scores = self._choose_scoring()      # the dev scores, once τ and the fusion are chosen
+        has_dev = self.dev_docs_ is not None and self.dev_Y_.nnz > 0
+        rule = choose_decision(
+            self.decision, decision_settings(self), Y[tr], self.dev_Y_ if has_dev else None,
+            lambda: scores if scores is not None else self._scores(self.dev_docs_))
+        self.parts_["decision_rule"] = rule
+        self.dev_choices_.update({n: c.to_dict() for n, c in rule.choices.items()})
         self._release_dev_split()
         self._warn_fallbacks()
         return self
+
+    def _warn_fallbacks(self):
+        """One :class:`~xplant.model_selection.NoDevDataWarning` for every choice of
+        this fit that took its fallback (no labelled dev data)."""
+        fell = {n: c["value"] for n, c in self.dev_choices_.items()
+                if not c["on_dev"] and not c.get("fixed")}
+        if fell:
+            import warnings
+            from ...model_selection import NoDevDataWarning
+            warnings.warn(f"{self._no_dev_reason_}: no labelled dev data to choose on, so "
+                          "these choices took their fallbacks: "
+                          + ", ".join(f"{n}={v!r}" for n, v in fell.items())
+                          + ". Pass validation_data with labelled documents (or a "
+                          "validation_fraction), or set the values yourself",
+                          NoDevDataWarning, stacklevel=3)
+
+    def _ready_after_loading(self):
+        """The training-time state of a model just loaded (its fitted parts restored): a
+        fresh generator, the unfreezing phases, no dev split."""
+        self.rng_ = np.random.default_rng(self.random_state)
+        self.phases_ = self._phases() if self._phases() is not None else []
+        self.dev_view_ = None
+        self._release_dev_split()
+
+    def _release_dev_split(self):
+        """Drop what only training needed: the dev documents, targets and shortlist view
+        (an (n_dev, L) order with a shortlist), here and in the fitted planter."""
+        self.dev_docs_ = self.dev_Y_ = self.dev_dataset_ = None
+        if hasattr(self, "dev_view_"):
+            self.dev_view_ = None
+        if getattr(self, "planter_", None) is not None:
+            self.planter_.dev_dataset_ = self.planter_.dev_full_ = None
 
 
     def infer(self, x, **fit_params):

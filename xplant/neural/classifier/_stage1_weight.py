@@ -19,6 +19,7 @@ import torch
 from skorch.callbacks import Callback
 
 from ..training._checkpoint import finished_training, read_checkpoint, restore_checkpoint
+from ._final_choices import choose_epoch
 
 #: The weights ``stage1_weight="dev"`` chooses from: the paper's 0 and the
 #: default 0.1. Two, so that the fit costs less than twice a fixed-weight
@@ -388,7 +389,9 @@ def fit_stage2_on_dev(clf, make_dataset, candidates=STAGE1_WEIGHT_CANDIDATES, *,
         curves.append(vals)
         score = float(np.nanmax(vals)) if np.isfinite(vals).any() else float("-inf")
         results.append({"stage1_weight": float(w), "dev_" + clf.scoring: score,
-                        "best_epoch": clf._best_epoch(), "epochs": len(clf.history),
+                        "best_epoch": int(choose_epoch(clf.history, clf.scoring,
+                                                       clf.patience).value),
+                        "epochs": len(clf.history),
                         "lr": clf.effective_lr(), "raced_out": bool(stopped),
                         "seconds": float(sum(h.get("dur", 0.0) for h in clf.history))})
         if clf.verbose:
