@@ -296,8 +296,16 @@ def instrument_fit(inst, record):
     for attr in ("tokenize", "transform", "_learn_vocabulary", "_ids", "_hf_ids"):
         inst.wrap(MIGRelevance, attr, "tokenize")
     inst.wrap(PlantClassifier, "_fit_shortlist", "shortlist")
-    for attr in ("_choose_scoring", "_choose_decision", "_best_epoch"):
-        inst.wrap(PlantClassifier, attr, "choices")
+    inst.wrap(PlantClassifier, "_choose_scoring", "choices")
+    import importlib
+    fit_module = importlib.import_module(PlantClassifier.__module__)
+    if hasattr(fit_module, "choose_decision"):     # the end of fit's choices as plain functions
+        inst.wrap(fit_module, "choose_decision", "choices")
+        inst.wrap(importlib.import_module(fit_module.__name__.rsplit(".", 1)[0] + "._stage1_weight"),
+                  "choose_epoch", "choices")      # the race's epochs, as _best_epoch was
+    else:                                          # a base commit: its mixin's methods
+        for attr in ("_choose_decision", "_best_epoch"):
+            inst.wrap(PlantClassifier, attr, "choices")
     inst.wrap(PlantClassifier, "fit", "setup")
 
     def inside(suffix):        # a sub-part of whatever part calls it (dev scoring, choices, score)
