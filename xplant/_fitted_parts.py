@@ -12,6 +12,41 @@ attribute by name: restoring a part restores every attribute that reads it.
 import copy
 
 
+class FittedFields:
+    """A fitted part made of named fields (``FIELDS``), each None until ``fit`` or a loader
+    sets it: the base of the parts that are plain records.
+
+    Parameters
+    ----------
+    **fields
+        Values of some of ``FIELDS`` by name; the others are None.
+
+    Raises
+    ------
+    TypeError
+        For a name that is not one of ``FIELDS``.
+
+    Examples
+    --------
+    >>> class Space(FittedFields):
+    ...     FIELDS = ("names", "size")
+    >>> Space(size=2)
+    Space(names=None, size=2)
+    """
+
+    FIELDS = ()
+
+    def __init__(self, **fields):
+        for name in self.FIELDS:
+            setattr(self, name, fields.pop(name, None))
+        if fields:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(fields)}")
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={getattr(self, k)!r:.40}" for k in self.FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
 class PartField:
     """A fitted attribute that reads a part of ``parts_``, or one of its fields.
 

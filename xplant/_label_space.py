@@ -16,6 +16,7 @@ import numpy as np
 
 from ._fitted_parts import PartField, part_fields
 
+
 class LabelSpace:
     """A fitted estimator's label space: names, frequencies, training count, answer form.
 

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
-from .._fitted_parts import part_fields
+from .._fitted_parts import FittedFields, part_fields
 from .._labels import label_lists
 from .._normal_forms import folded_words
 from .._params import Interval, ParamsMixin, StrOptions, int_at_least, number_at_least
@@ -73,7 +73,7 @@ def _find(auto, words):
     return out
 
 
-class LearnedMentions:
+class LearnedMentions(FittedFields):
     """The fitted model of a :class:`MentionMatcher`, its part ``parts_["model"]``.
 
     Owns ``mentions_``, ``pairs_``, ``reliability_``, ``n_words_``,
@@ -82,26 +82,15 @@ class LearnedMentions:
     (:meth:`from_dict`). The matcher's automata are not state: they are
     built from ``mentions_``.
 
-    Parameters
-    ----------
-    mentions : list of str or None
-        The learned patterns, sorted.
-    pairs : csr_matrix of float64 of shape (n_mentions, n_labels) or None
-        Training mentions of each (pattern, label) pair.
-    reliability : dict of str to csr_matrix or None
-        One matrix per state of :data:`STATES`, on the pattern of ``pairs``.
-    n_words : ndarray of int64 of shape (n_mentions,) or None
-        Words per pattern.
-    evidence_record : dict or None
-        The training evidence's counts.
-    k : int or None
-        Labels of the default rule.
+    Fields: ``mentions`` (the learned patterns, sorted), ``pairs`` (CSR
+    float64 of shape (n_mentions, n_labels): training mentions of each
+    (pattern, label) pair), ``reliability`` (one CSR per state of
+    :data:`STATES`, on the pattern of ``pairs``), ``n_words`` (int64 words
+    per pattern), ``evidence_record`` (the training evidence's counts) and
+    ``k`` (labels of the default rule).
     """
 
-    def __init__(self, mentions=None, pairs=None, reliability=None, n_words=None,
-                 evidence_record=None, k=None):
-        self.mentions, self.pairs, self.reliability = mentions, pairs, reliability
-        self.n_words, self.evidence_record, self.k = n_words, evidence_record, k
+    FIELDS = ("mentions", "pairs", "reliability", "n_words", "evidence_record", "k")
 
     def to_dict(self):
         """The state: ``mentions``, ``pairs.data``/``.indices``/``.indptr``, one
@@ -139,8 +128,8 @@ class LearnedMentions:
         reliability = {s: sp.csr_matrix((state["reliability." + s], pairs.indices, pairs.indptr),
                                         shape=pairs.shape) for s in STATES}
         n_words = np.array([m.count(" ") + 1 for m in mentions], dtype=np.int64)
-        return cls(mentions, pairs, reliability, n_words, dict(state["evidence_record"]),
-                   int(state["k"]))
+        return cls(mentions=mentions, pairs=pairs, reliability=reliability, n_words=n_words,
+                   evidence_record=dict(state["evidence_record"]), k=int(state["k"]))
 
 
 class MentionMatcher(ParamsMixin, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import validate_data
 
-from .._fitted_parts import part_fields
+from .._fitted_parts import FittedFields, part_fields
 from .._params import StrOptions, int_at_least, number_above, number_at_least
 from ._base import SparseFeatureRanker
 from ._dcd import dcd_squared_hinge
@@ -22,28 +22,20 @@ from ._dcd import dcd_squared_hinge
 EMPTY_LABEL_SCORE = -1000.0
 
 
-class LinearWeights:
+class LinearWeights(FittedFields):
     """The fitted model of a :class:`OneVsRestLinear`, its part ``parts_["model"]``.
 
     Owns ``weights_``, ``intercept_``, ``n_iter_`` and ``n_features_in_``
     (their views) and turns them into a saved folder's arrays and JSON
     (:meth:`to_dict`) and back (:meth:`from_dict`).
 
-    Parameters
-    ----------
-    weights : scipy.sparse.csr_matrix of shape (n_features, n_labels), float64, or None
-        Pruned weights.
-    intercept : ndarray of shape (n_labels,), float64, or None
-        Intercepts.
-    n_iter : ndarray of shape (n_labels,), int64, or None
-        Solver iterations per label.
-    n_features_in : int or None
-        Features seen by ``fit``.
+    Fields: ``weights`` (pruned, CSR float64 of shape (n_features,
+    n_labels)), ``intercept`` (float64, (n_labels,)), ``n_iter`` (solver
+    iterations per label, int64) and ``n_features_in`` (features seen by
+    ``fit``).
     """
 
-    def __init__(self, weights=None, intercept=None, n_iter=None, n_features_in=None):
-        self.weights, self.intercept = weights, intercept
-        self.n_iter, self.n_features_in = n_iter, n_features_in
+    FIELDS = ("weights", "intercept", "n_iter", "n_features_in")
 
     def to_dict(self):
         """The state: the weights as CSR arrays (``weights.data``, ``.indices``,
@@ -75,7 +67,8 @@ class LinearWeights:
         """
         weights = sp.csr_matrix((state["weights.data"], state["weights.indices"],
                                  state["weights.indptr"]), shape=tuple(state["shape"]))
-        return cls(weights, state["intercept"], state["n_iter"], int(state["n_features_in"]))
+        return cls(weights=weights, intercept=state["intercept"], n_iter=state["n_iter"],
+                   n_features_in=int(state["n_features_in"]))
 
 
 def _class_weights(class_weight, y_pos, n):

@@ -4,24 +4,19 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._fitted_parts import PartField
+from .._fitted_parts import FittedFields, PartField
 from ._base import MultiLabelRankerMixin, _n_rows
 
 
-class PriorK:
-    """The fitted part ``parts_["model"]`` of a :class:`FrequencyPrior`: its default ``k_``.
+class PriorK(FittedFields):
+    """The fitted part ``parts_["model"]`` of a :class:`FrequencyPrior`: its default ``k_``
+    (field ``k``, the labels of the default rule).
 
     The prior itself is the label space's (``prior_`` reads
     ``label_frequency_ / n_train_documents_``).
-
-    Parameters
-    ----------
-    k : int or None
-        Labels of the default rule.
     """
 
-    def __init__(self, k=None):
-        self.k = k
+    FIELDS = ("k",)
 
     def to_dict(self):
         """``{"k": int}``."""
@@ -30,7 +25,7 @@ class PriorK:
     @classmethod
     def from_dict(cls, state):
         """The part of :meth:`to_dict`'s state (other keys are ignored)."""
-        return cls(int(state["k"]))
+        return cls(k=int(state["k"]))
 
 
 class FrequencyPrior(MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .._fitted_parts import part_fields
+from .._fitted_parts import FittedFields, part_fields
 from .._params import StrOptions, int_at_least, number_above, number_at_least
 from ..datasets import dump_xc
 from ._base import SparseFeatureRanker, top_k_dense
@@ -31,7 +31,7 @@ def _temporary_dir(owner, prefix):
     return path
 
 
-class NativeModel:
+class NativeModel(FittedFields):
     """The fitted model of a wrapper around an XMTC library, its part ``parts_["model"]``.
 
     Owns ``model_`` (the library's own model object), ``model_dir_`` (the
@@ -41,18 +41,10 @@ class NativeModel:
     and the feature count in ``config.json``; the library reads the model
     back (``_read_native``), which makes this part again.
 
-    Parameters
-    ----------
-    model : object or None
-        The library's model.
-    folder : str or None
-        Its files' temporary folder, or None.
-    n_features_in : int or None
-        Features seen by ``fit``.
+    Fields: ``model``, ``folder`` and ``n_features_in``.
     """
 
-    def __init__(self, model=None, folder=None, n_features_in=None):
-        self.model, self.folder, self.n_features_in = model, folder, n_features_in
+    FIELDS = ("model", "folder", "n_features_in")
 
 
 class _TreeWrapper(SparseFeatureRanker):
@@ -240,7 +232,7 @@ class NapkinXCPLT(_TreeWrapper):
         shutil.copytree(folder, own, dirs_exist_ok=True)
         model = models.PLT(own)
         model.load()
-        return NativeModel(model, own)
+        return NativeModel(model=model, folder=own)
 
 
 class OmikujiTrees(_TreeWrapper):
@@ -344,7 +336,7 @@ class OmikujiTrees(_TreeWrapper):
         omikuji = _import_optional(*self._requires)
         from .._progress import native_output
         with native_output():
-            return NativeModel(omikuji.Model.load(str(folder)))
+            return NativeModel(model=omikuji.Model.load(str(folder)))
 
 
 class LibMultiLabelLinear(SparseFeatureRanker):

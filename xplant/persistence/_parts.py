@@ -20,9 +20,9 @@ persistence package or to the kind:
 The parts a kind stores in its own layout (every kind's label space and
 decision rule, :data:`KIND_PARTS`; a PlantClassifier's logit adjustment and
 shortlist fusion, in ``config.json`` and ``shortlist/``, as earlier releases
-wrote them) are passed as ``handled`` and skipped here. A part that is neither handled nor registered is refused
-when saving, and the saved folder is left as it was: nothing is dropped
-silently.
+wrote them) are passed as ``handled`` and skipped here. A part that is
+neither handled nor registered is refused when saving, and the saved folder
+is left as it was: nothing is dropped silently.
 """
 
 import contextlib

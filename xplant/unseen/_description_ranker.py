@@ -12,7 +12,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from .._descriptions import check_label_texts, label_documents
-from .._fitted_parts import part_fields
+from .._fitted_parts import FittedFields, part_fields
 from ..linear._base import MultiLabelRankerMixin
 from ._sentences import sentence_spans, split_sentences
 
@@ -129,7 +129,7 @@ class _TextScorer:
         return tags
 
 
-class LabelTexts:
+class LabelTexts(FittedFields):
     """The fitted model of a :class:`DescriptionRanker`, its part ``parts_["model"]``.
 
     Owns ``vectorizer_``, ``label_texts_``, ``label_matrix_``, ``k_``,
@@ -138,18 +138,12 @@ class LabelTexts:
     and its arrays (the fitted TF-IDF as a step of its own) and its loader
     builds this part from them (:mod:`xplant.unseen._io`).
 
-    Parameters
-    ----------
-    vectorizer, label_texts, label_matrix, k, label_embeddings, label_embedding_owner
-        The fields of the same names (see :class:`DescriptionRanker`'s attributes).
+    Its fields are those attributes' names without the trailing underscore
+    (see :class:`DescriptionRanker`'s attributes).
     """
 
-    def __init__(self, vectorizer=None, label_texts=None, label_matrix=None, k=None,
-                 label_embeddings=None, label_embedding_owner=None):
-        self.vectorizer, self.label_texts = vectorizer, label_texts
-        self.label_matrix = label_matrix
-        self.k, self.label_embeddings = k, label_embeddings
-        self.label_embedding_owner = label_embedding_owner
+    FIELDS = ("vectorizer", "label_texts", "label_matrix", "k", "label_embeddings",
+              "label_embedding_owner")
 
 
 class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
@@ -260,8 +254,7 @@ class DescriptionRanker(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, Bas
 
     #: the fitted model's views: parts_["model"] (the embeddings are None without an encoder)
     vectorizer_, label_texts_, label_matrix_, k_, label_embeddings_, label_embedding_owner_ = \
-        part_fields("model", LabelTexts, "vectorizer", "label_texts", "label_matrix", "k",
-                    "label_embeddings", "label_embedding_owner", unset=False)
+        part_fields("model", LabelTexts, *LabelTexts.FIELDS, unset=False)
 
     def __init__(self, vectorizer=None, ancestor_depth=0, passages="both", encoder=None,
                  encoder_threshold=0.3):

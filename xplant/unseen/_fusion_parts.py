@@ -18,33 +18,20 @@ the loader restores as whole parts (:func:`xplant.unseen._io.load_description_fu
 """
 
 
+from .._fitted_parts import FittedFields
+
 #: The parts a saved DescriptionFusion stores in its own layout (``config.json``, its
 #: arrays, ``estimator/``).
 FUSION_PARTS = ("sources", "weights", "open_space", "dev_choices")
 
 
-class _Fields:
-    """A part made of named fields, None until ``fit`` (or a loader) sets them."""
-
-    FIELDS = ()
-
-    def __init__(self, **fields):
-        for name in self.FIELDS:
-            setattr(self, name, fields.pop(name, None))
-        if fields:
-            raise TypeError(f"{type(self).__name__} has no field {sorted(fields)}")
-
-    def __repr__(self):
-        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r:.40}' for k in self.FIELDS)})"
-
-
-class FusionSources(_Fields):
+class FusionSources(FittedFields):
     """The fitted sources of a fusion: ``model``, ``ranker`` and ``mentions`` (or None)."""
 
     FIELDS = ("model", "ranker", "mentions")
 
 
-class FusionWeights(_Fields):
+class FusionWeights(FittedFields):
     """The weights a fusion uses and its default top-k.
 
     Fields: ``weight`` and ``seen_weight`` (the description score's weight on
@@ -62,7 +49,7 @@ class FusionWeights(_Fields):
               "prior_weight", "k")
 
 
-class OpenSpace(_Fields):
+class OpenSpace(FittedFields):
     """The labels the descriptions score: ``unseen`` (their columns), and with a catalogue
     its ``catalogue`` index, the ``known_classes`` of ``Y``, the ``open_classes`` and its
     ``record``."""
@@ -70,7 +57,7 @@ class OpenSpace(_Fields):
     FIELDS = ("unseen", "catalogue", "known_classes", "open_classes", "record")
 
 
-class FusionChoices(_Fields):
+class FusionChoices(FittedFields):
     """The records of the weights chosen on dev: ``dev_map`` (each candidate's dev MAP),
     ``weights`` (the description weights' choice) and ``mentions`` (the mention
     weight's)."""

@@ -194,7 +194,7 @@ def _label_space_json(space):
             "unscored_labels": None if scored is None else np.flatnonzero(~scored).tolist()}
 
 
-def _label_space_read(config, c, parts):
+def _label_space_read(config, c, parts, clf):
     """The label space of ``config.json``'s fields, checked field by field."""
     from ..._label_space import LabelSpace
     from ..._labels import check_label_names
@@ -226,7 +226,7 @@ def _label_space_read(config, c, parts):
                       np.asarray(frequency, dtype=np.int64), n_train, form, scored)
 
 
-def _dev_choices_read(config, c, parts):
+def _dev_choices_read(config, c, parts, clf):
     """The best epoch (0 for a model saved before it) and the choice records (none before)."""
     from ..parts._dev_choices import DevChoices
     choices = config.get("dev_choices", {})
@@ -239,14 +239,15 @@ def _dev_choices_read(config, c, parts):
                                  if "best_epoch" in config else 0, "dev_choices": choices})
 
 
-def _stage1_weight_read(config, c, parts, given):
-    """The Stage 1 weight trained with (a model saved before it: the given one, 0 for
-    ``"dev"``) and the raced candidates."""
+def _stage1_weight_read(config, c, parts, clf):
+    """The Stage 1 weight trained with (a model saved before it: the estimator's
+    ``stage1_weight``, 0 for ``"dev"``) and the raced candidates."""
     from ..parts._dev_choices import Stage1WeightRace
     cands = config.get("stage1_weight_candidates")
     if cands is not None and not (isinstance(cands, list)
                                   and all(isinstance(x, dict) for x in cands)):
         c.fail("stage1_weight_candidates", "must be null or a list of objects")
+    given = clf.stage1_weight
     weight = (c.number("stage1_weight", low=0.0) if "stage1_weight" in config
               else 0.0 if isinstance(given, str) else float(given))
     return Stage1WeightRace.from_dict({"stage1_weight": weight,
@@ -263,12 +264,12 @@ def _decision_rule_json(rule):
                                                                     "label_thresholds")}
 
 
-def _decision_rule_read(config, c, parts, default):
+def _decision_rule_read(config, c, parts, clf):
     """The decision rule from ``config.json``, checked field by field: a model saved
     before the rule was chosen on dev applies its fixed ``decision``."""
     from ...metrics import DECISION_RULES, DecisionRule
     n_labels = parts["label_space"].n_labels
-    rule = config.get("rule", default)
+    rule = config.get("rule", clf.decision)
     if rule not in DECISION_RULES:
         c.fail("rule", f"must be one of {list(DECISION_RULES)}")
     thresholds = config.get("label_thresholds")
@@ -295,7 +296,7 @@ def _logit_adjustment_json(part):
             "logit_adjustment_dev": _json_value(state["dev_scores"], "logit_adjustment_dev")}
 
 
-def _logit_adjustment_read(config, c, parts):
+def _logit_adjustment_read(config, c, parts, clf):
     """τ (0 for a model saved before it) and its dev scores, over the saved label prior."""
     from ..parts._logit_adjustment import LogitAdjustment, log_prior
     dev = config.get("logit_adjustment_dev")
@@ -312,13 +313,15 @@ def _logit_adjustment_read(config, c, parts):
 
 
 #: The parts kept in ``config.json``, in reading order: ``{name: (its fields, as JSON;
-#: the part, read back from config.json's fields and checked)}``. The relevance and the
-#: shortlist fusion are kept in folders of their own (``relevance/``, ``shortlist/``).
+#: its reader, ``read(config, checker, parts read so far, the loaded estimator)``: the
+#: part, read back from config.json's fields and checked, a field absent from an older
+#: folder taken from the estimator's parameters)}``. The relevance and the shortlist
+#: fusion are kept in folders of their own (``relevance/``, ``shortlist/``).
 _CONFIG_PARTS = {
     "label_space": (_label_space_json, _label_space_read),
     "dev_choices": (lambda part: part.to_dict(), _dev_choices_read),
-    "stage1_weight": (lambda part: part.to_dict(), None),   # read with the parameter
-    "decision_rule": (_decision_rule_json, None),  # read with the estimator's parameter
+    "stage1_weight": (lambda part: part.to_dict(), _stage1_weight_read),
+    "decision_rule": (_decision_rule_json, _decision_rule_read),
     "logit_adjustment": (_logit_adjustment_json, _logit_adjustment_read),
 }
 
@@ -337,10 +340,7 @@ def _read_parts(clf, path, config, c):
     from ..parts._shortlist_fusion import ShortlistFusion
     parts = {}
     for name, (_, read) in _CONFIG_PARTS.items():
-        parts[name] = (read(config, c, parts) if read is not None else
-                       _stage1_weight_read(config, c, parts, clf.stage1_weight)
-                       if name == "stage1_weight" else
-                       _decision_rule_read(config, c, parts, clf.decision))
+        parts[name] = read(config, c, parts, clf)
     n_labels = parts["label_space"].n_labels
     parts["relevance"] = load_relevance(path / "relevance")
     if parts["relevance"].n_labels_ != n_labels:
