@@ -33,6 +33,8 @@ def test_an_old_folder_loads_and_scores_as_it_did(name):
     if name == "linear":
         assert decision["rule"] == "per_label_threshold"
         np.testing.assert_array_equal(decision["thresholds"], [0.1, -0.2, 0.3])
+        # the old "decision" field is the model's rule part now: predict applies it
+        np.testing.assert_array_equal(model.predict(PROBE).toarray(), (got >= [0.1, -0.2, 0.3]))
     if name == "description_fusion":
         assert (decision["rule"], decision["k"]) == ("top_k", 2)
 

@@ -100,11 +100,6 @@ def test_register_part_refuses_a_name_taken_by_another_class():
         register_part(int)
 
 
-def final_step(model):
-    """A Pipeline's last step, or the model itself."""
-    return model[-1] if hasattr(model, "steps") else model
-
-
 @pytest.mark.parametrize("kind", ["linear", "description-fusion", "plant-classifier"])
 def test_the_decision_rule_is_a_part_of_every_kind(tmp_path, fit_kind, kind_corpus, kind):
     """Every kind keeps its decision rule as the part ``parts_["decision_rule"]``: a rule set
@@ -113,7 +108,7 @@ def test_the_decision_rule_is_a_part_of_every_kind(tmp_path, fit_kind, kind_corp
     from xplant._saved import decide
     from xplant.metrics import DecisionRule
     model = fit_kind(kind)
-    final = final_step(model)
+    final = _last(model)
     texts = kind_corpus()[0][:12]
     if kind != "plant-classifier":
         default = final.decision_rule_
@@ -129,12 +124,12 @@ def test_the_decision_rule_is_a_part_of_every_kind(tmp_path, fit_kind, kind_corp
     np.testing.assert_array_equal(sp.csr_matrix(predicted).toarray(),
                                   decide(model, texts, own.to_dict()).toarray())
     back, decision = load_saved(save(model, tmp_path / "m"))
-    assert final_step(back).decision_rule_ == own and DecisionRule.from_dict(decision) == own
+    assert _last(back).decision_rule_ == own and DecisionRule.from_dict(decision) == own
     np.testing.assert_array_equal(sp.csr_matrix(back.predict(texts)).toarray(),
                                   sp.csr_matrix(predicted).toarray())
     if kind == "linear":                        # a new fit drops the rule set on the old one
         model.fit(*kind_corpus())
-        assert final_step(model).decision_rule_ == default
+        assert _last(model).decision_rule_ == default
 
 
 def test_records_are_kept_beside_the_model(tmp_path, fit_kind):
