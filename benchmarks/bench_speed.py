@@ -315,9 +315,18 @@ def instrument_fit(inst, record):
             return f"{parent}.{suffix}"
         return name
 
-    for attr in ("_logits", "_net_candidate_logits"):
-        inst.wrap(PlantClassifier, attr, inside("net"))
-    inst.wrap(PlantClassifier, "_best_fusion", inside("fusion"))
+    classifier_pkg = fit_module.__name__.rsplit(".", 1)[0]
+    try:                                           # the network and the shortlist as collaborators
+        network = importlib.import_module(classifier_pkg + "._network").NetworkScorer
+        training = importlib.import_module(classifier_pkg + "._shortlist").ShortlistTraining
+        nets, fusion = [(network, "logits"), (network, "candidate_logits")], \
+            (training, "best_fusion")
+    except (ImportError, AttributeError):          # a base commit: the classifier's mixin methods
+        nets = [(PlantClassifier, "_logits"), (PlantClassifier, "_net_candidate_logits")]
+        fusion = (PlantClassifier, "_best_fusion")
+    for owner, attr in nets:
+        inst.wrap(owner, attr, inside("net"))
+    inst.wrap(*fusion, inside("fusion"))
     inst.wrap(PlantClassifier, "_dev_loss", inside("loss"))
     for attr in ("fit", "_fit_prepared"):
         inst.wrap(AttentionPlanter, attr, "setup")

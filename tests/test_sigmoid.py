@@ -37,5 +37,7 @@ def test_every_place_uses_the_one_sigmoid():
     assert xplant.fusion._calibration.sigmoid is _sigmoid.sigmoid
     assert xplant.linear._base.sigmoid is _sigmoid.sigmoid     # the sparse rankers' predict_proba
     pytest.importorskip("torch")
-    import xplant.neural.classifier._inference
-    assert xplant.neural.classifier._inference.sigmoid is _sigmoid.sigmoid
+    import xplant.neural.classifier._classifier
+    import xplant.neural.classifier._network
+    assert xplant.neural.classifier._network.sigmoid is _sigmoid.sigmoid
+    assert xplant.neural.classifier._classifier.sigmoid is _sigmoid.sigmoid

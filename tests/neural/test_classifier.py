@@ -39,7 +39,7 @@ def test_top_k_and_explain_scores_are_the_one_sigmoid(fitted, monkeypatch):
     """predict_top_k's scores and explain's probabilities are predict_proba's, bit for bit:
     all three go through xplant._sigmoid.sigmoid (explain scores one document at a time,
     so it equals predict_proba of that document alone)."""
-    import xplant.neural.classifier._inference as inference
+    import xplant.neural.classifier._network as network
     from xplant import _sigmoid
     clf, texts, _ = fitted
     P = clf.predict_proba(texts[:9])
@@ -50,7 +50,7 @@ def test_top_k_and_explain_scores_are_the_one_sigmoid(fitted, monkeypatch):
         got = np.array([[d["prob"] for d in e["labels"]] for e in ex], dtype=np.float32)
         np.testing.assert_array_equal(got, np.take_along_axis(alone, idx[:4], 1))
     calls = []
-    monkeypatch.setattr(inference, "sigmoid",
+    monkeypatch.setattr(network, "sigmoid",
                         lambda x, **kw: calls.append(1) or _sigmoid.sigmoid(x, **kw) / 2)
     assert (clf.predict_top_k(texts[:9], k=3)[1] == sc / 2).all() and calls
     halves = [[d["prob"] for d in e["labels"]] for e in clf.explain(texts[:4], top_labels=3)]

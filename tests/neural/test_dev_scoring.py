@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from xplant.fusion import dense_scores, sigmoid
 from xplant.metrics import mean_average_precision
 from xplant.neural import PlantClassifier
+from xplant.neural.parts._shortlist_fusion import fuse_pair
 from xplant.neural.training._callbacks import DevScoring, degenerate_check, score_by_name
 
 #: Metrics checked against the dense scores every epoch: k below C = 4, at it, past it, past L
@@ -23,11 +24,11 @@ def corpus(make_corpus):
 
 def _dense_oracle(net):
     """The dense path the fit used before: σ(z) at the candidates placed among the L labels."""
-    cand, _, rank = net.dev_view_
+    cand, _, rank = net.shortlist_training_.dev_view
     if cand.shape[1] >= net.n_labels_:
-        z = np.take_along_axis(net._logits(net.dev_docs_), cand, 1)
+        z = np.take_along_axis(net._network().logits(net.dev_docs_), cand, 1)
     else:
-        z = net._net_candidate_logits(net.dev_docs_, cand)
+        z = net._network().candidate_logits(net.dev_docs_, cand)
     return dense_scores(cand, sigmoid(z), rank)
 
 
@@ -77,13 +78,15 @@ def test_dev_scores_from_candidates_equal_the_dense_scores(tiny, corpus, monkeyp
     dense_curve = [e["dense"][0] for e in seen]
     assert clf.best_epoch_ == int(np.argmax(dense_curve)) + 1
     # the choice after the fit: each pair's score is the dense fused scores' metric
-    cand, s, rank = clf.dev_view_
-    p_net = sigmoid(clf._net_candidate_logits(clf.dev_docs_, cand, tau=0.0))
-    choice = clf._best_fusion(s, p_net, cand, rank)
+    stage = clf.shortlist_training_
+    cand, s, rank = stage.dev_view
+    p_net = sigmoid(clf._network().candidate_logits(clf.dev_docs_, cand, tau=0.0))
+    choice = stage.best_fusion(p_net, clf.fusion, scoring, clf.dev_Y_)
     from xplant.fusion import tail_factor
     factor = tail_factor(rank)
     for (alpha, ab), value in choice.scores:
-        dense = clf._fused((calibrate(s, ab), None), (p_net, None), alpha, cand, factor)
+        dense = fuse_pair((calibrate(s, ab), None), (p_net, None), alpha, cand, factor,
+                          clf.n_labels_)
         assert value == score_by_name(scoring, clf.dev_Y_, dense)
 
 
@@ -150,7 +153,7 @@ def test_shortlisted_dev_scoring_builds_no_dense_array(tiny, monkeypatch):
                           n_candidates=20, fusion=(0.5, (1.0, 0.0)), decision="top_k",
                           decision__k=2, decision__threshold=0.5)
     clf.fit(texts[:n_train], Y[:n_train], validation_data=(texts[n_train:], Y[n_train:]))
-    assert len(peaks) == 2 and clf._uses_candidates()
+    assert len(peaks) == 2 and clf.n_candidates_ < clf.n_labels_
     dense_bytes = n_dev * n_labels * 8
     assert max(peaks) < dense_bytes / 8, (peaks, dense_bytes)
     assert all(np.isfinite(h["valid_map"]) and h["valid_map"] > 0 for h in clf.history)

@@ -190,8 +190,9 @@ def test_fused_scores_adjust_the_network_only(small, corpus):
     np.testing.assert_array_equal(at[1.0], raw[1.0])
     docs = clf._docs(X)
     from xplant.neural.classifier._shortlist import shortlist_texts
-    cand, _, _ = clf._shortlist_view(shortlist_texts(X, docs, clf.relevance_))
-    z = clf._net_candidate_logits(docs, cand, tau=0.0)
+    cand, _, _ = clf.parts_["shortlist_fusion"].rank(shortlist_texts(X, docs, clf.relevance_),
+                                                     clf.n_labels_)
+    z = clf._network().candidate_logits(docs, cand, tau=0.0)
     np.testing.assert_allclose(np.take_along_axis(at[0.0], cand, 1),
                                _sigmoid(z - 0.5 * log_p[cand]), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(np.take_along_axis(raw[0.0], cand, 1), _sigmoid(z),

@@ -193,7 +193,7 @@ def test_a_fitted_shortlisted_model_holds_no_dev_split(make_corpus):
     for owner in (clf, clf.planter_):
         for name, value in arrays(owner):
             assert value.shape[0] != n_dev, f"{type(owner).__name__}.{name} {value.shape}"
-    assert clf.dev_docs_ is None and clf.dev_Y_ is None and clf.dev_view_ is None
+    assert clf.dev_docs_ is None and clf.dev_Y_ is None and clf.shortlist_training_ is None
     assert clf.planter_.dev_dataset_ is None and clf.planter_.dev_full_ is None
     assert np.isfinite(clf.predict_proba(texts[40:45])).all()        # prediction needs none of it
     assert n_labels == clf.n_labels_
@@ -244,7 +244,13 @@ def test_dev_choices_record_every_candidate_and_are_saved(make_corpus, tmp_path)
     assert ch["epoch"]["family"] == "ranking" and ch["epoch"]["criterion"] == "map"
     assert [c for c, _ in ch["epoch"]["scores"]] == [1, 2]
     assert [s for _, s in ch["epoch"]["scores"]] == [h["valid_map"] for h in clf.history]
-    assert len(ch["fusion"]["scores"]) == 11 * len(clf.calibrations_)
+    # each calibration (the plain sigmoid, and the scaling fitted on dev where it differs)
+    # competes at the 11 α of the grid
+    alphas = {}
+    for (alpha, ab), _ in ch["fusion"]["scores"]:
+        alphas.setdefault(tuple(ab), []).append(alpha)
+    assert list(alphas)[0] == (1.0, 0.0) and len(alphas) in (1, 2)
+    assert all(a == [i / 10 for i in range(11)] for a in alphas.values())
     assert ch["fusion"]["value"] == [clf.fusion_weight_, list(clf.shortlist_calibration_)]
     again = load_model(clf.save(tmp_path / "m"))
     assert again.dev_choices_ == json.loads(json.dumps(ch))

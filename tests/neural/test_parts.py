@@ -11,7 +11,7 @@ from xplant.metrics import DecisionRule
 from xplant.neural import adjust_logits, load_model, log_prior
 from xplant.neural.parts._logit_adjustment import LogitAdjustment
 from xplant.neural.parts._shortlist_fusion import ShortlistFusion
-from xplant.neural.parts._attributes import PART_NAMES, UNSAVED_PARTS
+from xplant.neural.classifier._io import PART_NAMES, UNSAVED_PARTS
 
 LOG_P = np.log(np.array([0.5, 0.25, 0.125, 0.0625]))
 

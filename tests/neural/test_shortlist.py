@@ -83,8 +83,9 @@ def test_fusion_choice_scores_candidates_only_and_equals_the_dense_map(small, co
     with monkeypatch.context() as m:                    # keep the dev view for the oracle
         m.setattr(PlantClassifier, "_release_dev_split", lambda self: None)
         clf = small(shortlist="linear", n_candidates=4, max_epochs=3).fit(texts, Y)
-    cand, s, rank = clf.dev_view_
-    p_net = mod.sigmoid(clf._net_candidate_logits(clf.dev_docs_, cand, tau=0.0))
+    stage = clf.shortlist_training_
+    cand, s, rank = stage.dev_view
+    p_net = mod.sigmoid(clf._network().candidate_logits(clf.dev_docs_, cand, tau=0.0))
     dense_builds = []
     import xplant.neural.parts._shortlist_fusion as fusion_part     # the one caller of fuse for a pair
     real_fuse = fusion_part.fuse
@@ -93,12 +94,12 @@ def test_fusion_choice_scores_candidates_only_and_equals_the_dense_map(small, co
         dense_builds.append(kw.get("n_labels"))
         return real_fuse(sources, **kw)
     monkeypatch.setattr(fusion_part, "fuse", counting_fuse)
-    choice = clf._best_fusion(s, p_net, cand, rank)
+    choice = stage.best_fusion(p_net, clf.fusion, clf.scoring, clf.dev_Y_)
     assert len(dense_builds) == len(choice.scores) > 1 and set(dense_builds) == {None}
     monkeypatch.undo()
     factor = tail_factor(rank)
-    dense = [mean_average_precision(clf.dev_Y_, clf._fused(
-        (mod.calibrate(s, ab), None), (p_net, None), alpha, cand, factor))
+    dense = [mean_average_precision(clf.dev_Y_, fusion_part.fuse_pair(
+        (mod.calibrate(s, ab), None), (p_net, None), alpha, cand, factor, clf.n_labels_))
         for (alpha, ab), _ in choice.scores]
     np.testing.assert_allclose([v for _, v in choice.scores], dense, rtol=1e-12, atol=0)
     assert choice.value == choice.scores[int(np.argmax(dense))][0]
@@ -133,7 +134,7 @@ def test_fusion_ends(fused, alpha):
         np.testing.assert_array_equal(idx, s_idx)
     else:
         docs = clf._docs(texts[:10])
-        full = clf._logits(docs)
+        full = clf._network().logits(docs)
         own = np.take_along_axis(full, s_idx, 1)
         expect = np.take_along_axis(s_idx, np.argsort(-own, 1, kind="stable"), 1)
         np.testing.assert_array_equal(idx, expect)
@@ -165,7 +166,7 @@ def test_pipeline_passes_raw_texts_to_the_shortlist(tiny, corpus):
     assert corpus_.texts == texts[:4] and corpus_[1:3].texts == texts[1:3]
     clf = pipe[-1]
     s_idx, _ = predict_top_k(clf.shortlist_, texts[:4], 5)
-    cand, _, _ = clf._shortlist_view(texts[:4])
+    cand, _, _ = clf.parts_["shortlist_fusion"].rank(texts[:4], clf.n_labels_)
     np.testing.assert_array_equal(cand, s_idx)       # the shortlist read the raw texts
     assert pipe.predict_proba(texts[:4]).shape == (4, Y.shape[1])
 
@@ -409,7 +410,7 @@ def test_nan_parameters_are_refused(tiny, corpus):
 
 def test_top_k_past_the_candidates_asks_the_shortlist_for_k_labels(fused, monkeypatch):
     """k > C: the shortlist ranks k labels (not all L), and the order is predict_proba's."""
-    from xplant.neural.classifier import _shortlist as _shortlisted
+    from xplant.neural.parts import _shortlist_fusion as _shortlisted
     clf, texts, Y = fused
     P = clf.predict_proba(texts[:8])
     asked = []
@@ -439,8 +440,9 @@ def test_valid_loss_on_test_time_candidates(tiny, corpus):
                           planter=AttentionPlanter(max_epochs=1, verbose=0)).fit(
         texts[:70], Y[:70], validation_data=(texts[70:], Y[70:]))
     # the dev split is released after fit: its candidates and documents, made again
-    cand = clf._shortlist_view(texts[70:], full_tail=True, raw=True)[0]
-    z = torch.from_numpy(clf._net_candidate_logits(clf._docs(texts[70:]), cand))
+    cand = clf.parts_["shortlist_fusion"].rank(texts[70:], clf.n_labels_, full_tail=True,
+                                               raw=True)[0]
+    z = torch.from_numpy(clf._network().candidate_logits(clf._docs(texts[70:]), cand))
     y = torch.from_numpy(np.take_along_axis(Y[70:].toarray(), cand, 1).astype(np.float32))
     expected = float(candidate_loss(z, y, torch.ones(z.shape, dtype=torch.bool)))
     assert clf.history[clf.best_epoch_ - 1]["valid_loss"] == pytest.approx(expected, rel=1e-5)
@@ -468,7 +470,7 @@ def test_tree_shortlist_fills_candidates_by_training_frequency(tiny):
     trees = Pipeline([("tfidf", TfidfVectorizer()), ("trees", OmikujiTrees(beam_size=2, n_jobs=1))])
     clf = PlantClassifier(**tiny, plant=False, max_epochs=1, shortlist=trees, n_candidates=100,
                           fusion=1.0, validation_fraction=None).fit(tr.texts, tr.Y)
-    cand, s, _ = clf._shortlist_view(te.texts, raw=True)
+    cand, s, _ = clf.parts_["shortlist_fusion"].rank(te.texts, clf.n_labels_, raw=True)
     freq = clf.label_frequency_
     assert (s == 0).any(axis=1).all()              # every document has unreached candidates
     for row, scores in zip(cand, s):

@@ -20,7 +20,7 @@ path and the SHA-256 of its weight files (the GGUF file, or a folder's
 weight files). Loading hashes what the spec resolves to now and refuses
 another base, naming both.
 
-The classifier's fitted parts (``parts_``, :mod:`xplant.neural.parts._attributes`)
+The classifier's fitted parts (``parts_``: :data:`PART_NAMES`, read by the fitted attributes)
 are walked, not restored attribute by attribute: each part's ``to_dict``
 fills its fields of ``config.json`` (:data:`_PART_FIELDS`) and its
 ``from_dict`` reads them back; the shortlist fusion saves itself to
@@ -41,6 +41,13 @@ from ...persistence._parts import model_folder, read_parts
 from ...relevance._llm_files import check_llm_base, llm_base_record
 from .._settings import translate_params
 from ..backbones import backbone_kind
+
+#: The names of a PlantClassifier's fitted parts, in the order they are saved.
+PART_NAMES = ("label_space", "relevance", "dev_choices", "stage1_weight", "decision_rule",
+              "logit_adjustment", "shortlist_fusion")
+#: The parts a saved PlantClassifier leaves out: the fitted planter (the network holds what
+#: Stage 1 planted).
+UNSAVED_PARTS = ("planting",)
 
 _FORMAT = "xplant-plant-classifier-1"
 _JSON_TYPES = (int, float, str, bool, type(None))
@@ -153,7 +160,6 @@ def save_model(clf, path, *, overwrite=False):
     """
     from sklearn.utils.validation import check_is_fitted
     from ...relevance import save_relevance
-    from ..parts._attributes import PART_NAMES, UNSAVED_PARTS
     check_is_fitted(clf, "module_")
     path = Path(path)
     # the old folder goes once this is in place; its own parts in config.json and shortlist/
@@ -356,7 +362,7 @@ def read_model(path, cls):
     """Load a PlantClassifier saved by :func:`save_model`; ready to predict.
 
     ``cls`` is the class to rebuild (:class:`~xplant.neural.PlantClassifier`,
-    which passes itself: :meth:`SavedModelMixin.load`), so this module never
+    which passes itself: ``PlantClassifier.load``), so this module never
     imports the classifier back. :func:`xplant.neural.load_model` (which
     documents the checks and the errors) and ``PlantClassifier.load`` call it.
 
@@ -417,32 +423,3 @@ def read_model(path, cls):
                          f"configuration: {exc}") from exc
     clf.module_.eval()
     return read_parts(clf, path)
-
-
-class SavedModelMixin:
-    """``save`` and ``load`` of :class:`PlantClassifier` (:func:`save_model`, :func:`xplant.neural.load_model`)."""
-
-    def save(self, path, *, overwrite=False):
-        """Save to a folder: safetensors weights + JSON config + the MIGRelevance.
-
-        See :func:`xplant.neural.save_model`. Loading runs no pickled code.
-
-        Parameters
-        ----------
-        path : str or Path
-            The folder to write.
-        overwrite : bool, default=False
-            Replace an existing folder.
-        """
-        return save_model(self, path, overwrite=overwrite)
-
-    @classmethod
-    def load(cls, path):
-        """Load a model saved by :meth:`save` (see :func:`xplant.neural.load_model`).
-
-        Parameters
-        ----------
-        path : str or Path
-            The folder :meth:`save` wrote.
-        """
-        return read_model(path, cls)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...fusion import SCORE_FLOOR, Source, final_step, fit_shortlist, fuse
+from ...fusion import SCORE_FLOOR, Source, calibrate, final_step, fit_shortlist, fuse, rank_labels
 
 
 def fuse_pair(short, net, alpha, candidates, factor=None, n_labels=None):
@@ -153,6 +153,42 @@ class ShortlistFusion:
         self.weight, self.calibration = choice.value
         self.choice = choice
         return choice
+
+    def rank(self, texts, n_labels, *, full_tail=False, raw=False, top=None):
+        """Each text's candidates by the shortlist, their scores, and its ranking beyond C.
+
+        Parameters
+        ----------
+        texts : list of str
+            What the shortlist reads.
+        n_labels : int
+            The labels.
+        full_tail : bool, default=False
+            Rank beyond C too, for ordering the labels below the candidates:
+            every label when the shortlist scores them all, else 2C.
+        raw : bool, default=False
+            The shortlist's raw scores instead of the calibrated probabilities.
+        top : int or None, default=None
+            With ``full_tail``, cut the full ranking at the ``top`` labels a
+            top-k needs (its first ``top`` labels are the full ranking's).
+
+        Returns
+        -------
+        candidates : ndarray of int64 of shape (n, C)
+        scores : ndarray of float64 of shape (n, C)
+        beyond : ndarray of int64 of shape (n, k - C)
+            The shortlist's ranking after the candidates.
+        """
+        C, L = self.n_candidates, n_labels
+        final = final_step(self.shortlist)
+        dense = hasattr(final, "decision_function") or hasattr(final, "predict_proba")
+        k = (L if top is None else min(L, max(C, top))) if (full_tail and dense) \
+            else min(L, 2 * C if full_tail else C)
+        idx, s = rank_labels(self.shortlist, texts, k)
+        s = s[:, :C]
+        if not raw:
+            s = calibrate(s, self.calibration)
+        return idx[:, :C], s, idx[:, C:]
 
     def apply(self, shortlist_scores, logits, candidates, factor=None, n_labels=None):
         """The fused scores of the candidates: α · σ(a·s + b) + (1 − α) · σ(z).
