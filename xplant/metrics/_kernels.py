@@ -278,33 +278,47 @@ def _ap_from_positives(pos_s, pos_i, m_total, cand_s, cand_i):
     return total / m_total
 
 
+@njit(cache=True)
+def _ap_row(vals, cols, y_indices, a, b):
+    """Average precision of one row over its full ranking (0 for a row without true labels).
+
+    The one row of :func:`ap_full_dense` and :func:`ap_full_csr`: gathers the
+    row's ranked positives (true labels scored above ``-inf``, label ids
+    ascending) for :func:`_ap_from_positives`. ``vals`` are the row's scores,
+    ``cols`` their labels, sorted (None: a dense row, the position is the
+    label; numba compiles that case on its own) and the row's true labels are
+    ``y_indices[a:b]``.
+    """
+    m = b - a
+    if m == 0:
+        return 0.0
+    pos_s = np.empty(m, dtype=np.float64)
+    pos_i = np.empty(m, dtype=np.int64)
+    c = 0
+    if cols is None:
+        for q in range(a, b):
+            j = y_indices[q]
+            if vals[j] != -np.inf:
+                pos_s[c] = vals[j]
+                pos_i[c] = j
+                c += 1
+        cand_i = np.arange(vals.shape[0])
+    else:
+        for p in range(vals.shape[0]):
+            if vals[p] != -np.inf and _contains(y_indices, a, b, cols[p]):
+                pos_s[c] = vals[p]
+                pos_i[c] = cols[p]
+                c += 1
+        cand_i = cols.astype(np.int64)
+    return _ap_from_positives(pos_s[:c], pos_i[:c], m, vals.astype(np.float64), cand_i)
+
+
 @njit(cache=True, parallel=True)
 def ap_full_dense(S, y_indptr, y_indices):
-    n, L = S.shape
+    n = S.shape[0]
     out = np.zeros(n, dtype=np.float64)
-    cand_i = np.arange(L)
     for i in prange(n):
-        a = y_indptr[i]
-        b = y_indptr[i + 1]
-        m = b - a
-        if m == 0:
-            continue
-        cnt = 0                     # ranked positives: gold labels scored above -inf
-        for q in range(a, b):
-            if S[i, y_indices[q]] != -np.inf:
-                cnt += 1
-        pos_i = np.empty(cnt, dtype=np.int64)
-        pos_s = np.empty(cnt, dtype=np.float64)
-        c = 0
-        for q in range(a, b):
-            if S[i, y_indices[q]] != -np.inf:
-                pos_i[c] = y_indices[q]
-                pos_s[c] = S[i, y_indices[q]]
-                c += 1
-        row = np.empty(L, dtype=np.float64)
-        for j in range(L):
-            row[j] = S[i, j]
-        out[i] = _ap_from_positives(pos_s, pos_i, m, row, cand_i)
+        out[i] = _ap_row(S[i], None, y_indices, y_indptr[i], y_indptr[i + 1])
     return out
 
 
@@ -313,29 +327,9 @@ def ap_full_csr(indptr, indices, data, y_indptr, y_indices):
     n = y_indptr.shape[0] - 1
     out = np.zeros(n, dtype=np.float64)
     for i in prange(n):
-        a = y_indptr[i]
-        b = y_indptr[i + 1]
-        m = b - a
-        if m == 0:
-            continue
-        start = indptr[i]
-        stop = indptr[i + 1]
-        # ranked positives: gold labels that have a stored score above -inf
-        cnt = 0
-        for p in range(start, stop):
-            if data[p] != -np.inf and _contains(y_indices, a, b, indices[p]):
-                cnt += 1
-        pos_s = np.empty(cnt, dtype=np.float64)
-        pos_i = np.empty(cnt, dtype=np.int64)
-        q = 0
-        for p in range(start, stop):  # indices are sorted: ids ascending
-            if data[p] != -np.inf and _contains(y_indices, a, b, indices[p]):
-                pos_s[q] = data[p]
-                pos_i[q] = indices[p]
-                q += 1
-        cand_s = data[start:stop].astype(np.float64)
-        cand_i = indices[start:stop].astype(np.int64)
-        out[i] = _ap_from_positives(pos_s, pos_i, m, cand_s, cand_i)
+        lo = indptr[i]
+        hi = indptr[i + 1]
+        out[i] = _ap_row(data[lo:hi], indices[lo:hi], y_indices, y_indptr[i], y_indptr[i + 1])
     return out
 
 
