@@ -272,15 +272,20 @@ def positive_row_counts(indptr, indices, n11, df, freq, n):
 
 
 @njit(cache=True, error_model="numpy")
-def _positive_pairs(indptr, indices, n11, r, df, tterm, f, n, norm, tab, tok, val):
-    """Row ``r``'s positively associated pairs with a MIG above 0, in stored order.
+def _positive_row(indptr, indices, n11, r, df, tterm, f, n, norm, tab, k, out_tok, out_val):
+    """Row ``r``'s top-k positively associated pairs with a MIG above 0, sorted by token id.
 
-    The one scan of a row of :func:`positive_rows` and :func:`positive_top_k`:
-    writes their token ids and MIG into ``tok`` and ``val`` and returns how
-    many it wrote; ``f`` is the row's label frequency.
+    The one row of :func:`positive_rows` (``k`` its row's slots, so every
+    pair) and :func:`positive_top_k`: scans the row's stored pairs, keeps
+    those with ``n11 * N > df * f`` and a MIG above 0 (``f`` is the row's
+    label frequency), writes the top ``k`` of them (:func:`_select_top_k`)
+    into ``out_tok`` and ``out_val`` and returns how many it wrote.
     """
     lterm = _pair_term(f, n, tab)
     hn = _xlogx(n, tab)
+    m = indptr[r + 1] - indptr[r]
+    tok = np.empty(m, dtype=np.int64)
+    val = np.empty(m, dtype=np.float64)
     j = 0
     for p in range(indptr[r], indptr[r + 1]):
         t = indices[p]
@@ -290,7 +295,7 @@ def _positive_pairs(indptr, indices, n11, r, df, tterm, f, n, norm, tab, tok, va
                 tok[j] = t
                 val[j] = v
                 j += 1
-    return j
+    return _select_top_k(tok, val, j, k, out_tok, out_val)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -305,16 +310,10 @@ def positive_rows(indptr, indices, n11, df, tterm, freq, n, norm, tab, out_indpt
     b = indptr.shape[0] - 1
     written = np.zeros(b, dtype=np.int64)
     for r in prange(b):
-        start = out_indptr[r]
-        m = out_indptr[r + 1] - start
-        tok = np.empty(m, dtype=np.int64)
-        val = np.empty(m, dtype=np.float64)
-        j = _positive_pairs(indptr, indices, n11, r, df, tterm, freq[r], n, norm, tab, tok, val)
-        order = np.argsort(tok[:j])
-        for q in range(j):
-            out_indices[start + q] = tok[order[q]]
-            out_data[start + q] = val[order[q]]
-        written[r] = j
+        lo = out_indptr[r]
+        hi = out_indptr[r + 1]
+        written[r] = _positive_row(indptr, indices, n11, r, df, tterm, freq[r], n, norm, tab,
+                                   hi - lo, out_indices[lo:hi], out_data[lo:hi])
     return written
 
 
@@ -337,11 +336,8 @@ def positive_top_k(indptr, indices, n11, df, tterm, freq, n, norm, tab, k, out_t
     b = indptr.shape[0] - 1
     counts = np.zeros(b, dtype=np.int64)
     for r in prange(b):
-        m = indptr[r + 1] - indptr[r]
-        tok = np.empty(m, dtype=np.int64)
-        val = np.empty(m, dtype=np.float64)
-        j = _positive_pairs(indptr, indices, n11, r, df, tterm, freq[r], n, norm, tab, tok, val)
-        counts[r] = _select_top_k(tok, val, j, k, out_tok[r], out_val[r])
+        counts[r] = _positive_row(indptr, indices, n11, r, df, tterm, freq[r], n, norm, tab, k,
+                                  out_tok[r], out_val[r])
     return counts
 
 
