@@ -18,13 +18,17 @@ class FittedFields:
 
     Parameters
     ----------
+    *values
+        Values of the first of ``FIELDS``, in their order (a call may name them
+        by position, as the arguments of an ``__init__``).
     **fields
         Values of some of ``FIELDS`` by name; the others are None.
 
     Raises
     ------
     TypeError
-        For a name that is not one of ``FIELDS``.
+        For a name that is not one of ``FIELDS``, more values than ``FIELDS``,
+        or a field given both by position and by name.
 
     Examples
     --------
@@ -32,11 +36,20 @@ class FittedFields:
     ...     FIELDS = ("names", "size")
     >>> Space(size=2)
     Space(names=None, size=2)
+    >>> Space(["A01"], 1)
+    Space(names=['A01'], size=1)
     """
 
     FIELDS = ()
 
-    def __init__(self, **fields):
+    def __init__(self, *values, **fields):
+        if len(values) > len(self.FIELDS):
+            raise TypeError(f"{type(self).__name__} has {len(self.FIELDS)} fields; "
+                            f"{len(values)} values given")
+        for name, value in zip(self.FIELDS, values):
+            if name in fields:
+                raise TypeError(f"{type(self).__name__} got field {name!r} twice")
+            fields[name] = value
         for name in self.FIELDS:
             setattr(self, name, fields.pop(name, None))
         if fields:

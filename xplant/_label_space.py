@@ -14,11 +14,15 @@ loader restores as one part.
 
 import numpy as np
 
-from ._fitted_parts import PartField, part_fields
+from ._fitted_parts import FittedFields, PartField, part_fields
 
 
-class LabelSpace:
+class LabelSpace(FittedFields):
     """A fitted estimator's label space: names, frequencies, training count, answer form.
+
+    A record of fields (:class:`xplant._fitted_parts.FittedFields`), given by
+    position in this order or by name; each is None until ``fit`` or a loader
+    sets it.
 
     Parameters
     ----------
@@ -46,14 +50,8 @@ class LabelSpace:
     True
     """
 
-    def __init__(self, classes=None, n_labels=None, label_frequency=None, n_train_documents=None,
-                 prediction_form=None, scored_labels=None):
-        self.classes = classes
-        self.n_labels = n_labels
-        self.label_frequency = label_frequency
-        self.n_train_documents = n_train_documents
-        self.prediction_form = prediction_form
-        self.scored_labels = scored_labels
+    FIELDS = ("classes", "n_labels", "label_frequency", "n_train_documents", "prediction_form",
+              "scored_labels")
 
     def to_dict(self):
         """The state: JSON values, and numpy arrays for the per-label fields.
