@@ -20,6 +20,7 @@ they are given as arguments.
 """
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -221,10 +222,13 @@ def _fitted_frequency(estimator, kwargs, need_n):
     return np.asarray(freq), n_docs
 
 
+@dataclass(eq=False, repr=False)
 class XMTCScorer:
     """Scorer ``scorer(estimator, X, y) -> float`` for one xplant metric.
 
-    Build it with :func:`make_xmtc_scorer` or :func:`get_scorer`.
+    Build it with :func:`make_xmtc_scorer` or :func:`get_scorer`. Its
+    parameters are its fields (a dataclass); two scorers are equal only when
+    they are the same object.
 
     Parameters
     ----------
@@ -242,12 +246,11 @@ class XMTCScorer:
         ``B``, ``label_frequency``, ``n_train_documents``, ``inv_propensity``).
     """
 
-    def __init__(self, metric, k, response_method, use_top_k, kwargs):
-        self.metric = metric
-        self.k = k
-        self.response_method = response_method
-        self.use_top_k = use_top_k
-        self.kwargs = kwargs
+    metric: str
+    k: int | None
+    response_method: str | tuple
+    use_top_k: bool
+    kwargs: dict
 
     def __repr__(self):
         at = f"_at_{self.k}" if self.k is not None else ""
