@@ -249,7 +249,8 @@ def _ap_from_positives(pos_s, pos_i, m_total, cand_s, cand_i):
 
     pos_s/pos_i: scores and label ids of the ranked positives, label ids
     ascending. m_total: number of gold labels (the AP denominator).
-    cand_s/cand_i: every ranked candidate of the row (positives included).
+    cand_s/cand_i: every ranked candidate of the row (positives included);
+    cand_i None: the candidate's position is its label id.
     """
     m = pos_s.shape[0]
     if m == 0:
@@ -260,7 +261,10 @@ def _ap_from_positives(pos_s, pos_i, m_total, cand_s, cand_i):
     diff = np.zeros(m + 1, dtype=np.int64)
     for c in range(cand_s.shape[0]):
         s = cand_s[c]
-        j = cand_i[c]
+        if cand_i is None:
+            j = c
+        else:
+            j = cand_i[c]
         lo = 0
         hi = m
         while lo < hi:
@@ -302,15 +306,13 @@ def _ap_row(vals, cols, y_indices, a, b):
                 pos_s[c] = vals[j]
                 pos_i[c] = j
                 c += 1
-        cand_i = np.arange(vals.shape[0])
     else:
         for p in range(vals.shape[0]):
             if vals[p] != -np.inf and _contains(y_indices, a, b, cols[p]):
                 pos_s[c] = vals[p]
                 pos_i[c] = cols[p]
                 c += 1
-        cand_i = cols.astype(np.int64)
-    return _ap_from_positives(pos_s[:c], pos_i[:c], m, vals.astype(np.float64), cand_i)
+    return _ap_from_positives(pos_s[:c], pos_i[:c], m, vals.astype(np.float64), cols)
 
 
 @njit(cache=True, parallel=True)
