@@ -11,6 +11,7 @@ stopping; the candidate with the best dev score (the early-stopping
 
 import copy
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -149,8 +150,12 @@ def race_routed(scores, reference, *, gap=ROUT_GAP, epochs=ROUT_EPOCHS, start=0)
                for e in range(len(own) - epochs, len(own)))
 
 
+@dataclass(eq=False)
 class CandidateRace(Callback):
     """Stop a later ``stage1_weight`` candidate that dev does not show ahead (skorch callback).
+
+    Its settings are its fields (a dataclass, whose ``__init__`` skorch's
+    ``get_params`` reads as it reads any callback's).
 
     After each epoch, :func:`race_misses` of the net's dev curve against the
     best earlier candidate's; at ``patience`` misses training stops, as
@@ -181,12 +186,11 @@ class CandidateRace(Callback):
         behind"`` (:func:`race_routed`); None while it races.
     """
 
-    def __init__(self, reference, monitor, patience, margin=RACE_MARGIN, start=0):
-        self.reference = reference
-        self.monitor = monitor
-        self.patience = patience
-        self.margin = margin
-        self.start = start
+    reference: list
+    monitor: str
+    patience: int
+    margin: float = RACE_MARGIN
+    start: int = 0
 
     def initialize(self):
         self.stopped_, self.why_ = False, None
