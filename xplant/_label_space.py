@@ -75,33 +75,66 @@ class LabelSpace(FittedFields):
                                   else np.asarray(self.scored_labels, dtype=bool))}
 
     @classmethod
-    def from_dict(cls, state):
-        """The label space of :meth:`to_dict`'s state, checked.
+    def from_dict(cls, state, where="the label space"):
+        """The label space of :meth:`to_dict`'s state, checked field by field.
+
+        The one reader of a saved label space: every saved kind (the linear
+        steps' entries, PLANT's ``config.json``) reads its label space here.
+
+        Parameters
+        ----------
+        state : dict
+            :meth:`to_dict`'s fields, read back (``label_frequency`` and
+            ``scored_labels`` as lists or arrays; ``scored_labels`` and
+            ``prediction_form`` may be absent: every label scored, the CSR form).
+        where : str or Path, default="the label space"
+            The file ``state`` was read from, named in errors.
+
+        Returns
+        -------
+        LabelSpace
 
         Raises
         ------
         ValueError
-            When the names and the number of labels disagree, a per-label
-            array has another length, or a label name breaks the rule of
-            ``fit`` (:func:`xplant._labels.check_class_names`).
+            Naming ``where`` and the field: a missing field or one of another
+            type, names and the number of labels that disagree, a per-label
+            array of another length or with negative counts, a label name that
+            breaks the rule of ``fit`` (:func:`xplant._labels.check_label_names`),
+            or a prediction form that is none of :func:`xplant._labels.prediction_form`'s.
         """
-        n = int(state["n_labels"])
-        names = state["classes"]
+        from ._labels import check_label_names
+        from .persistence._codec import FieldChecker
+        c = FieldChecker(state, where)
+        n = c.integer("n_labels", low=1)
+        as_indices = c.get("classes_are_indices", bool, "true or false")
+        names = c.get("classes", list, "a list of label names")
         if len(names) != n:
-            raise ValueError(f"'classes' holds {len(names)} names but n_labels is {n}")
-        classes = np.arange(n) if state["classes_are_indices"] else np.asarray(names)
-        if not state["classes_are_indices"]:
-            from ._labels import check_class_names
-            check_class_names(classes)
-        frequency = np.asarray(state["label_frequency"], dtype=np.int64)
+            c.fail("classes", f"holds {len(names)} names but n_labels is {n}")
+        if not as_indices:
+            try:
+                check_label_names(names)
+            except ValueError as exc:
+                c.fail("classes", str(exc))
+        frequency = state.get("label_frequency")
+        if isinstance(frequency, np.ndarray):
+            if frequency.shape != (n,) or not np.issubdtype(frequency.dtype, np.integer) \
+                    or (frequency < 0).any():
+                c.fail("label_frequency", f"must hold {n} integers >= 0, got {frequency.size} "
+                                          f"of {frequency.dtype}")
+        else:
+            frequency = c.int_list("label_frequency", n)
+        form = state.get("prediction_form")
+        if form is not None and not (isinstance(form, dict)
+                                     and form.get("kind") in ("sparse", "dense", "column")):
+            c.fail("prediction_form", "must be null or an object with kind 'sparse', 'dense' "
+                                      "or 'column' (xplant._labels.prediction_form)")
         scored = state.get("scored_labels")
-        for field, values in (("label_frequency", frequency), ("scored_labels", scored)):
-            if values is not None and np.shape(values) != (n,):
-                raise ValueError(f"{field!r} holds {np.size(values)} values; there are {n} "
-                                 "labels")
-        return cls(classes, n, frequency, int(state["n_train_documents"]),
-                   state.get("prediction_form"),
-                   None if scored is None else np.asarray(scored, dtype=bool))
+        if scored is not None and np.shape(scored) != (n,):
+            c.fail("scored_labels", f"holds {np.size(scored)} values; there are {n} labels")
+        return cls(np.arange(n) if as_indices else np.asarray(names), n,
+                   np.asarray(frequency, dtype=np.int64), c.integer("n_train_documents", low=1),
+                   form, None if scored is None else np.asarray(scored, dtype=bool))
 
     def __eq__(self, other):
         if not isinstance(other, LabelSpace):

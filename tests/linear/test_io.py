@@ -1,6 +1,7 @@
 """Saving and loading the linear and tree baselines without pickle."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -194,3 +195,24 @@ def test_unsaveable_row_keeps_its_scores(tmp_path):
     out = save_row(est, est, tmp_path / "m")
     assert "cannot save Ridge without pickle" in out["not_saved"]
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda e: e.update(classes=e["classes"][:-1]), r"field 'classes': holds 2 names but n_labels is 3"),
+    (lambda e: e.update(classes=["x", "x", "z"]), r"field 'classes': .*same label"),
+    (lambda e: e.update(n_train_documents=0), r"field 'n_train_documents': must be an integer >= 1"),
+    (lambda e: e.update(prediction_form={"kind": "pickle"}), r"field 'prediction_form'"),
+    (lambda e: e.pop("n_labels"), r"field 'n_labels': missing"),
+])
+def test_a_damaged_label_space_names_the_file_and_field(tmp_path, edit, match):
+    """The linear folder's label space is read by the one reader every kind uses
+    (LabelSpace.from_dict), whose errors name the file and the field, as PLANT's do."""
+    Y = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 1], [1, 0, 0]])
+    path = save_linear(FrequencyPrior().fit(["a", "b", "c", "d"], Y, label_names=["x", "y", "z"]),
+                       tmp_path / "p")
+    config = json.loads((path / "config.json").read_text())
+    entry = config["steps"][0] if "steps" in config else config
+    edit(entry)
+    (path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=re.escape(str(path / "config.json")) + ", " + match):
+        load_linear(path)

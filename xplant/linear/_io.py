@@ -112,14 +112,15 @@ def _label_space(est, arrays, prefix):
     return {k: v for k, v in record.items() if k not in own}
 
 
-def _set_label_space(est, state, arrays, prefix):
-    """Restore a step's label space part from its ``config.json`` entry and arrays."""
+def _set_label_space(est, state, arrays, prefix, folder):
+    """Restore a step's label space part from its ``config.json`` entry and arrays
+    (:meth:`xplant._label_space.LabelSpace.from_dict`, whose errors name the file)."""
     from .._label_space import LabelSpace
-    fields = ("classes", "classes_are_indices", "n_labels", "n_train_documents")
-    space = LabelSpace.from_dict({**{k: state[k] for k in fields},
-                                  "label_frequency": arrays[prefix + "label_frequency"],
-                                  # absent before the rule: CSR
-                                  "prediction_form": state.get("prediction_form")})
+    fields = ("classes", "classes_are_indices", "n_labels", "n_train_documents",
+              "prediction_form")           # the form is absent before the rule: CSR
+    space = LabelSpace.from_dict({**{k: state[k] for k in fields if k in state},
+                                  "label_frequency": arrays.get(prefix + "label_frequency")},
+                                 where=Path(folder) / "config.json")
     est.parts_ = {**(est.__dict__.get("parts_") or {}), "label_space": space}
 
 
@@ -188,7 +189,7 @@ def _load_step(state, arrays, prefix, folder):
             params["class_weight"] = {int(k): v for k, v in params["class_weight"].items()}
         cls, part = _model_steps()[kind]
         est = cls(**params)
-        _set_label_space(est, state, arrays, prefix)
+        _set_label_space(est, state, arrays, prefix, folder)
         own = {key[len(prefix):]: value for key, value in arrays.items()
                if key.startswith(prefix)}
         est.parts_ = {**est.parts_, "model": part.from_dict({**state, **own})}
@@ -205,7 +206,7 @@ def _load_step(state, arrays, prefix, folder):
         from .._files import check_path_name
         source = Path(folder) / check_path_name(state["folder"], "the saved tree folder")
         est = (NapkinXCPLT if kind == "napkinxc" else OmikujiTrees)(**params)
-        _set_label_space(est, state, arrays, prefix)
+        _set_label_space(est, state, arrays, prefix, folder)
         native = est._read_native(source)           # the library reads its own model
         native.n_features_in = int(state["n_features_in"])
         est.parts_ = {**est.parts_, "model": native}

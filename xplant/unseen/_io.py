@@ -49,7 +49,7 @@ def _load_ranker(state, arrays, prefix, folder):
     # folders saved before ``passages`` existed scored whole documents only
     from ._description_ranker import LabelTexts
     est = DescriptionRanker(**{"passages": "document", **state["params"]})
-    _set_label_space(est, state, arrays, prefix)
+    _set_label_space(est, state, arrays, prefix, folder)
     texts = LabelTexts(
         vectorizer=_load_step(state["vectorizer"], arrays, prefix + "vectorizer.", folder),
         label_texts=list(state["label_texts"]),
@@ -301,7 +301,7 @@ def load_description_fusion(path, config, load_model):
     from ._fusion_parts import FusionChoices, FusionSources, FusionWeights
     try:
         fusion = DescriptionFusion(None, **config["params"])
-        _set_label_space(fusion, config, arrays, "")
+        _set_label_space(fusion, config, arrays, "", path)
         ranker = _load_step(config["ranker"], arrays, "ranker.", path)
         # folders saved before the mention source have none
         mentions = (None if config.get("mentions") is None else

@@ -201,35 +201,19 @@ def _label_space_json(space):
 
 
 def _label_space_read(config, c, parts, clf):
-    """The label space of ``config.json``'s fields, checked field by field."""
+    """The label space of ``config.json``'s fields (checked by
+    :meth:`~xplant._label_space.LabelSpace.from_dict`), and the labels the network
+    leaves out (``unscored_labels``, absent before them: every label scored)."""
     from ..._label_space import LabelSpace
-    from ..._labels import check_label_names
-    n_labels = c.integer("n_labels", low=1)
-    as_indices = c.get("classes_are_indices", bool, "true or false")
-    classes = c.get("classes", list, "a list of label names")
-    if len(classes) != n_labels:
-        c.fail("classes", f"holds {len(classes)} names but n_labels is {n_labels}")
-    if not as_indices:
-        try:
-            check_label_names(classes)
-        except ValueError as exc:
-            c.fail("classes", str(exc))
-    frequency = c.int_list("label_frequency", n_labels)
-    n_train = c.integer("n_train_documents", low=1)
-    form = config.get("prediction_form")       # absent before the rule: CSR, as then
-    if form is not None and not (isinstance(form, dict)
-                                 and form.get("kind") in ("sparse", "dense", "column")):
-        c.fail("prediction_form", "must be null or an object with kind 'sparse', 'dense' or "
-                                  "'column' (xplant._labels.prediction_form)")
-    unscored = config.get("unscored_labels")      # absent before them: every label scored
+    space = LabelSpace.from_dict({**config, "scored_labels": None}, where=c.path)
+    unscored = config.get("unscored_labels")
+    space.scored_labels = np.ones(space.n_labels, dtype=bool)
     if unscored is not None:
         unscored = c.int_list("unscored_labels", None)
-        if any(i >= n_labels for i in unscored):
-            c.fail("unscored_labels", f"must be label indices below n_labels ({n_labels})")
-    scored = np.ones(n_labels, dtype=bool)
-    scored[unscored or []] = False
-    return LabelSpace(np.arange(n_labels) if as_indices else np.asarray(classes), n_labels,
-                      np.asarray(frequency, dtype=np.int64), n_train, form, scored)
+        if any(i >= space.n_labels for i in unscored):
+            c.fail("unscored_labels", f"must be label indices below n_labels ({space.n_labels})")
+        space.scored_labels[unscored] = False
+    return space
 
 
 def _dev_choices_read(config, c, parts, clf):
