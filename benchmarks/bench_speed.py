@@ -291,13 +291,19 @@ def instrument_fit(inst, record):
                 return name.split(".")[0]
         return "other"
 
+    import importlib
     for attr in ("fit", "fit_transform"):
         inst.wrap(MIGRelevance, attr, "mig")
-    for attr in ("tokenize", "transform", "_learn_vocabulary", "_ids", "_hf_ids"):
-        inst.wrap(MIGRelevance, attr, "tokenize")
+    try:                                           # the tokenizing as a collaborator
+        vocabulary = importlib.import_module(
+            MIGRelevance.__module__.rsplit(".", 1)[0] + "._vocabulary").TokenVocabulary
+        tokenizing = [(vocabulary, attr) for attr in ("learn", "ids", "hf_ids")]
+    except (ImportError, AttributeError):          # a base commit: MIGRelevance's own methods
+        tokenizing = [(MIGRelevance, attr) for attr in ("_learn_vocabulary", "_ids", "_hf_ids")]
+    for owner, attr in [(MIGRelevance, "tokenize"), (MIGRelevance, "transform")] + tokenizing:
+        inst.wrap(owner, attr, "tokenize")
     inst.wrap(PlantClassifier, "_fit_shortlist", "shortlist")
     inst.wrap(PlantClassifier, "_choose_scoring", "choices")
-    import importlib
     fit_module = importlib.import_module(PlantClassifier.__module__)
     if hasattr(fit_module, "choose_decision"):     # the end of fit's choices as plain functions
         inst.wrap(fit_module, "choose_decision", "choices")
