@@ -13,17 +13,11 @@ from .._target_form import _target_form
 from ._corpus import TokenCorpus
 from ._mig import binarize_tokens, mig_from_counts, mig_scores
 from ._inputs import _as_docs, _df_bounds, _drop_columns, _input_kind, _presence, _raw_texts
-from ._tokenize import (
-    locate_tokens,
-    normalize_text,
-    original_offsets,
-    tokenizer_fingerprint,
-    tokens_upto,
-    word_tokens_offsets,
-)
-from ._vocabulary import _TokenizerMixin
+from ._tokenize import tokenizer_fingerprint
+from ._vocabulary import TokenVocabulary
 
-class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator):
+
+class MIGRelevance(ParamsMixin, TransformerMixin, BaseEstimator):
     """Token-label relevance by exact mutual information gain, and tokenization.
 
     ``fit`` tokenizes the training texts, builds the vocabulary and computes
@@ -206,11 +200,43 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
                                  require_positive=not fixed, classes_1d=True)
         return Y, check_class_names(names)
 
+    # ------------------------------------- tokenizing (TokenVocabulary in _vocabulary.py)
+    def _setup_tokenizer(self, kind):
+        """Resolve the tokenizer and, where fixed, the vocabulary: a :class:`TokenVocabulary`.
+
+        Sets ``input_kind_``, ``tokenizer_`` and, where the vocabulary is
+        fixed, the vocabulary's attributes; None for a matrix.
+        """
+        self.input_kind_ = "matrix" if kind == "matrix" else "text"
+        if kind == "matrix":
+            self._tok_kind, self.tokenizer_ = None, None
+            return None
+        tokens = TokenVocabulary.from_settings(self.tokenizer, self.vocabulary,
+                                               lowercase=self.lowercase,
+                                               max_length=self.max_length)
+        self._tok_kind, self.tokenizer_ = tokens.kind, tokens.tokenizer
+        if tokens.vocabulary is not None:
+            self._set_vocabulary(tokens)
+        return tokens
+
+    def _set_vocabulary(self, tokens):
+        """The fitted vocabulary attributes, from a :class:`TokenVocabulary`."""
+        self.vocabulary_ = tokens.vocabulary
+        self.n_tokens_ = tokens.n_tokens
+        self.pad_id_ = tokens.pad_id
+        self.unk_id_ = tokens.unk_id
+
+    def _tokens(self):
+        """The fitted tokenization, as a :class:`TokenVocabulary` (texts only)."""
+        return TokenVocabulary(self._tok_kind, self.tokenizer_, self.vocabulary_,
+                               lowercase=self.lowercase, max_length=self.max_length)
+
     # ------------------------------------------------------------------ setup
     def _relevance_mask(self, df, n_docs):
         """Boolean (V,) of the columns that may carry relevance."""
         keep = np.ones(df.shape[0], dtype=bool)
-        keep[self._special_ids()] = False
+        if self.input_kind_ != "matrix":
+            keep[self._tokens().special_ids()] = False
         if self._pruning_by_mask:
             lo, hi = _df_bounds(self.min_df, self.max_df, n_docs)
             keep &= (df >= lo) & (df <= hi)
@@ -237,7 +263,7 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
     def _fit_impl(self, X, Y, classes):
         kind = _input_kind(X)
         self._clear_partial()
-        self._setup_tokenizer(kind)
+        tokens = self._setup_tokenizer(kind)
         self._pruning_by_mask = True
         if kind == "matrix":
             B = binarize_tokens(X)
@@ -245,13 +271,12 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
             seqs = None
         else:
             docs = _as_docs(X, kind)
-            if self._tok_kind == "hf":
-                seqs = self._hf_ids(docs, kind)[0]
-            elif self.vocabulary is None:
-                seqs = self._learn_vocabulary(docs, kind)
+            if tokens.vocabulary is None:      # a word/callable vocabulary to learn
+                seqs = tokens.learn(docs, kind, self.min_df, self.max_df)
+                self._set_vocabulary(tokens)
                 self._pruning_by_mask = False  # pruned tokens are already <unk>
-            else:
-                seqs = self._ids(docs, kind)
+            else:                              # fixed: a Hugging Face tokenizer's or given
+                seqs = tokens.ids(docs, kind)
             B = _presence(seqs, self.n_tokens_)
         n_docs = B.shape[0]
         Yc, self.classes_ = self._labels(Y, n_docs, classes, fixed=False)
@@ -373,9 +398,9 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
                     "partial_fit must start from an unfitted estimator (use clone)."
                 )
             self._validate_params()
-            self._setup_tokenizer(kind)
+            tokens = self._setup_tokenizer(kind)
             self._pruning_by_mask = True
-            if kind != "matrix" and self._tok_kind != "hf" and self.vocabulary is None:
+            if tokens is not None and tokens.vocabulary is None:
                 raise ValueError(
                     "partial_fit needs a fixed vocabulary: pass vocabulary=[...] (or a "
                     "Hugging Face tokenizer), or use fit() to learn one."
@@ -407,7 +432,7 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
                 raise ValueError(f"X has {B.shape[1]} columns; the first shard had {self.n_tokens_}.")
         else:
             docs = _as_docs(X, kind)
-            B = _presence(self._ids(docs, kind), self.n_tokens_)
+            B = _presence(self._tokens().ids(docs, kind), self.n_tokens_)
         Yc, names = self._labels(Y, B.shape[0], self._fixed_classes, fixed=True)
         if Yc.shape[1] != self._n_labels_fixed:
             raise ValueError(
@@ -472,7 +497,7 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
             if self.max_length is not None:
                 seqs = [s[: self.max_length] for s in seqs]
             return TokenCorpus(seqs, self)
-        return TokenCorpus(self._ids(_as_docs(X, kind), kind), self, _raw_texts(X))
+        return TokenCorpus(self._tokens().ids(_as_docs(X, kind), kind), self, _raw_texts(X))
 
     def tokenize(self, texts, *, return_offsets=False, max_length=None):
         """Token ids (and character offsets) of raw texts, with the fitted vocabulary.
@@ -511,25 +536,6 @@ class MIGRelevance(ParamsMixin, _TokenizerMixin, TransformerMixin, BaseEstimator
             raise ValueError("This MIGRelevance was fitted on a matrix; it has no tokenizer.")
         if _input_kind(texts) != "text":
             raise TypeError("tokenize takes a list of raw texts (str).")
-        docs = _as_docs(texts, "text")
-        if self._tok_kind == "hf":
-            ids, off = self._hf_ids(docs, "text", offsets=return_offsets, limit=max_length)
-            return (ids, off) if return_offsets else ids
-        if not return_offsets:
-            return self._ids(docs, "text", limit=max_length)
-        vocab, unk = self.vocabulary_, self.unk_id_
-        limit = self._limit(max_length)
-        all_ids, all_off = [], []
-        for d in docs:
-            if self._tok_kind == "word":
-                toks, off = tokens_upto(d, limit, lambda t: word_tokens_offsets(t, self.lowercase))
-            else:
-                norm, spans = normalize_text(d)
-                raw = [str(t) for t in self.tokenizer_(norm)]
-                off = original_offsets(locate_tokens(norm, raw), spans)
-                toks = [t.lower() for t in raw] if self.lowercase else raw
-            if limit is not None:
-                toks, off = toks[:limit], off[:limit]
-            all_ids.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
-            all_off.append(off)
-        return all_ids, all_off
+        ids, off = self._tokens().tokenize(_as_docs(texts, "text"), offsets=return_offsets,
+                                           limit=max_length)
+        return (ids, off) if return_offsets else ids

@@ -1,4 +1,14 @@
-"""Tokenizing and the vocabulary of MIGRelevance (word, callable and Hugging Face tokenizers)."""
+"""Tokenizing and the vocabulary of MIGRelevance (word, callable and Hugging Face tokenizers).
+
+A collaborator of :class:`~xplant.relevance.MIGRelevance`, as scikit-learn's
+``_BinMapper`` is of its gradient boosting: :class:`TokenVocabulary` holds a
+resolved tokenizer with its token -> id vocabulary, learns a word vocabulary
+from training documents and maps documents to token ids (and character
+offsets). It reads no estimator: ``fit`` builds one from the estimator's
+settings (:meth:`TokenVocabulary.from_settings`) and keeps what it resolved
+and learned as the estimator's fitted attributes, from which the estimator
+builds one again for each call that tokenizes.
+"""
 
 from collections.abc import Mapping
 
@@ -8,25 +18,107 @@ from ._inputs import _df_bounds, _presence
 from ._tokenize import (
     PAD_TOKEN,
     UNK_TOKEN,
+    locate_tokens,
     normalize_text,
     original_offsets,
     resolve_tokenizer,
     text_prefixes,
     tokens_upto,
     word_tokens,
+    word_tokens_offsets,
 )
 
 _HF_BATCH = 256
 
 
-class _TokenizerMixin:
-    """The tokenizing half of :class:`~xplant.relevance.MIGRelevance`.
+class TokenVocabulary:
+    """A resolved tokenizer and its vocabulary: the token ids of documents.
 
-    Needs the estimator's ``tokenizer``, ``lowercase``, ``vocabulary``,
-    ``min_df``, ``max_df`` and ``max_length`` parameters; sets
-    ``tokenizer_``, ``vocabulary_``, ``n_tokens_``, ``pad_id_`` and
-    ``unk_id_``.
+    Parameters
+    ----------
+    kind : {"word", "callable", "hf"}
+        The tokenizer's kind, as :func:`~xplant.relevance._tokenize.resolve_tokenizer`
+        returns it.
+    tokenizer : "word", callable or Hugging Face tokenizer
+        The resolved tokenizer (a loaded object for ``"hf:<folder>"``).
+    vocabulary : dict of str -> int or None, default=None
+        Token to id: a Hugging Face tokenizer's own, a fixed or a learned
+        one. None for a word/callable tokenizer until :meth:`learn`.
+    lowercase : bool, default=True
+        Lowercase word/callable tokens (and given token lists).
+    max_length : int or None, default=None
+        Tokens read per document at most.
+
+    Attributes
+    ----------
+    pad_id, unk_id : int or None
+        Padding and unknown ids (None where a Hugging Face tokenizer has none).
+    n_tokens : int
+        The size of the id space, special ids included.
     """
+
+    def __init__(self, kind, tokenizer, vocabulary=None, *, lowercase=True, max_length=None):
+        self.kind = kind
+        self.tokenizer = tokenizer
+        self.vocabulary = vocabulary
+        self.lowercase = lowercase
+        self.max_length = max_length
+
+    @classmethod
+    def from_settings(cls, tokenizer, vocabulary=None, *, lowercase=True, max_length=None):
+        """Resolve a ``tokenizer`` setting and, where fixed, the vocabulary.
+
+        Parameters
+        ----------
+        tokenizer : "word", callable, Hugging Face tokenizer, "hf:<folder>" or "llm:<spec>"
+            MIGRelevance's ``tokenizer`` parameter.
+        vocabulary : mapping or iterable of str or None, default=None
+            MIGRelevance's ``vocabulary`` parameter; None leaves a word or
+            callable tokenizer's vocabulary to :meth:`learn`.
+        lowercase : bool, default=True
+            Lowercase word/callable tokens.
+        max_length : int or None, default=None
+            Tokens read per document at most.
+
+        Returns
+        -------
+        TokenVocabulary
+
+        Raises
+        ------
+        ValueError
+            For a tokenizer none of the accepted forms, a vocabulary with a
+            Hugging Face tokenizer, or an invalid fixed vocabulary.
+        """
+        kind, tok = resolve_tokenizer(tokenizer)
+        if kind == "hf":
+            if vocabulary is not None:
+                raise ValueError(
+                    "vocabulary= cannot be combined with a Hugging Face tokenizer, whose "
+                    "vocabulary is its own."
+                )
+            vocabulary = dict(tok.get_vocab())
+        elif vocabulary is not None:
+            vocabulary = _fixed_vocabulary(vocabulary)
+        return cls(kind, tok, vocabulary, lowercase=lowercase, max_length=max_length)
+
+    @property
+    def pad_id(self):
+        if self.kind == "hf":
+            return self.tokenizer.pad_token_id
+        return self.vocabulary[PAD_TOKEN]
+
+    @property
+    def unk_id(self):
+        if self.kind == "hf":
+            return self.tokenizer.unk_token_id
+        return self.vocabulary[UNK_TOKEN]
+
+    @property
+    def n_tokens(self):
+        if self.kind == "hf":
+            return max(len(self.tokenizer), max(self.vocabulary.values()) + 1)
+        return len(self.vocabulary)
 
     # -------------------------------------------------------------- tokenizing
     def _limit(self, limit=None):
@@ -35,12 +127,13 @@ class _TokenizerMixin:
         return min(given) if given else None
 
     def _raw_tokens(self, doc, kind, limit=None):
+        """The word/callable tokens of one document (a text or a token list)."""
         limit = self._limit(limit)
         if kind == "text":
-            if self._tok_kind == "word":      # NFC, and read only as far as the limit
+            if self.kind == "word":           # NFC, and read only as far as the limit
                 toks = tokens_upto(doc, limit, lambda t: (word_tokens(t, self.lowercase), None))[0]
             else:                             # a callable reads the whole (NFC) document
-                toks = list(self.tokenizer_(normalize_text(doc)[0]))
+                toks = list(self.tokenizer(normalize_text(doc)[0]))
                 if self.lowercase:
                     toks = [str(t).lower() for t in toks]
         else:                                 # given tokens: NFC each, as texts are
@@ -54,7 +147,7 @@ class _TokenizerMixin:
     def _hf_encode(self, texts, offsets):
         """(ids, offsets into the original texts) of a batch, tokenized in NFC."""
         norm = [normalize_text(t) for t in texts]
-        enc = self.tokenizer_(
+        enc = self.tokenizer(
             [n for n, _ in norm],
             add_special_tokens=False,
             return_attention_mask=False,
@@ -72,14 +165,34 @@ class _TokenizerMixin:
             out.append((np.asarray(ids, dtype=np.int64), off))
         return out
 
-    def _hf_ids(self, docs, kind, offsets=False, limit=None):
-        tok = self.tokenizer_
+    def hf_ids(self, docs, kind, offsets=False, limit=None):
+        """Token ids (and offsets) of documents with a Hugging Face tokenizer.
+
+        Parameters
+        ----------
+        docs : list of str or list of list of str
+            Validated documents.
+        kind : {"text", "tokens"}
+            Raw texts, or token lists (looked up in the tokenizer's vocabulary).
+        offsets : bool, default=False
+            Also return each token's ``[start, end)`` offsets (texts only;
+            needs a fast tokenizer).
+        limit : int or None, default=None
+            Tokens per document at most (and ``max_length`` when smaller).
+
+        Returns
+        -------
+        ids : list of ndarray of int64
+        offsets : list of ndarray of shape (n_tok_i, 2), int64, or None
+        """
+        tok = self.tokenizer
         limit = self._limit(limit)
         out_ids, out_off = [], []
         if kind == "tokens":
+            unk = self.unk_id
             for d in docs:
                 ids = tok.convert_tokens_to_ids([str(t) for t in d])
-                ids = np.asarray([self.unk_id_ if i is None else i for i in ids], dtype=np.int64)
+                ids = np.asarray([unk if i is None else i for i in ids], dtype=np.int64)
                 out_ids.append(ids[:limit] if limit else ids)
             return out_ids, None
         if offsets and not getattr(tok, "is_fast", False):
@@ -100,79 +213,108 @@ class _TokenizerMixin:
                     out_off.append(off[: ids.shape[0]])
         return out_ids, (out_off if offsets else None)
 
-    def _ids(self, docs, kind, limit=None):
-        """Token id arrays of validated docs, with the fitted vocabulary."""
-        if self._tok_kind == "hf":
-            return self._hf_ids(docs, kind, limit=limit)[0]
-        vocab, unk = self.vocabulary_, self.unk_id_
+    def ids(self, docs, kind, limit=None):
+        """Token id arrays of validated documents, with the vocabulary.
+
+        Parameters
+        ----------
+        docs : list of str or list of list of str
+            Validated documents.
+        kind : {"text", "tokens"}
+            Raw texts or token lists.
+        limit : int or None, default=None
+            Tokens per document at most (and ``max_length`` when smaller).
+
+        Returns
+        -------
+        list of ndarray of int64
+            Tokens outside the vocabulary get ``unk_id``.
+        """
+        if self.kind == "hf":
+            return self.hf_ids(docs, kind, limit=limit)[0]
+        vocab, unk = self.vocabulary, self.unk_id
         out = []
         for d in docs:
             toks = self._raw_tokens(d, kind, limit)
             out.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
         return out
 
-    # ------------------------------------------------------------------ setup
-    def _fixed_vocabulary(self):
-        voc = self.vocabulary
-        if isinstance(voc, Mapping):
-            vocab = {str(k): int(v) for k, v in voc.items()}
-            for special in (PAD_TOKEN, UNK_TOKEN):
-                if special not in vocab:
-                    raise ValueError(
-                        f"vocabulary mapping must contain {special!r}; or pass a list of "
-                        "tokens and ids 0 (<pad>) and 1 (<unk>) are added."
-                    )
-            ids = np.sort(np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)))
-            if not np.array_equal(ids, np.arange(len(vocab))):
-                raise ValueError("vocabulary mapping must map its tokens one-to-one onto 0..V-1.")
-            return vocab
-        tokens = [str(t) for t in voc]
-        if len(set(tokens)) != len(tokens):
-            raise ValueError("vocabulary holds duplicate tokens.")
-        if PAD_TOKEN in tokens or UNK_TOKEN in tokens:
-            raise ValueError(
-                "a vocabulary list must not hold '<pad>' or '<unk>'; they get ids 0 and 1."
-            )
-        vocab = {PAD_TOKEN: 0, UNK_TOKEN: 1}
-        vocab.update((t, i + 2) for i, t in enumerate(tokens))
-        return vocab
+    def tokenize(self, texts, *, offsets=False, limit=None):
+        """Token ids and, when asked, character offsets of raw texts.
 
-    def _setup_tokenizer(self, kind):
-        """Resolve the tokenizer and, where fixed, the vocabulary."""
-        self.input_kind_ = "matrix" if kind == "matrix" else "text"
-        if kind == "matrix":
-            self._tok_kind, self.tokenizer_ = None, None
-            return
-        self._tok_kind, self.tokenizer_ = resolve_tokenizer(self.tokenizer)
-        if self._tok_kind == "hf":
-            if self.vocabulary is not None:
-                raise ValueError(
-                    "vocabulary= cannot be combined with a Hugging Face tokenizer, whose "
-                    "vocabulary is its own."
-                )
-            tok = self.tokenizer_
-            self.vocabulary_ = dict(tok.get_vocab())
-            self.n_tokens_ = max(len(tok), max(self.vocabulary_.values()) + 1)
-            self.pad_id_ = tok.pad_token_id
-            self.unk_id_ = tok.unk_token_id
-        elif self.vocabulary is not None:
-            self.vocabulary_ = self._fixed_vocabulary()
-            self.n_tokens_ = len(self.vocabulary_)
-            self.pad_id_ = self.vocabulary_[PAD_TOKEN]
-            self.unk_id_ = self.vocabulary_[UNK_TOKEN]
+        Parameters
+        ----------
+        texts : list of str
+            Validated raw texts.
+        offsets : bool, default=False
+            Also return each token's ``[start, end)`` offsets into its text
+            (``[-1, -1]`` where a callable's token cannot be found).
+        limit : int or None, default=None
+            Tokens per text at most (and ``max_length`` when smaller).
 
-    def _special_ids(self):
-        if self.input_kind_ == "matrix":
-            return np.zeros(0, dtype=np.int64)
-        if self._tok_kind == "hf":
-            ids = set(self.tokenizer_.all_special_ids)
+        Returns
+        -------
+        ids : list of ndarray of int64
+        offsets : list of ndarray of shape (n_tok_i, 2), int64, or None
+        """
+        if self.kind == "hf":
+            return self.hf_ids(texts, "text", offsets=offsets, limit=limit)
+        if not offsets:
+            return self.ids(texts, "text", limit=limit), None
+        vocab, unk = self.vocabulary, self.unk_id
+        limit = self._limit(limit)
+        all_ids, all_off = [], []
+        for d in texts:
+            if self.kind == "word":
+                toks, off = tokens_upto(d, limit, lambda t: word_tokens_offsets(t, self.lowercase))
+            else:
+                norm, spans = normalize_text(d)
+                raw = [str(t) for t in self.tokenizer(norm)]
+                off = original_offsets(locate_tokens(norm, raw), spans)
+                toks = [t.lower() for t in raw] if self.lowercase else raw
+            if limit is not None:
+                toks, off = toks[:limit], off[:limit]
+            all_ids.append(np.fromiter((vocab.get(t, unk) for t in toks), dtype=np.int64, count=len(toks)))
+            all_off.append(off)
+        return all_ids, all_off
+
+    def special_ids(self):
+        """Sorted int64 ids of the special tokens (pad, unk, a Hugging Face tokenizer's own)."""
+        if self.kind == "hf":
+            ids = set(self.tokenizer.all_special_ids)
         else:
-            ids = {self.pad_id_, self.unk_id_}
+            ids = {self.pad_id, self.unk_id}
         ids.discard(None)
         return np.asarray(sorted(ids), dtype=np.int64)
 
-    def _learn_vocabulary(self, docs, kind):
-        """Learn a word/callable vocabulary; return final id sequences."""
+    # --------------------------------------------------------------- learning
+    def learn(self, docs, kind, min_df=1, max_df=1.0):
+        """Learn a word/callable vocabulary from training documents.
+
+        Ids: 0 = ``"<pad>"``, 1 = ``"<unk>"``, then the tokens within the
+        document-frequency limits from 2 in sorted order; sets
+        ``vocabulary``.
+
+        Parameters
+        ----------
+        docs : list of str or list of list of str
+            Validated training documents.
+        kind : {"text", "tokens"}
+            Raw texts or token lists.
+        min_df, max_df : int or float, default=1 and 1.0
+            Document-frequency limits, as MIGRelevance's parameters.
+
+        Returns
+        -------
+        list of ndarray of int64
+            Each document's ids in the learned vocabulary (pruned tokens as
+            ``"<unk>"``).
+
+        Raises
+        ------
+        ValueError
+            When the limits contradict each other or keep no token.
+        """
         prov = {}
         seqs = []
         for d in docs:
@@ -183,10 +325,10 @@ class _TokenizerMixin:
             )
         n_docs = len(seqs)
         df = np.bincount(_presence(seqs, len(prov)).indices, minlength=len(prov))
-        lo, hi = _df_bounds(self.min_df, self.max_df, n_docs)
+        lo, hi = _df_bounds(min_df, max_df, n_docs)
         if hi < lo:
             raise ValueError(
-                f"max_df={self.max_df} corresponds to fewer documents than min_df={self.min_df}."
+                f"max_df={max_df} corresponds to fewer documents than min_df={min_df}."
             )
         names = np.empty(len(prov), dtype=object)
         names[list(prov.values())] = list(prov.keys())
@@ -198,8 +340,32 @@ class _TokenizerMixin:
         order = kept[np.argsort(names[kept].astype(str), kind="stable")]
         remap = np.full(len(prov), 1, dtype=np.int64)  # pruned -> <unk>
         remap[order] = np.arange(2, 2 + order.shape[0])
-        self.vocabulary_ = {PAD_TOKEN: 0, UNK_TOKEN: 1}
-        self.vocabulary_.update((names[p], i + 2) for i, p in enumerate(order.tolist()))
-        self.n_tokens_ = len(self.vocabulary_)
-        self.pad_id_, self.unk_id_ = 0, 1
+        self.vocabulary = {PAD_TOKEN: 0, UNK_TOKEN: 1}
+        self.vocabulary.update((names[p], i + 2) for i, p in enumerate(order.tolist()))
         return [remap[s] for s in seqs]
+
+
+def _fixed_vocabulary(voc):
+    """A ``vocabulary`` parameter as a checked token -> id dict."""
+    if isinstance(voc, Mapping):
+        vocab = {str(k): int(v) for k, v in voc.items()}
+        for special in (PAD_TOKEN, UNK_TOKEN):
+            if special not in vocab:
+                raise ValueError(
+                    f"vocabulary mapping must contain {special!r}; or pass a list of "
+                    "tokens and ids 0 (<pad>) and 1 (<unk>) are added."
+                )
+        ids = np.sort(np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)))
+        if not np.array_equal(ids, np.arange(len(vocab))):
+            raise ValueError("vocabulary mapping must map its tokens one-to-one onto 0..V-1.")
+        return vocab
+    tokens = [str(t) for t in voc]
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("vocabulary holds duplicate tokens.")
+    if PAD_TOKEN in tokens or UNK_TOKEN in tokens:
+        raise ValueError(
+            "a vocabulary list must not hold '<pad>' or '<unk>'; they get ids 0 and 1."
+        )
+    vocab = {PAD_TOKEN: 0, UNK_TOKEN: 1}
+    vocab.update((t, i + 2) for i, t in enumerate(tokens))
+    return vocab
