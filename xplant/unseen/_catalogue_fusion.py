@@ -27,7 +27,7 @@ OPEN_WEIGHTS = ("weight", "seen_weight", "near_weight", "family_weight", "prior_
 UNSEEN_WEIGHTS = ("weight", "near_weight", "family_weight", "prior_weight")
 
 
-def unseen_fallback(fusion, Y_dev, label_frequency, names, fallback):
+def unseen_fallback(params, Y_dev, label_frequency, names, fallback):
     """The unseen labels' weights that dev cannot choose, at their fallbacks, warned about.
 
     Weights that score only the labels without a training document order
@@ -35,7 +35,8 @@ def unseen_fallback(fusion, Y_dev, label_frequency, names, fallback):
     label (:func:`~xplant.model_selection.dev_usability` with
     ``labels="unseen"``): every candidate then has one dev score, and the
     first, 0, would win by the tie, leaving the unseen labels in column
-    order. Those of ``names`` still to choose (``"dev"``) then take their
+    order. Those of ``names`` still to choose (``"dev"`` in ``params``, the
+    fusion's ``get_params(deep=False)``) then take their
     fallbacks (:func:`~xplant.model_selection.choose_on_dev` without dev
     data, with a :class:`~xplant.model_selection.NoDevDataWarning` naming
     the reason); the other weights are still chosen on dev.
@@ -48,7 +49,7 @@ def unseen_fallback(fusion, Y_dev, label_frequency, names, fallback):
     """
     from ..model_selection import choose_on_dev, dev_usability
     usable = dev_usability(Y_dev, label_frequency, labels="unseen")
-    todo = [k for k in names if getattr(fusion, k) == "dev"]
+    todo = [k for k in names if params[k] == "dev"]
     if usable.usable or not todo or not np.any(np.asarray(label_frequency) == 0):
         return {}
     value = {k: fallback[k] for k in todo}
@@ -235,7 +236,8 @@ class CatalogueFusionMixin:
             parts = self._open_parts(Xd)
             open_frequency = np.zeros(self.open_classes_.size, dtype=np.int64)
             open_frequency[:self.label_frequency_.size] = self.label_frequency_
-            fixed = unseen_fallback(self, Yd, open_frequency, UNSEEN_WEIGHTS, fallback)
+            fixed = unseen_fallback(self.get_params(deep=False), Yd, open_frequency,
+                                    UNSEEN_WEIGHTS, fallback)
             grid.update({k: [v] for k, v in fixed.items()})
 
         def dev_map(c):

@@ -345,7 +345,8 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                 cos = self.ranker_.decision_function(self._description_texts(Xd))
                 # no dev positive on an unseen label: its weight takes the fallback
                 grid.update({k: [v] for k, v in unseen_fallback(
-                    self, Yd, self.label_frequency_, ("weight",), fallback).items()})
+                    self.get_params(deep=False), Yd, self.label_frequency_, ("weight",),
+                    fallback).items()})
             # smaller weights first, so that ties keep the smaller pair
             pairs = sorted(ParameterGrid(grid), key=lambda c: (c["weight"], c["seen_weight"]))
             choice = choose_on_dev(
