@@ -59,11 +59,12 @@ def test_open_space_scores_are_the_one_fusion_formula(monkeypatch):
     import xplant.fusion
     from xplant.unseen._catalogue_fusion import candidate_scores
     f = _fit(_catalogue(), seen_weight=0.5, prior_weight=0.1)
-    parts = f._open_parts(TEXTS)
+    scorer = f._open_scorer()
+    parts = scorer.parts(TEXTS)
     weights = (f.weight_, f.seen_weight_, f.near_weight_, f.family_weight_, f.prior_weight_)
     calls, fuse = [], xplant.fusion.fuse
     monkeypatch.setattr(xplant.fusion, "fuse", lambda *a, **kw: calls.append(1) or fuse(*a, **kw))
-    S = f._open_scores(parts, *weights).toarray()
+    S = scorer.scores(parts, *weights).toarray()
     assert calls
     seen = parts["base"] + 0.5 * parts["cos"]
     np.testing.assert_array_equal(S[:, f.catalogue_.seen_], seen)
@@ -73,7 +74,7 @@ def test_open_space_scores_are_the_one_fusion_formula(monkeypatch):
         np.testing.assert_array_equal(S[i, cols[ptr[i]:ptr[i + 1]]],
                                       seen[i].min() + unseen[ptr[i]:ptr[i + 1]])
     monkeypatch.setattr(xplant.fusion, "fuse", lambda *a, **kw: 2 * fuse(*a, **kw))
-    np.testing.assert_array_equal(f._open_scores(parts, *weights).toarray(), 2 * S)
+    np.testing.assert_array_equal(scorer.scores(parts, *weights).toarray(), 2 * S)
 
 
 def test_text_signal_is_the_mean_of_document_and_best_sentence_cosines():

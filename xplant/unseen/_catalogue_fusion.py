@@ -1,7 +1,7 @@
 """DescriptionFusion over an open label space: the labels it knows and a whole catalogue.
 
-The catalogue half of :class:`~xplant.unseen.DescriptionFusion`: with
-``fit(..., catalogue=...)`` its output columns are the open label space
+With ``fit(..., catalogue=...)`` the output columns of
+:class:`~xplant.unseen.DescriptionFusion` are the open label space
 (:func:`xplant.datasets.open_label_space`), the seen labels keep the
 closed fusion's scores, and every label without a training positive is
 scored from its :class:`~xplant.unseen.CatalogueIndex` candidates:
@@ -11,6 +11,18 @@ scored from its :class:`~xplant.unseen.CatalogueIndex` candidates:
 (``m(d)`` the document's lowest seen-label score). A label outside a
 document's candidates is not ranked for it (a sparse score matrix: missing
 means never ranked, which the metrics read as a miss).
+
+The estimator keeps its public methods and delegates to what this module
+holds, as scikit-learn's ``_hist_gradient_boosting`` has its grower and
+predictor beside the estimator (no mixin):
+
+- :func:`fit_open_space`, the catalogue's share of ``fit``: the open label
+  space and its :class:`~xplant.unseen.CatalogueIndex`;
+- :class:`OpenSpaceScorer`, a fitted fusion's open space at work: the
+  scores of new documents, the choice of the five weights on dev, the
+  unseen-code channel and the codes of a new release, from the fields of
+  the fitted :class:`~xplant.unseen._fusion_parts.OpenSpace` part (the
+  index, the open classes) and the sources it reads.
 """
 
 import numbers
@@ -19,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._catalogue import SIGNALS, CatalogueIndex
+from ._description_ranker import _texts_of
 
 #: The weights of an open-space fusion, in the order of their dev choice's grid.
 OPEN_WEIGHTS = ("weight", "seen_weight", "near_weight", "family_weight", "prior_weight")
@@ -79,6 +92,13 @@ def candidate_scores(signals, weights):
     return signals @ np.asarray(weights, dtype=np.float64)
 
 
+def _model_scores(model, X):
+    """The model's scores of every label: its probabilities, else its decision values."""
+    if hasattr(model, "predict_proba"):
+        return np.asarray(model.predict_proba(X), dtype=np.float64)
+    return np.asarray(model.decision_function(X), dtype=np.float64)
+
+
 def _check_weight(name, value):
     """The one check of a DescriptionFusion weight: ``"dev"`` or a non-negative number
     (a bool is no number, NaN is refused)."""
@@ -119,53 +139,108 @@ def labels_added(estimator):
     return int(record.get("n_added", 0))
 
 
-class CatalogueFusionMixin:
-    """The open-label-space methods of DescriptionFusion (see the module docstring)."""
+def fit_open_space(params, texts, label_names, fields, catalogue, label_frequency, ranker):
+    """The open label space of a fit: ``label_names`` then the catalogue's other codes, indexed.
 
-    def _fit_catalogue(self, texts, label_names, fields, catalogue):
-        from ..datasets import open_label_space
-        if label_names is None:
-            raise ValueError("a catalogue needs label_names: the names of Y's columns, to match "
-                             "them with the catalogue's codes")
-        for name in ("near_weight", "family_weight", "prior_weight"):
-            _check_weight(name, getattr(self, name))
-        n = self.n_candidates
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"n_candidates must be a positive integer; got {n!r}")
-        names, rows = open_label_space(label_names, catalogue)
-        own_texts, own_parts, own_parents = _label_texts(fields, [str(c) for c in label_names])
-        cat_texts, cat_parts, cat_parents = _label_texts(catalogue, catalogue.label_names)
-        where = {str(c): i for i, c in enumerate(catalogue.label_names)}
-        for j, c in enumerate(label_names):        # a known label the data left undescribed
-            i = where.get(str(c))
-            if i is not None and not own_texts[j]:
-                own_texts[j], own_parts[j] = cat_texts[i], cat_parts[i]
-                own_parents[j] = own_parents[j] or cat_parents[i]
-        frequency = np.zeros(names.size, dtype=np.int64)
-        frequency[:self.n_labels_] = self.label_frequency_
-        ranker = self.ranker_
-        self.catalogue_ = CatalogueIndex(
-            int(n), encoder=getattr(ranker, "encoder", None),
-            encoder_threshold=getattr(ranker, "encoder_threshold", 0.3)).fit(
-            texts, names, own_texts + [cat_texts[i] for i in rows],
-            own_parents + [cat_parents[i] for i in rows], frequency > 0,
-            label_parts=own_parts + [cat_parts[i] for i in rows], label_frequency=frequency)
-        self.open_classes_ = names
-        self.catalogue_record_ = dict(catalogue.get("record", {}), n_open_labels=int(names.size),
-                                      n_unseen=int(self.catalogue_.unseen_.size))
+    Parameters
+    ----------
+    params : dict
+        The fusion's parameters (``get_params(deep=False)``): its
+        ``near_weight``, ``family_weight`` and ``prior_weight``, checked
+        here, and ``n_candidates``.
+    texts : list of str
+        The training documents as the description source reads them.
+    label_names : sequence of str
+        The names of ``Y``'s columns.
+    fields : dict
+        The label texts ``fit`` was given (``label_descriptions``,
+        ``label_synonyms``, ``label_parents``).
+    catalogue : Bunch
+        :func:`xplant.datasets.load_catalogue`'s result.
+    label_frequency : ndarray of int64 of shape (n_labels,)
+        Training documents of each label of ``Y``.
+    ranker : DescriptionRanker
+        The fitted ranker, whose sentence encoder (if any) the index shares.
 
-    def _open_parts(self, X):
-        """What every open-space score is built from: the seen block, the candidates and
-        the layout of the CSR result (which does not depend on the weights).
+    Returns
+    -------
+    catalogue : CatalogueIndex
+        The fitted index of the open space.
+    open_classes : ndarray of str of shape (n_open,)
+    record : dict
+        The catalogue's record, the open space's size and the unseen labels' count.
+    """
+    from ..datasets import open_label_space
+    if label_names is None:
+        raise ValueError("a catalogue needs label_names: the names of Y's columns, to match "
+                         "them with the catalogue's codes")
+    for name in ("near_weight", "family_weight", "prior_weight"):
+        _check_weight(name, params[name])
+    n = params["n_candidates"]
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n_candidates must be a positive integer; got {n!r}")
+    names, rows = open_label_space(label_names, catalogue)
+    own_texts, own_parts, own_parents = _label_texts(fields, [str(c) for c in label_names])
+    cat_texts, cat_parts, cat_parents = _label_texts(catalogue, catalogue.label_names)
+    where = {str(c): i for i, c in enumerate(catalogue.label_names)}
+    for j, c in enumerate(label_names):        # a known label the data left undescribed
+        i = where.get(str(c))
+        if i is not None and not own_texts[j]:
+            own_texts[j], own_parts[j] = cat_texts[i], cat_parts[i]
+            own_parents[j] = own_parents[j] or cat_parents[i]
+    frequency = np.zeros(names.size, dtype=np.int64)
+    frequency[:label_frequency.size] = label_frequency
+    index = CatalogueIndex(
+        int(n), encoder=getattr(ranker, "encoder", None),
+        encoder_threshold=getattr(ranker, "encoder_threshold", 0.3)).fit(
+        texts, names, own_texts + [cat_texts[i] for i in rows],
+        own_parents + [cat_parents[i] for i in rows], frequency > 0,
+        label_parts=own_parts + [cat_parts[i] for i in rows], label_frequency=frequency)
+    record = dict(catalogue.get("record", {}), n_open_labels=int(names.size),
+                  n_unseen=int(index.unseen_.size))
+    return index, names, record
+
+
+class OpenSpaceScorer:
+    """A fitted DescriptionFusion's open label space at work: scores, dev choice, new codes.
+
+    Parameters
+    ----------
+    catalogue : CatalogueIndex
+        The fitted index of the open space (``catalogue_``); :meth:`add`
+        grows it in place.
+    open_classes : ndarray of str of shape (n_open,)
+        The open space's labels (``open_classes_``).
+    model : fitted estimator
+        The trained model, which scores the seen labels (it reads the
+        documents' text).
+    ranker : DescriptionRanker
+        The fitted ranker: the description cosines of the seen labels.
+    description_field : str or None, default=None
+        The documents' field the description source reads; None: their text.
+    """
+
+    def __init__(self, catalogue, open_classes, model, ranker, description_field=None):
+        self.catalogue = catalogue
+        self.open_classes = open_classes
+        self.model = model
+        self.ranker = ranker
+        self.description_field = description_field
+
+    def parts(self, docs):
+        """What every open-space score of the checked documents ``docs`` is built from: the
+        seen block, the candidates and the layout of the CSR result (which does not depend
+        on the weights).
 
         ``slot`` places each candidate in a padded (n, C) block (C the most
         candidates of a document), the form :func:`xplant.fusion.fuse` takes.
         """
-        base = self._base_scores(X)
-        texts = self._description_texts(list(X))     # what the description source reads
-        cos = self.ranker_.decision_function(texts)
-        seen = self.catalogue_.seen_
-        indptr, cols, sig = self.catalogue_.candidates(texts, base[:, seen])
+        docs = list(docs)
+        base = _model_scores(self.model, _texts_of(docs))
+        texts = _texts_of(docs, self.description_field)    # what the description source reads
+        cos = self.ranker.decision_function(texts)
+        seen = self.catalogue.seen_
+        indptr, cols, sig = self.catalogue.candidates(texts, base[:, seen])
         n, n_seen = base.shape[0], seen.size
         counts = np.diff(indptr)
         out_ptr = np.arange(n + 1, dtype=np.int64) * n_seen + indptr
@@ -181,7 +256,7 @@ class CatalogueFusionMixin:
                 "sig": sig, "out_ptr": out_ptr, "index": raw_cols[perm], "perm": perm,
                 "is_seen": is_seen, "slot": slot, "width": int(counts.max()) if n else 0}
 
-    def _open_scores(self, parts, weight, seen_weight, near_weight, family_weight, prior_weight):
+    def scores(self, parts, weight, seen_weight, near_weight, family_weight, prior_weight):
         """CSR (n, n_open) float64 of the fused open-space scores.
 
         :func:`xplant.fusion.fuse` over a document's seen block and its
@@ -206,9 +281,18 @@ class CatalogueFusionMixin:
         raw[parts["is_seen"]] = block[:, :n_seen].ravel()
         raw[~parts["is_seen"]] = block[:, n_seen:][parts["slot"]]
         return sp.csr_matrix((raw[parts["perm"]], parts["index"], parts["out_ptr"]),
-                             shape=(n, self.open_classes_.size))
+                             shape=(n, self.open_classes.size))
 
-    def _choose_open_weights(self, validation_data):
+    def targets(self, Y):
+        """``Y`` over the open label space: its columns, then zero columns to the open width
+        (:meth:`DescriptionFusion.open_targets`)."""
+        Y = sp.csr_matrix(Y, dtype=np.int8)
+        width = self.open_classes.size
+        if Y.shape[1] < width:
+            Y = sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], width))
+        return Y
+
+    def choose_weights(self, params, grids, fallbacks, label_frequency, validation_data):
         """The five weights on dev MAP in the open space, in two stages of one choice.
 
         First the description weights (``weight`` and ``seen_weight``, the
@@ -216,34 +300,38 @@ class CatalogueFusionMixin:
         weights with that pair fixed: 88 + 64 dev scorings where their full
         product would take 5,632 (each a MAP over the dev split's open-space
         scores). The record holds every pair scored, in that order.
+
+        ``params`` are the fusion's parameters (``get_params(deep=False)``: a
+        weight or ``"dev"``), ``grids`` and ``fallbacks`` each weight's
+        candidates and its value without dev data, ``label_frequency`` the
+        training documents of each label of ``Y``. Returns the weights
+        chosen, the choice's record (None when no weight is ``"dev"``) and
+        the dev MAP of each candidate, keyed by its :data:`OPEN_WEIGHTS`.
         """
         import dataclasses
         from sklearn.model_selection import ParameterGrid
         from ..metrics import mean_average_precision
         from ..model_selection import choose_on_dev, dev_usability
-        grids, fallbacks = self._weight_grids()
-        grid = {k: list(v) if getattr(self, k) == "dev" else [float(getattr(self, k))]
+        grid = {k: list(v) if params[k] == "dev" else [float(params[k])]
                 for k, v in grids.items()}
-        fallback = {k: fallbacks[k] if getattr(self, k) == "dev" else grid[k][0] for k in grids}
+        fallback = {k: fallbacks[k] if params[k] == "dev" else grid[k][0] for k in grids}
         keys = OPEN_WEIGHTS
-        if all(getattr(self, k) != "dev" for k in keys):
-            self.dev_map_ = {}
-            return fallback, None
+        if all(params[k] != "dev" for k in keys):
+            return fallback, None, {}
         has_dev = validation_data is not None and dev_usability(
-            validation_data[1], self.label_frequency_).usable
+            validation_data[1], label_frequency).usable
         if has_dev:
-            Xd, Yd = list(validation_data[0]), self.open_targets(validation_data[1])
-            parts = self._open_parts(Xd)
-            open_frequency = np.zeros(self.open_classes_.size, dtype=np.int64)
-            open_frequency[:self.label_frequency_.size] = self.label_frequency_
-            fixed = unseen_fallback(self.get_params(deep=False), Yd, open_frequency,
-                                    UNSEEN_WEIGHTS, fallback)
+            Xd, Yd = list(validation_data[0]), self.targets(validation_data[1])
+            parts = self.parts(Xd)
+            open_frequency = np.zeros(self.open_classes.size, dtype=np.int64)
+            open_frequency[:label_frequency.size] = label_frequency
+            fixed = unseen_fallback(params, Yd, open_frequency, UNSEEN_WEIGHTS, fallback)
             grid.update({k: [v] for k, v in fixed.items()})
 
         def dev_map(c):
-            return mean_average_precision(Yd, self._open_scores(parts, *(c[k] for k in keys)))
+            return mean_average_precision(Yd, self.scores(parts, *(c[k] for k in keys)))
 
-        first = {k: (grid[k] if k in keys[:2] else [0.0 if getattr(self, k) == "dev" else grid[k][0]])
+        first = {k: (grid[k] if k in keys[:2] else [0.0 if params[k] == "dev" else grid[k][0]])
                  for k in keys}
         scores, value = (), fallback
         for stage in (first, None):
@@ -257,167 +345,38 @@ class CatalogueFusionMixin:
             if not has_dev:
                 break
         choice = dataclasses.replace(choice, scores=scores)
-        self.dev_map_ = {tuple(float(c[k]) for k in keys): v for c, v in choice.scores}
-        return choice.value, choice.to_dict()
+        dev_maps = {tuple(float(c[k]) for k in keys): v for c, v in choice.scores}
+        return choice.value, choice.to_dict(), dev_maps
 
-    def predict_top_k(self, X, k):
-        """Top-``k`` labels of each document (with a catalogue: over the open label space).
-
-        Parameters
-        ----------
-        X : sequence of str of length n_samples
-            Raw documents.
-        k : int
-            Labels per document, clipped to ``n_labels_``.
-
-        Returns
-        -------
-        indices : ndarray of shape (n_samples, k), dtype int64
-            Label columns by decreasing score (ties: the lower column); with a
-            catalogue a document ranks only its stored labels, and a row
-            with fewer than ``k`` of them is padded with -1.
-        scores : ndarray of shape (n_samples, k), dtype float64
-            The matching scores (``-inf`` where padded).
-        """
-        if getattr(self, "catalogue_", None) is None:
-            return super().predict_top_k(X, k)
-        from ..metrics._validation import check_k
-        k = min(check_k(k), self.n_labels_)
-        S = self.decision_function(X).tocsr()
-        idx = np.full((S.shape[0], k), -1, dtype=np.int64)
-        val = np.full((S.shape[0], k), -np.inf)
-        for i in range(S.shape[0]):
-            a, b = S.indptr[i], S.indptr[i + 1]
-            order = np.lexsort((S.indices[a:b], -S.data[a:b]))[:k]
-            idx[i, :order.size], val[i, :order.size] = S.indices[a:b][order], S.data[a:b][order]
-        return idx, val
-
-    def open_targets(self, Y):
-        """``Y`` over the open label space: its columns, then zero columns to the open width.
-
-        Parameters
-        ----------
-        Y : {array-like, sparse matrix} of shape (n, n_labels) or (n, n_open [+ n_outside])
-            Labels over the fitted ``classes_`` (padded), or already over
-            the open space (columns after it are labels outside it, kept).
-
-        Returns
-        -------
-        csr_matrix of shape (n, max(n_open, Y's width)), int8
-        """
-        Y = sp.csr_matrix(Y, dtype=np.int8)
-        width = self.open_classes_.size
-        if Y.shape[1] < width:
-            Y = sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], width))
-        return Y
-
-    def add_labels(self, catalogue):
-        """Add the codes of a new catalogue release, with no refitting.
-
-        Each code not yet in the open label space joins it after the
-        others, indexed from its name, synonyms and parent
-        (:meth:`CatalogueIndex.add`); it has no training positive, so it is
-        scored as every unseen label is, with the weights chosen at fit.
-        Codes already in the space keep their column and their texts. A
-        decision rule chosen before keeps working: under
-        ``per_label_threshold`` each added code takes the rule's global
-        threshold (:func:`xplant.metrics.check_rule`, ``n_added``), in the
-        fusion's own ``decision_rule_`` and in :func:`xplant._saved.decide`
-        for a rule held apart from it.
-
-        Parameters
-        ----------
-        catalogue : Bunch
-            :func:`xplant.datasets.load_catalogue` of the release (or any
-            Bunch with ``label_names``, ``label_descriptions`` and optionally
-            ``label_synonyms`` and ``label_parents``).
-
-        Returns
-        -------
-        added : ndarray of str
-            The new codes, in their new columns' order.
-
-        Raises
-        ------
-        ValueError
-            If the model was fitted without a catalogue.
-        """
-        if getattr(self, "catalogue_", None) is None:
-            raise ValueError("add_labels needs a model fitted with a catalogue "
-                             "(fit(..., catalogue=load_catalogue(...)))")
-        have = set(self.open_classes_.tolist())
-        texts, parts, parents = _label_texts(catalogue, catalogue.label_names)
-        new = [i for i, c in enumerate(catalogue.label_names) if str(c) not in have]
-        names = np.asarray(catalogue.label_names, dtype=str)[new]
-        self.catalogue_.add(names, [texts[i] for i in new], [parents[i] for i in new],
-                            [parts[i] for i in new])
-        self.open_classes_ = self.classes_ = self.catalogue_.label_names_
-        self.n_labels_ = int(self.classes_.size)
-        self.label_frequency_ = np.concatenate([self.label_frequency_,
-                                                np.zeros(len(new), dtype=np.int64)])
-        self.unseen_ = self.catalogue_.unseen_
-        self.catalogue_record_ = dict(self.catalogue_record_, n_open_labels=int(self.open_classes_.size),
-                                      n_unseen=int(self.catalogue_.unseen_.size),
-                                      n_added=int(self.catalogue_record_.get("n_added", 0) + len(new)))
-        rule = self.parts_.get("decision_rule")
-        if rule is not None:          # a per-label rule gives the new codes its global threshold
-            from ..metrics import DecisionRule
-            self.decision_rule_ = DecisionRule.from_dict(rule.to_dict(), self.n_labels_,
-                                                         n_added=len(new))
-        return names
-
-    def suggest_unseen(self, X, k=5):
-        """Each document's best codes among those absent from training, with the sentence that matched.
-
-        The unseen-code channel, apart from the main ranking: the
-        candidates of :class:`CatalogueIndex`, ordered by
-        ``weight * text + near_weight * near + family_weight * family +
-        prior_weight * prior`` with the weights chosen at fit (the floor
-        ``m(d)`` orders nothing among them): the main ranking's order of the
-        unseen labels, without the labels seen in training above them.
-
-        Parameters
-        ----------
-        X : sequence of str or of dict of length n
-            Raw documents (records where ``description_field`` names a
-            field of them).
-        k : int, default=5
-            Codes per document.
-
-        Returns
-        -------
-        list of list of dict
-            Per document, ``{"label", "score", "text", "near", "family",
-            "prior", "span": {"start", "end", "text", "weight"}}``
-            (``weight`` the sentence's score against the code's names:
-            :meth:`CatalogueIndex.best_span`; the offsets index what the
-            description source reads, ``description_field`` or the text),
-            best first.
-
-        Raises
-        ------
-        ValueError
-            Without a catalogue, or for a ``k`` that is not a positive integer.
-        """
-        from ..metrics._validation import check_k
-        if getattr(self, "catalogue_", None) is None:
-            raise ValueError("suggest_unseen needs a model fitted with a catalogue")
-        k = check_k(k)
-        docs = self._validate_X(X)
-        parts = self._open_parts(docs)
-        texts = self._description_texts(docs)
+    def suggest(self, docs, k, weights):
+        """Each checked document's best ``k`` unseen codes with the sentence that matched
+        (:meth:`DescriptionFusion.suggest_unseen`), ordered by :func:`candidate_scores` of
+        ``weights`` (:data:`UNSEEN_WEIGHTS`)."""
+        parts = self.parts(docs)
+        texts = _texts_of(list(docs), self.description_field)
         indptr, cols, sig = parts["indptr"], parts["cols"], parts["sig"]
-        w = (self.weight_, self.near_weight_, self.family_weight_, self.prior_weight_)
         out = []
         for i, text in enumerate(texts):
             a, b = indptr[i], indptr[i + 1]
-            s = candidate_scores(sig[a:b], w)
+            s = candidate_scores(sig[a:b], weights)
             top = np.lexsort((cols[a:b], -s))[:k]
             items = []
             for t in top:
                 col = int(cols[a + t])
-                items.append({"label": str(self.open_classes_[col]), "score": float(s[t]),
+                items.append({"label": str(self.open_classes[col]), "score": float(s[t]),
                               **{name: float(sig[a + t, q]) for q, name in enumerate(SIGNALS)},
-                              "span": self.catalogue_.best_span(text, col)})
+                              "span": self.catalogue.best_span(text, col)})
             out.append(items)
         return out
+
+    def add(self, catalogue):
+        """Index the codes of a new release that the open space lacks, after the others
+        (:meth:`CatalogueIndex.add`); returns them, in their new columns' order
+        (:meth:`DescriptionFusion.add_labels` updates the fusion's labels)."""
+        have = set(self.open_classes.tolist())
+        texts, parts, parents = _label_texts(catalogue, catalogue.label_names)
+        new = [i for i, c in enumerate(catalogue.label_names) if str(c) not in have]
+        names = np.asarray(catalogue.label_names, dtype=str)[new]
+        self.catalogue.add(names, [texts[i] for i in new], [parents[i] for i in new],
+                                 [parts[i] for i in new])
+        return names

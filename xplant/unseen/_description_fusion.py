@@ -1,4 +1,10 @@
-"""DescriptionFusion: a trained model for the labels it has seen, descriptions for the rest."""
+"""DescriptionFusion: a trained model for the labels it has seen, descriptions for the rest.
+
+The estimator holds every public method; with a catalogue they delegate to
+the open label space's collaborators in :mod:`xplant.unseen._catalogue_fusion`
+(:func:`~xplant.unseen._catalogue_fusion.fit_open_space` in ``fit``,
+:class:`~xplant.unseen._catalogue_fusion.OpenSpaceScorer` after it).
+"""
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,7 +14,8 @@ from .._fitted_parts import PartField, part_fields
 from .._params import final_step, fit_accepts
 from ..fusion import Source, fuse
 from ..linear._base import MultiLabelRankerMixin
-from ._catalogue_fusion import CatalogueFusionMixin, _check_weight
+from ._catalogue_fusion import (OPEN_WEIGHTS, OpenSpaceScorer, _check_weight, _model_scores,
+                                fit_open_space, unseen_fallback)
 from ._description_ranker import DescriptionRanker, _check_texts, _texts_of, _TextScorer
 from ._fusion_parts import FusionChoices, FusionSources, FusionWeights, OpenSpace
 
@@ -41,15 +48,7 @@ FAMILY_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
 PRIOR_WEIGHTS = (0.0, 0.01, 0.02, 0.04)
 
 
-def _model_scores(model, X):
-    """The model's scores of every label: its probabilities, else its decision values."""
-    if hasattr(model, "predict_proba"):
-        return np.asarray(model.predict_proba(X), dtype=np.float64)
-    return np.asarray(model.decision_function(X), dtype=np.float64)
-
-
-class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin, ClassifierMixin,
-                        BaseEstimator):
+class DescriptionFusion(_TextScorer, MultiLabelRankerMixin, ClassifierMixin, BaseEstimator):
     """A trained model for the labels it has seen, label descriptions for the rest.
 
     A model trained on ``Y`` cannot rank a label with no training positive.
@@ -308,9 +307,12 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
         self.catalogue_ = None
         self.near_weight_ = self.family_weight_ = self.prior_weight_ = 0.0
         if catalogue is not None:
-            from ._catalogue_fusion import OPEN_WEIGHTS
-            self._fit_catalogue(described, label_names, desc, catalogue)
-            value, record = self._choose_open_weights(validation_data)
+            params = self.get_params(deep=False)
+            self.catalogue_, self.open_classes_, self.catalogue_record_ = fit_open_space(
+                params, described, label_names, desc, catalogue, self.label_frequency_,
+                self.ranker_)
+            value, record, self.dev_map_ = self._open_scorer().choose_weights(
+                params, *self._weight_grids(), self.label_frequency_, validation_data)
             (self.weight_, self.seen_weight_, self.near_weight_, self.family_weight_,
              self.prior_weight_) = (float(value[k]) for k in OPEN_WEIGHTS)
             if record is not None:
@@ -333,7 +335,6 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             from sklearn.model_selection import ParameterGrid
             from ..metrics import mean_average_precision
             from ..model_selection import choose_on_dev, dev_usability
-            from ._catalogue_fusion import unseen_fallback
             has_dev = validation_data is not None and dev_usability(
                 validation_data[1], self.label_frequency_).usable
             fallback = {"weight": FALLBACK_WEIGHT if self.weight == "dev" else grid["weight"][0],
@@ -445,11 +446,17 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
                 {"weight": FALLBACK_WEIGHT, "seen_weight": FALLBACK_SEEN_WEIGHT,
                  "near_weight": 0.0, "family_weight": 0.0, "prior_weight": 0.0})
 
+    def _open_scorer(self):
+        """The fitted open space and the sources it reads, as an :class:`OpenSpaceScorer`."""
+        return OpenSpaceScorer(self.catalogue_, self.open_classes_, self.estimator_,
+                               self.ranker_, self.description_field)
+
     def _scores(self, X):
         docs = list(X)
         if getattr(self, "catalogue_", None) is not None:
-            S = self._open_scores(self._open_parts(docs), self.weight_, self.seen_weight_,
-                                  self.near_weight_, self.family_weight_, self.prior_weight_)
+            scorer = self._open_scorer()
+            S = scorer.scores(scorer.parts(docs), self.weight_, self.seen_weight_,
+                              self.near_weight_, self.family_weight_, self.prior_weight_)
         else:
             S = self._fuse(self._base_scores(docs),
                            self.ranker_.decision_function(self._description_texts(docs)),
@@ -501,6 +508,144 @@ class DescriptionFusion(CatalogueFusionMixin, _TextScorer, MultiLabelRankerMixin
             among the unseen ones (a label not stored is never ranked).
         """
         return self._text_scores(X)
+
+    def predict_top_k(self, X, k):
+        """Top-``k`` labels of each document (with a catalogue: over the open label space).
+
+        Parameters
+        ----------
+        X : sequence of str of length n_samples
+            Raw documents.
+        k : int
+            Labels per document, clipped to ``n_labels_``.
+
+        Returns
+        -------
+        indices : ndarray of shape (n_samples, k), dtype int64
+            Label columns by decreasing score (ties: the lower column); with a
+            catalogue a document ranks only its stored labels, and a row
+            with fewer than ``k`` of them is padded with -1.
+        scores : ndarray of shape (n_samples, k), dtype float64
+            The matching scores (``-inf`` where padded).
+        """
+        if getattr(self, "catalogue_", None) is None:
+            return super().predict_top_k(X, k)
+        from ..metrics._validation import check_k
+        k = min(check_k(k), self.n_labels_)
+        S = self.decision_function(X).tocsr()
+        idx = np.full((S.shape[0], k), -1, dtype=np.int64)
+        val = np.full((S.shape[0], k), -np.inf)
+        for i in range(S.shape[0]):
+            a, b = S.indptr[i], S.indptr[i + 1]
+            order = np.lexsort((S.indices[a:b], -S.data[a:b]))[:k]
+            idx[i, :order.size], val[i, :order.size] = S.indices[a:b][order], S.data[a:b][order]
+        return idx, val
+
+    def open_targets(self, Y):
+        """``Y`` over the open label space: its columns, then zero columns to the open width.
+
+        Parameters
+        ----------
+        Y : {array-like, sparse matrix} of shape (n, n_labels) or (n, n_open [+ n_outside])
+            Labels over the fitted ``classes_`` (padded), or already over
+            the open space (columns after it are labels outside it, kept).
+
+        Returns
+        -------
+        csr_matrix of shape (n, max(n_open, Y's width)), int8
+        """
+        return self._open_scorer().targets(Y)
+
+    def add_labels(self, catalogue):
+        """Add the codes of a new catalogue release, with no refitting.
+
+        Each code not yet in the open label space joins it after the
+        others, indexed from its name, synonyms and parent
+        (:meth:`CatalogueIndex.add`); it has no training positive, so it is
+        scored as every unseen label is, with the weights chosen at fit.
+        Codes already in the space keep their column and their texts. A
+        decision rule chosen before keeps working: under
+        ``per_label_threshold`` each added code takes the rule's global
+        threshold (:func:`xplant.metrics.check_rule`, ``n_added``), in the
+        fusion's own ``decision_rule_`` and in :func:`xplant._saved.decide`
+        for a rule held apart from it.
+
+        Parameters
+        ----------
+        catalogue : Bunch
+            :func:`xplant.datasets.load_catalogue` of the release (or any
+            Bunch with ``label_names``, ``label_descriptions`` and optionally
+            ``label_synonyms`` and ``label_parents``).
+
+        Returns
+        -------
+        added : ndarray of str
+            The new codes, in their new columns' order.
+
+        Raises
+        ------
+        ValueError
+            If the model was fitted without a catalogue.
+        """
+        if getattr(self, "catalogue_", None) is None:
+            raise ValueError("add_labels needs a model fitted with a catalogue "
+                             "(fit(..., catalogue=load_catalogue(...)))")
+        names = self._open_scorer().add(catalogue)
+        self.open_classes_ = self.classes_ = self.catalogue_.label_names_
+        self.n_labels_ = int(self.classes_.size)
+        self.label_frequency_ = np.concatenate([self.label_frequency_,
+                                                np.zeros(names.size, dtype=np.int64)])
+        self.unseen_ = self.catalogue_.unseen_
+        record = self.catalogue_record_
+        self.catalogue_record_ = dict(record, n_open_labels=int(self.open_classes_.size),
+                                      n_unseen=int(self.catalogue_.unseen_.size),
+                                      n_added=int(record.get("n_added", 0) + names.size))
+        rule = self.parts_.get("decision_rule")
+        if rule is not None:          # a per-label rule gives the new codes its global threshold
+            from ..metrics import DecisionRule
+            self.decision_rule_ = DecisionRule.from_dict(rule.to_dict(), self.n_labels_,
+                                                         n_added=names.size)
+        return names
+
+    def suggest_unseen(self, X, k=5):
+        """Each document's best codes among those absent from training, with the sentence that matched.
+
+        The unseen-code channel, apart from the main ranking: the
+        candidates of :class:`CatalogueIndex`, ordered by
+        ``weight * text + near_weight * near + family_weight * family +
+        prior_weight * prior`` with the weights chosen at fit (the floor
+        ``m(d)`` orders nothing among them): the main ranking's order of the
+        unseen labels, without the labels seen in training above them.
+
+        Parameters
+        ----------
+        X : sequence of str or of dict of length n
+            Raw documents (records where ``description_field`` names a
+            field of them).
+        k : int, default=5
+            Codes per document.
+
+        Returns
+        -------
+        list of list of dict
+            Per document, ``{"label", "score", "text", "near", "family",
+            "prior", "span": {"start", "end", "text", "weight"}}``
+            (``weight`` the sentence's score against the code's names:
+            :meth:`CatalogueIndex.best_span`; the offsets index what the
+            description source reads, ``description_field`` or the text),
+            best first.
+
+        Raises
+        ------
+        ValueError
+            Without a catalogue, or for a ``k`` that is not a positive integer.
+        """
+        from ..metrics._validation import check_k
+        if getattr(self, "catalogue_", None) is None:
+            raise ValueError("suggest_unseen needs a model fitted with a catalogue")
+        k = check_k(k)
+        return self._open_scorer().suggest(self._validate_X(X), k, (
+            self.weight_, self.near_weight_, self.family_weight_, self.prior_weight_))
 
     def explain(self, X, top_labels=5, top_spans=3, *, labels=None):
         """The top labels of each document with the text spans behind their scores.
