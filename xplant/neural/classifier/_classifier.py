@@ -854,7 +854,8 @@ class PlantClassifier(PlantNetBase):
         if getattr(self, "shortlist_", None) is not None:
             from ...fusion import logit
             return self._score_form(logit(self._proba(X)))
-        return self._score_form(self._network().logits(self._docs(X)))
+        docs = self._docs(X)                 # NotFittedError before fit
+        return self._score_form(self._network().logits(docs))
 
     def _score_form(self, S, *, proba=False):
         """Scores in the form of the fitted target (:func:`xplant._labels.as_score_form`)."""
