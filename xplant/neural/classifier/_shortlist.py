@@ -250,7 +250,7 @@ class ShortlistTraining:
         tuple (scores, loss, tail)
         """
         cand, s, rank = self.dev_view
-        if self.fusion.n_candidates >= self.n_labels:
+        if not self.uses_candidates:
             logits = network.logits(docs)
             value = loss(logits)
             if cand.shape[1] == self.n_labels:      # every label a candidate: no tail
